@@ -1,0 +1,252 @@
+/* hloi — an interpreter for XLA's HLO intermediate representation.
+ *
+ * The one public header. Handles are opaque; functions that can fail return
+ * an hloi_status and record details (message, file, line, column) in the
+ * hloi_context passed to them. Ownership rules: an object returned through an
+ * `out` parameter belongs to the caller and is released with the matching
+ * `_free` function; every `_free(NULL)` is a no-op; accessors return borrowed
+ * pointers that live as long as the object they came from.
+ */
+#ifndef HLOI_H
+#define HLOI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HLOI_BUILDING) && defined(__GNUC__)
+#define HLOI_API __attribute__((visibility("default")))
+#else
+#define HLOI_API
+#endif
+
+#define HLOI_VERSION "0.1.0"
+
+/* Status codes. HLOI_OK is zero; failures are negative. */
+typedef enum hloi_status {
+	HLOI_OK = 0,
+	HLOI_EPARSE = -1,       /* malformed program, literal, shape or file */
+	HLOI_ETYPE = -2,        /* the program does not type-check */
+	HLOI_EINVAL = -3,       /* an invalid argument or input value */
+	HLOI_EUNSUPPORTED = -4, /* valid, but not something hloi evaluates */
+	HLOI_ENOMEM = -5,       /* allocation failed or the memory budget is exceeded */
+	HLOI_EIO = -6           /* reading or writing a file failed */
+} hloi_status;
+
+/* Short name of a status ("parse error", "type error", ...). Static string. */
+HLOI_API const char *hloi_status_name(hloi_status st);
+
+/* --- Context and diagnostics -------------------------------------------- */
+
+typedef struct hloi_context hloi_context;
+
+/* Creates a context that collects diagnostics. Returns HLOI_ENOMEM on failure
+ * and sets *out to NULL. */
+HLOI_API hloi_status hloi_context_new(hloi_context **out);
+HLOI_API void hloi_context_free(hloi_context *ctx);
+
+/* Number of errors (not warnings or notes) recorded since the context was
+ * created or last cleared. */
+HLOI_API size_t hloi_context_error_count(const hloi_context *ctx);
+
+/* Message of the most recent error, or NULL when there is none. Borrowed. */
+HLOI_API const char *hloi_context_last_error(const hloi_context *ctx);
+
+enum {
+	HLOI_DIAG_COLOR = 1u << 0,    /* ANSI colours */
+	HLOI_DIAG_BASENAME = 1u << 1  /* print file names without directories */
+};
+
+/* Prints every recorded diagnostic as `file:line:col: error: message`, the
+ * source line and a caret under the offending token, then forgets them.
+ * Returns HLOI_EIO when writing to `f` fails. */
+HLOI_API hloi_status hloi_context_print_diagnostics(hloi_context *ctx, FILE *f, unsigned flags);
+
+/* Forgets every recorded diagnostic. */
+HLOI_API void hloi_context_clear(hloi_context *ctx);
+
+/* Records an error of the caller's own (for example a bad command-line value)
+ * so that it prints like the library's. `where` may be NULL. */
+HLOI_API void hloi_context_error(hloi_context *ctx, const char *where, const char *message);
+
+/* --- Shapes -------------------------------------------------------------- */
+
+typedef struct hloi_shape hloi_shape;
+
+/* Parses a shape such as `f32[2,3]{0,1:pad(3,5)}` (a missing layout is the
+ * default, row-major one) and validates its layout. `name` labels
+ * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout),
+ * HLOI_ENOMEM. Free with hloi_shape_free. */
+HLOI_API hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *name,
+				      const char *text);
+HLOI_API void hloi_shape_free(hloi_shape *s);
+
+/* Rank of an array shape (0 for scalars; -1 for tuples). */
+HLOI_API int hloi_shape_rank(const hloi_shape *s);
+/* Size of logical dimension `d`, 0 <= d < rank. */
+HLOI_API int64_t hloi_shape_dim(const hloi_shape *s, int d);
+/* Size of dimension `d` in the buffer: the padded size, or the logical size
+ * when the layout has no padding. */
+HLOI_API int64_t hloi_shape_padded_dim(const hloi_shape *s, int d);
+/* Entry `i` of the layout's minor_to_major list. */
+HLOI_API int hloi_shape_minor_to_major(const hloi_shape *s, int i);
+/* Stride of logical dimension `d` in elements of the buffer. */
+HLOI_API int64_t hloi_shape_stride(const hloi_shape *s, int d);
+/* Number of logical elements (product of the dimensions). */
+HLOI_API int64_t hloi_shape_element_count(const hloi_shape *s);
+/* Number of elements in the buffer, padding included. */
+HLOI_API int64_t hloi_shape_buffer_elements(const hloi_shape *s);
+/* Bytes of one element. */
+HLOI_API int64_t hloi_shape_element_bytes(const hloi_shape *s);
+/* Whether the layout has padded_dimensions. */
+HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
+/* The padding value as text, as a literal of the element type would print it
+ * (`0`, `1`, `-inf`, ...). Borrowed static or shape-owned string. */
+HLOI_API const char *hloi_shape_padding_value_string(const hloi_shape *s);
+
+/* Writes the shape as text into buf (always NUL-terminated when size > 0);
+ * returns the length the full text needs, like snprintf. */
+HLOI_API size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char *buf, size_t size);
+
+/* Converts a multi-index (one entry per dimension, each within the logical
+ * size) to a position in the buffer. HLOI_EINVAL when out of range. */
+HLOI_API hloi_status hloi_shape_index_to_linear(const hloi_shape *s, const int64_t *index,
+						int64_t *out);
+/* Converts a buffer position to a multi-index. *is_padding is set to 1 when
+ * the position holds padding (the index then has entries beyond the logical
+ * sizes). HLOI_EINVAL when the position is outside the buffer. */
+HLOI_API hloi_status hloi_shape_linear_to_index(const hloi_shape *s, int64_t linear,
+						int64_t *index, int *is_padding);
+
+/* --- Literals (array values) --------------------------------------------- */
+
+typedef struct hloi_literal hloi_literal;
+
+/* Parses literals written as XLA prints them, each with its shape prefix
+ * (`f32[2,3] {{1,2,3},{4,5,6}}`, `s32[] 7`, `(f32[], s32[]) (1, 2)`),
+ * separated by white space. *out is an array of *count literals; free it
+ * with hloi_literal_array_free. */
+HLOI_API hloi_status hloi_literal_parse_list(hloi_literal ***out, size_t *count,
+					     hloi_context *ctx, const char *name,
+					     const char *text, size_t len);
+HLOI_API void hloi_literal_array_free(hloi_literal **lits, size_t count);
+
+/* Reads a `.npy` file. When `expect` is given and its element type is bf16, a
+ * `<u2` file is read as bf16 bits. A Fortran-order file gives a column-major
+ * layout. Errors: HLOI_EIO, HLOI_EPARSE, HLOI_EUNSUPPORTED, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx,
+					   const char *path, const hloi_shape *expect);
+/* Writes a literal as `.npy`: the logical array (no padding), C order, or
+ * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. */
+HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,
+					    const char *path);
+
+/* Prints the literal exactly as XLA's Literal::ToString() does, followed by a
+ * newline. HLOI_EIO when writing fails. */
+HLOI_API hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f);
+
+/* The literal's shape. Borrowed. */
+HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The literal's buffer (physical order, padding included) and its size in
+ * bytes. Borrowed; NULL for tuples. */
+HLOI_API void *hloi_literal_data(hloi_literal *lit);
+HLOI_API size_t hloi_literal_size_bytes(const hloi_literal *lit);
+/* Creates a zero-filled literal of `shape` (padding holds the padding value). */
+HLOI_API hloi_status hloi_literal_new(hloi_literal **out, hloi_context *ctx, const hloi_shape *shape);
+HLOI_API void hloi_literal_free(hloi_literal *lit);
+
+/* --- Modules -------------------------------------------------------------- */
+
+typedef struct hloi_module hloi_module;
+
+typedef enum hloi_format {
+	HLOI_FORMAT_AUTO = 0, /* by extension, else by content */
+	HLOI_FORMAT_HLO,
+	HLOI_FORMAT_PB,
+	HLOI_FORMAT_PBTXT
+} hloi_format;
+
+/* Parses HLO text (`len` bytes; NUL bytes inside are errors). `name` labels
+ * diagnostics. Parse errors are recorded in ctx (several when the parser can
+ * recover) and HLOI_EPARSE is returned. Free with hloi_module_free. */
+HLOI_API hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, const char *name,
+				       const char *text, size_t len);
+
+/* Reads and parses a program file; "-" is standard input. */
+HLOI_API hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path,
+				      hloi_format format);
+HLOI_API void hloi_module_free(hloi_module *m);
+
+typedef enum hloi_broadcast_mode {
+	HLOI_BROADCAST_DEFAULT = 0, /* what the module header says, else XLA */
+	HLOI_BROADCAST_XLA,
+	HLOI_BROADCAST_NUMPY
+} hloi_broadcast_mode;
+
+typedef struct hloi_check_options {
+	unsigned version;  /* HLOI_CHECK_OPTIONS_VERSION */
+	int strict;        /* accept exactly what XLA's verifier accepts */
+	hloi_broadcast_mode broadcast_mode;
+} hloi_check_options;
+#define HLOI_CHECK_OPTIONS_VERSION 1
+#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT }
+
+/* Type-checks the module: names, operand counts, shapes, broadcasting,
+ * element types, layouts. Records every error found in ctx and returns
+ * HLOI_ETYPE (HLOI_EUNSUPPORTED when the only problems are things hloi does
+ * not evaluate). `opts` may be NULL for defaults. Must succeed before
+ * hloi_module_run. */
+HLOI_API hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx,
+				       const hloi_check_options *opts);
+
+/* Writes the module as canonical HLO text. HLOI_EIO when writing fails. */
+HLOI_API hloi_status hloi_module_print(const hloi_module *m, FILE *f);
+
+/* Entry computation parameters (after a successful check). */
+HLOI_API size_t hloi_module_parameter_count(const hloi_module *m);
+/* Shape of parameter i. Borrowed. */
+HLOI_API const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i);
+/* Name of the instruction that declares parameter i. Borrowed. */
+HLOI_API const char *hloi_module_parameter_name(const hloi_module *m, size_t i);
+
+typedef enum hloi_engine {
+	HLOI_ENGINE_DEFAULT = 0,
+	HLOI_ENGINE_REFERENCE,
+	HLOI_ENGINE_FAST
+} hloi_engine;
+
+typedef struct hloi_run_options {
+	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
+	hloi_engine engine;
+	int threads;          /* 0: the machine's cores */
+	uint64_t max_memory;  /* bytes; 0: half of physical memory */
+} hloi_run_options;
+#define HLOI_RUN_OPTIONS_VERSION 1
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0 }
+
+/* Evaluates the checked module's entry computation on `inputs` (one per
+ * parameter, in order; an input in another layout than its parameter is
+ * converted). An input whose element type or dimensions differ from its
+ * parameter is an HLOI_EINVAL error naming the parameter. The result is
+ * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
+ * (e.g. an elided constant), HLOI_ENOMEM (memory budget). */
+HLOI_API hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx,
+				     hloi_literal *const *inputs, size_t ninputs,
+				     const hloi_run_options *opts, hloi_literal **out);
+
+/* Makes one deterministic pseudo-random input per parameter of the checked
+ * module (the same seed always gives the same values). Free the array with
+ * hloi_literal_array_free. */
+HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count,
+					       const hloi_module *m, hloi_context *ctx,
+					       uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

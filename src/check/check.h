@@ -1,0 +1,14 @@
+/* The checker: names, operand counts, element types, shapes, broadcasting
+ * (SPEC §3), layouts. Fills the checker fields of the IR. */
+#ifndef HLOI_CHECK_CHECK_H
+#define HLOI_CHECK_CHECK_H
+
+#include "hloi.h"
+#include "ir/ir.h"
+
+/* Records every error found in ctx (located in m->src). Returns HLOI_OK,
+ * HLOI_ETYPE, HLOI_EUNSUPPORTED (only unsupported features found) or
+ * HLOI_ENOMEM. Sets m->checked on success. */
+hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options *opts);
+
+#endif

@@ -1,0 +1,80 @@
+/* Literals: typed buffers with a shape and layout, and their text form.
+ *
+ * The text front end parses literal text into a tree of lit_node (no types
+ * yet); literal_from_tree then converts it for a given shape, with located
+ * errors. Printing follows XLA's Literal::ToString exactly.
+ */
+#ifndef HLOI_CORE_LITERAL_H
+#define HLOI_CORE_LITERAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/shape.h"
+#include "hloi.h"
+#include "util/diag.h"
+#include "util/strbuf.h"
+
+/* --- literal text, untyped ------------------------------------------------- */
+
+typedef enum lit_kind {
+	LIT_LIST,    /* { a, b, ... } */
+	LIT_TUPLE,   /* ( a, b, ... ) */
+	LIT_NUMBER,  /* an integer or decimal token; text holds it with its sign */
+	LIT_WORD,    /* true false inf -inf nan -nan nan(0x..) -nan(0x..) */
+	LIT_ELIDED   /* {...} */
+} lit_kind;
+
+typedef struct lit_node {
+	lit_kind kind;
+	loc at;
+	const char *text;            /* LIT_NUMBER and LIT_WORD */
+	int n;                       /* LIT_LIST and LIT_TUPLE */
+	struct lit_node **kids;
+} lit_node;
+
+/* --- typed literals -------------------------------------------------------- */
+
+struct hloi_literal {
+	shape shape;            /* shape.tuple points at `tuple_shapes` */
+	void *data;             /* arrays: hloi_aligned_alloc'd buffer, or NULL if empty */
+	size_t nbytes;          /* bytes of the buffer, padding included */
+	size_t nelems;          /* tuples: element count */
+	struct hloi_literal **elems; /* tuples: elements (owned) */
+	shape *tuple_shapes;    /* tuples: a copy of the element shapes (owned) */
+	int elided;             /* from `{...}`: the values are unknown */
+};
+
+/* Allocates a literal of shape `s` (arrays or tuples, recursively): data is
+ * zero, padding holds the padding value. The shape (including tuple element
+ * shapes, deeply) is copied. HLOI_ENOMEM / HLOI_EINVAL (size overflow). */
+hloi_status literal_create(hloi_literal **out, const shape *s);
+void literal_destroy(hloi_literal *lit);
+/* Deep copy. */
+hloi_status literal_clone(hloi_literal **out, const hloi_literal *lit);
+/* A copy of an array literal with another layout (same dims and type). */
+hloi_status literal_relayout(hloi_literal **out, const hloi_literal *lit, const shape *target);
+
+/* Address of the element at multi-index idx (logical coordinates). */
+void *literal_element(const hloi_literal *lit, const int64_t *idx);
+/* Writes the padding value into every padding position of the buffer. */
+void literal_fill_padding(hloi_literal *lit);
+/* The padding value of the shape's type, stored into `out` (element width). */
+void literal_padding_bits(const shape *s, void *out);
+
+/* Converts a literal tree for shape `s`. Errors are reported in ctx at the
+ * offending node (source `src`), e.g. "expects 3 elements on the minor-most
+ * dimension, but sees 2", "value 300 is out of range for literal's primitive
+ * type u8 namely [0, 255]". Returns HLOI_EPARSE on such errors. */
+hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
+			      const shape *s);
+
+/* Appends the literal as XLA's Literal::ToString() prints it (shape prefix,
+ * multi-line) — or, with oneline and no shape, the form HLO text uses inside
+ * constant(...): `{ { 1, 2 }, { 3, 4 } }`, `{1, 2}`, `1`. */
+void literal_print(strbuf *b, const hloi_literal *lit, int with_shape, int oneline);
+/* Appends one element (pred as true/false, floats shortest round trip as
+ * XLA's RoundTripFpToString). */
+void literal_print_element(strbuf *b, etype t, const void *p);
+
+#endif

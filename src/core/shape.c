@@ -1,0 +1,359 @@
+/* Shapes and layouts: construction, validation, sizes, printing. */
+#include "core/shape.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/checked.h"
+
+void layout_set_default(shape *s)
+{
+	memset(&s->layout, 0, sizeof s->layout);
+	s->layout.n_minor_to_major = s->rank;
+	for (int i = 0; i < s->rank; i++)
+		s->layout.minor_to_major[i] = s->rank - 1 - i;
+	s->layout.padding_value = PAD_ZERO;
+	s->has_layout = 1;
+}
+
+void shape_make_array(shape *s, etype t, int rank, const int64_t *dims)
+{
+	memset(s, 0, sizeof *s);
+	s->type = t;
+	s->rank = rank;
+	for (int i = 0; i < rank; i++)
+		s->dims[i] = dims[i];
+	layout_set_default(s);
+}
+
+int layout_is_default(const shape *s)
+{
+	const layout *l = &s->layout;
+	if (l->n_minor_to_major != s->rank || l->n_padded || l->ntiles ||
+	    l->tail_padding_alignment || l->element_size_in_bits || l->memory_space ||
+	    l->dynamic_shape_metadata_prefix_bytes)
+		return 0;
+	for (int i = 0; i < s->rank; i++)
+		if (l->minor_to_major[i] != s->rank - 1 - i)
+			return 0;
+	return 1;
+}
+
+int shape_is_tuple(const shape *s)
+{
+	return s->type == ET_TUPLE;
+}
+
+int shape_is_array(const shape *s)
+{
+	etype_kind k = etype_get_kind(s->type);
+	return k != KIND_TUPLE && k != KIND_TOKEN && k != KIND_OPAQUE;
+}
+
+int shape_is_scalar(const shape *s)
+{
+	return shape_is_array(s) && s->rank == 0;
+}
+
+int shape_is_static(const shape *s)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (!shape_is_static(&s->tuple[i]))
+				return 0;
+		return 1;
+	}
+	for (int i = 0; i < s->rank; i++)
+		if (s->dim_kind[i] != DIM_STATIC)
+			return 0;
+	return 1;
+}
+
+int64_t shape_padded_dim(const shape *s, int d)
+{
+	if (s->layout.n_padded == s->rank && s->rank > 0)
+		return s->layout.padded_dimensions[d];
+	return s->dims[d];
+}
+
+int shape_element_count(const shape *s, int64_t *out)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		if (ck_mul_i64(n, s->dims[i], &n))
+			return 1;
+	*out = n;
+	return 0;
+}
+
+int shape_buffer_elements(const shape *s, int64_t *out)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		if (ck_mul_i64(n, shape_padded_dim(s, i), &n))
+			return 1;
+	*out = n;
+	return 0;
+}
+
+int shape_byte_size(const shape *s, int64_t *out)
+{
+	int64_t n;
+	if (shape_buffer_elements(s, &n))
+		return 1;
+	return ck_mul_i64(n, etype_byte_width(s->type), out);
+}
+
+static void list_print(strbuf *b, const int64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
+}
+
+static const char *padval_name(pad_value p)
+{
+	switch (p) {
+	case PAD_ONE: return "one";
+	case PAD_LOWEST: return "lowest";
+	case PAD_HIGHEST: return "highest";
+	default: return "zero";
+	}
+}
+
+void layout_print(strbuf *b, const shape *s)
+{
+	const layout *l = &s->layout;
+	sb_putc(b, '{');
+	list_print(b, l->minor_to_major, l->n_minor_to_major);
+	int extras = l->n_padded || l->ntiles || (l->tail_padding_alignment && l->tail_padding_alignment != 1) ||
+		     l->element_size_in_bits || l->memory_space || l->dynamic_shape_metadata_prefix_bytes > 0;
+	if (extras) {
+		sb_putc(b, ':');
+		if (l->n_padded) {
+			sb_puts(b, "pad(");
+			list_print(b, l->padded_dimensions, l->n_padded);
+			sb_putc(b, ')');
+			if (l->padding_value != PAD_ZERO && l->padding_value != PAD_INVALID)
+				sb_printf(b, "padval(%s)", padval_name(l->padding_value));
+		}
+		if (l->ntiles) {
+			sb_putc(b, 'T');
+			for (int t = 0; t < l->ntiles; t++) {
+				sb_putc(b, '(');
+				for (int i = 0; i < l->tiles[t].n; i++) {
+					if (i)
+						sb_putc(b, ',');
+					if (l->tiles[t].dims[i] < 0)
+						sb_putc(b, '*');
+					else
+						sb_printf(b, "%lld", (long long)l->tiles[t].dims[i]);
+				}
+				sb_putc(b, ')');
+			}
+		}
+		if (l->tail_padding_alignment && l->tail_padding_alignment != 1)
+			sb_printf(b, "L(%lld)", (long long)l->tail_padding_alignment);
+		if (l->element_size_in_bits)
+			sb_printf(b, "E(%lld)", (long long)l->element_size_in_bits);
+		if (l->memory_space)
+			sb_printf(b, "S(%lld)", (long long)l->memory_space);
+		if (l->dynamic_shape_metadata_prefix_bytes > 0)
+			sb_printf(b, "M(%lld)", (long long)l->dynamic_shape_metadata_prefix_bytes);
+	}
+	sb_putc(b, '}');
+}
+
+void shape_print(strbuf *b, const shape *s, int with_layout)
+{
+	if (shape_is_tuple(s)) {
+		sb_putc(b, '(');
+		for (int i = 0; i < s->ntuple; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			if (i && i % 5 == 0)
+				sb_printf(b, "/*index=%d*/", i);
+			shape_print(b, &s->tuple[i], with_layout);
+		}
+		sb_putc(b, ')');
+		return;
+	}
+	const char *name = etype_name(s->type);
+	sb_puts(b, name ? name : "invalid");
+	sb_putc(b, '[');
+	for (int i = 0; i < s->rank; i++) {
+		if (i)
+			sb_putc(b, ',');
+		if (s->dim_kind[i] == DIM_UNBOUNDED)
+			sb_putc(b, '?');
+		else
+			sb_printf(b, "%s%lld", s->dim_kind[i] == DIM_BOUNDED ? "<=" : "",
+				  (long long)s->dims[i]);
+	}
+	sb_putc(b, ']');
+	if (with_layout && s->has_layout && s->rank > 0 && shape_is_array(s))
+		layout_print(b, s);
+}
+
+static void fmt_msg(char *msg, size_t size, const shape *s, const char *fmt, long long a,
+		    long long b2, const char *list)
+{
+	strbuf b = STRBUF_INIT;
+	shape_print(&b, s, 0);
+	char head[256];
+	snprintf(head, sizeof head, fmt, a, b2);
+	snprintf(msg, size, "%s%s%s%s", head, list ? list : "", list ? "}; shape: " : "", sb_str(&b));
+	sb_free(&b);
+}
+
+int shape_validate(const shape *s, char *msg, size_t msgsize)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (shape_validate(&s->tuple[i], msg, msgsize))
+				return 1;
+		return 0;
+	}
+	if (!shape_is_array(s))
+		return 0;
+	for (int i = 0; i < s->rank; i++) {
+		if (s->dim_kind[i] == DIM_STATIC && s->dims[i] < 0) {
+			fmt_msg(msg, msgsize, s, "Negative dimension at index %lld: %lld; shape: ", i,
+				(long long)s->dims[i], NULL);
+			return 1;
+		}
+	}
+	int64_t n;
+	if (shape_is_static(s) && shape_element_count(s, &n)) {
+		fmt_msg(msg, msgsize, s, "Dimensions overflow; shape: ", 0, 0, NULL);
+		return 1;
+	}
+	if (!s->has_layout)
+		return 0;
+	const layout *l = &s->layout;
+	char list[HLOI_MAX_RANK * 24 + 4];
+	{
+		strbuf b = STRBUF_INIT;
+		sb_putc(&b, '{');
+		list_print(&b, l->minor_to_major, l->n_minor_to_major);
+		snprintf(list, sizeof list, "%s", sb_str(&b));
+		sb_free(&b);
+	}
+	if (l->n_minor_to_major != s->rank) {
+		char head[160];
+		snprintf(head, sizeof head,
+			 "layout minor_to_major field contains %d elements, but shape has %d dimensions: ",
+			 l->n_minor_to_major, s->rank);
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 0);
+		snprintf(msg, msgsize, "%s%s}; shape: %s", head, list, sb_str(&b));
+		sb_free(&b);
+		return 1;
+	}
+	int seen[HLOI_MAX_RANK] = { 0 };
+	for (int i = 0; i < s->rank; i++) {
+		int64_t d = l->minor_to_major[i];
+		if (d < 0 || d >= s->rank) {
+			fmt_msg(msg, msgsize, s, "layout minor_to_major field has out-of-bounds value: ", 0, 0,
+				list);
+			return 1;
+		}
+	}
+	for (int i = 0; i < s->rank; i++) {
+		int64_t d = l->minor_to_major[i];
+		if (seen[d]++) {
+			fmt_msg(msg, msgsize, s, "layout minor_to_major field has duplicate values: ", 0, 0,
+				list);
+			return 1;
+		}
+	}
+	if (l->n_padded) {
+		if (l->n_padded != s->rank) {
+			fmt_msg(msg, msgsize, s, "layout has %lld padded dimensions, but shape is rank %lld; shape: ",
+				l->n_padded, s->rank, NULL);
+			return 1;
+		}
+		for (int i = 0; i < s->rank; i++) {
+			if (l->padded_dimensions[i] < s->dims[i]) {
+				char head[200];
+				snprintf(head, sizeof head,
+					 "for dimension %d, dimension padding (%lld) is smaller than the dimension size (%lld) of the shape ",
+					 i, (long long)l->padded_dimensions[i], (long long)s->dims[i]);
+				strbuf b = STRBUF_INIT;
+				shape_print(&b, s, 0);
+				snprintf(msg, msgsize, "%s%s", head, sb_str(&b));
+				sb_free(&b);
+				return 1;
+			}
+		}
+	}
+	int64_t bytes;
+	if (shape_is_static(s) && shape_byte_size(s, &bytes)) {
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		snprintf(msg, msgsize, "Shape %s size may overflow int64_t.", sb_str(&b));
+		sb_free(&b);
+		return 1;
+	}
+	return 0;
+}
+
+int shape_same_dims(const shape *a, const shape *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i] || a->dim_kind[i] != b->dim_kind[i])
+			return 0;
+	return 1;
+}
+
+int shape_compatible(const shape *a, const shape *b)
+{
+	if (a->type != b->type)
+		return 0;
+	if (shape_is_tuple(a)) {
+		if (a->ntuple != b->ntuple)
+			return 0;
+		for (int i = 0; i < a->ntuple; i++)
+			if (!shape_compatible(&a->tuple[i], &b->tuple[i]))
+				return 0;
+		return 1;
+	}
+	return shape_same_dims(a, b);
+}
+
+int layout_equal(const layout *a, const layout *b)
+{
+	if (a->n_minor_to_major != b->n_minor_to_major || a->n_padded != b->n_padded ||
+	    a->ntiles != b->ntiles || a->tail_padding_alignment != b->tail_padding_alignment ||
+	    a->element_size_in_bits != b->element_size_in_bits || a->memory_space != b->memory_space ||
+	    a->dynamic_shape_metadata_prefix_bytes != b->dynamic_shape_metadata_prefix_bytes)
+		return 0;
+	for (int i = 0; i < a->n_minor_to_major; i++)
+		if (a->minor_to_major[i] != b->minor_to_major[i])
+			return 0;
+	if (a->n_padded) {
+		if (a->padding_value != b->padding_value)
+			return 0;
+		for (int i = 0; i < a->n_padded; i++)
+			if (a->padded_dimensions[i] != b->padded_dimensions[i])
+				return 0;
+	}
+	for (int t = 0; t < a->ntiles; t++) {
+		if (a->tiles[t].n != b->tiles[t].n)
+			return 0;
+		for (int i = 0; i < a->tiles[t].n; i++)
+			if (a->tiles[t].dims[i] != b->tiles[t].dims[i])
+				return 0;
+	}
+	return 1;
+}
+
+int shape_dim_index(const shape *s, int64_t d)
+{
+	if (d < 0)
+		d += s->rank;
+	if (d < 0 || d >= s->rank)
+		return -1;
+	return (int)d;
+}

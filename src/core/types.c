@@ -1,0 +1,109 @@
+/* Element type table lookups. */
+#include "core/types.h"
+
+#include <string.h>
+
+typedef struct etype_info {
+	etype type;
+	const char *name;
+	int width;
+	etype_kind kind;
+	int evaluated;
+	const char *npy;
+} etype_info;
+
+#define EVAL 1
+#define NOEVAL 0
+static const etype_info table[] = {
+#define X(E, name, num, width, kind, ctype, ev, npy) { ET_##E, name, width, kind, ev, npy },
+#include "core/types.def"
+#undef X
+};
+#undef EVAL
+#undef NOEVAL
+
+static const etype_info *info(etype t)
+{
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (table[i].type == t)
+			return &table[i];
+	return NULL;
+}
+
+const char *etype_name(etype t)
+{
+	if (t == ET_TUPLE)
+		return "tuple";
+	const etype_info *i = info(t);
+	return i ? i->name : NULL;
+}
+
+etype etype_from_name(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (strlen(table[i].name) == len && memcmp(table[i].name, s, len) == 0)
+			return table[i].type;
+	if (len == 11 && memcmp(s, "opaque_type", 11) == 0)
+		return ET_OPAQUE;
+	return ET_INVALID;
+}
+
+etype etype_from_number(int64_t n)
+{
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if ((int64_t)table[i].type == n)
+			return table[i].type;
+	return ET_INVALID;
+}
+
+int etype_byte_width(etype t)
+{
+	const etype_info *i = info(t);
+	return i ? i->width : 0;
+}
+
+etype_kind etype_get_kind(etype t)
+{
+	if (t == ET_TUPLE)
+		return KIND_TUPLE;
+	const etype_info *i = info(t);
+	return i ? i->kind : KIND_OPAQUE;
+}
+
+int etype_is_evaluated(etype t)
+{
+	const etype_info *i = info(t);
+	return i ? i->evaluated : 0;
+}
+
+const char *etype_npy_descr(etype t)
+{
+	const etype_info *i = info(t);
+	return i ? i->npy : NULL;
+}
+
+int etype_is_float(etype t)
+{
+	return etype_get_kind(t) == KIND_FLOAT;
+}
+
+int etype_is_integer(etype t)
+{
+	etype_kind k = etype_get_kind(t);
+	return k == KIND_SINT || k == KIND_UINT;
+}
+
+int etype_is_signed(etype t)
+{
+	return etype_get_kind(t) == KIND_SINT;
+}
+
+int etype_bit_width(etype t)
+{
+	switch (t) {
+	case ET_PRED: case ET_S1: case ET_U1: return 1;
+	case ET_S2: case ET_U2: return 2;
+	case ET_S4: case ET_U4: return 4;
+	default: return etype_byte_width(t) * 8;
+	}
+}

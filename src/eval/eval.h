@@ -1,0 +1,21 @@
+/* Engines: evaluate a checked module's entry computation. */
+#ifndef HLOI_EVAL_EVAL_H
+#define HLOI_EVAL_EVAL_H
+
+#include <stdint.h>
+
+#include "hloi.h"
+#include "ir/ir.h"
+
+/* Runs the checked module. inputs[i] must match parameter i in type and dims
+ * (else HLOI_EINVAL with a message naming the parameter); an input in another
+ * layout is converted. *out gets the result (caller frees). */
+hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			const hloi_run_options *opts, hloi_literal **out);
+
+/* Deterministic pseudo-random inputs for every parameter of the checked
+ * module: the same seed always gives the same values. */
+hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m,
+			       hloi_context *ctx, uint64_t seed);
+
+#endif

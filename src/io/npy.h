@@ -1,0 +1,21 @@
+/* NumPy .npy files (versions 1.0, 2.0, 3.0). */
+#ifndef HLOI_IO_NPY_H
+#define HLOI_IO_NPY_H
+
+#include "core/literal.h"
+#include "hloi.h"
+
+/* Parses .npy bytes. `expect` (may be NULL): when its type is bf16, `<u2`
+ * data is taken as bf16 bits. Fortran order gives a column-major layout.
+ * Errors name `name` and say why (bad magic, unsupported descr, ...). */
+hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, const unsigned char *data,
+		      size_t len, const shape *expect);
+/* Reads a file and parses it. */
+hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, const shape *expect);
+/* Serialises an array literal: the logical array without padding, in C order,
+ * or Fortran order for a column-major layout of rank >= 2. *out is
+ * hloi_malloc'd. */
+hloi_status npy_serialize(unsigned char **out, size_t *len, hloi_context *ctx, const hloi_literal *lit);
+hloi_status npy_write(const hloi_literal *lit, hloi_context *ctx, const char *path);
+
+#endif

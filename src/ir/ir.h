@@ -1,0 +1,170 @@
+/* The IR both front ends build and the checker and engines read: a module of
+ * computations of instructions, all in the module's arena.
+ *
+ * The parser fills in what was written (names, operand names, declared
+ * shapes, attributes, locations). The checker then resolves names, infers
+ * and verifies shapes, and fills the fields marked "checker".
+ */
+#ifndef HLOI_IR_IR_H
+#define HLOI_IR_IR_H
+
+#include <stdint.h>
+
+#include "core/literal.h"
+#include "core/shape.h"
+#include "hloi.h"
+#include "util/arena.h"
+#include "util/diag.h"
+
+typedef enum opcode {
+#define X(E, text, arity, cat, ev) OP_##E,
+#include "ir/opcodes.def"
+#undef X
+	OP_COUNT
+} opcode;
+
+typedef enum op_category { OPC_BINARY, OPC_COMPARE, OPC_UNARY, OPC_DATA, OPC_SHAPE, OPC_OTHER } op_category;
+
+const char *opcode_name(opcode op);
+/* OP_COUNT when the word is not an opcode. */
+opcode opcode_from_name(const char *s, size_t len);
+int opcode_arity(opcode op);             /* -1: any number */
+op_category opcode_category(opcode op);
+int opcode_is_evaluated(opcode op);
+
+typedef enum cmp_direction { CMP_NONE = 0, CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_direction;
+typedef enum cmp_type { CMPT_NONE = 0, CMPT_FLOAT, CMPT_TOTALORDER, CMPT_SIGNED, CMPT_UNSIGNED } cmp_type;
+const char *cmp_direction_name(cmp_direction d);   /* "EQ" */
+cmp_direction cmp_direction_from_name(const char *s, size_t len); /* CMP_NONE if unknown */
+const char *cmp_type_name(cmp_type t);             /* "FLOAT" */
+cmp_type cmp_type_from_name(const char *s, size_t len);           /* CMPT_NONE if unknown */
+
+/* A `{1,2}` list attribute. */
+typedef struct int_list {
+	int present;
+	int n;
+	int64_t *v;
+	loc at;        /* the whole value */
+} int_list;
+
+/* An attribute kept as written: `name=value`, value being its exact source
+ * text (metadata, backend_config, sharding, ..., and every attribute of an
+ * opcode hloi does not evaluate). Printed back verbatim. */
+typedef struct raw_attr {
+	const char *name;
+	const char *value;
+	loc at;
+} raw_attr;
+
+typedef struct instr instr;
+typedef struct computation computation;
+
+typedef struct operand {
+	const char *name;      /* without `%` */
+	loc at;
+	int has_shape;         /* written as `f32[2]{0} %a` */
+	shape declared;
+	instr *def;            /* checker: the defining instruction */
+	/* checker: operand dimension j feeds result dimension out_dim[j]
+	 * (binary ops, compare and broadcast; a size-1 operand dimension
+	 * against a larger result dimension is stretched). */
+	int8_t out_dim[HLOI_MAX_RANK];
+} operand;
+
+struct instr {
+	opcode op;
+	const char *name;      /* without `%` */
+	loc at;                /* the whole instruction */
+	loc name_at, op_at;
+	int is_root;           /* written ROOT */
+	int has_shape;         /* the result shape was written */
+	shape shape;           /* as written (has_layout says if a layout was) */
+	int nops;
+	operand *ops;
+
+	/* attributes */
+	int64_t parameter_number;        /* parameter(N) */
+	loc parameter_at;
+	lit_node *literal;               /* constant(...) */
+	int_list broadcast_dimensions;   /* binary ops and compare (extension) */
+	int_list dimensions;             /* broadcast, transpose, ... */
+	cmp_direction direction;
+	loc direction_at;
+	cmp_type comparison_type;        /* CMPT_NONE: not written */
+	loc comparison_type_at;
+	int has_index;
+	int64_t index;                   /* get-tuple-element index= */
+	int has_iota_dimension;
+	int64_t iota_dimension;
+	const char *callee_attr;         /* "to_apply", "calls", ... or NULL */
+	const char *callee_name;
+	loc callee_at;
+	int nraw;
+	raw_attr *raw;
+
+	/* checker */
+	int position;          /* index in its computation */
+	shape result;          /* inferred shape, with its layout */
+	computation *callee;
+	hloi_literal *value;   /* constants: the converted literal (owned by the module) */
+};
+
+struct computation {
+	const char *name;
+	loc name_at;
+	int is_entry;          /* written ENTRY */
+	int ninstrs;
+	instr **instrs;        /* source order */
+	instr *root;           /* the ROOT instruction, else the last */
+	/* optional signature `(p: f32[2]) -> f32[2]` */
+	int has_signature;
+	int nsig_params;
+	const char **sig_names;
+	shape *sig_shapes;
+	shape sig_result;
+	loc sig_at;
+	/* checker */
+	int nparams;
+	instr **params;        /* by parameter number */
+};
+
+typedef struct alias_entry {
+	int n_output_index;
+	int64_t output_index[HLOI_MAX_RANK];
+	int64_t parameter_number;
+	int n_parameter_index;
+	int64_t parameter_index[HLOI_MAX_RANK];
+	int must_alias;
+	loc at;
+} alias_entry;
+
+struct hloi_module {
+	arena arena;
+	int src;               /* source id in the context that parsed it */
+	const char *name;
+	int has_header;        /* written `HloModule name` */
+	int ncomps;
+	computation **comps;   /* source order */
+	computation *entry;    /* the ENTRY computation, else the last */
+	hloi_broadcast_mode broadcast_mode;  /* header broadcast_mode=, else DEFAULT */
+	loc broadcast_mode_at;
+	int nalias;
+	alias_entry *alias;    /* header input_output_alias={...} */
+	loc alias_at;
+	int nheader_attrs;
+	raw_attr *header_attrs;  /* other header attributes, kept verbatim */
+	int checked;           /* checker: check_module succeeded */
+	hloi_broadcast_mode checked_mode;
+	int nvalues;           /* checker: constants converted, owned here */
+	hloi_literal **values;
+};
+typedef struct hloi_module module;
+
+/* An empty module with its arena. */
+hloi_status module_create(module **out);
+/* Frees the arena and the converted constants. */
+void module_destroy(module *m);
+/* Finds a computation by name, or NULL. */
+computation *module_find_computation(const module *m, const char *name);
+
+#endif

@@ -1,0 +1,98 @@
+/* Allocation hook: plain malloc with a fail-after-N switch for tests. */
+#include "util/alloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_after = -1;
+static long attempts;
+
+void alloc_fail_after(long n)
+{
+	fail_after = n;
+	attempts = 0;
+}
+
+long alloc_count(void)
+{
+	return attempts;
+}
+
+static int should_fail(void)
+{
+	attempts++;
+	if (fail_after < 0)
+		return 0;
+	if (fail_after == 0)
+		return 1;
+	fail_after--;
+	return 0;
+}
+
+void *hloi_malloc(size_t n)
+{
+	if (should_fail())
+		return NULL;
+	return malloc(n ? n : 1);
+}
+
+void *hloi_calloc(size_t count, size_t size)
+{
+	if (should_fail())
+		return NULL;
+	if (count == 0 || size == 0)
+		return calloc(1, 1);
+	return calloc(count, size);
+}
+
+void *hloi_realloc(void *p, size_t n)
+{
+	if (should_fail())
+		return NULL;
+	return realloc(p, n ? n : 1);
+}
+
+void hloi_free(void *p)
+{
+	free(p);
+}
+
+char *hloi_strndup(const char *s, size_t n)
+{
+	char *d = hloi_malloc(n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *hloi_strdup(const char *s)
+{
+	return hloi_strndup(s, strlen(s));
+}
+
+/* The byte before the aligned block records how far back the malloc'd block
+ * starts; the offset is always in 1..64. */
+void *hloi_aligned_alloc(size_t n)
+{
+	if (n > SIZE_MAX - 64)
+		return NULL;
+	unsigned char *raw = hloi_malloc(n + 64);
+	if (!raw)
+		return NULL;
+	uintptr_t addr = (uintptr_t)raw;
+	size_t off = 64 - (size_t)(addr % 64);
+	unsigned char *p = raw + off;
+	p[-1] = (unsigned char)off;
+	return p;
+}
+
+void hloi_aligned_free(void *p)
+{
+	if (!p)
+		return;
+	unsigned char *q = p;
+	hloi_free(q - q[-1]);
+}

@@ -1,0 +1,26 @@
+/* The one allocation hook every part of hloi goes through, so that a test can
+ * make the Nth allocation fail and check that nothing leaks (Lua's lua_Alloc,
+ * SQLite's OOM loops). */
+#ifndef HLOI_UTIL_ALLOC_H
+#define HLOI_UTIL_ALLOC_H
+
+#include <stddef.h>
+
+void *hloi_malloc(size_t n);
+void *hloi_calloc(size_t count, size_t size);
+void *hloi_realloc(void *p, size_t n);
+void hloi_free(void *p);
+char *hloi_strdup(const char *s);
+char *hloi_strndup(const char *s, size_t n);
+
+/* 64-byte aligned buffers for array data; free with hloi_aligned_free. */
+void *hloi_aligned_alloc(size_t n);
+void hloi_aligned_free(void *p);
+
+/* Test hook: after `n` more successful allocations, every allocation fails
+ * (n < 0 disables). alloc_count() is the number of allocations attempted since
+ * the process started or since the last alloc_fail_after call. */
+void alloc_fail_after(long n);
+long alloc_count(void);
+
+#endif

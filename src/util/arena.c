@@ -1,0 +1,75 @@
+/* Arena allocator: a list of blocks, each at least 16 KiB. */
+#include "util/arena.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+struct arena_block {
+	arena_block *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
+enum { BLOCK_MIN = 16 * 1024 };
+
+void arena_init(arena *a)
+{
+	a->head = NULL;
+}
+
+void arena_release(arena *a)
+{
+	arena_block *b = a->head;
+	while (b) {
+		arena_block *next = b->next;
+		hloi_free(b);
+		b = next;
+	}
+	a->head = NULL;
+}
+
+void *arena_alloc(arena *a, size_t n)
+{
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	n = (n + 15) & ~(size_t)15;
+	arena_block *b = a->head;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > BLOCK_MIN ? n : BLOCK_MIN;
+		b = hloi_malloc(sizeof *b + cap);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->cap = cap;
+		b->next = a->head;
+		a->head = b;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+void *arena_array(arena *a, size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / 2 / size)
+		return NULL;
+	return arena_alloc(a, count * size);
+}
+
+char *arena_strndup(arena *a, const char *s, size_t n)
+{
+	char *d = arena_alloc(a, n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *arena_strdup(arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}

@@ -1,0 +1,287 @@
+/* Diagnostics: recording, and printing with the source line and a caret. */
+#include "util/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/strbuf.h"
+
+hloi_status hloi_context_new(hloi_context **out)
+{
+	*out = hloi_calloc(1, sizeof **out);
+	if (!*out)
+		return HLOI_ENOMEM;
+	(*out)->max_diags = 100;
+	return HLOI_OK;
+}
+
+static void free_diags(hloi_context *ctx)
+{
+	for (size_t i = 0; i < ctx->ndiags; i++) {
+		hloi_free(ctx->diags[i].where);
+		hloi_free(ctx->diags[i].message);
+	}
+	hloi_free(ctx->diags);
+	ctx->diags = NULL;
+	ctx->ndiags = ctx->cap = 0;
+}
+
+void hloi_context_clear(hloi_context *ctx)
+{
+	if (!ctx)
+		return;
+	free_diags(ctx);
+	for (size_t i = 0; i < ctx->nsources; i++) {
+		hloi_free(ctx->sources[i].name);
+		hloi_free(ctx->sources[i].text);
+	}
+	hloi_free(ctx->sources);
+	ctx->sources = NULL;
+	ctx->nsources = 0;
+	ctx->nerrors = 0;
+	ctx->oom = 0;
+}
+
+void hloi_context_free(hloi_context *ctx)
+{
+	if (!ctx)
+		return;
+	hloi_context_clear(ctx);
+	hloi_free(ctx);
+}
+
+size_t hloi_context_error_count(const hloi_context *ctx)
+{
+	return ctx->nerrors;
+}
+
+const char *hloi_context_last_error(const hloi_context *ctx)
+{
+	for (size_t i = ctx->ndiags; i-- > 0;)
+		if (ctx->diags[i].severity == DIAG_ERROR)
+			return ctx->diags[i].message;
+	if (ctx->nerrors)
+		return ctx->oom ? "out of memory" : "too many errors";
+	return NULL;
+}
+
+int diag_add_source(hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	source *s = hloi_realloc(ctx->sources, (ctx->nsources + 1) * sizeof *s);
+	if (!s) {
+		ctx->oom = 1;
+		return -1;
+	}
+	ctx->sources = s;
+	s = &ctx->sources[ctx->nsources];
+	s->name = hloi_strdup(name ? name : "<input>");
+	s->text = hloi_malloc(len + 1);
+	if (!s->name || !s->text) {
+		hloi_free(s->name);
+		hloi_free(s->text);
+		ctx->oom = 1;
+		return -1;
+	}
+	memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	s->len = len;
+	return (int)ctx->nsources++;
+}
+
+const source *diag_source(const hloi_context *ctx, int id)
+{
+	if (id < 0 || (size_t)id >= ctx->nsources)
+		return NULL;
+	return &ctx->sources[id];
+}
+
+static void record(hloi_context *ctx, diag_severity sev, int src, loc at, const char *where,
+		   const char *fmt, va_list ap)
+{
+	if (sev == DIAG_ERROR)
+		ctx->nerrors++;
+	if (ctx->ndiags >= ctx->max_diags)
+		return;
+	if (ctx->ndiags == ctx->cap) {
+		size_t cap = ctx->cap ? ctx->cap * 2 : 8;
+		diag *d = hloi_realloc(ctx->diags, cap * sizeof *d);
+		if (!d) {
+			ctx->oom = 1;
+			return;
+		}
+		ctx->diags = d;
+		ctx->cap = cap;
+	}
+	strbuf b = STRBUF_INIT;
+	sb_vprintf(&b, fmt, ap);
+	char *msg = sb_take(&b);
+	char *w = where ? hloi_strdup(where) : NULL;
+	if (!msg || (where && !w)) {
+		hloi_free(msg);
+		hloi_free(w);
+		ctx->oom = 1;
+		return;
+	}
+	diag *d = &ctx->diags[ctx->ndiags++];
+	d->severity = sev;
+	d->source = src;
+	d->at = at;
+	d->where = w;
+	d->message = msg;
+}
+
+void diag_emit(hloi_context *ctx, diag_severity sev, int src, loc at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record(ctx, sev, src, at, NULL, fmt, ap);
+	va_end(ap);
+}
+
+#define DEFINE_EMITTER(fn, sev)                                                    \
+	void fn(hloi_context *ctx, int src, loc at, const char *fmt, ...)          \
+	{                                                                          \
+		va_list ap;                                                        \
+		va_start(ap, fmt);                                                 \
+		record(ctx, sev, src, at, NULL, fmt, ap);                          \
+		va_end(ap);                                                        \
+	}
+DEFINE_EMITTER(diag_error, DIAG_ERROR)
+DEFINE_EMITTER(diag_warning, DIAG_WARNING)
+DEFINE_EMITTER(diag_note, DIAG_NOTE)
+
+void diag_error_where(hloi_context *ctx, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	loc none = { 0, 0 };
+	record(ctx, DIAG_ERROR, -1, none, where, fmt, ap);
+	va_end(ap);
+}
+
+void hloi_context_error(hloi_context *ctx, const char *where, const char *message)
+{
+	diag_error_where(ctx, where, "%s", message);
+}
+
+void diag_line_col(const source *s, size_t off, size_t *line, size_t *col)
+{
+	if (off > s->len)
+		off = s->len;
+	size_t ln = 1, start = 0;
+	for (size_t i = 0; i < off; i++) {
+		if (s->text[i] == '\n') {
+			ln++;
+			start = i + 1;
+		} else if (s->text[i] == '\r' && (i + 1 >= s->len || s->text[i + 1] != '\n')) {
+			/* a lone CR ends a line too */
+			ln++;
+			start = i + 1;
+		}
+	}
+	*line = ln;
+	*col = off - start + 1;
+}
+
+static const char *sev_name(diag_severity s)
+{
+	switch (s) {
+	case DIAG_ERROR: return "error";
+	case DIAG_WARNING: return "warning";
+	default: return "note";
+	}
+}
+
+static const char *sev_color(diag_severity s)
+{
+	switch (s) {
+	case DIAG_ERROR: return "\033[1;31m";
+	case DIAG_WARNING: return "\033[1;35m";
+	default: return "\033[1;36m";
+	}
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Prints the line holding `at` and a caret line marking [start, end). Tabs in
+ * the source are echoed in the caret line so the marks stay aligned. */
+static void print_excerpt(FILE *f, const source *s, loc at, int color)
+{
+	size_t off = at.start > s->len ? s->len : at.start;
+	size_t ls = off;
+	while (ls > 0 && s->text[ls - 1] != '\n' && s->text[ls - 1] != '\r')
+		ls--;
+	size_t le = off;
+	while (le < s->len && s->text[le] != '\n' && s->text[le] != '\r')
+		le++;
+	for (size_t i = ls; i < le; i++) {
+		unsigned char c = (unsigned char)s->text[i];
+		fputc(c == '\0' ? ' ' : c, f);
+	}
+	fputc('\n', f);
+	for (size_t i = ls; i < off; i++)
+		fputc(s->text[i] == '\t' ? '\t' : ' ', f);
+	if (color)
+		fputs("\033[1;32m", f);
+	fputc('^', f);
+	size_t end = at.end < le ? at.end : le;
+	for (size_t i = off + 1; i < end; i++)
+		fputc('~', f);
+	if (color)
+		fputs("\033[0m", f);
+	fputc('\n', f);
+}
+
+hloi_status hloi_context_print_diagnostics(hloi_context *ctx, FILE *f, unsigned flags)
+{
+	int color = (flags & HLOI_DIAG_COLOR) != 0;
+	int base = (flags & HLOI_DIAG_BASENAME) != 0;
+	for (size_t i = 0; i < ctx->ndiags; i++) {
+		const diag *d = &ctx->diags[i];
+		const source *s = diag_source(ctx, d->source);
+		if (color)
+			fputs("\033[1m", f);
+		if (s) {
+			size_t line, col;
+			diag_line_col(s, d->at.start, &line, &col);
+			fprintf(f, "%s:%zu:%zu: ", base ? base_name(s->name) : s->name, line, col);
+		} else if (d->where) {
+			fprintf(f, "%s: ", base ? base_name(d->where) : d->where);
+		}
+		if (color)
+			fprintf(f, "%s%s:\033[0m\033[1m %s\033[0m\n", sev_color(d->severity),
+				sev_name(d->severity), d->message);
+		else
+			fprintf(f, "%s: %s\n", sev_name(d->severity), d->message);
+		if (s)
+			print_excerpt(f, s, d->at, color);
+	}
+	size_t dropped = ctx->nerrors > ctx->max_diags ? ctx->nerrors - ctx->max_diags : 0;
+	if (ctx->oom)
+		fputs("error: out of memory while recording diagnostics\n", f);
+	else if (dropped)
+		fprintf(f, "note: %zu more errors not shown\n", dropped);
+	free_diags(ctx);
+	ctx->oom = 0;
+	return ferror(f) ? HLOI_EIO : HLOI_OK;
+}
+
+const char *hloi_status_name(hloi_status st)
+{
+	switch (st) {
+	case HLOI_OK: return "ok";
+	case HLOI_EPARSE: return "parse error";
+	case HLOI_ETYPE: return "type error";
+	case HLOI_EINVAL: return "invalid argument";
+	case HLOI_EUNSUPPORTED: return "unsupported";
+	case HLOI_ENOMEM: return "out of memory";
+	case HLOI_EIO: return "I/O error";
+	}
+	return "unknown status";
+}

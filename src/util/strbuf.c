@@ -1,0 +1,109 @@
+/* Growable string buffer. */
+#include "util/strbuf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+void sb_free(strbuf *b)
+{
+	hloi_free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+	b->oom = 0;
+}
+
+void sb_reset(strbuf *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+static int grow(strbuf *b, size_t extra)
+{
+	if (b->oom)
+		return 0;
+	if (b->len + extra + 1 <= b->cap)
+		return 1;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + extra + 1) {
+		if (cap > ((size_t)-1) / 2) {
+			b->oom = 1;
+			return 0;
+		}
+		cap *= 2;
+	}
+	char *s = hloi_realloc(b->s, cap);
+	if (!s) {
+		b->oom = 1;
+		return 0;
+	}
+	b->s = s;
+	b->cap = cap;
+	return 1;
+}
+
+void sb_putn(strbuf *b, const char *s, size_t n)
+{
+	if (!grow(b, n))
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void sb_puts(strbuf *b, const char *s)
+{
+	sb_putn(b, s, strlen(s));
+}
+
+void sb_putc(strbuf *b, char c)
+{
+	sb_putn(b, &c, 1);
+}
+
+void sb_vprintf(strbuf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	char small[256];
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	if (n < 0) {
+		va_end(ap2);
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		sb_putn(b, small, (size_t)n);
+	} else if (grow(b, (size_t)n)) {
+		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
+		b->len += (size_t)n;
+	}
+	va_end(ap2);
+}
+
+void sb_printf(strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+const char *sb_str(const strbuf *b)
+{
+	return b->s ? b->s : "";
+}
+
+char *sb_take(strbuf *b)
+{
+	if (b->oom) {
+		sb_free(b);
+		return NULL;
+	}
+	char *s = b->s ? b->s : hloi_strdup("");
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}

@@ -1,0 +1,32 @@
+/* Growable string buffer. On allocation failure it sets `oom`, keeps what it
+ * had, and ignores further appends, so callers check once at the end. */
+#ifndef HLOI_UTIL_STRBUF_H
+#define HLOI_UTIL_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct strbuf {
+	char *s;    /* NUL-terminated once anything was appended; may be NULL */
+	size_t len, cap;
+	int oom;
+} strbuf;
+
+#define STRBUF_INIT { NULL, 0, 0, 0 }
+
+void sb_free(strbuf *b);
+void sb_reset(strbuf *b);
+void sb_putc(strbuf *b, char c);
+void sb_puts(strbuf *b, const char *s);
+void sb_putn(strbuf *b, const char *s, size_t n);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void sb_printf(strbuf *b, const char *fmt, ...);
+void sb_vprintf(strbuf *b, const char *fmt, va_list ap);
+/* Returns b->s, or "" when nothing was appended. Borrowed. */
+const char *sb_str(const strbuf *b);
+/* Hands the string to the caller (free with hloi_free); NULL on oom. */
+char *sb_take(strbuf *b);
+
+#endif
