@@ -26,6 +26,9 @@ extern "C" {
 
 #define HLOI_VERSION "0.1.0"
 
+/* The largest rank hloi accepts. */
+#define HLOI_MAX_RANK 16
+
 /* Status codes. HLOI_OK is zero; failures are negative. */
 typedef enum hloi_status {
 	HLOI_OK = 0,
@@ -104,9 +107,9 @@ HLOI_API int64_t hloi_shape_buffer_elements(const hloi_shape *s);
 HLOI_API int64_t hloi_shape_element_bytes(const hloi_shape *s);
 /* Whether the layout has padded_dimensions. */
 HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
-/* The padding value as text, as a literal of the element type would print it
- * (`0`, `1`, `-inf`, ...). Borrowed static or shape-owned string. */
-HLOI_API const char *hloi_shape_padding_value_string(const hloi_shape *s);
+/* Writes the padding value as an element of the shape's type prints (`0`,
+ * `1`, `-inf`, ...) into buf, like snprintf; returns the full length. */
+HLOI_API size_t hloi_shape_padding_value_to_string(const hloi_shape *s, char *buf, size_t size);
 
 /* Writes the shape as text into buf (always NUL-terminated when size > 0);
  * returns the length the full text needs, like snprintf. */
@@ -144,6 +147,17 @@ HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx
  * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. */
 HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,
 					    const char *path);
+
+/* Reads values from a file: a `.npy` file gives one literal (read as
+ * hloi_literal_read_npy with `expect`); any other file, or "-" (standard
+ * input), is literal text as hloi_literal_parse_list reads it. Free *out with
+ * hloi_literal_array_free. */
+HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
+				       const char *path, const hloi_shape *expect);
+/* Writes a literal to `path`: `.npy` as hloi_literal_write_npy, anything else
+ * as literal text (what hloi_literal_print prints); "-" is standard output.
+ * A failed write leaves no partial file. */
+HLOI_API hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path);
 
 /* Prints the literal exactly as XLA's Literal::ToString() does, followed by a
  * newline. HLOI_EIO when writing fails. */

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "core/types.h"
+#include "hloi.h"
 #include "util/strbuf.h"
 
-#define HLOI_MAX_RANK 16
 #define HLOI_MAX_TILES 4
 
 typedef enum dim_kind {
@@ -54,7 +54,7 @@ typedef struct layout {
 	int64_t dynamic_shape_metadata_prefix_bytes; /* M(n) */
 } layout;
 
-typedef struct shape {
+typedef struct hloi_shape {
 	etype type;                /* ET_TUPLE for tuples */
 	int rank;                  /* arrays; 0 for scalars and tuples */
 	int64_t dims[HLOI_MAX_RANK];
@@ -62,7 +62,7 @@ typedef struct shape {
 	int has_layout;            /* a layout was written or filled in */
 	layout layout;
 	int ntuple;                /* tuples: element count */
-	struct shape *tuple;       /* tuples: elements (not owned by the shape) */
+	struct hloi_shape *tuple;       /* tuples: elements (not owned by the shape) */
 } shape;
 
 /* An array shape with the default (descending, row-major) layout. */

@@ -1,0 +1,482 @@
+/* The public API (include/hloi.h): thin wrappers that connect the stages —
+ * text front end, checker, engines, value I/O — and own nothing of their
+ * own but the shape handles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "core/index.h"
+#include "core/literal.h"
+#include "core/shape.h"
+#include "eval/eval.h"
+#include "hloi.h"
+#include "io/file.h"
+#include "io/npy.h"
+#include "ir/ir.h"
+#include "text/parse.h"
+#include "text/print.h"
+#include "util/alloc.h"
+#include "util/arena.h"
+#include "util/diag.h"
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* --- shapes ---------------------------------------------------------------- */
+
+/* A parsed shape and the arena holding its tuple elements. `s` comes first so
+ * a pointer to the wrapper is a pointer to the shape. */
+typedef struct owned_shape {
+	shape s;
+	arena a;
+} owned_shape;
+
+hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *name, const char *text)
+{
+	*out = NULL;
+	owned_shape *o = hloi_calloc(1, sizeof *o);
+	if (!o)
+		return HLOI_ENOMEM;
+	arena_init(&o->a);
+	hloi_status st = text_parse_shape(&o->s, &o->a, ctx, name, text, strlen(text));
+	if (st != HLOI_OK)
+		goto fail;
+	if (!o->s.has_layout && shape_is_array(&o->s))
+		layout_set_default(&o->s);
+	char msg[512];
+	if (shape_validate(&o->s, msg, sizeof msg)) {
+		diag_error_where(ctx, name, "%s", msg);
+		st = HLOI_EINVAL;
+		goto fail;
+	}
+	*out = &o->s;
+	return HLOI_OK;
+fail:
+	arena_release(&o->a);
+	hloi_free(o);
+	return st;
+}
+
+void hloi_shape_free(hloi_shape *s)
+{
+	if (!s)
+		return;
+	owned_shape *o = (owned_shape *)s;
+	arena_release(&o->a);
+	hloi_free(o);
+}
+
+int hloi_shape_rank(const hloi_shape *s)
+{
+	return shape_is_tuple(s) ? -1 : s->rank;
+}
+
+int64_t hloi_shape_dim(const hloi_shape *s, int d)
+{
+	return d >= 0 && d < s->rank ? s->dims[d] : -1;
+}
+
+int64_t hloi_shape_padded_dim(const hloi_shape *s, int d)
+{
+	return d >= 0 && d < s->rank ? shape_padded_dim(s, d) : -1;
+}
+
+int hloi_shape_minor_to_major(const hloi_shape *s, int i)
+{
+	return i >= 0 && i < s->layout.n_minor_to_major ? (int)s->layout.minor_to_major[i] : -1;
+}
+
+int64_t hloi_shape_stride(const hloi_shape *s, int d)
+{
+	if (d < 0 || d >= s->rank)
+		return -1;
+	int64_t strides[HLOI_MAX_RANK];
+	index_strides(s, strides);
+	return strides[d];
+}
+
+int64_t hloi_shape_element_count(const hloi_shape *s)
+{
+	int64_t n;
+	return shape_element_count(s, &n) ? -1 : n;
+}
+
+int64_t hloi_shape_buffer_elements(const hloi_shape *s)
+{
+	int64_t n;
+	return shape_buffer_elements(s, &n) ? -1 : n;
+}
+
+int64_t hloi_shape_element_bytes(const hloi_shape *s)
+{
+	return etype_byte_width(s->type);
+}
+
+int hloi_shape_has_padding(const hloi_shape *s)
+{
+	return s->layout.n_padded > 0;
+}
+
+/* Copies a string buffer's text into (buf, size) like snprintf. */
+static size_t copy_out(const strbuf *b, char *buf, size_t size)
+{
+	size_t n = b->len;
+	if (size) {
+		size_t k = n < size - 1 ? n : size - 1;
+		memcpy(buf, sb_str(b), k);
+		buf[k] = '\0';
+	}
+	return n;
+}
+
+size_t hloi_shape_padding_value_to_string(const hloi_shape *s, char *buf, size_t size)
+{
+	unsigned char bits[16] = { 0 };
+	literal_padding_bits(s, bits);
+	strbuf b = STRBUF_INIT;
+	if (etype_get_kind(s->type) == KIND_PRED)
+		sb_puts(&b, bits[0] ? "1" : "0");
+	else
+		literal_print_element(&b, s->type, bits);
+	size_t n = copy_out(&b, buf, size);
+	sb_free(&b);
+	return n;
+}
+
+size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char *buf, size_t size)
+{
+	strbuf b = STRBUF_INIT;
+	shape_print(&b, s, with_layout);
+	size_t n = copy_out(&b, buf, size);
+	sb_free(&b);
+	return n;
+}
+
+hloi_status hloi_shape_index_to_linear(const hloi_shape *s, const int64_t *index, int64_t *out)
+{
+	if (shape_is_tuple(s))
+		return HLOI_EINVAL;
+	for (int d = 0; d < s->rank; d++)
+		if (index[d] < 0 || index[d] >= s->dims[d])
+			return HLOI_EINVAL;
+	*out = index_to_linear(s, index);
+	return HLOI_OK;
+}
+
+hloi_status hloi_shape_linear_to_index(const hloi_shape *s, int64_t linear, int64_t *index, int *is_padding)
+{
+	int64_t n;
+	if (shape_is_tuple(s) || shape_buffer_elements(s, &n) || linear < 0 || linear >= n)
+		return HLOI_EINVAL;
+	*is_padding = index_from_linear(s, linear, index);
+	return HLOI_OK;
+}
+
+/* --- literals --------------------------------------------------------------- */
+
+void hloi_literal_array_free(hloi_literal **lits, size_t count)
+{
+	if (!lits)
+		return;
+	for (size_t i = 0; i < count; i++)
+		literal_destroy(lits[i]);
+	hloi_free(lits);
+}
+
+hloi_status hloi_literal_parse_list(hloi_literal ***out, size_t *count, hloi_context *ctx,
+				    const char *name, const char *text, size_t len)
+{
+	*out = NULL;
+	*count = 0;
+	arena a;
+	arena_init(&a);
+	shape *shapes = NULL;
+	lit_node **trees = NULL;
+	size_t n = 0;
+	int src = -1;
+	hloi_literal **lits = NULL;
+	hloi_status st = text_parse_literals(&a, ctx, &src, name, text, len, &shapes, &trees, &n);
+	if (st != HLOI_OK)
+		goto cleanup;
+	lits = hloi_calloc(n ? n : 1, sizeof *lits);
+	if (!lits) {
+		st = HLOI_ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!shapes[i].has_layout && shape_is_array(&shapes[i]))
+			layout_set_default(&shapes[i]);
+		char msg[512];
+		if (shape_validate(&shapes[i], msg, sizeof msg)) {
+			diag_error(ctx, src, trees[i]->at, "%s", msg);
+			st = HLOI_EPARSE;
+			continue;
+		}
+		hloi_status s2 = literal_from_tree(&lits[i], ctx, src, trees[i], &shapes[i]);
+		if (s2 != HLOI_OK && st == HLOI_OK)
+			st = s2;
+	}
+	if (st != HLOI_OK)
+		goto cleanup;
+	*out = lits;
+	*count = n;
+	lits = NULL;
+cleanup:
+	hloi_literal_array_free(lits, n);
+	arena_release(&a);
+	return st;
+}
+
+hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx, const char *path,
+				  const hloi_shape *expect)
+{
+	return npy_read(out, ctx, path, expect);
+}
+
+hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx, const char *path)
+{
+	return npy_write(lit, ctx, path);
+}
+
+hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx, const char *path,
+			      const hloi_shape *expect)
+{
+	*out = NULL;
+	*count = 0;
+	if (has_suffix(path, ".npy")) {
+		hloi_literal **arr = hloi_calloc(1, sizeof *arr);
+		if (!arr)
+			return HLOI_ENOMEM;
+		hloi_status st = npy_read(&arr[0], ctx, path, expect);
+		if (st != HLOI_OK) {
+			hloi_free(arr);
+			return st;
+		}
+		*out = arr;
+		*count = 1;
+		return HLOI_OK;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	hloi_status st = file_read_all(&text, &len, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	st = hloi_literal_parse_list(out, count, ctx, path, text, len);
+	hloi_free(text);
+	return st;
+}
+
+hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path)
+{
+	if (has_suffix(path, ".npy"))
+		return npy_write(lit, ctx, path);
+	strbuf b = STRBUF_INIT;
+	literal_print(&b, lit, 1, 0);
+	sb_putc(&b, '\n');
+	if (b.oom) {
+		sb_free(&b);
+		diag_error_where(ctx, path, "out of memory formatting the result");
+		return HLOI_ENOMEM;
+	}
+	hloi_status st = file_write_all(ctx, path, sb_str(&b), b.len);
+	sb_free(&b);
+	return st;
+}
+
+hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f)
+{
+	strbuf b = STRBUF_INIT;
+	literal_print(&b, lit, 1, 0);
+	sb_putc(&b, '\n');
+	if (b.oom) {
+		sb_free(&b);
+		return HLOI_ENOMEM;
+	}
+	size_t w = fwrite(sb_str(&b), 1, b.len, f);
+	size_t len = b.len;
+	sb_free(&b);
+	return w == len ? HLOI_OK : HLOI_EIO;
+}
+
+const hloi_shape *hloi_literal_shape(const hloi_literal *lit)
+{
+	return &lit->shape;
+}
+
+void *hloi_literal_data(hloi_literal *lit)
+{
+	return shape_is_tuple(&lit->shape) ? NULL : lit->data;
+}
+
+size_t hloi_literal_size_bytes(const hloi_literal *lit)
+{
+	return lit->nbytes;
+}
+
+hloi_status hloi_literal_new(hloi_literal **out, hloi_context *ctx, const hloi_shape *s)
+{
+	hloi_status st = literal_create(out, s);
+	if (st == HLOI_ENOMEM)
+		diag_error_where(ctx, NULL, "out of memory creating a literal");
+	else if (st != HLOI_OK)
+		diag_error_where(ctx, NULL, "cannot create a literal of this shape (size overflows)");
+	return st;
+}
+
+void hloi_literal_free(hloi_literal *lit)
+{
+	literal_destroy(lit);
+}
+
+/* --- modules ---------------------------------------------------------------- */
+
+hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, const char *name, const char *text,
+			      size_t len)
+{
+	return text_parse_module(out, ctx, name, text, len);
+}
+
+/* SPEC §1: HLO text starts with `HloModule`, `ENTRY`, or a name followed by
+ * `{` (after white space and comments). */
+static int looks_like_hlo(const char *t, size_t len)
+{
+	size_t i = 0;
+	for (;;) {
+		while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+			i++;
+		if (i + 1 < len && t[i] == '/' && t[i + 1] == '/') {
+			while (i < len && t[i] != '\n')
+				i++;
+		} else if (i + 1 < len && t[i] == '/' && t[i + 1] == '*') {
+			const char *e = strstr(t + i + 2, "*/");
+			if (!e)
+				return 0;
+			i = (size_t)(e - t) + 2;
+		} else {
+			break;
+		}
+	}
+	if (len - i >= 9 && strncmp(t + i, "HloModule", 9) == 0)
+		return 1;
+	if (len - i >= 5 && strncmp(t + i, "ENTRY", 5) == 0)
+		return 1;
+	if (i < len && t[i] == '%')
+		i++;
+	size_t start = i;
+	while (i < len && (t[i] == '_' || t[i] == '.' || t[i] == '-' || (t[i] >= 'a' && t[i] <= 'z') ||
+			   (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9')))
+		i++;
+	if (i == start)
+		return 0;
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i < len && (t[i] == '{' || t[i] == '(');
+}
+
+hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path, hloi_format format)
+{
+	*out = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	hloi_status st = file_read_all(&text, &len, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	if (format == HLOI_FORMAT_AUTO) {
+		if (has_suffix(path, ".hlo") || has_suffix(path, ".txt"))
+			format = HLOI_FORMAT_HLO;
+		else if (has_suffix(path, ".pb"))
+			format = HLOI_FORMAT_PB;
+		else if (has_suffix(path, ".pbtxt"))
+			format = HLOI_FORMAT_PBTXT;
+		else if (looks_like_hlo(text, len))
+			format = HLOI_FORMAT_HLO;
+	}
+	switch (format) {
+	case HLOI_FORMAT_HLO:
+		st = text_parse_module(out, ctx, path, text, len);
+		break;
+	case HLOI_FORMAT_PB:
+	case HLOI_FORMAT_PBTXT:
+		diag_error_where(ctx, path, "the proto formats (.pb, .pbtxt) are not supported yet");
+		st = HLOI_EUNSUPPORTED;
+		break;
+	default:
+		diag_error_where(ctx, path,
+				 "cannot tell the program's format; name it .hlo, .pb or .pbtxt, or pass --format");
+		st = HLOI_EPARSE;
+		break;
+	}
+	hloi_free(text);
+	return st;
+}
+
+void hloi_module_free(hloi_module *m)
+{
+	module_destroy(m);
+}
+
+hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx, const hloi_check_options *opts)
+{
+	hloi_check_options defaults = HLOI_CHECK_OPTIONS_INIT;
+	return check_module(m, ctx, opts ? opts : &defaults);
+}
+
+hloi_status hloi_module_print(const hloi_module *m, FILE *f)
+{
+	strbuf b = STRBUF_INIT;
+	text_print_module(&b, m);
+	if (b.oom) {
+		sb_free(&b);
+		return HLOI_ENOMEM;
+	}
+	size_t len = b.len;
+	size_t w = fwrite(sb_str(&b), 1, len, f);
+	sb_free(&b);
+	return w == len ? HLOI_OK : HLOI_EIO;
+}
+
+size_t hloi_module_parameter_count(const hloi_module *m)
+{
+	return m->checked && m->entry ? (size_t)m->entry->nparams : 0;
+}
+
+const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i)
+{
+	if (i >= hloi_module_parameter_count(m))
+		return NULL;
+	return &m->entry->params[i]->result;
+}
+
+const char *hloi_module_parameter_name(const hloi_module *m, size_t i)
+{
+	if (i >= hloi_module_parameter_count(m))
+		return NULL;
+	return m->entry->params[i]->name;
+}
+
+hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			    const hloi_run_options *opts, hloi_literal **out)
+{
+	*out = NULL;
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before it runs");
+		return HLOI_EINVAL;
+	}
+	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
+	return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+}
+
+hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const hloi_module *m,
+				      hloi_context *ctx, uint64_t seed)
+{
+	*out = NULL;
+	*count = 0;
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before inputs are made for it");
+		return HLOI_EINVAL;
+	}
+	return eval_random_inputs(out, count, m, ctx, seed);
+}

@@ -1,0 +1,135 @@
+/* hloi check: parse and type-check a program; print "ok" or diagnostics. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "program.h"
+
+static const char help[] =
+	"usage: hloi check PROGRAM [options]\n"
+	"\n"
+	"Parses and type-checks PROGRAM and prints \"ok\", or the diagnostics and\n"
+	"exit code 3.\n"
+	"\n"
+	"Options:\n"
+	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi check testdata/broadcast/rank_mismatch_hint.hlo\n";
+
+enum { OPT_STRICT = 256, OPT_MODE, OPT_FORMAT, OPT_COLOR };
+
+static const struct option options[] = {
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Shared by check and fmt: the same options, a different action. */
+static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char *text,
+		 program_opts *po, const char **program)
+{
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_STRICT:
+			po->check.strict = 1;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "xla") == 0)
+				po->check.broadcast_mode = HLOI_BROADCAST_XLA;
+			else if (strcmp(optarg, "numpy") == 0)
+				po->check.broadcast_mode = HLOI_BROADCAST_NUMPY;
+			else
+				return cli_usage_error(io, cmd, "invalid --broadcast-mode '%s' (xla or numpy)", optarg);
+			break;
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg, &po->format))
+				return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
+			break;
+		case OPT_COLOR:
+			if (cli_set_color(io, optarg))
+				return cli_usage_error(io, cmd, "invalid --color '%s' (auto, always or never)", optarg);
+			break;
+		case 'h':
+			fputs(text, io->out);
+			return -1;
+		case ':':
+			return cli_usage_error(io, cmd, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(io, cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(io, cmd, "missing PROGRAM");
+	if (optind + 1 < argc)
+		return cli_usage_error(io, cmd, "unexpected argument '%s'", argv[optind + 1]);
+	*program = argv[optind];
+	return 0;
+}
+
+static const char fmt_help[] =
+	"usage: hloi fmt PROGRAM [options]\n"
+	"\n"
+	"Prints PROGRAM as canonical HLO text: one instruction per line, names\n"
+	"without %, operands without their shapes, comments dropped. Parsing the\n"
+	"output and printing it again gives the same text.\n"
+	"\n"
+	"Options:\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi fmt dump.hlo > canonical.hlo\n";
+
+static int run(int argc, char **argv, cli_io *io, int is_fmt)
+{
+	program_opts po;
+	memset(&po, 0, sizeof po);
+	po.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
+	const char *program = NULL;
+	const char *cmd = is_fmt ? "fmt" : "check";
+	int rc = parse(argc, argv, io, cmd, is_fmt ? fmt_help : help, &po, &program);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	hloi_context *ctx = NULL;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	hloi_module *m = NULL;
+	rc = program_load(&m, ctx, io, program, &po, !is_fmt);
+	if (rc == EXIT_OK) {
+		if (is_fmt) {
+			if (hloi_module_print(m, io->out) != HLOI_OK) {
+				fputs("hloi fmt: error writing output\n", io->err);
+				rc = EXIT_RUNTIME;
+			}
+		} else {
+			fputs("ok\n", io->out);
+		}
+	}
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	return rc;
+}
+
+int cmd_check(int argc, char **argv, cli_io *io)
+{
+	return run(argc, argv, io, 0);
+}
+
+int cmd_fmt(int argc, char **argv, cli_io *io)
+{
+	return run(argc, argv, io, 1);
+}

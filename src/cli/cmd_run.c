@@ -1,0 +1,319 @@
+/* hloi run: evaluate a program on inputs and print or save the result. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "program.h"
+
+static const char help[] =
+	"usage: hloi run PROGRAM [options]\n"
+	"\n"
+	"Evaluates PROGRAM (.hlo text; - reads standard input) and prints the\n"
+	"result as XLA's Literal::ToString() does.\n"
+	"\n"
+	"Inputs, one per parameter in order:\n"
+	"  --input FILE            a .npy file or a file holding one literal, e.g.\n"
+	"                          `f32[2,3] {{1,2,3},{4,5,6}}` (repeat per parameter)\n"
+	"  --inputs FILE           a file holding one literal per parameter\n"
+	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42)\n"
+	"Output:\n"
+	"  --output FILE           write the result to FILE (.npy, else literal text)\n"
+	"                          instead of printing it\n"
+	"  --print                 print the result even with --output\n"
+	"  --print-inputs          print every input before the result\n"
+	"Checking and evaluation:\n"
+	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
+	"  --engine ENGINE         fast or reference (the same engine for now)\n"
+	"  --threads N             worker threads (0: the machine's cores)\n"
+	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
+	"                          (default: half of physical memory)\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi run testdata/sources/matrix_plus_vector.hlo \\\n"
+	"      --inputs testdata/sources/matrix_plus_vector.inputs\n";
+
+enum {
+	OPT_INPUT = 256,
+	OPT_INPUTS,
+	OPT_RANDOM,
+	OPT_OUTPUT,
+	OPT_PRINT,
+	OPT_PRINT_INPUTS,
+	OPT_STRICT,
+	OPT_MODE,
+	OPT_ENGINE,
+	OPT_THREADS,
+	OPT_MAX_MEMORY,
+	OPT_FORMAT,
+	OPT_COLOR
+};
+
+static const struct option options[] = {
+	{ "input", required_argument, NULL, OPT_INPUT },
+	{ "inputs", required_argument, NULL, OPT_INPUTS },
+	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "print", no_argument, NULL, OPT_PRINT },
+	{ "print-inputs", no_argument, NULL, OPT_PRINT_INPUTS },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+typedef struct run_args {
+	const char *program;
+	const char **input_files;
+	size_t ninput_files;
+	const char *inputs_file;
+	int random;
+	uint64_t seed;
+	const char *output;
+	int print;
+	int print_inputs;
+	program_opts prog;
+	hloi_run_options run;
+} run_args;
+
+static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
+{
+	int c;
+	optind = 0; /* full re-initialisation: commands may run several times */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+		int64_t n;
+		switch (c) {
+		case OPT_INPUT: {
+			const char **f = realloc(a->input_files, (a->ninput_files + 1) * sizeof *f);
+			if (!f)
+				return cli_usage_error(io, "run", "out of memory");
+			a->input_files = f;
+			f[a->ninput_files++] = optarg;
+			break;
+		}
+		case OPT_INPUTS:
+			a->inputs_file = optarg;
+			break;
+		case OPT_RANDOM:
+			a->random = 1;
+			if (optarg) {
+				if (cli_parse_int(optarg, &n))
+					return cli_usage_error(io, "run", "invalid seed '%s'", optarg);
+				a->seed = (uint64_t)n;
+			}
+			break;
+		case OPT_OUTPUT:
+			a->output = optarg;
+			break;
+		case OPT_PRINT:
+			a->print = 1;
+			break;
+		case OPT_PRINT_INPUTS:
+			a->print_inputs = 1;
+			break;
+		case OPT_STRICT:
+			a->prog.check.strict = 1;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "xla") == 0)
+				a->prog.check.broadcast_mode = HLOI_BROADCAST_XLA;
+			else if (strcmp(optarg, "numpy") == 0)
+				a->prog.check.broadcast_mode = HLOI_BROADCAST_NUMPY;
+			else
+				return cli_usage_error(io, "run", "invalid --broadcast-mode '%s' (xla or numpy)", optarg);
+			break;
+		case OPT_ENGINE:
+			if (strcmp(optarg, "fast") == 0)
+				a->run.engine = HLOI_ENGINE_FAST;
+			else if (strcmp(optarg, "reference") == 0)
+				a->run.engine = HLOI_ENGINE_REFERENCE;
+			else
+				return cli_usage_error(io, "run", "invalid --engine '%s' (fast or reference)", optarg);
+			break;
+		case OPT_THREADS:
+			if (cli_parse_int(optarg, &n) || n > 1024)
+				return cli_usage_error(io, "run", "invalid --threads '%s' (0 to 1024)", optarg);
+			a->run.threads = (int)n;
+			break;
+		case OPT_MAX_MEMORY:
+			if (cli_parse_size(optarg, &a->run.max_memory) || a->run.max_memory == 0)
+				return cli_usage_error(io, "run", "invalid --max-memory '%s' (bytes, with optional K, M or G)",
+						       optarg);
+			break;
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg, &a->prog.format))
+				return cli_usage_error(io, "run", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
+			break;
+		case OPT_COLOR:
+			if (cli_set_color(io, optarg))
+				return cli_usage_error(io, "run", "invalid --color '%s' (auto, always or never)", optarg);
+			break;
+		case 'h':
+			fputs(help, io->out);
+			return -1;
+		case ':':
+			return cli_usage_error(io, "run", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(io, "run", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(io, "run", "missing PROGRAM");
+	if (optind + 1 < argc)
+		return cli_usage_error(io, "run", "unexpected argument '%s'", argv[optind + 1]);
+	a->program = argv[optind];
+	int sources = (a->ninput_files > 0) + (a->inputs_file != NULL) + a->random;
+	if (sources > 1)
+		return cli_usage_error(io, "run", "give only one of --input, --inputs and --random-inputs");
+	return 0;
+}
+
+/* Collects the inputs the arguments name into *out (count *n). */
+static int load_inputs(hloi_literal ***out, size_t *n, const run_args *a, hloi_module *m,
+		       hloi_context *ctx, cli_io *io)
+{
+	size_t nparams = hloi_module_parameter_count(m);
+	hloi_status st = HLOI_OK;
+	*out = NULL;
+	*n = 0;
+	if (a->random) {
+		st = hloi_module_random_inputs(out, n, m, ctx, a->seed);
+	} else if (a->inputs_file) {
+		st = hloi_literal_load(out, n, ctx, a->inputs_file, NULL);
+		if (st == HLOI_OK && *n != nparams) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", *n,
+				 nparams);
+			hloi_context_error(ctx, a->inputs_file, msg);
+			st = HLOI_EINVAL;
+		}
+	} else if (a->ninput_files) {
+		if (a->ninput_files != nparams) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters",
+				 a->ninput_files, nparams);
+			hloi_context_error(ctx, a->program, msg);
+			st = HLOI_EINVAL;
+		} else {
+			hloi_literal **lits = calloc(nparams, sizeof *lits);
+			if (!lits)
+				st = HLOI_ENOMEM;
+			for (size_t i = 0; lits && i < nparams && st == HLOI_OK; i++) {
+				hloi_literal **one = NULL;
+				size_t k = 0;
+				st = hloi_literal_load(&one, &k, ctx, a->input_files[i],
+						       hloi_module_parameter_shape(m, i));
+				if (st == HLOI_OK && k != 1) {
+					hloi_context_error(ctx, a->input_files[i],
+							   "must hold exactly one value (use --inputs for several)");
+					st = HLOI_EINVAL;
+				}
+				if (st == HLOI_OK) {
+					lits[i] = one[0];
+					one[0] = NULL;
+				}
+				hloi_literal_array_free(one, k);
+			}
+			if (st == HLOI_OK) {
+				*out = lits;
+				*n = nparams;
+			} else if (lits) {
+				for (size_t i = 0; i < nparams; i++)
+					hloi_literal_free(lits[i]);
+				free(lits);
+			}
+			if (st == HLOI_OK)
+				return EXIT_OK;
+		}
+	} else if (nparams > 0) {
+		cli_print_diagnostics(io, ctx);
+		return cli_usage_error(io, "run", "the program has %zu parameters; give --input, --inputs or --random-inputs",
+				       nparams);
+	}
+	if (st != HLOI_OK) {
+		cli_print_diagnostics(io, ctx);
+		return cli_exit_code(st);
+	}
+	return EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv, cli_io *io)
+{
+	run_args a;
+	memset(&a, 0, sizeof a);
+	a.seed = 42;
+	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
+	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
+	int rc = parse_args(&a, argc, argv, io);
+	if (rc) {
+		free(a.input_files);
+		return rc < 0 ? EXIT_OK : rc;
+	}
+	hloi_context *ctx = NULL;
+	hloi_module *m = NULL;
+	hloi_literal **inputs = NULL, *result = NULL;
+	size_t ninputs = 0;
+	int inputs_from_files = a.ninput_files > 0;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
+	if (rc)
+		goto cleanup;
+	rc = load_inputs(&inputs, &ninputs, &a, m, ctx, io);
+	if (rc)
+		goto cleanup;
+	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
+	cli_print_diagnostics(io, ctx);
+	if (st != HLOI_OK) {
+		rc = cli_exit_code(st);
+		goto cleanup;
+	}
+	if (a.print_inputs) {
+		for (size_t i = 0; i < ninputs; i++) {
+			fprintf(io->out, "** Argument %zu (%s) **\n", i, hloi_module_parameter_name(m, i));
+			hloi_literal_print(inputs[i], io->out);
+			fputc('\n', io->out);
+		}
+		fputs("** Result **\n", io->out);
+	}
+	if (a.output) {
+		st = hloi_literal_save(result, ctx, a.output);
+		cli_print_diagnostics(io, ctx);
+		if (st != HLOI_OK) {
+			rc = cli_exit_code(st);
+			goto cleanup;
+		}
+	}
+	if (!a.output || a.print) {
+		if (hloi_literal_print(result, io->out) != HLOI_OK) {
+			fputs("hloi run: error writing the result\n", io->err);
+			rc = EXIT_RUNTIME;
+		}
+	}
+cleanup:
+	hloi_literal_free(result);
+	if (inputs_from_files && inputs) {
+		for (size_t i = 0; i < ninputs; i++)
+			hloi_literal_free(inputs[i]);
+		free(inputs);
+	} else {
+		hloi_literal_array_free(inputs, ninputs);
+	}
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	free(a.input_files);
+	return rc;
+}

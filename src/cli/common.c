@@ -1,0 +1,119 @@
+/* Helpers shared by the commands: exit codes, colour, usage errors, option
+ * values. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_exit_code(hloi_status st)
+{
+	switch (st) {
+	case HLOI_OK:
+		return EXIT_OK;
+	case HLOI_EPARSE:
+	case HLOI_ETYPE:
+	case HLOI_EINVAL:
+	case HLOI_EUNSUPPORTED:
+		return EXIT_INVALID;
+	case HLOI_ENOMEM:
+	case HLOI_EIO:
+		return EXIT_RUNTIME;
+	}
+	return EXIT_RUNTIME;
+}
+
+int cli_set_color(cli_io *io, const char *when)
+{
+	int color;
+	if (strcmp(when, "always") == 0) {
+		color = 1;
+	} else if (strcmp(when, "never") == 0) {
+		color = 0;
+	} else if (strcmp(when, "auto") == 0) {
+		const char *no = getenv("NO_COLOR");
+		const char *term = getenv("TERM");
+		color = !io->in_test && isatty(fileno(io->err)) && !(no && *no) &&
+			!(term && strcmp(term, "dumb") == 0);
+	} else {
+		return -1;
+	}
+	if (color)
+		io->diag_flags |= HLOI_DIAG_COLOR;
+	else
+		io->diag_flags &= ~(unsigned)HLOI_DIAG_COLOR;
+	return 0;
+}
+
+int cli_usage_error(cli_io *io, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(io->err, "hloi%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(io->err, fmt, ap);
+	fprintf(io->err, "\nTry 'hloi %s%s--help' for more information.\n", cmd ? cmd : "", cmd ? " " : "");
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+void cli_print_diagnostics(cli_io *io, hloi_context *ctx)
+{
+	hloi_context_print_diagnostics(ctx, io->err, io->diag_flags);
+}
+
+int cli_parse_format(const char *s, hloi_format *out)
+{
+	if (strcmp(s, "hlo") == 0)
+		*out = HLOI_FORMAT_HLO;
+	else if (strcmp(s, "pb") == 0)
+		*out = HLOI_FORMAT_PB;
+	else if (strcmp(s, "pbtxt") == 0)
+		*out = HLOI_FORMAT_PBTXT;
+	else if (strcmp(s, "auto") == 0)
+		*out = HLOI_FORMAT_AUTO;
+	else
+		return -1;
+	return 0;
+}
+
+int cli_parse_int(const char *s, int64_t *out)
+{
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	uint64_t mul = 1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1024;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024 * 1024;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024ull * 1024 * 1024;
+	else if (*end)
+		return -1;
+	if (mul != 1 && end[1])
+		return -1;
+	if (v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
