@@ -1,0 +1,1081 @@
+/* Literals: creation (arrays and tuples, with padding filled), copies and
+ * relayout, conversion from the untyped text tree with located errors, and
+ * printing exactly as XLA's Literal::ToString(). */
+#include "core/literal.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/half.h"
+#include "core/index.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+
+#define LIT_MAX_DEPTH 1000
+
+/* --- creation and destruction ---------------------------------------------- */
+
+static hloi_status create_rec(hloi_literal **out, const shape *s, int depth);
+
+void literal_destroy(hloi_literal *lit)
+{
+	if (!lit)
+		return;
+	if (lit->elems) {
+		for (size_t i = 0; i < lit->nelems; i++)
+			literal_destroy(lit->elems[i]);
+		hloi_free(lit->elems);
+	}
+	hloi_free(lit->tuple_shapes);
+	hloi_aligned_free(lit->data);
+	hloi_free(lit);
+}
+
+static hloi_status create_tuple(hloi_literal *lit, const shape *s, int depth)
+{
+	size_t n = s->ntuple > 0 ? (size_t)s->ntuple : 0;
+	lit->shape.ntuple = (int)n;
+	lit->shape.tuple = NULL;
+	lit->nelems = n;
+	if (n == 0)
+		return HLOI_OK;
+	lit->elems = hloi_calloc(n, sizeof *lit->elems);
+	lit->tuple_shapes = hloi_calloc(n, sizeof *lit->tuple_shapes);
+	if (!lit->elems || !lit->tuple_shapes)
+		return HLOI_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		hloi_status st = create_rec(&lit->elems[i], &s->tuple[i], depth + 1);
+		if (st != HLOI_OK)
+			return st;
+		/* the element's own shape copy points at the element's storage */
+		lit->tuple_shapes[i] = lit->elems[i]->shape;
+	}
+	lit->shape.tuple = lit->tuple_shapes;
+	return HLOI_OK;
+}
+
+static hloi_status create_rec(hloi_literal **out, const shape *s, int depth)
+{
+	*out = NULL;
+	if (depth > LIT_MAX_DEPTH)
+		return HLOI_EINVAL;
+	hloi_literal *lit = hloi_calloc(1, sizeof *lit);
+	if (!lit)
+		return HLOI_ENOMEM;
+	lit->shape = *s;
+	hloi_status st = HLOI_OK;
+	if (shape_is_tuple(s)) {
+		st = create_tuple(lit, s, depth);
+		goto cleanup;
+	}
+	lit->shape.ntuple = 0;
+	lit->shape.tuple = NULL;
+	if (!lit->shape.has_layout)
+		layout_set_default(&lit->shape);
+	int64_t bytes;
+	if (lit->shape.rank < 0 || lit->shape.rank > HLOI_MAX_RANK) {
+		st = HLOI_EINVAL;
+		goto cleanup;
+	}
+	if (lit->shape.layout.n_minor_to_major != lit->shape.rank) {
+		st = HLOI_EINVAL;
+		goto cleanup;
+	}
+	unsigned seen = 0; /* minor_to_major must be a permutation */
+	for (int i = 0; i < lit->shape.rank; i++) {
+		int64_t m = lit->shape.layout.minor_to_major[i];
+		if (m < 0 || m >= lit->shape.rank || (seen & (1u << m)) || lit->shape.dims[i] < 0 ||
+		    shape_padded_dim(&lit->shape, i) < lit->shape.dims[i]) {
+			st = HLOI_EINVAL;
+			goto cleanup;
+		}
+		seen |= 1u << m;
+	}
+	if (shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
+		st = HLOI_EINVAL;
+		goto cleanup;
+	}
+	lit->nbytes = (size_t)bytes;
+	if (bytes > 0) {
+		lit->data = hloi_aligned_alloc(lit->nbytes);
+		if (!lit->data) {
+			st = HLOI_ENOMEM;
+			goto cleanup;
+		}
+		memset(lit->data, 0, lit->nbytes);
+		literal_fill_padding(lit);
+	}
+cleanup:
+	if (st != HLOI_OK) {
+		literal_destroy(lit);
+		return st;
+	}
+	*out = lit;
+	return HLOI_OK;
+}
+
+hloi_status literal_create(hloi_literal **out, const shape *s)
+{
+	return create_rec(out, s, 0);
+}
+
+static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
+{
+	hloi_literal *c = NULL;
+	hloi_status st = create_rec(&c, &lit->shape, 0);
+	if (st != HLOI_OK) {
+		*out = NULL;
+		return st;
+	}
+	c->elided = lit->elided;
+	if (shape_is_tuple(&lit->shape)) {
+		for (size_t i = 0; i < lit->nelems; i++) {
+			literal_destroy(c->elems[i]);
+			c->elems[i] = NULL;
+			st = clone_rec(&c->elems[i], lit->elems[i]);
+			if (st != HLOI_OK) {
+				literal_destroy(c);
+				*out = NULL;
+				return st;
+			}
+			c->tuple_shapes[i] = c->elems[i]->shape;
+		}
+	} else if (lit->nbytes && c->data && lit->data) {
+		memcpy(c->data, lit->data, lit->nbytes);
+	}
+	*out = c;
+	return HLOI_OK;
+}
+
+hloi_status literal_clone(hloi_literal **out, const hloi_literal *lit)
+{
+	return clone_rec(out, lit);
+}
+
+void *literal_element(const hloi_literal *lit, const int64_t *idx)
+{
+	int64_t lin = index_to_linear(&lit->shape, idx);
+	return (char *)lit->data + lin * etype_byte_width(lit->shape.type);
+}
+
+/* --- padding -------------------------------------------------------------- */
+
+static void put_float_bits(etype t, double v, void *out)
+{
+	switch (t) {
+	case ET_F16: {
+		uint16_t h = f64_to_f16(v);
+		memcpy(out, &h, 2);
+		break;
+	}
+	case ET_BF16: {
+		uint16_t h = f64_to_bf16(v);
+		memcpy(out, &h, 2);
+		break;
+	}
+	case ET_F32: {
+		float f = (float)v;
+		memcpy(out, &f, 4);
+		break;
+	}
+	case ET_F64:
+		memcpy(out, &v, 8);
+		break;
+	case ET_C64: {
+		float f[2] = { (float)v, 0.0f };
+		memcpy(out, f, 8);
+		break;
+	}
+	case ET_C128: {
+		double d[2] = { v, 0.0 };
+		memcpy(out, d, 16);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void put_int_bits(etype t, int64_t v, uint64_t uv, void *out)
+{
+	int w = etype_byte_width(t);
+	if (etype_get_kind(t) == KIND_UINT || etype_get_kind(t) == KIND_PRED)
+		v = (int64_t)uv;
+	switch (w) {
+	case 1: {
+		uint8_t x = (uint8_t)v;
+		memcpy(out, &x, 1);
+		break;
+	}
+	case 2: {
+		uint16_t x = (uint16_t)v;
+		memcpy(out, &x, 2);
+		break;
+	}
+	case 4: {
+		uint32_t x = (uint32_t)v;
+		memcpy(out, &x, 4);
+		break;
+	}
+	case 8:
+		memcpy(out, &v, 8);
+		break;
+	default:
+		break;
+	}
+}
+
+void literal_padding_bits(const shape *s, void *out)
+{
+	etype t = s->type;
+	int w = etype_byte_width(t);
+	if (w <= 0)
+		return;
+	memset(out, 0, (size_t)w);
+	pad_value pv = s->layout.padding_value;
+	if (pv != PAD_ONE && pv != PAD_LOWEST && pv != PAD_HIGHEST)
+		return;
+	etype_kind k = etype_get_kind(t);
+	int bits = etype_bit_width(t);
+	if (k == KIND_PRED) {
+		put_int_bits(t, 0, pv == PAD_LOWEST ? 0 : 1, out);
+	} else if (k == KIND_SINT) {
+		int64_t max = bits >= 64 ? INT64_MAX : (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
+		int64_t v = pv == PAD_ONE ? 1 : pv == PAD_LOWEST ? -max - 1 : max;
+		put_int_bits(t, v, 0, out);
+	} else if (k == KIND_UINT) {
+		uint64_t max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+		uint64_t v = pv == PAD_ONE ? 1 : pv == PAD_LOWEST ? 0 : max;
+		put_int_bits(t, 0, v, out);
+	} else if (k == KIND_FLOAT || k == KIND_COMPLEX) {
+		if (w == 1)
+			return; /* f8/f4 types: not evaluated, left zero */
+		double v = pv == PAD_ONE ? 1.0 : pv == PAD_LOWEST ? -INFINITY : INFINITY;
+		put_float_bits(t, v, out);
+	}
+}
+
+void literal_fill_padding(hloi_literal *lit)
+{
+	const shape *s = &lit->shape;
+	if (!lit->data || shape_is_tuple(s) || s->rank == 0 || s->layout.n_padded != s->rank)
+		return;
+	int w = etype_byte_width(s->type);
+	int64_t nbuf;
+	if (w <= 0 || shape_buffer_elements(s, &nbuf))
+		return;
+	unsigned char pad[16];
+	literal_padding_bits(s, pad);
+	/* Walk the buffer in memory order with a counter per minor_to_major
+	 * position; a position is padding when any coordinate is past its
+	 * logical size. */
+	int64_t ctr[HLOI_MAX_RANK] = { 0 };
+	int64_t psize[HLOI_MAX_RANK], lsize[HLOI_MAX_RANK];
+	int outside = 0; /* number of coordinates currently in the padding */
+	for (int i = 0; i < s->rank; i++) {
+		int d = (int)s->layout.minor_to_major[i];
+		psize[i] = shape_padded_dim(s, d);
+		lsize[i] = s->dims[d];
+		if (lsize[i] == 0)
+			outside++;
+	}
+	unsigned char *p = lit->data;
+	for (int64_t lin = 0; lin < nbuf; lin++) {
+		if (outside)
+			memcpy(p + lin * w, pad, (size_t)w);
+		for (int i = 0; i < s->rank; i++) {
+			int64_t old = ctr[i];
+			ctr[i] = old + 1 < psize[i] ? old + 1 : 0;
+			int was = old >= lsize[i], now = ctr[i] >= lsize[i];
+			outside += now - was;
+			if (ctr[i])
+				break;
+		}
+	}
+}
+
+hloi_status literal_relayout(hloi_literal **out, const hloi_literal *lit, const shape *target)
+{
+	*out = NULL;
+	if (shape_is_tuple(&lit->shape) || shape_is_tuple(target) ||
+	    target->type != lit->shape.type || !shape_same_dims(target, &lit->shape))
+		return HLOI_EINVAL;
+	hloi_literal *r = NULL;
+	hloi_status st = literal_create(&r, target);
+	if (st != HLOI_OK)
+		return st;
+	r->elided = lit->elided;
+	int64_t n;
+	if (shape_element_count(&lit->shape, &n) || n == 0) {
+		*out = r;
+		return HLOI_OK;
+	}
+	size_t w = (size_t)etype_byte_width(target->type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	if (w) {
+		do {
+			memcpy(literal_element(r, idx), literal_element(lit, idx), w);
+		} while (index_next(target->rank, target->dims, idx));
+	}
+	*out = r;
+	return HLOI_OK;
+}
+
+/* --- element formatting ---------------------------------------------------- */
+
+/* NaN payload suffix, as XLA's RoundTripNanPayload: the fraction bits when
+ * they differ from the default quiet NaN. */
+static void nan_payload_suffix(strbuf *b, uint64_t frac, uint64_t quiet)
+{
+	if (frac != quiet)
+		sb_printf(b, "(0x%" PRIx64 ")", frac);
+}
+
+static void print_f32(strbuf *b, float f)
+{
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.6g", (double)f);
+	if (strtof(buf, NULL) != f)
+		snprintf(buf, sizeof buf, "%.9g", (double)f);
+	sb_puts(b, buf);
+	if (isnan(f)) {
+		uint32_t u;
+		memcpy(&u, &f, 4);
+		nan_payload_suffix(b, u & 0x7fffffu, 0x400000u);
+	}
+}
+
+static void print_f64(strbuf *b, double d)
+{
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.15g", d);
+	if (strtod(buf, NULL) != d)
+		snprintf(buf, sizeof buf, "%.17g", d);
+	sb_puts(b, buf);
+	if (isnan(d)) {
+		uint64_t u;
+		memcpy(&u, &d, 8);
+		nan_payload_suffix(b, u & UINT64_C(0xfffffffffffff), UINT64_C(0x8000000000000));
+	}
+}
+
+/* f16 and bf16: the value as f32 with 6 significant digits (which always
+ * round-trips for these types), 9 if it ever did not. */
+/* XLA prints f16 and bf16 with `%.*g` at the type's max_digits10 (5 for
+ * f16, 4 for bf16), which always reads back as the same value: bf16
+ * 3.140625 prints as `3.141`. */
+static void print_half(strbuf *b, uint16_t h, int is_bf16)
+{
+	float f = is_bf16 ? bf16_to_f32(h) : f16_to_f32(h);
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.*g", is_bf16 ? 4 : 5, (double)f);
+	sb_puts(b, buf);
+	if (isnan(f)) {
+		if (is_bf16)
+			nan_payload_suffix(b, h & 0x7fu, 0x40u);
+		else
+			nan_payload_suffix(b, h & 0x3ffu, 0x200u);
+	}
+}
+
+void literal_print_element(strbuf *b, etype t, const void *p)
+{
+	switch (t) {
+	case ET_PRED: {
+		uint8_t v;
+		memcpy(&v, p, 1);
+		sb_puts(b, v ? "true" : "false");
+		return;
+	}
+	case ET_F16:
+	case ET_BF16: {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		print_half(b, h, t == ET_BF16);
+		return;
+	}
+	case ET_F32: {
+		float f;
+		memcpy(&f, p, 4);
+		print_f32(b, f);
+		return;
+	}
+	case ET_F64: {
+		double d;
+		memcpy(&d, p, 8);
+		print_f64(b, d);
+		return;
+	}
+	case ET_C64: {
+		float f[2];
+		memcpy(f, p, 8);
+		sb_putc(b, '(');
+		print_f32(b, f[0]);
+		sb_puts(b, ", ");
+		print_f32(b, f[1]);
+		sb_putc(b, ')');
+		return;
+	}
+	case ET_C128: {
+		double d[2];
+		memcpy(d, p, 16);
+		sb_putc(b, '(');
+		print_f64(b, d[0]);
+		sb_puts(b, ", ");
+		print_f64(b, d[1]);
+		sb_putc(b, ')');
+		return;
+	}
+	default:
+		break;
+	}
+	etype_kind k = etype_get_kind(t);
+	int w = etype_byte_width(t);
+	if (k == KIND_SINT) {
+		int64_t v = 0;
+		if (w == 1) {
+			int8_t x;
+			memcpy(&x, p, 1);
+			v = x;
+		} else if (w == 2) {
+			int16_t x;
+			memcpy(&x, p, 2);
+			v = x;
+		} else if (w == 4) {
+			int32_t x;
+			memcpy(&x, p, 4);
+			v = x;
+		} else if (w == 8) {
+			memcpy(&v, p, 8);
+		}
+		sb_printf(b, "%" PRId64, v);
+	} else if (k == KIND_UINT) {
+		uint64_t v = 0;
+		if (w == 1) {
+			uint8_t x;
+			memcpy(&x, p, 1);
+			v = x;
+		} else if (w == 2) {
+			uint16_t x;
+			memcpy(&x, p, 2);
+			v = x;
+		} else if (w == 4) {
+			uint32_t x;
+			memcpy(&x, p, 4);
+			v = x;
+		} else if (w == 8) {
+			memcpy(&v, p, 8);
+		}
+		sb_printf(b, "%" PRIu64, v);
+	} else if (w == 1) {
+		/* f8/f4 types are not evaluated: show the raw bits */
+		uint8_t x;
+		memcpy(&x, p, 1);
+		sb_printf(b, "0x%02x", x);
+	} else {
+		sb_puts(b, "?");
+	}
+}
+
+/* --- printing (XLA's DenseArrayPrintHelper / TuplePrintHelper) -------------- */
+
+typedef struct print_state {
+	strbuf *b;
+	const hloi_literal *lit;
+	const char *lb; /* "\n" or " " */
+	int oneline;
+	int rank;
+	int64_t idx[HLOI_MAX_RANK];
+} print_state;
+
+static void print_dims(print_state *ps, int depth)
+{
+	strbuf *b = ps->b;
+	const shape *s = &ps->lit->shape;
+	int rank = ps->rank;
+	if (depth == rank) {
+		const void *p = literal_element(ps->lit, ps->idx);
+		if (s->type == ET_PRED && rank > 0) {
+			uint8_t v;
+			memcpy(&v, p, 1);
+			sb_putc(b, v ? '1' : '0');
+		} else {
+			literal_print_element(b, s->type, p);
+		}
+		return;
+	}
+	int64_t n = s->dims[depth];
+	int remaining = rank - depth;
+	/* opening brace */
+	if (rank == 1) {
+		sb_putc(b, '{');
+	} else if (remaining == 1) {
+		sb_puts(b, ps->oneline ? "{" : "  {");
+		if (n > 1)
+			sb_putc(b, ' ');
+	} else if (rank > 3 && depth > 0) {
+		sb_printf(b, "{ /*i%d=%" PRId64 "*/", depth - 1, ps->idx[depth - 1]);
+		if (n > 0)
+			sb_puts(b, ps->lb);
+	} else {
+		sb_putc(b, '{');
+		sb_puts(b, ps->lb);
+	}
+	for (int64_t i = 0; i < n; i++) {
+		ps->idx[depth] = i;
+		print_dims(ps, depth + 1);
+		if (i < n - 1) {
+			sb_putc(b, ',');
+			sb_puts(b, remaining > 1 ? ps->lb : " ");
+		}
+	}
+	ps->idx[depth] = 0;
+	/* closing brace */
+	if (rank == 1) {
+		sb_putc(b, '}');
+	} else if (remaining == 1) {
+		if (n > 1)
+			sb_putc(b, ' ');
+		sb_putc(b, '}');
+	} else {
+		sb_puts(b, ps->lb);
+		sb_putc(b, '}');
+	}
+}
+
+static void print_rec(strbuf *b, const hloi_literal *lit, int with_shape, int oneline)
+{
+	const shape *s = &lit->shape;
+	if (shape_is_tuple(s)) {
+		sb_puts(b, oneline ? "( " : "(\n");
+		for (size_t i = 0; i < lit->nelems; i++) {
+			if (i > 0)
+				sb_puts(b, oneline ? ", " : ",\n");
+			print_rec(b, lit->elems[i], with_shape, oneline);
+		}
+		sb_puts(b, oneline ? " )" : "\n)");
+		return;
+	}
+	if (s->type == ET_TOKEN) {
+		sb_puts(b, "token");
+		return;
+	}
+	if (with_shape) {
+		shape_print(b, s, 0);
+		sb_putc(b, ' ');
+	}
+	if (lit->elided) {
+		sb_puts(b, "{...}");
+		return;
+	}
+	if (etype_byte_width(s->type) <= 0 || (!lit->data && lit->nbytes)) {
+		sb_puts(b, "{}");
+		return;
+	}
+	print_state ps;
+	memset(&ps, 0, sizeof ps);
+	ps.b = b;
+	ps.lit = lit;
+	ps.lb = oneline ? " " : "\n";
+	ps.oneline = oneline;
+	ps.rank = s->rank;
+	int64_t n;
+	if (!shape_element_count(s, &n) && n > 0 && !lit->data) {
+		sb_puts(b, "{}");
+		return;
+	}
+	print_dims(&ps, 0);
+}
+
+void literal_print(strbuf *b, const hloi_literal *lit, int with_shape, int oneline)
+{
+	print_rec(b, lit, with_shape, oneline);
+}
+
+/* --- conversion from the untyped tree --------------------------------------- */
+
+typedef struct conv {
+	hloi_context *ctx;
+	int src;
+	hloi_status st;  /* first failure */
+} conv;
+
+static void conv_fail(conv *c, hloi_status st)
+{
+	if (c->st == HLOI_OK)
+		c->st = st;
+}
+
+/* A span covering just the last byte of a node (its closing bracket). */
+static loc close_loc(loc at)
+{
+	loc l = at;
+	if (l.end > l.start)
+		l.start = l.end - 1;
+	return l;
+}
+
+static int is_int_token(const char *t)
+{
+	if (*t == '-' || *t == '+')
+		t++;
+	if (!*t)
+		return 0;
+	for (; *t; t++)
+		if (*t < '0' || *t > '9')
+			return 0;
+	return 1;
+}
+
+/* Writes an integer value (already range checked) into p. */
+static void store_int(etype t, int neg, uint64_t mag, void *p)
+{
+	uint64_t bits = neg ? (uint64_t)0 - mag : mag;
+	int w = etype_byte_width(t);
+	if (w == 1) {
+		uint8_t x = (uint8_t)bits;
+		memcpy(p, &x, 1);
+	} else if (w == 2) {
+		uint16_t x = (uint16_t)bits;
+		memcpy(p, &x, 2);
+	} else if (w == 4) {
+		uint32_t x = (uint32_t)bits;
+		memcpy(p, &x, 4);
+	} else if (w == 8) {
+		memcpy(p, &bits, 8);
+	}
+}
+
+static void store_float(etype t, double d, void *p)
+{
+	put_float_bits(t, d, p);
+}
+
+/* NaN with sign and fraction bits (payload) for a float type. */
+static void store_nan(etype t, int neg, uint64_t frac, void *p)
+{
+	switch (t) {
+	case ET_F16: {
+		uint16_t h = (uint16_t)((neg ? 0x8000u : 0u) | 0x7c00u | (uint16_t)frac);
+		memcpy(p, &h, 2);
+		break;
+	}
+	case ET_BF16: {
+		uint16_t h = (uint16_t)((neg ? 0x8000u : 0u) | 0x7f80u | (uint16_t)frac);
+		memcpy(p, &h, 2);
+		break;
+	}
+	case ET_F32: {
+		uint32_t u = (neg ? 0x80000000u : 0u) | 0x7f800000u | (uint32_t)frac;
+		memcpy(p, &u, 4);
+		break;
+	}
+	case ET_F64: {
+		uint64_t u = (neg ? UINT64_C(0x8000000000000000) : 0) | UINT64_C(0x7ff0000000000000) | frac;
+		memcpy(p, &u, 8);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int frac_bits(etype t)
+{
+	switch (t) {
+	case ET_F16:
+		return 10;
+	case ET_BF16:
+		return 7;
+	case ET_F32:
+		return 23;
+	case ET_F64:
+		return 52;
+	default:
+		return 0;
+	}
+}
+
+/* Largest finite value of a float type, as a double. */
+static double float_max(etype t)
+{
+	switch (t) {
+	case ET_F16:
+		return 65504.0;
+	case ET_BF16:
+		return (double)bf16_to_f32(0x7f7f);
+	case ET_F32:
+		return (double)FLT_MAX;
+	default:
+		return DBL_MAX;
+	}
+}
+
+/* Whether the double rounds to infinity in type t. */
+static int float_overflows(etype t, double d)
+{
+	switch (t) {
+	case ET_F16:
+		return (f64_to_f16(d) & 0x7fffu) == 0x7c00u;
+	case ET_BF16:
+		return (f64_to_bf16(d) & 0x7fffu) == 0x7f80u;
+	case ET_F32:
+		return isinf((float)d);
+	default:
+		return isinf(d);
+	}
+}
+
+static void conv_word_float(conv *c, const lit_node *n, etype t, void *p)
+{
+	const char *w = n->text;
+	int neg = 0;
+	if (*w == '-' || *w == '+') {
+		neg = *w == '-';
+		w++;
+	}
+	if (!strcmp(w, "inf")) {
+		store_float(t, neg ? -INFINITY : INFINITY, p);
+		return;
+	}
+	if (!strncmp(w, "nan", 3)) {
+		int fb = frac_bits(t);
+		uint64_t quiet = UINT64_C(1) << (fb - 1);
+		uint64_t mask = (UINT64_C(1) << fb) - 1;
+		if (w[3] == '\0') {
+			store_nan(t, neg, quiet, p);
+			return;
+		}
+		const char *h = w + 3;
+		if (h[0] == '(' && h[1] == '0' && (h[2] == 'x' || h[2] == 'X')) {
+			const char *digits = h + 3;
+			uint64_t payload = 0;
+			int nd = 0, big = 0;
+			for (; *digits && *digits != ')'; digits++, nd++) {
+				int v;
+				char ch = *digits;
+				if (ch >= '0' && ch <= '9')
+					v = ch - '0';
+				else if (ch >= 'a' && ch <= 'f')
+					v = ch - 'a' + 10;
+				else if (ch >= 'A' && ch <= 'F')
+					v = ch - 'A' + 10;
+				else
+					break;
+				if (payload >> 60)
+					big = 1;
+				payload = (payload << 4) | (uint64_t)v;
+			}
+			if (nd > 0 && digits[0] == ')' && digits[1] == '\0') {
+				if (big || payload > mask) {
+					diag_error(c->ctx, c->src, n->at,
+						   "NaN payload %.*s does not fit in the %d fraction bits of %s",
+						   nd + 2, h + 1, fb, etype_name(t));
+					conv_fail(c, HLOI_EPARSE);
+					return;
+				}
+				if (payload == 0) {
+					diag_error(c->ctx, c->src, n->at,
+						   "NaN payload must not be zero (that is infinity)");
+					conv_fail(c, HLOI_EPARSE);
+					return;
+				}
+				store_nan(t, neg, payload, p);
+				return;
+			}
+		}
+	}
+	diag_error(c->ctx, c->src, n->at, "expect floating point value for primitive type: %s",
+		   etype_name(t));
+	conv_fail(c, HLOI_EPARSE);
+}
+
+static void conv_number_float(conv *c, const lit_node *n, etype t, void *p)
+{
+	const char *txt = n->text;
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(txt, &end);
+	if (end == txt || *end != '\0') {
+		diag_error(c->ctx, c->src, n->at, "expect floating point value for primitive type: %s",
+			   etype_name(t));
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (errno == ERANGE && isinf(d)) {
+		diag_error(c->ctx, c->src, n->at,
+			   "Constant is out of range for double (+/-%g) and so is unparsable.", DBL_MAX);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (float_overflows(t, d)) {
+		double m = float_max(t);
+		diag_error(c->ctx, c->src, n->at,
+			   "value %g is out of range for literal's primitive type %s namely [%g, %g].", d,
+			   etype_name(t), -m, m);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	store_float(t, d, p);
+}
+
+/* Integer token -> sign and magnitude; 0 when it does not fit 64 bits. */
+static int parse_int_token(const char *t, int *neg, uint64_t *mag)
+{
+	*neg = 0;
+	if (*t == '-' || *t == '+') {
+		*neg = *t == '-';
+		t++;
+	}
+	uint64_t v = 0;
+	for (; *t; t++) {
+		uint64_t dgt = (uint64_t)(*t - '0');
+		if (v > (UINT64_MAX - dgt) / 10)
+			return 0;
+		v = v * 10 + dgt;
+	}
+	*mag = v;
+	return 1;
+}
+
+static void conv_int(conv *c, const lit_node *n, etype t, void *p)
+{
+	if (n->kind == LIT_WORD && (!strcmp(n->text, "true") || !strcmp(n->text, "false"))) {
+		store_int(t, 0, n->text[0] == 't', p);
+		return;
+	}
+	if (n->kind != LIT_NUMBER || !is_int_token(n->text)) {
+		diag_error(c->ctx, c->src, n->at, "expects integer for primitive type: %s", etype_name(t));
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	int neg;
+	uint64_t mag;
+	int fits = parse_int_token(n->text, &neg, &mag);
+	if (neg && mag == 0)
+		neg = 0;
+	if (t == ET_PRED) {
+		store_int(t, 0, fits && mag == 0 ? 0 : 1, p);
+		return;
+	}
+	int bits = etype_bit_width(t);
+	int ok;
+	char lo[32], hi[32];
+	if (etype_is_signed(t)) {
+		uint64_t maxpos = (UINT64_C(1) << (bits - 1)) - 1;
+		ok = fits && (neg ? mag <= maxpos + 1 : mag <= maxpos);
+		snprintf(lo, sizeof lo, "-%" PRIu64, maxpos + 1);
+		snprintf(hi, sizeof hi, "%" PRIu64, maxpos);
+	} else {
+		uint64_t max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+		ok = fits && !neg && mag <= max;
+		snprintf(lo, sizeof lo, "0");
+		snprintf(hi, sizeof hi, "%" PRIu64, max);
+	}
+	if (!ok) {
+		const char *shown = n->text[0] == '+' ? n->text + 1 : n->text;
+		diag_error(c->ctx, c->src, n->at,
+			   "value %s is out of range for literal's primitive type %s namely [%s, %s].",
+			   shown, etype_name(t), lo, hi);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	store_int(t, neg, mag, p);
+}
+
+static void conv_value(conv *c, const lit_node *n, etype t, void *p)
+{
+	if (t == ET_PRED || etype_is_integer(t)) {
+		conv_int(c, n, t, p);
+		return;
+	}
+	/* float types */
+	if (n->kind == LIT_NUMBER) {
+		conv_number_float(c, n, t, p);
+	} else if (!strcmp(n->text, "true") || !strcmp(n->text, "false")) {
+		store_float(t, n->text[0] == 't' ? 1.0 : 0.0, p);
+	} else {
+		conv_word_float(c, n, t, p);
+	}
+}
+
+typedef struct arr_conv {
+	conv *c;
+	hloi_literal *lit;
+	int rank;
+	const int64_t *dims;
+	int64_t idx[HLOI_MAX_RANK];
+} arr_conv;
+
+static void index_str(char *buf, size_t size, const int64_t *idx, int n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	len += (size_t)snprintf(buf + len, size - len, "[");
+	for (int i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, i ? ",%" PRId64 : "%" PRId64, idx[i]);
+	if (len < size)
+		snprintf(buf + len, size - len, "]");
+}
+
+/* Converts the list node `n` at nest level `level` (1 = outermost), which
+ * stands for dimension level-1. Returns 0 on error. */
+static int conv_list(arr_conv *a, const lit_node *n, int level)
+{
+	conv *c = a->c;
+	int d = level - 1;
+	int64_t want = a->dims[d];
+	char ibuf[HLOI_MAX_RANK * 24 + 4];
+	for (int i = 0; i < n->n; i++) {
+		const lit_node *k = n->kids[i];
+		a->idx[d] = i;
+		if (k->kind == LIT_LIST) {
+			if (level + 1 > a->rank) {
+				diag_error(c->ctx, c->src, k->at,
+					   "expects nested array in rank %d, but sees larger", a->rank);
+				return 0;
+			}
+			if (i + 1 > want) {
+				index_str(ibuf, sizeof ibuf, a->idx, d);
+				diag_error(c->ctx, c->src, k->at,
+					   "expects %" PRId64 " elements in the %sth element, but sees more",
+					   want, ibuf);
+				return 0;
+			}
+			if (!conv_list(a, k, level + 1))
+				return 0;
+		} else if (k->kind == LIT_ELIDED) {
+			diag_error(c->ctx, c->src, k->at,
+				   "expects `...` at nest level 1, but sees it at nest level %d", level + 1);
+			return 0;
+		} else if (k->kind == LIT_TUPLE) {
+			diag_error(c->ctx, c->src, k->at,
+				   "unexpected '(' in literal.  Parens are only valid for complex literals");
+			return 0;
+		} else {
+			if (level != a->rank) {
+				diag_error(c->ctx, c->src, k->at,
+					   "expects nested array in rank %d, but sees %d", a->rank, level);
+				return 0;
+			}
+			if (i + 1 > want) {
+				diag_error(c->ctx, c->src, k->at,
+					   "expects %" PRId64
+					   " elements on the minor-most dimension, but sees more",
+					   want);
+				return 0;
+			}
+			conv_value(c, k, a->lit->shape.type, literal_element(a->lit, a->idx));
+			if (c->st != HLOI_OK)
+				return 0;
+		}
+	}
+	a->idx[d] = 0;
+	if (n->n != want) {
+		index_str(ibuf, sizeof ibuf, a->idx, d);
+		diag_error(c->ctx, c->src, close_loc(n->at),
+			   "expects %" PRId64 " elements in the %sth element, but sees %d", want, ibuf, n->n);
+		return 0;
+	}
+	return 1;
+}
+
+/* Fills the already created literal `lit` from node `n`. */
+static void conv_fill(conv *c, hloi_literal *lit, const lit_node *n, int depth)
+{
+	const shape *s = &lit->shape;
+	if (depth > LIT_MAX_DEPTH) {
+		diag_error(c->ctx, c->src, n->at, "literal is nested too deeply");
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (shape_is_tuple(s)) {
+		if (n->kind != LIT_TUPLE) {
+			diag_error(c->ctx, c->src, n->at, "expects '(' in front of tuple elements");
+			conv_fail(c, HLOI_EPARSE);
+			return;
+		}
+		if ((size_t)n->n != lit->nelems) {
+			diag_error(c->ctx, c->src, n->at,
+				   "expects %zu elements in the tuple literal, but sees %d", lit->nelems, n->n);
+			conv_fail(c, HLOI_EPARSE);
+			return;
+		}
+		for (size_t i = 0; i < lit->nelems && c->st == HLOI_OK; i++)
+			conv_fill(c, lit->elems[i], n->kids[i], depth + 1);
+		return;
+	}
+	if (!etype_is_evaluated(s->type)) {
+		diag_error(c->ctx, c->src, n->at, "unsupported element type '%s'",
+			   etype_name(s->type) ? etype_name(s->type) : "?");
+		conv_fail(c, HLOI_EUNSUPPORTED);
+		return;
+	}
+	if (n->kind == LIT_TUPLE) {
+		diag_error(c->ctx, c->src, n->at,
+			   "unexpected '(' in literal.  Parens are only valid for complex literals");
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (s->rank == 0) {
+		if (n->kind == LIT_LIST || n->kind == LIT_ELIDED) {
+			diag_error(c->ctx, c->src, n->at, "expects nested array in rank 0, but sees larger");
+			conv_fail(c, HLOI_EPARSE);
+			return;
+		}
+		conv_value(c, n, s->type, lit->data);
+		return;
+	}
+	if (n->kind == LIT_ELIDED) {
+		lit->elided = 1;
+		return;
+	}
+	if (n->kind != LIT_LIST) {
+		diag_error(c->ctx, c->src, n->at, "expects nested array in rank %d, but sees 0", s->rank);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	arr_conv a;
+	memset(&a, 0, sizeof a);
+	a.c = c;
+	a.lit = lit;
+	a.rank = s->rank;
+	a.dims = s->dims;
+	if (!conv_list(&a, n, 1))
+		conv_fail(c, HLOI_EPARSE);
+}
+
+hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
+			      const shape *s)
+{
+	*out = NULL;
+	hloi_literal *lit = NULL;
+	hloi_status st = literal_create(&lit, s);
+	if (st != HLOI_OK) {
+		if (st == HLOI_EINVAL) {
+			strbuf b = STRBUF_INIT;
+			shape_print(&b, s, 0);
+			int64_t bytes;
+			if (!shape_is_tuple(s) && !shape_byte_size(s, &bytes) && bytes >= 0)
+				diag_error(ctx, src, tree->at, "literal of shape %s has an invalid layout",
+					   sb_str(&b));
+			else
+				diag_error(ctx, src, tree->at, "literal of shape %s is too large", sb_str(&b));
+			sb_free(&b);
+		}
+		return st;
+	}
+	conv c = { ctx, src, HLOI_OK };
+	conv_fill(&c, lit, tree, 0);
+	if (c.st != HLOI_OK) {
+		literal_destroy(lit);
+		return c.st;
+	}
+	*out = lit;
+	return HLOI_OK;
+}
