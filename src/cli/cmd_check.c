@@ -39,7 +39,7 @@ static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char 
 	int c;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_STRICT:
 			po->check.strict = 1;

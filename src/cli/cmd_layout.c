@@ -136,7 +136,7 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 	int c;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_INDEX:
 			index_text = optarg;

@@ -90,7 +90,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	int c;
 	optind = 0; /* full re-initialisation: commands may run several times */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		int64_t n;
 		switch (c) {
 		case OPT_INPUT: {

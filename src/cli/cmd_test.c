@@ -393,10 +393,10 @@ static void print_diff(FILE *f, const char *expected, const char *actual, const 
 	while (i < a.n || j < b.n) {
 		if (i < a.n && j < b.n && line_eq(&a, i, &b, j)) {
 			ops[n] = ' ', ai[n] = i++, bi[n++] = j++;
-		} else if (j < b.n && (i == a.n || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) {
-			ops[n] = '+', ai[n] = i, bi[n++] = j++;
-		} else {
+		} else if (i < a.n && (j == b.n || lcs[(i + 1) * w + j] >= lcs[i * w + j + 1])) {
 			ops[n] = '-', ai[n] = i++, bi[n++] = j;
+		} else {
+			ops[n] = '+', ai[n] = i, bi[n++] = j++;
 		}
 	}
 	fprintf(f, "--- %s\n+++ %s (actual)\n", gold, name);
@@ -474,7 +474,7 @@ int cmd_test(int argc, char **argv, cli_io *io)
 	int update = 0, c;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_UPDATE:
 			update = 1;

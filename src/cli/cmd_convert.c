@@ -1,0 +1,109 @@
+/* hloi convert: rewrite a program between HLO text, binary proto and proto
+ * text format (SPEC §6). */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: hloi convert IN OUT [options]\n"
+	"\n"
+	"Reads the program IN and writes it to OUT as HLO text (.hlo), an\n"
+	"XLA-compatible HloModuleProto (.pb) or the same in protobuf text format\n"
+	"(.pbtxt). IN may also be an HloProto or HloSnapshot. Formats come from\n"
+	"the file extensions; - is standard input or output. Like fmt, convert\n"
+	"does not type-check: a program hloi cannot run converts all the same.\n"
+	"\n"
+	"Options:\n"
+	"  --format FORMAT         hlo, pb or pbtxt: the format of IN\n"
+	"                          (default: by extension, else by content)\n"
+	"  --to FORMAT             hlo, pb or pbtxt: the format of OUT\n"
+	"                          (default: by extension; hlo for -)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Examples:\n"
+	"  hloi convert dump.pb dump.hlo\n"
+	"  hloi convert program.hlo program.pb\n"
+	"  hloi convert program.pbtxt - --to hlo\n";
+
+enum { OPT_FORMAT = 256, OPT_TO, OPT_COLOR };
+
+static const struct option options[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int cmd_convert(int argc, char **argv, cli_io *io)
+{
+	hloi_format from = HLOI_FORMAT_AUTO, to = HLOI_FORMAT_AUTO;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg, &from))
+				return cli_usage_error(io, "convert", "invalid --format '%s' (hlo, pb or pbtxt)",
+						       optarg);
+			break;
+		case OPT_TO:
+			if (cli_parse_format(optarg, &to) || to == HLOI_FORMAT_AUTO)
+				return cli_usage_error(io, "convert", "invalid --to '%s' (hlo, pb or pbtxt)", optarg);
+			break;
+		case OPT_COLOR:
+			if (cli_set_color(io, optarg))
+				return cli_usage_error(io, "convert", "invalid --color '%s' (auto, always or never)",
+						       optarg);
+			break;
+		case 'h':
+			fputs(help, io->out);
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error(io, "convert", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(io, "convert", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind < 2)
+		return cli_usage_error(io, "convert", "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
+	if (argc - optind > 2)
+		return cli_usage_error(io, "convert", "unexpected argument '%s'", argv[optind + 2]);
+	const char *in = argv[optind], *out = argv[optind + 1];
+	if (to == HLOI_FORMAT_AUTO) {
+		if (has_suffix(out, ".pb"))
+			to = HLOI_FORMAT_PB;
+		else if (has_suffix(out, ".pbtxt"))
+			to = HLOI_FORMAT_PBTXT;
+		else if (has_suffix(out, ".hlo") || has_suffix(out, ".txt") || strcmp(out, "-") == 0)
+			to = HLOI_FORMAT_HLO;
+		else
+			return cli_usage_error(io, "convert",
+					       "cannot tell the format of '%s'; name it .hlo, .pb or .pbtxt, or pass --to",
+					       out);
+	}
+
+	hloi_context *ctx = NULL;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	hloi_module *m = NULL;
+	hloi_status st = hloi_module_load(&m, ctx, in, from);
+	if (st == HLOI_OK)
+		st = hloi_module_save(m, ctx, out, to);
+	cli_print_diagnostics(io, ctx);
+	int rc = cli_exit_code(st);
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	return rc;
+}

@@ -1,0 +1,122 @@
+#!/bin/sh
+# Black-box tests of the hloi command line: exit codes (SPEC §7), help and
+# version, input and output files, and failures that golden files cannot
+# express (closed or full output, missing files). Usage: cli_test.sh HLOI TESTDATA
+set -u
+hloi=$1
+data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE DESCRIPTION -- COMMAND...: runs the command, checks the exit code.
+expect() {
+	code=$1; desc=$2; shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ]; then ok; else bad "$desc: exit $rc, expected $code"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+# contains FILE TEXT DESCRIPTION
+contains() {
+	if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" | head -5; fi
+}
+
+mpv="$data/sources/matrix_plus_vector.hlo"
+mpv_in="$data/sources/matrix_plus_vector.inputs"
+
+# --- help, version, usage errors (exit 2)
+expect 0 "--version" -- "$hloi" --version
+contains "$tmp/out" "hloi 0." "--version prints the version"
+expect 0 "--help" -- "$hloi" --help
+contains "$tmp/out" "usage: hloi COMMAND" "--help prints usage"
+for cmd in run check fmt layout test; do
+	expect 0 "$cmd --help" -- "$hloi" "$cmd" --help
+	contains "$tmp/out" "usage: hloi $cmd" "$cmd --help"
+	contains "$tmp/out" "Example:" "$cmd --help has an example"
+done
+expect 2 "no command" -- "$hloi"
+expect 2 "unknown command" -- "$hloi" frobnicate
+contains "$tmp/err" "unknown command 'frobnicate'" "unknown command message"
+contains "$tmp/err" "Try 'hloi --help'" "unknown command hint"
+expect 2 "unknown option" -- "$hloi" run --bogus "$mpv"
+contains "$tmp/err" "unknown option '--bogus'" "unknown option message"
+expect 2 "missing program" -- "$hloi" run
+expect 2 "bad --max-memory" -- "$hloi" run --max-memory 12Q "$mpv"
+expect 2 "bad --broadcast-mode" -- "$hloi" run --broadcast-mode torch "$mpv"
+expect 2 "two input sources" -- "$hloi" run "$mpv" --inputs "$mpv_in" --random-inputs
+expect 2 "parameters without inputs" -- "$hloi" run "$mpv"
+contains "$tmp/err" "give --input, --inputs or --random-inputs" "missing inputs message"
+expect 2 "layout without shape" -- "$hloi" layout
+
+# --- success (exit 0) and the README example
+expect 0 "run matrix plus vector" -- "$hloi" run "$mpv" --inputs "$mpv_in"
+printf 's32[2,3] {\n  { 8, 10, 12 },\n  { 11, 13, 15 }\n}\n' >"$tmp/want"
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "matrix plus vector output"; cat "$tmp/out"; fi
+expect 0 "check" -- "$hloi" check "$mpv"
+contains "$tmp/out" "ok" "check prints ok"
+expect 0 "program from stdin" -- sh -c "\"$hloi\" run - --inputs \"$mpv_in\" < \"$mpv\""
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "stdin program output"; fi
+
+# --- inputs one file per parameter, and random inputs are deterministic
+printf 's32[2,3] {{1,2,3},{4,5,6}}\n' >"$tmp/x.txt"
+printf 's32[3] {7,8,9}\n' >"$tmp/y.txt"
+expect 0 "--input per parameter" -- "$hloi" run "$mpv" --input "$tmp/x.txt" --input "$tmp/y.txt"
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--input output"; fi
+expect 0 "random inputs" -- "$hloi" run "$mpv" --random-inputs=7 --print-inputs
+cp "$tmp/out" "$tmp/r1"
+"$hloi" run "$mpv" --random-inputs=7 --print-inputs >"$tmp/r2" 2>/dev/null
+if cmp -s "$tmp/r1" "$tmp/r2"; then ok; else bad "random inputs are not deterministic"; fi
+contains "$tmp/r1" "** Argument 1 (y) **" "--print-inputs names the parameter"
+contains "$tmp/r1" "** Result **" "--print-inputs heads the result"
+
+# --- output files
+expect 0 "--output text" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/r.txt"
+if [ ! -s "$tmp/out" ] && cmp -s "$tmp/r.txt" "$tmp/want"; then ok; else bad "--output text file"; fi
+expect 0 "--output npy + --print" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/r.npy" --print
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--print with --output"; fi
+expect 0 "npy result as input" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/r.npy"
+
+# --- invalid input (exit 3)
+expect 3 "missing program file" -- "$hloi" run "$tmp/nope.hlo" --random-inputs
+contains "$tmp/err" "nope.hlo" "missing file is named"
+printf 'f32[3] {1,2,3}\n' >"$tmp/wrong.txt"
+expect 3 "input of the wrong shape" -- "$hloi" run "$mpv" --input "$tmp/wrong.txt" --input "$tmp/y.txt"
+contains "$tmp/err" "parameter 'x'" "wrong input names the parameter"
+printf 'garbage' >"$tmp/bad.npy"
+expect 3 "bad npy" -- "$hloi" run "$mpv" --input "$tmp/bad.npy" --input "$tmp/y.txt"
+printf 'HloModule m\nENTRY e {\n  ROOT r = f32[2] add(a, b)\n}\n' >"$tmp/undef.hlo"
+expect 3 "check of a bad program" -- "$hloi" check "$tmp/undef.hlo"
+contains "$tmp/err" "undef.hlo:3:" "diagnostic is located"
+expect 3 "NO_COLOR diagnostics are plain" -- env NO_COLOR=1 "$hloi" check "$tmp/undef.hlo" --color=auto
+if grep -q "$(printf '\033')" "$tmp/err"; then bad "colour with NO_COLOR"; else ok; fi
+expect 3 "forced colour" -- "$hloi" check "$tmp/undef.hlo" --color=always
+if grep -q "$(printf '\033')" "$tmp/err"; then ok; else bad "no colour with --color=always"; fi
+
+# --- runtime failures (exit 4)
+expect 4 "memory budget" -- "$hloi" run "$mpv" --inputs "$mpv_in" --max-memory 8
+contains "$tmp/err" "memory budget" "budget message"
+if [ -w /dev/full ]; then
+	expect 4 "full disk on stdout" -- sh -c "\"$hloi\" run \"$mpv\" --inputs \"$mpv_in\" > /dev/full"
+fi
+expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/no/such/dir/r.txt"
+
+# --- golden runner: a failing case gives exit 1, a diff and the summary line
+mkdir -p "$tmp/gold"
+cp "$mpv" "$tmp/gold/case.hlo"
+cp "$mpv_in" "$tmp/gold/case.inputs"
+printf 's32[2,3] {\n  { 0, 0, 0 },\n  { 11, 13, 15 }\n}\n' >"$tmp/gold/case.golden"
+expect 1 "golden mismatch" -- "$hloi" test "$tmp/gold"
+contains "$tmp/out" "-  { 0, 0, 0 }," "diff shows the expected line"
+contains "$tmp/out" "+  { 8, 10, 12 }," "diff shows the actual line"
+contains "$tmp/out" "0 passed, 1 failed" "summary line"
+expect 0 "golden --update" -- "$hloi" test --update "$tmp/gold"
+contains "$tmp/out" "updated $tmp/gold/case.golden" "--update says which file"
+expect 0 "golden after update" -- "$hloi" test "$tmp/gold"
+contains "$tmp/out" "1 passed, 0 failed" "summary after update"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
