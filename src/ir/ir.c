@@ -97,6 +97,9 @@ void module_destroy(module *m)
 	for (int i = 0; i < m->nvalues; i++)
 		literal_destroy(m->values[i]);
 	hloi_free(m->values);
+	for (int i = 0; i < m->nsnapshot_args; i++)
+		literal_destroy(m->snapshot_args[i]);
+	hloi_free(m->snapshot_args);
 	arena_release(&m->arena);
 	hloi_free(m);
 }

@@ -157,6 +157,9 @@ struct hloi_module {
 	hloi_broadcast_mode checked_mode;
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;
+	const char *filename;  /* for diagnostics without a source location */
+	int nsnapshot_args;    /* HloSnapshot arguments (owned here) */
+	hloi_literal **snapshot_args;
 };
 typedef struct hloi_module module;
 

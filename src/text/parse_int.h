@@ -1,0 +1,170 @@
+/* Internal interface between the HLO text grammar (grammar/hlo.l, hlo.y) and
+ * its driver (src/text/parse.c): the parser state the lexer and the actions
+ * share, token values, and the helpers the grammar actions call. */
+#ifndef HLOI_TEXT_PARSE_INT_H
+#define HLOI_TEXT_PARSE_INT_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/literal.h"
+#include "core/shape.h"
+#include "ir/ir.h"
+#include "util/arena.h"
+#include "util/diag.h"
+
+/* Brackets deeper than this are refused by the lexer, which bounds bison's
+ * stack and every recursion over parsed trees (literals, tuple shapes). */
+#define PARSE_MAX_DEPTH 1000
+/* Flex holds at most a handful of blocks at a time (scanner, buffer stack,
+ * buffer, its text). */
+#define PARSE_FLEX_BLOCKS 16
+
+/* The value of a token: spans are byte offsets into the source text. */
+typedef struct tokval {
+	size_t s, e;     /* the token's text (names without `%`, `:` or `=`) */
+	size_t vs, ve;   /* RAWATTR: the value's text */
+	uint64_t u;      /* INT: magnitude; TYPE: the etype */
+	int neg;         /* INT: written with a minus sign */
+	int ovf;         /* INT: does not fit in 64 bits */
+} tokval;
+
+/* Singly linked list in the arena (counts first so arrays are sized once). */
+typedef struct pnode {
+	struct pnode *next;
+	void *p;
+	int64_t i;
+	loc at;
+	int kind;
+	tokval tok;
+} pnode;
+
+typedef struct plist {
+	pnode *head, *tail;
+	int n;
+} plist;
+
+/* The light list for long lists of pointers (instructions, literal items). */
+typedef struct lnode {
+	struct lnode *next;
+	void *p;
+} lnode;
+
+typedef struct llist {
+	lnode *head, *tail;
+	int n;
+} llist;
+
+/* A `{...}` of layout items: `T(8,128)(2,1)`, `pad(3,5)`, ... */
+typedef struct layout_item {
+	tokval name;     /* IDENT, or s == e for `*(...)` / `#(...)` */
+	int sym;         /* '*' or '#' when not a word */
+	loc at;
+	plist groups;    /* of plist* (p), each a list of group items */
+} layout_item;
+
+/* One parsed attribute before it is sorted into the instruction. */
+enum attr_kind {
+	AK_RAW, AK_DIMENSIONS, AK_BCAST, AK_DIRECTION, AK_TYPE, AK_INDEX, AK_IOTA, AK_CALLEE
+};
+typedef struct attr_item {
+	int kind;
+	tokval name;     /* the name; RAWATTR also the value span */
+	loc at;          /* from the name to the end of the value */
+	loc vat;         /* the value */
+	plist ints;      /* int lists: each node's i and at */
+	tokval val;      /* IDENT / INT / callee name */
+} attr_item;
+
+/* `name(args)`: the part after the result shape. */
+enum opcall_kind { OC_PARAMETER, OC_CONSTANT, OC_GENERIC };
+typedef struct opcall {
+	int kind;
+	tokval op;
+	loc op_at;
+	loc call_at;     /* from the opcode to `)` */
+	tokval num;      /* parameter number */
+	loc num_at;
+	lit_node *lit;
+	plist operands;  /* nodes: tok = name, p = written shape* or NULL */
+} opcall;
+
+/* `(p: f32[2]) -> f32[2]` */
+typedef struct sigval {
+	plist params;    /* nodes: tok = label, p = shape* */
+	shape *result;
+	loc at;
+} sigval;
+
+typedef struct pstate {
+	hloi_context *ctx;
+	int src;
+	const char *text;
+	size_t len;
+	arena *a;
+	module *m;            /* module mode */
+	int start_token;      /* injected before the first real token */
+	int literal_mode;     /* `{` after a shape may start its value */
+
+	/* lexer */
+	size_t pos;           /* offset of the next byte */
+	int prev_tok;         /* kind of the previous token */
+	int before_tok;       /* and of the one before it */
+	int bol;              /* a newline was passed since the previous token */
+	int last_bol;         /* the previous token started a line */
+	int depth;            /* open brackets */
+	size_t bad_end;       /* end of the last invalid character reported */
+	size_t attr_start, attr_name_end, val_start, val_end;
+	int vdepth, vseen;
+	int skip;             /* error recovery: drop tokens up to a line start */
+	int fatal;            /* the lexer stopped; no syntax error to add */
+	int nsyntax;          /* syntax errors reported */
+	int oom;
+	jmp_buf jmp;          /* flex's fatal errors land here */
+	void *flex_live[PARSE_FLEX_BLOCKS]; /* flex's live allocations */
+	int nflex;
+
+	/* results */
+	int entry_seen;
+	llist comps;          /* of computation* */
+	char **comp_names;    /* hash set of their names (hloi_malloc'd) */
+	size_t comp_names_cap, comp_names_n;
+	llist lits;           /* literal mode: the values */
+	llist lit_shapes;     /* and their shapes */
+	shape *shape_out;
+	shape *free_shapes;   /* temporary shapes to reuse (linked through .tuple) */
+} pstate;
+
+/* Runs the scanner and the parser over st->text (grammar/hlo.l). Returns
+ * bison's result: 0 accepted, 1 syntax errors, 2 out of memory. */
+int hlo_text_run(pstate *st);
+
+/* --- helpers for the grammar actions (src/text/parse.c) ------------------- */
+
+void *p_alloc(pstate *st, size_t n);
+char *p_text(pstate *st, size_t s, size_t e);
+int p_push(pstate *st, plist *l, pnode **out);
+int p_lpush(pstate *st, llist *l, void *p);
+/* A zeroed shape from the free list or the arena; p_shape_free gives a
+ * temporary back once its value has been copied out. */
+shape *p_shape_new(pstate *st);
+void p_shape_free(pstate *st, shape *s);
+/* The INT token as int64; reports an error and returns nonzero when out of range. */
+int p_int64(pstate *st, const tokval *t, loc at, int64_t *out);
+
+/* Each returns 0, or -1 when out of memory (st->oom set). */
+int p_dim(pstate *st, shape **sp, const tokval *t, loc at, int kind);
+int p_array_shape(pstate *st, shape **out, shape *dims, etype t, loc at);
+int p_tuple_shape(pstate *st, shape **out, const llist *elems);
+int p_layout(pstate *st, shape *s, const plist *m2m, const llist *items, loc at);
+int p_lit_scalar(pstate *st, lit_node **out, int kind, loc at);
+int p_lit_list(pstate *st, lit_node **out, int kind, const llist *items, loc at);
+int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,
+	    shape *sh, opcall *oc, const llist *attrs, loc at);
+int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
+		  sigval *sig, const llist *instrs);
+int p_header(pstate *st, const tokval *name, const plist *attrs);
+int p_literal_entry(pstate *st, shape *s, lit_node *lit);
+
+#endif

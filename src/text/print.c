@@ -1,0 +1,170 @@
+/* Canonical HLO text printer: what was written, normalised so that printing
+ * a parse of the output gives the same output (one instruction per line, no
+ * operand shapes, literals in XLA's one-line spelling, comments dropped). */
+#include "text/print.h"
+
+#include <string.h>
+
+#include "core/types.h"
+
+/* Words the lexer reserves: such names need their `%` to read back. */
+static int reserved(const char *name)
+{
+	static const char *const words[] = { "HloModule", "ENTRY", "ROOT", "true", "false", "inf", "nan" };
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (!strcmp(words[i], name))
+			return 1;
+	return etype_from_name(name, strlen(name)) != ET_INVALID;
+}
+
+static void put_name(strbuf *b, const char *name)
+{
+	if (reserved(name))
+		sb_putc(b, '%');
+	sb_puts(b, name);
+}
+
+static void put_shape(strbuf *b, const shape *s)
+{
+	shape_print(b, s, 1);
+}
+
+static int has_list_kid(const lit_node *n)
+{
+	for (int i = 0; i < n->n; i++)
+		if (n->kids[i]->kind == LIT_LIST || n->kids[i]->kind == LIT_ELIDED)
+			return 1;
+	return 0;
+}
+
+/* `nested`: the node is an element of a list (so a leaf list is the
+ * innermost level of a rank >= 2 array, and a tuple is a complex number). */
+static void put_literal(strbuf *b, const lit_node *n, int nested)
+{
+	switch (n->kind) {
+	case LIT_NUMBER:
+	case LIT_WORD:
+		sb_puts(b, n->text);
+		return;
+	case LIT_ELIDED:
+		sb_puts(b, "{...}");
+		return;
+	case LIT_TUPLE:
+		if (n->n == 0) {
+			sb_puts(b, "()");
+			return;
+		}
+		sb_puts(b, nested ? "(" : "( ");
+		for (int i = 0; i < n->n; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			put_literal(b, n->kids[i], 0);
+		}
+		sb_puts(b, nested ? ")" : " )");
+		return;
+	case LIT_LIST:
+		break;
+	}
+	if (n->n == 0) {
+		sb_puts(b, "{}");
+		return;
+	}
+	int pad = has_list_kid(n) || (nested && n->n > 1);
+	sb_puts(b, pad ? "{ " : "{");
+	for (int i = 0; i < n->n; i++) {
+		if (i)
+			sb_puts(b, ", ");
+		put_literal(b, n->kids[i], 1);
+	}
+	sb_puts(b, pad ? " }" : "}");
+}
+
+static void put_ints(strbuf *b, const char *name, const int_list *l)
+{
+	sb_printf(b, ", %s={", name);
+	for (int i = 0; i < l->n; i++)
+		sb_printf(b, i ? ",%lld" : "%lld", (long long)l->v[i]);
+	sb_putc(b, '}');
+}
+
+static void put_instr(strbuf *b, const instr *in)
+{
+	sb_puts(b, in->is_root ? "  ROOT " : "  ");
+	put_name(b, in->name);
+	sb_puts(b, " = ");
+	if (in->has_shape) {
+		put_shape(b, &in->shape);
+		sb_putc(b, ' ');
+	}
+	sb_puts(b, opcode_name(in->op));
+	sb_putc(b, '(');
+	if (in->op == OP_PARAMETER) {
+		sb_printf(b, "%lld", (long long)in->parameter_number);
+	} else if (in->op == OP_CONSTANT && in->literal) {
+		put_literal(b, in->literal, 0);
+	} else {
+		for (int i = 0; i < in->nops; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			put_name(b, in->ops[i].name);
+		}
+	}
+	sb_putc(b, ')');
+	if (in->dimensions.present)
+		put_ints(b, "dimensions", &in->dimensions);
+	if (in->broadcast_dimensions.present)
+		put_ints(b, "broadcast_dimensions", &in->broadcast_dimensions);
+	if (in->direction != CMP_NONE)
+		sb_printf(b, ", direction=%s", cmp_direction_name(in->direction));
+	if (in->comparison_type != CMPT_NONE)
+		sb_printf(b, ", type=%s", cmp_type_name(in->comparison_type));
+	if (in->has_index)
+		sb_printf(b, ", index=%lld", (long long)in->index);
+	if (in->has_iota_dimension)
+		sb_printf(b, ", iota_dimension=%lld", (long long)in->iota_dimension);
+	if (in->callee_attr) {
+		sb_printf(b, ", %s=", in->callee_attr);
+		put_name(b, in->callee_name);
+	}
+	for (int i = 0; i < in->nraw; i++)
+		sb_printf(b, ", %s=%s", in->raw[i].name, in->raw[i].value);
+	sb_putc(b, '\n');
+}
+
+static void put_computation(strbuf *b, const computation *c)
+{
+	if (c->is_entry)
+		sb_puts(b, "ENTRY ");
+	put_name(b, c->name);
+	if (c->has_signature) {
+		sb_puts(b, " (");
+		for (int i = 0; i < c->nsig_params; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			sb_printf(b, "%s: ", c->sig_names[i]);
+			put_shape(b, &c->sig_shapes[i]);
+		}
+		sb_puts(b, ") -> ");
+		put_shape(b, &c->sig_result);
+	}
+	sb_puts(b, " {\n");
+	for (int i = 0; i < c->ninstrs; i++)
+		put_instr(b, c->instrs[i]);
+	sb_puts(b, "}\n");
+}
+
+void text_print_module(strbuf *b, const module *m)
+{
+	if (m->has_header) {
+		sb_puts(b, "HloModule ");
+		put_name(b, m->name);
+		for (int i = 0; i < m->nheader_attrs; i++)
+			sb_printf(b, ", %s=%s", m->header_attrs[i].name, m->header_attrs[i].value);
+		sb_puts(b, "\n\n");
+	}
+	for (int i = 0; i < m->ncomps; i++) {
+		if (i)
+			sb_putc(b, '\n');
+		put_computation(b, m->comps[i]);
+	}
+}
