@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs hloi from BUILD_DIR into a temporary prefix, then builds and runs
+# tests/example/example.c against the installed package twice: through
+# pkg-config and through a downstream CMake project (find_package).
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -eu
+build=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(find "$prefix" -name hloi.pc -path '*pkgconfig*' | head -n 1 | xargs dirname | xargs dirname)
+test -f "$prefix/include/hloi.h"
+test -x "$prefix/bin/hloi"
+
+echo "== pkg-config"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc -std=c11 -Wall -Wextra -pedantic -Werror $(pkg-config --cflags hloi) \
+	"$src/tests/example/example.c" -o "$tmp/example_pc" $(pkg-config --libs hloi)
+LD_LIBRARY_PATH="$libdir" "$tmp/example_pc"
+
+echo "== find_package(hloi CONFIG)"
+cmake -S "$src/tests/example" -B "$tmp/downstream" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$tmp/downstream" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$tmp/downstream/example"
+
+echo "== installed hloi binary"
+"$prefix/bin/hloi" --version
+echo "install test passed"
