@@ -1,0 +1,49 @@
+/* State shared by the checker's files: the module being checked, where its
+ * errors go, the options in force, and helpers that report located errors
+ * with shapes printed the way the messages need them. */
+#ifndef HLOI_CHECK_INTERNAL_H
+#define HLOI_CHECK_INTERNAL_H
+
+#include <stddef.h>
+
+#include "hloi.h"
+#include "ir/ir.h"
+#include "util/diag.h"
+
+/* Large enough for any shape printed without layout (16 dims of 20 digits). */
+#define CK_SHAPE_TEXT 512
+
+typedef struct checker {
+	module *m;
+	hloi_context *ctx;
+	const source *text;        /* m's source in ctx, or NULL */
+	int strict;
+	hloi_broadcast_mode mode;  /* XLA or NUMPY */
+	size_t nerrors;            /* type errors */
+	size_t nunsupported;       /* things hloi does not evaluate */
+	int oom;
+} checker;
+
+/* A type error / an unsupported feature at `at`; notes follow the error. */
+void ck_error(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
+void ck_unsupported(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
+void ck_note(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
+
+/* The shape as text without layout (`f32[2,3]`) in buf. Returns buf. */
+const char *ck_shape(char *buf, const shape *s);
+/* The span of an attribute `name={...}` given the span of its value (the
+ * span is returned as is when the text before it is not `name=`). */
+loc ck_attr_loc(const checker *c, loc value, const char *name);
+
+/* Binary op or compare: infers the result dims into `result` (element type
+ * and layout are the caller's business) and fills both operands' out_dim,
+ * following c->mode and c->strict. Reports errors; returns 0 when the shapes
+ * are fine. */
+int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rhs, shape *result);
+
+/* broadcast: checks `dimensions=` of `in` (operand shape `opnd`) against the
+ * result dims in `result` and fills the operand's out_dim. Returns 0 when
+ * fine. */
+int check_broadcast_shapes(checker *c, instr *in, const shape *opnd, const shape *result);
+
+#endif

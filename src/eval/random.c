@@ -1,0 +1,83 @@
+/* Deterministic pseudo-random inputs (--random-inputs): one splitmix64 stream
+ * per run, drawn parameter by parameter, each in logical row-major order, so
+ * the values do not depend on layouts. Floats are multiples of 1/8 in
+ * [-8, 8), signed ints in [-8, 8], unsigned in [0, 16], pred true/false. */
+#include <string.h>
+
+#include "core/half.h"
+#include "core/index.h"
+#include "eval/eval.h"
+#include "util/alloc.h"
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static void put(etype t, void *p, uint64_t r)
+{
+	float f = (float)((int)(r % 128) - 64) / 8.0f;
+	int64_t s = (int64_t)(r % 17) - 8;
+	uint64_t u = r % 17;
+	switch (t) {
+	case ET_PRED: { uint8_t v = (uint8_t)(r & 1); memcpy(p, &v, 1); break; }
+	case ET_S8: { int8_t v = (int8_t)s; memcpy(p, &v, sizeof v); break; }
+	case ET_S16: { int16_t v = (int16_t)s; memcpy(p, &v, sizeof v); break; }
+	case ET_S32: { int32_t v = (int32_t)s; memcpy(p, &v, sizeof v); break; }
+	case ET_S64: { memcpy(p, &s, sizeof s); break; }
+	case ET_U8: { uint8_t v = (uint8_t)u; memcpy(p, &v, sizeof v); break; }
+	case ET_U16: { uint16_t v = (uint16_t)u; memcpy(p, &v, sizeof v); break; }
+	case ET_U32: { uint32_t v = (uint32_t)u; memcpy(p, &v, sizeof v); break; }
+	case ET_U64: { memcpy(p, &u, sizeof u); break; }
+	case ET_F16: { uint16_t v = f32_to_f16(f); memcpy(p, &v, sizeof v); break; }
+	case ET_BF16: { uint16_t v = f32_to_bf16(f); memcpy(p, &v, sizeof v); break; }
+	case ET_F32: { memcpy(p, &f, sizeof f); break; }
+	case ET_F64: { double v = f; memcpy(p, &v, sizeof v); break; }
+	default: break;
+	}
+}
+
+hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m, hloi_context *ctx,
+			       uint64_t seed)
+{
+	*out = NULL;
+	*count = 0;
+	const computation *comp = m->entry;
+	if (!m->checked || !comp) {
+		diag_error_where(ctx, NULL, "the module must be checked before inputs are made for it");
+		return HLOI_EINVAL;
+	}
+	size_t n = (size_t)comp->nparams;
+	hloi_literal **lits = hloi_calloc(n ? n : 1, sizeof *lits);
+	if (!lits) {
+		diag_error_where(ctx, NULL, "out of memory");
+		return HLOI_ENOMEM;
+	}
+	uint64_t state = seed;
+	for (size_t i = 0; i < n; i++) {
+		const shape *s = &comp->params[i]->result;
+		hloi_status st = literal_create(&lits[i], s);
+		if (st != HLOI_OK) {
+			int64_t bytes = 0;
+			shape_byte_size(s, &bytes);
+			diag_error_where(ctx, NULL, "cannot allocate input %zu for parameter '%s' (%lld bytes)", i,
+					 comp->params[i]->name, (long long)bytes);
+			for (size_t k = 0; k < i; k++)
+				literal_destroy(lits[k]);
+			hloi_free(lits);
+			return st;
+		}
+		int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
+		if (shape_element_count(s, &elems) || elems == 0)
+			continue;
+		do
+			put(s->type, literal_element(lits[i], idx), splitmix64(&state));
+		while (index_next(s->rank, s->dims, idx));
+	}
+	*out = lits;
+	*count = n;
+	return HLOI_OK;
+}

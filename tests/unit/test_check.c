@@ -1,0 +1,835 @@
+/* Unit tests for the checker: every broadcasting rule of SPEC §3.1 with
+ * SOURCES.md A's examples (accepted result shapes, each rejection's exact
+ * message), NumPy mode with SOURCES.md C and D's examples, --strict, element
+ * type gates, compare types, names, parameters, declared shapes, layouts,
+ * the broadcast instruction and unsupported features. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "text/parse.h"
+#include "unit.h"
+
+/* --- helpers ------------------------------------------------------------------ */
+
+typedef struct checked {
+	hloi_context *ctx;
+	module *m;
+	hloi_status st;
+} checked;
+
+static hloi_status run_mode(checked *r, const char *text, int strict, hloi_broadcast_mode mode)
+{
+	memset(r, 0, sizeof *r);
+	CU_ASSERT_FATAL(hloi_context_new(&r->ctx) == HLOI_OK);
+	hloi_status st = text_parse_module(&r->m, r->ctx, "t.hlo", text, strlen(text));
+	if (st != HLOI_OK) {
+		hloi_context_print_diagnostics(r->ctx, stderr, 0);
+		fprintf(stderr, "in:\n%s\n", text);
+	}
+	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+	hloi_check_options o = { HLOI_CHECK_OPTIONS_VERSION, strict, mode };
+	r->st = check_module(r->m, r->ctx, &o);
+	return r->st;
+}
+
+static hloi_status run(checked *r, const char *text)
+{
+	return run_mode(r, text, 0, HLOI_BROADCAST_DEFAULT);
+}
+
+static void done(checked *r)
+{
+	module_destroy(r->m);
+	hloi_context_free(r->ctx);
+}
+
+/* The i-th diagnostic's message (any severity), or "" past the end. */
+static const char *diag_msg(const checked *r, size_t i)
+{
+	return i < r->ctx->ndiags ? r->ctx->diags[i].message : "";
+}
+
+static int diag_sev(const checked *r, size_t i)
+{
+	return i < r->ctx->ndiags ? (int)r->ctx->diags[i].severity : -1;
+}
+
+/* Everything hloi_context_print_diagnostics prints (caller frees). */
+static char *printed(checked *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CU_ASSERT_FATAL(f != NULL);
+	hloi_context_print_diagnostics(r->ctx, f, HLOI_DIAG_BASENAME);
+	fclose(f);
+	return buf;
+}
+
+static instr *find(const checked *r, const char *name)
+{
+	computation *c = r->m->entry;
+	for (int i = 0; i < c->ninstrs; i++)
+		if (strcmp(c->instrs[i]->name, name) == 0)
+			return c->instrs[i];
+	return NULL;
+}
+
+static char *shape_text(const shape *s, int with_layout)
+{
+	static char buf[256];
+	strbuf b = STRBUF_INIT;
+	shape_print(&b, s, with_layout);
+	snprintf(buf, sizeof buf, "%s", sb_str(&b));
+	sb_free(&b);
+	return buf;
+}
+
+/* A program `r = OP(a, b)` with a: lhs, b: rhs and an optional attribute. */
+static void binary_program(char *buf, size_t size, const char *op, const char *lhs, const char *rhs,
+			   const char *attr)
+{
+	snprintf(buf, size,
+		 "ENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n  ROOT r = %s(a, b)%s%s\n}\n", lhs,
+		 rhs, op, attr ? ", " : "", attr ? attr : "");
+}
+
+/* The binary op type-checks and its result is `expect` (printed without layout). */
+static void accept_mode(hloi_broadcast_mode mode, const char *op, const char *lhs, const char *rhs,
+			const char *attr, const char *expect)
+{
+	char text[512];
+	checked r;
+	binary_program(text, sizeof text, op, lhs, rhs, attr);
+	run_mode(&r, text, 0, mode);
+	CU_ASSERT_EQUAL(r.st, HLOI_OK);
+	if (r.st != HLOI_OK) {
+		fprintf(stderr, "\nrejected:\n%s", text);
+		hloi_context_print_diagnostics(r.ctx, stderr, 0);
+	} else {
+		const char *got = shape_text(&find(&r, "r")->result, 0);
+		CU_ASSERT_STRING_EQUAL(got, expect);
+		if (strcmp(got, expect) != 0)
+			fprintf(stderr, "\n%s: got %s, expected %s\n", text, got, expect);
+	}
+	done(&r);
+}
+
+static void accept(const char *lhs, const char *rhs, const char *attr, const char *expect)
+{
+	accept_mode(HLOI_BROADCAST_XLA, "add", lhs, rhs, attr, expect);
+}
+
+/* Rejected with exactly `msg` as the first error, followed by the note
+ * naming the operands when `note` is set. */
+static void reject_full(hloi_broadcast_mode mode, int strict, const char *op, const char *lhs,
+			const char *rhs, const char *attr, const char *msg, int note)
+{
+	char text[512];
+	checked r;
+	binary_program(text, sizeof text, op, lhs, rhs, attr);
+	run_mode(&r, text, strict, mode);
+	CU_ASSERT_EQUAL(r.st, HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), msg);
+	if (strcmp(diag_msg(&r, 0), msg) != 0)
+		fprintf(stderr, "\n%s: got '%s'\n  expected '%s'\n", text, diag_msg(&r, 0), msg);
+	if (note) {
+		char expect[512];
+		snprintf(expect, sizeof expect, "operands of %s: %s and %s", op, lhs, rhs);
+		CU_ASSERT_EQUAL(diag_sev(&r, 1), DIAG_NOTE);
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 1), expect);
+	}
+	done(&r);
+}
+
+static void reject(const char *lhs, const char *rhs, const char *attr, const char *msg)
+{
+	reject_full(HLOI_BROADCAST_XLA, 0, "add", lhs, rhs, attr, msg, 1);
+}
+
+static void reject_numpy(const char *lhs, const char *rhs, const char *msg)
+{
+	reject_full(HLOI_BROADCAST_NUMPY, 0, "add", lhs, rhs, NULL, msg, 1);
+}
+
+static void accept_numpy(const char *lhs, const char *rhs, const char *expect)
+{
+	accept_mode(HLOI_BROADCAST_NUMPY, "add", lhs, rhs, NULL, expect);
+}
+
+/* --- XLA's rules (SPEC §3.1, SOURCES.md A) ------------------------------------- */
+
+static void test_sources_a_accepted(void)
+{
+	/* matrix plus vector with broadcast_dimensions = (1) */
+	accept("f32[2,3]", "f32[3]", "broadcast_dimensions={1}", "f32[2,3]");
+	accept("f32[3]", "f32[2,3]", "broadcast_dimensions={1}", "f32[2,3]");
+	/* scalars need no specification */
+	accept("f32[2,3]", "f32[]", NULL, "f32[2,3]");
+	accept("f32[]", "f32[2,3]", NULL, "f32[2,3]");
+	accept("f32[]", "f32[2,3]", "broadcast_dimensions={}", "f32[2,3]");
+	accept("f32[]", "f32[]", NULL, "f32[]");
+	/* 3-vector and 3x3 matrix, both ways */
+	accept("f32[3,3]", "f32[3]", "broadcast_dimensions={1}", "f32[3,3]");
+	accept("f32[3,3]", "f32[3]", "broadcast_dimensions={0}", "f32[3,3]");
+	/* cuboid and matrix with a tuple */
+	accept("f32[2,3,4]", "f32[3,4]", "broadcast_dimensions={1,2}", "f32[2,3,4]");
+	/* the formal definition: MxNxPxQ with a vector and with TxV matrices */
+	accept("f32[2,3,4,5]", "f32[5]", "broadcast_dimensions={3}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[4]", "broadcast_dimensions={2}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[3]", "broadcast_dimensions={1}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[2]", "broadcast_dimensions={0}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[4,5]", "broadcast_dimensions={2,3}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[3,4]", "broadcast_dimensions={1,2}", "f32[2,3,4,5]");
+	accept("f32[2,3,4,5]", "f32[2,5]", "broadcast_dimensions={0,3}", "f32[2,3,4,5]");
+	/* degenerate dimensions */
+	accept("f32[2,1]", "f32[2,3]", NULL, "f32[2,3]");
+	accept("f32[1,2,5]", "f32[7,2,5]", NULL, "f32[7,2,5]");
+	accept("f32[7,2,5]", "f32[7,1,5]", NULL, "f32[7,2,5]");
+	accept("f32[2,1]", "f32[1,3]", NULL, "f32[2,3]");  /* outer operation */
+	accept("f32[2,3]", "f32[2,3]", "broadcast_dimensions={0,1}", "f32[2,3]");
+	/* composition */
+	accept("s32[4]", "s32[1,2]", "broadcast_dimensions={0}", "s32[4,2]");
+	accept("f32[1,2]", "f32[4,3,1]", "broadcast_dimensions={1,2}", "f32[4,3,2]");
+	/* shape inference's own table */
+	accept("f32[3]", "f32[4,3]", "broadcast_dimensions={1}", "f32[4,3]");
+	accept("f32[2,3]", "f32[2,3,4]", "broadcast_dimensions={0,1}", "f32[2,3,4]");
+	accept("f32[2,1]", "f32[2,3,4]", "broadcast_dimensions={0,2}", "f32[2,3,4]");
+	accept("f32[2,3]", "f32[2,1,4]", "broadcast_dimensions={0,1}", "f32[2,3,4]");
+	/* size-0 dims: 1 stretches to 0 */
+	accept("f32[0]", "f32[1]", NULL, "f32[0]");
+	accept("f32[2,0]", "f32[0]", "broadcast_dimensions={1}", "f32[2,0]");
+	accept("f32[1,0]", "f32[2,1]", NULL, "f32[2,0]");
+	/* every binary op and compare share the rules */
+	accept_mode(HLOI_BROADCAST_XLA, "multiply", "s32[2,3]", "s32[2]", "broadcast_dimensions={0}",
+		    "s32[2,3]");
+	accept_mode(HLOI_BROADCAST_XLA, "compare", "f32[2,3]", "f32[3]",
+		    "broadcast_dimensions={1}, direction=LT", "pred[2,3]");
+}
+
+static void test_sources_a_rejected(void)
+{
+	reject("f32[7,2,5]", "f32[7,2,6]", NULL, "Binary op add with incompatible shapes: f32[7,2,5] and f32[7,2,6].");
+	reject("f32[3]", "f32[4,3]", "broadcast_dimensions={0}",
+	       "Broadcast dimension 0 mismatch: 3 != 4; f32[3] and f32[4,3].");
+	reject("f32[4,3]", "f32[3]", "broadcast_dimensions={0}",
+	       "Broadcast dimension 0 mismatch: 3 != 4; f32[3] and f32[4,3].");
+	reject("f32[2,1]", "f32[2,3,4]", "broadcast_dimensions={1,2}",
+	       "Broadcast dimension 0 mismatch: 2 != 3; f32[2,1] and f32[2,3,4].");
+	/* matching V to N and T to P; V to both P and N */
+	reject("f32[2,3,4,5]", "f32[4,3]", "broadcast_dimensions={2,1}",
+	       "Broadcast dimensions order is wrong: 1 comes after 2.");
+	reject("f32[2,3,3,5]", "f32[3,3]", "broadcast_dimensions={2,2}",
+	       "Broadcast dimensions order is wrong: 2 comes after 2.");
+	reject("f32[2,3]", "f32[3]", "broadcast_dimensions={0,1}",
+	       "Size of broadcast_dimensions has to match lower-rank operand's rank; lower-rank operand's rank is 1, size of broadcast_dimensions is 2.");
+	reject("f32[2,3]", "f32[]", "broadcast_dimensions={0}",
+	       "Size of broadcast_dimensions has to match lower-rank operand's rank; lower-rank operand's rank is 0, size of broadcast_dimensions is 1.");
+	reject("f32[2,3,4]", "f32[4]", "broadcast_dimensions={3}",
+	       "Broadcast dimension number (3) too large; higher-rank operand has rank 3.");
+	reject("f32[2,3,4]", "f32[4]", "broadcast_dimensions={-1}",
+	       "Broadcast dimension number (-1) cannot be negative.");
+	/* checks run in order: count, entries, order, sizes */
+	reject("f32[2,3,4]", "f32[4,9]", "broadcast_dimensions={2,5}",
+	       "Broadcast dimension number (5) too large; higher-rank operand has rank 3.");
+	reject("f32[2,3,4]", "f32[4,9]", "broadcast_dimensions={2,1}",
+	       "Broadcast dimensions order is wrong: 1 comes after 2.");
+	reject("f32[2,3]", "f32[2,3]", "broadcast_dimensions={1,0}",
+	       "Broadcast dimensions field must either be not set or be the identity on binary operations with operands of the same rank.");
+	reject("f32[2,3]", "f32[2,3]", "broadcast_dimensions={0}",
+	       "Broadcast dimensions field must either be not set or be the identity on binary operations with operands of the same rank.");
+	reject("f32[3]", "f32[4,3]", NULL,
+	       "Shapes must be equal rank, but are f32[3] and f32[4,3]; did you mean broadcast_dimensions={1}?");
+	reject("f32[2,3]", "f32[2,3,4]", NULL, "Shapes must be equal rank, but are f32[2,3] and f32[2,3,4].");
+	reject("f32[3,4]", "f32[2,3,4]", NULL,
+	       "Shapes must be equal rank, but are f32[3,4] and f32[2,3,4]; did you mean broadcast_dimensions={1,2}?");
+	reject("f32[1]", "f32[5,4]", NULL,
+	       "Shapes must be equal rank, but are f32[1] and f32[5,4]; did you mean broadcast_dimensions={1}?");
+	reject("f32[3]", "f32[4,5]", NULL, "Shapes must be equal rank, but are f32[3] and f32[4,5].");
+	reject("f32[4,3]", "f32[4]", NULL, "Shapes must be equal rank, but are f32[4] and f32[4,3].");
+	reject("f32[0]", "f32[2]", NULL, "Binary op add with incompatible shapes: f32[0] and f32[2].");
+	reject_full(HLOI_BROADCAST_XLA, 0, "compare", "f32[2]", "f32[3]", "direction=EQ",
+		    "Binary op compare with incompatible shapes: f32[2] and f32[3].", 1);
+}
+
+static void test_element_types(void)
+{
+	reject_full(HLOI_BROADCAST_XLA, 0, "add", "f32[]", "s32[]", NULL,
+		    "Binary op add with different element types: f32[] and s32[].", 0);
+	reject_full(HLOI_BROADCAST_XLA, 0, "compare", "f32[2]", "f16[2]", "direction=EQ",
+		    "Binary op compare with different element types: f32[2] and f16[2].", 0);
+}
+
+static void test_out_dims(void)
+{
+	checked r;
+	char text[512];
+	binary_program(text, sizeof text, "add", "f32[2,1]", "f32[2,3,4]", "broadcast_dimensions={0,2}");
+	CU_ASSERT_EQUAL_FATAL(run(&r, text), HLOI_OK);
+	instr *in = find(&r, "r");
+	CU_ASSERT_STRING_EQUAL(shape_text(&in->result, 1), "f32[2,3,4]{2,1,0}");
+	CU_ASSERT_EQUAL(in->ops[0].out_dim[0], 0);
+	CU_ASSERT_EQUAL(in->ops[0].out_dim[1], 2);
+	for (int j = 0; j < 3; j++)
+		CU_ASSERT_EQUAL(in->ops[1].out_dim[j], j);
+	CU_ASSERT_PTR_EQUAL(in->ops[0].def, find(&r, "a"));
+	CU_ASSERT_PTR_EQUAL(in->ops[1].def, find(&r, "b"));
+	done(&r);
+
+	binary_program(text, sizeof text, "add", "f32[4,1]", "f32[3]", NULL);
+	CU_ASSERT_EQUAL_FATAL(run_mode(&r, text, 0, HLOI_BROADCAST_NUMPY), HLOI_OK);
+	in = find(&r, "r");
+	CU_ASSERT_STRING_EQUAL(shape_text(&in->result, 0), "f32[4,3]");
+	CU_ASSERT_EQUAL(in->ops[0].out_dim[0], 0);
+	CU_ASSERT_EQUAL(in->ops[0].out_dim[1], 1);
+	CU_ASSERT_EQUAL(in->ops[1].out_dim[0], 1);
+	done(&r);
+}
+
+/* --- NumPy mode (SPEC §3.2, SOURCES.md C and D) --------------------------------- */
+
+static void test_numpy_mode(void)
+{
+	accept_numpy("f32[3]", "f32[3]", "f32[3]");
+	accept_numpy("f32[3]", "f32[]", "f32[3]");
+	accept_numpy("f32[256,256,3]", "f32[3]", "f32[256,256,3]");
+	accept_numpy("f32[8,1,6,1]", "f32[7,1,5]", "f32[8,7,6,5]");
+	accept_numpy("f32[5,1]", "f32[1,6]", "f32[5,6]");
+	accept_numpy("f32[5,1]", "f32[6]", "f32[5,6]");
+	accept_numpy("f32[1,6]", "f32[]", "f32[1,6]");
+	accept_numpy("f32[5,4]", "f32[1]", "f32[5,4]");
+	accept_numpy("f32[5,4]", "f32[4]", "f32[5,4]");
+	accept_numpy("f32[15,3,5]", "f32[15,1,5]", "f32[15,3,5]");
+	accept_numpy("f32[15,3,5]", "f32[3,5]", "f32[15,3,5]");
+	accept_numpy("f32[15,3,5]", "f32[3,1]", "f32[15,3,5]");
+	accept_numpy("f32[4,3]", "f32[3]", "f32[4,3]");
+	accept_numpy("f32[4,1]", "f32[3]", "f32[4,3]");  /* a[:, np.newaxis] + b */
+	accept_numpy("f32[5,7,3]", "f32[5,7,3]", "f32[5,7,3]");
+	accept_numpy("f32[5,3,4,1]", "f32[3,1,1]", "f32[5,3,4,1]");
+	accept_numpy("f32[5,1,4,1]", "f32[3,1,1]", "f32[5,3,4,1]");
+	accept_numpy("f32[1]", "f32[3,1,7]", "f32[3,1,7]");
+	accept_numpy("f32[5,1,4,1]", "f32[3,1,2]", "f32[5,3,4,2]");
+	accept_numpy("f32[1,0]", "f32[2,1]", "f32[2,0]");
+	reject_numpy("f32[3]", "f32[4]", "operands could not be broadcast together with shapes (3,) (4,)");
+	reject_numpy("f32[2,1]", "f32[8,4,3]", "operands could not be broadcast together with shapes (2,1) (8,4,3)");
+	reject_numpy("f32[4,3]", "f32[4]", "operands could not be broadcast together with shapes (4,3) (4,)");
+	reject_numpy("f32[0]", "f32[2,2]", "operands could not be broadcast together with shapes (0,) (2,2)");
+	reject_numpy("f32[0]", "f32[2]", "operands could not be broadcast together with shapes (0,) (2,)");
+	reject_numpy("f32[5,2,4,1]", "f32[3,1,1]",
+		     "operands could not be broadcast together with shapes (5,2,4,1) (3,1,1)");
+	/* an explicit broadcast_dimensions still means XLA's rule */
+	accept_mode(HLOI_BROADCAST_NUMPY, "add", "f32[4,3]", "f32[4]", "broadcast_dimensions={0}", "f32[4,3]");
+	reject_full(HLOI_BROADCAST_NUMPY, 0, "add", "f32[3]", "f32[4,3]", "broadcast_dimensions={0}",
+		    "Broadcast dimension 0 mismatch: 3 != 4; f32[3] and f32[4,3].", 1);
+}
+
+static void test_mode_selection(void)
+{
+	const char *numpy = "HloModule m, broadcast_mode=numpy\n"
+			    "ENTRY e {\n  a = f32[4,3] parameter(0)\n  b = f32[3] parameter(1)\n"
+			    "  ROOT r = add(a, b)\n}\n";
+	checked r;
+	CU_ASSERT_EQUAL(run(&r, numpy), HLOI_OK);
+	CU_ASSERT_EQUAL(r.m->checked, 1);
+	CU_ASSERT_EQUAL(r.m->checked_mode, HLOI_BROADCAST_NUMPY);
+	done(&r);
+	/* the options override the header */
+	CU_ASSERT_EQUAL(run_mode(&r, numpy, 0, HLOI_BROADCAST_XLA), HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+			       "Shapes must be equal rank, but are f32[3] and f32[4,3]; did you mean broadcast_dimensions={1}?");
+	CU_ASSERT_EQUAL(r.m->checked, 0);
+	done(&r);
+	const char *plain = "ENTRY e {\n  a = f32[4,3] parameter(0)\n  ROOT r = add(a, a)\n}\n";
+	CU_ASSERT_EQUAL(run(&r, plain), HLOI_OK);
+	CU_ASSERT_EQUAL(r.m->checked_mode, HLOI_BROADCAST_XLA);
+	done(&r);
+}
+
+/* --- --strict --------------------------------------------------------------------- */
+
+static void test_strict(void)
+{
+	reject_full(HLOI_BROADCAST_XLA, 1, "add", "f32[2,3]", "f32[3]", "broadcast_dimensions={1}",
+		    "Implicit broadcast is not allowed in HLO. Found different shapes for instruction r; output: f32[2,3], operand: f32[3]",
+		    1);
+	reject_full(HLOI_BROADCAST_XLA, 1, "add", "f32[2,3]", "f32[]", NULL,
+		    "Implicit broadcast is not allowed in HLO. Found different shapes for instruction r; output: f32[2,3], operand: f32[]",
+		    1);
+	reject_full(HLOI_BROADCAST_XLA, 1, "compare", "f32[2,1]", "f32[2,3]", "direction=LT",
+		    "Implicit broadcast is not allowed in HLO. Found different shapes for instruction r; output: pred[2,3], operand: f32[2,1]",
+		    1);
+	checked r;
+	char text[512];
+	binary_program(text, sizeof text, "add", "f32[2,3]", "f32[2,3]", NULL);
+	CU_ASSERT_EQUAL(run_mode(&r, text, 1, HLOI_BROADCAST_DEFAULT), HLOI_OK);
+	done(&r);
+	/* broadcast may not stretch under --strict */
+	const char *stretch = "ENTRY e {\n  a = f32[1] parameter(0)\n"
+			      "  ROOT r = f32[2,3] broadcast(a), dimensions={1}\n}\n";
+	CU_ASSERT_EQUAL(run(&r, stretch), HLOI_OK);
+	done(&r);
+	CU_ASSERT_EQUAL(run_mode(&r, stretch, 1, HLOI_BROADCAST_DEFAULT), HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+			       "broadcast operand dimension 0 (size 1) does not match result dimension 1 (size 3)");
+	done(&r);
+}
+
+/* --- element type gates and compare (SPEC §4) ------------------------------------- */
+
+static void gate(const char *op, const char *type, const char *msg)
+{
+	char t[64];
+	snprintf(t, sizeof t, "%s[2]", type);
+	if (msg)
+		reject_full(HLOI_BROADCAST_XLA, 0, op, t, t, NULL, msg, 0);
+	else
+		accept_mode(HLOI_BROADCAST_XLA, op, t, t, NULL, t);
+}
+
+static void test_type_gates(void)
+{
+	static const char *const all[] = { "pred", "s8", "s16", "s32", "s64", "u8", "u16",
+					   "u32", "u64", "f16", "bf16", "f32", "f64" };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+		gate("add", all[i], NULL);
+		gate("multiply", all[i], NULL);
+		gate("maximum", all[i], NULL);
+		gate("minimum", all[i], NULL);
+	}
+	static const char *const arith[] = { "subtract", "divide", "remainder", "power", "atan2",
+					     "shift-left", "shift-right-arithmetic", "shift-right-logical" };
+	for (size_t i = 0; i < sizeof arith / sizeof *arith; i++) {
+		char msg[200];
+		snprintf(msg, sizeof msg,
+			 "Expected element type in shape to be arithmetic type for operation %s; got PRED.", arith[i]);
+		gate(arith[i], "pred", msg);
+	}
+	gate("subtract", "u8", NULL);
+	gate("divide", "bf16", NULL);
+	gate("remainder", "f64", NULL);
+	gate("power", "s64", NULL);
+	gate("and", "pred", NULL);
+	gate("or", "s8", NULL);
+	gate("xor", "u64", NULL);
+	gate("and", "f32", "Expected pred or integral type in argument to and/or/xor operation; got f32.");
+	gate("xor", "bf16", "Expected pred or integral type in argument to and/or/xor operation; got bf16.");
+	gate("shift-left", "s32", NULL);
+	gate("shift-right-logical", "u16", NULL);
+	gate("shift-left", "f32", "Expected integral type for operation shift-left; got f32.");
+	gate("shift-right-arithmetic", "f64",
+	     "Expected integral type for operation shift-right-arithmetic; got f64.");
+	gate("atan2", "f32", NULL);
+	gate("atan2", "f16", NULL);
+	gate("atan2", "s32", "Expected floating-point type for operation atan2; got s32.");
+	gate("atan2", "u8", "Expected floating-point type for operation atan2; got u8.");
+}
+
+static void compare_case(const char *type, const char *attrs, const char *msg)
+{
+	char t[64];
+	snprintf(t, sizeof t, "%s[2]", type);
+	if (msg) {
+		reject_full(HLOI_BROADCAST_XLA, 0, "compare", t, t, attrs, msg, 0);
+	} else {
+		char p[64];
+		snprintf(p, sizeof p, "pred[2]");
+		accept_mode(HLOI_BROADCAST_XLA, "compare", t, t, attrs, p);
+	}
+}
+
+static void test_compare(void)
+{
+	compare_case("f32", "direction=LT", NULL);
+	compare_case("f32", "direction=LT, type=FLOAT", NULL);
+	compare_case("f32", "direction=LT, type=TOTALORDER", NULL);
+	compare_case("bf16", "direction=EQ, type=TOTALORDER", NULL);
+	compare_case("s32", "direction=GE, type=SIGNED", NULL);
+	compare_case("u32", "direction=GE, type=UNSIGNED", NULL);
+	compare_case("pred", "direction=NE, type=UNSIGNED", NULL);
+	compare_case("pred", "direction=NE", NULL);
+	compare_case("f32", "direction=LT, type=SIGNED",
+		     "Expected comparison type FLOAT or TOTALORDER; actual: SIGNED, operand: f32[2].");
+	compare_case("s32", "direction=LT, type=UNSIGNED",
+		     "Expected comparison type SIGNED; actual: UNSIGNED, operand: s32[2].");
+	compare_case("s8", "direction=LT, type=FLOAT",
+		     "Expected comparison type SIGNED; actual: FLOAT, operand: s8[2].");
+	compare_case("u32", "direction=LT, type=SIGNED",
+		     "Expected comparison type UNSIGNED; actual: SIGNED, operand: u32[2].");
+	compare_case("pred", "direction=LT, type=TOTALORDER",
+		     "Expected comparison type UNSIGNED; actual: TOTALORDER, operand: pred[2].");
+	compare_case("f32", NULL, "attribute direction is expected but not seen");
+
+	/* the result is pred; a declared shape must say so */
+	checked r;
+	const char *bad = "ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] compare(a, a), direction=EQ\n}\n";
+	CU_ASSERT_EQUAL(run(&r, bad), HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "declared shape f32[2] does not match the inferred shape pred[2]");
+	done(&r);
+}
+
+/* --- names, operands, parameters --------------------------------------------------- */
+
+static void test_names(void)
+{
+	checked r;
+	char *out;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = add(x, %aparam)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:19: error: instruction does not exist: aparam\n"
+				    "  ROOT r = add(x, %aparam)\n"
+				    "                  ^~~~~~~\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n  x = f32[2] parameter(1)\n"
+				"  ROOT r = add(x, x)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:3: error: instruction already exists: x\n"
+				    "  x = f32[2] parameter(1)\n"
+				    "  ^\n"
+				    "t.hlo:2:3: note: previous definition of 'x' is here\n"
+				    "  x = f32[2] parameter(0)\n"
+				    "  ^\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n  z = add(x, y)\n"
+				"  ROOT y = add(x, x)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:14: error: instruction 'y' is used before its definition\n"
+				    "  z = add(x, y)\n"
+				    "             ^\n"
+				    "t.hlo:4:8: note: 'y' is defined here\n"
+				    "  ROOT y = add(x, x)\n"
+				    "       ^\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = add(x, x, x)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:12: error: add expects 2 operands, but has 3 operands\n"
+				    "  ROOT r = add(x, x, x)\n"
+				    "           ^~~\n");
+	free(out);
+	done(&r);
+
+	/* callees must exist (and call is not evaluated) */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n"
+				"  ROOT r = f32[2] call(x), to_apply=nowhere\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "computation does not exist: nowhere");
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 1), "unsupported opcode 'call'");
+	done(&r);
+
+	/* several errors in one run */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[2] parameter(0)\n  a = add(x, nope)\n"
+				"  b = add(x, also)\n  ROOT r = add(x, x)\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 1), "instruction does not exist: also");
+	done(&r);
+}
+
+static void test_parameters(void)
+{
+	checked r;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  b = f32[2] parameter(1)\n  a = s32[3] parameter(0)\n"
+				"  ROOT r = add(b, b)\n}\n"),
+			HLOI_OK);
+	CU_ASSERT_EQUAL(r.m->entry->nparams, 2);
+	CU_ASSERT_STRING_EQUAL(r.m->entry->params[0]->name, "a");
+	CU_ASSERT_STRING_EQUAL(r.m->entry->params[1]->name, "b");
+	CU_ASSERT_STRING_EQUAL(shape_text(&r.m->entry->params[0]->result, 1), "s32[3]{0}");
+	done(&r);
+
+	char *out;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(2)\n"
+				"  ROOT r = add(a, b)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:1:7: error: parameter numbers must be dense from 0: parameter 1 is missing\n"
+				    "ENTRY e {\n"
+				    "      ^\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(0)\n"
+				"  ROOT r = add(a, b)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:14: error: parameter number 0 is used twice\n"
+				    "  b = f32[2] parameter(0)\n"
+				    "             ^~~~~~~~~\n");
+	free(out);
+	done(&r);
+
+	/* a duplicate and a real gap */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(0)\n"
+				"  c = f32[2] parameter(2)\n  ROOT r = add(a, b)\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 1), "parameter numbers must be dense from 0: parameter 1 is missing");
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n"), HLOI_OK);
+	CU_ASSERT_EQUAL(r.m->entry->nparams, 0);
+	done(&r);
+}
+
+/* --- declared shapes and layouts ---------------------------------------------------- */
+
+static void test_declared_shapes(void)
+{
+	checked r;
+	char *out;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT r = f32[3,2]{0,1} add(a, a)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:12: error: declared shape f32[3,2] does not match the inferred shape f32[2,3]\n"
+				    "  ROOT r = f32[3,2]{0,1} add(a, a)\n"
+				    "           ^~~~~~~~~~~~~\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = s32[2] add(a, a)\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "declared shape s32[2] does not match the inferred shape f32[2]");
+	done(&r);
+
+	/* a written operand shape must match its definition */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = add(f32[3] a, f32[2]{0} a)\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 1);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+			       "The declared operand shape f32[3] is not compatible with the shape of the operand instruction f32[2].");
+	done(&r);
+
+	/* layouts: written ones become the result's, else the default */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,3]{0,1} parameter(0)\n  b = add(a, a)\n"
+				"  ROOT r = f32[2,3]{0,1:pad(3,5)} add(a, b)\n}\n"),
+			HLOI_OK);
+	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "a")->result, 1), "f32[2,3]{0,1}");
+	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "b")->result, 1), "f32[2,3]{1,0}");
+	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "r")->result, 1), "f32[2,3]{0,1:pad(3,5)}");
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2]{0,0} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:2:7: error: layout minor_to_major field has duplicate values: {0,0}; shape: f32[2,2]\n"
+				    "  a = f32[2,2]{0,0} parameter(0)\n"
+				    "      ^~~~~~~~~~~~~\n");
+	free(out);
+	done(&r);
+
+	/* the computation's signature */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e (a: f32[2]) -> f32[3] {\n  a = f32[2] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+			       "Shape of computation e, f32[3], is not compatible with that of its root instruction r, f32[2]");
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e (a: f32[2]) -> f32[2] {\n  a = f32[2] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_OK);
+	done(&r);
+}
+
+static void test_constants(void)
+{
+	checked r;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  c = s32[2,2]{0,1} constant({{1, 2}, {3, 4}})\n"
+				"  d = f32[] constant(1.5)\n  ROOT r = add(c, c)\n}\n"),
+			HLOI_OK);
+	instr *c = find(&r, "c");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c->value);
+	CU_ASSERT_EQUAL(r.m->nvalues, 2);
+	CU_ASSERT_STRING_EQUAL(shape_text(&c->value->shape, 1), "s32[2,2]{0,1}");
+	const int32_t *v = c->value->data;
+	CU_ASSERT_EQUAL(v[0], 1);  /* column-major buffer: 1 3 2 4 */
+	CU_ASSERT_EQUAL(v[1], 3);
+	CU_ASSERT_EQUAL(v[2], 2);
+	CU_ASSERT_EQUAL(v[3], 4);
+	/* checking again converts nothing twice */
+	CU_ASSERT_EQUAL(check_module(r.m, r.ctx, NULL), HLOI_OK);
+	CU_ASSERT_EQUAL(r.m->nvalues, 2);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  ROOT c = u8[2] constant({1, 300})\n}\n"), HLOI_ETYPE);
+	CU_ASSERT_EQUAL(r.m->checked, 0);
+	done(&r);
+}
+
+/* --- the broadcast instruction -------------------------------------------------------- */
+
+static void test_broadcast_instr(void)
+{
+	checked r;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[3] parameter(0)\n  s = f32[] parameter(1)\n"
+				"  b = f32[2,3] broadcast(a), dimensions={1}\n"
+				"  c = f32[2,3] broadcast(s), dimensions={}\n"
+				"  d = f32[2,3] broadcast(s)\n"
+				"  e = f32[3,2]{0,1} broadcast(a), dimensions={0}\n"
+				"  ROOT r = add(b, c)\n}\n"),
+			HLOI_OK);
+	CU_ASSERT_EQUAL(find(&r, "b")->ops[0].out_dim[0], 1);
+	CU_ASSERT_EQUAL(find(&r, "e")->ops[0].out_dim[0], 0);
+	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "e")->result, 1), "f32[3,2]{0,1}");
+	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "d")->result, 0), "f32[2,3]");
+	done(&r);
+
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+		{ "f32[2,3] broadcast(a), dimensions={0,1}",
+		  "broadcast dimensions={0,1} has 2 entries but the operand f32[3] has rank 1" },
+		{ "f32[2,3] broadcast(a), dimensions={2}", "broadcast dimension 2 out of range for result f32[2,3]" },
+		{ "f32[2,3] broadcast(a), dimensions={-1}", "broadcast dimension -1 out of range for result f32[2,3]" },
+		{ "f32[2,3] broadcast(a), dimensions={0}",
+		  "broadcast operand dimension 0 (size 3) does not match result dimension 0 (size 2)" },
+		{ "f32[2,3] broadcast(a)", "attribute dimensions is expected but not seen" },
+		{ "s32[2,3] broadcast(a), dimensions={1}",
+		  "declared shape s32[2,3] does not match the inferred shape f32[2,3]" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "ENTRY e {\n  a = f32[3] parameter(0)\n  ROOT r = %s\n}\n", bad[i].line);
+		CU_ASSERT_EQUAL(run(&r, text), HLOI_ETYPE);
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), bad[i].msg);
+		done(&r);
+	}
+	/* the caret covers the whole attribute */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[3] parameter(0)\n"
+				"  ROOT r = f32[2,3] broadcast(a), dimensions={0}\n}\n"),
+			HLOI_ETYPE);
+	char *out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:35: error: broadcast operand dimension 0 (size 3) does not match result dimension 0 (size 2)\n"
+				    "  ROOT r = f32[2,3] broadcast(a), dimensions={0}\n"
+				    "                                  ^~~~~~~~~~~~~~\n");
+	free(out);
+	done(&r);
+}
+
+/* --- carets of broadcasting errors ------------------------------------------------------ */
+
+static void test_carets(void)
+{
+	checked r;
+	char *out;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[4,3] parameter(0)\n  b = f32[3] parameter(1)\n"
+				"  ROOT r = add(a, b), broadcast_dimensions={0}\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:4:23: error: Broadcast dimension 0 mismatch: 3 != 4; f32[3] and f32[4,3].\n"
+				    "  ROOT r = add(a, b), broadcast_dimensions={0}\n"
+				    "                      ^~~~~~~~~~~~~~~~~~~~~~~~\n"
+				    "t.hlo:4:12: note: operands of add: f32[4,3] and f32[3]\n"
+				    "  ROOT r = add(a, b), broadcast_dimensions={0}\n"
+				    "           ^~~\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[4,3] parameter(0)\n  b = f32[3] parameter(1)\n"
+				"  ROOT r = multiply(b, a)\n}\n"),
+			HLOI_ETYPE);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:4:12: error: Shapes must be equal rank, but are f32[3] and f32[4,3]; did you mean broadcast_dimensions={1}?\n"
+				    "  ROOT r = multiply(b, a)\n"
+				    "           ^~~~~~~~\n"
+				    "t.hlo:4:12: note: operands of multiply: f32[3] and f32[4,3]\n"
+				    "  ROOT r = multiply(b, a)\n"
+				    "           ^~~~~~~~\n");
+	free(out);
+	done(&r);
+}
+
+/* --- unsupported features ------------------------------------------------------------------ */
+
+static void test_unsupported(void)
+{
+	checked r;
+	char *out;
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(a, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'dot'\n"
+				    "  ROOT d = f32[2,2] dot(a, a)\n"
+				    "                    ^~~\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = c64[2] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	out = printed(&r);
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:2:7: error: unsupported element type 'c64'\n"
+				    "  a = c64[2] parameter(0)\n"
+				    "      ^~~~~~\n");
+	free(out);
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[<=4]");
+	done(&r);
+
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported tiled layout");
+	done(&r);
+
+	/* several unsupported things are all reported; a type error makes it ETYPE */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = c64[2] parameter(1)\n"
+				"  d = f32[2,2] dot(a, a)\n  ROOT r = add(d, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  d = f32[2,2] dot(a, a)\n"
+				"  ROOT r = add(d, a), broadcast_dimensions={1,0}\n}\n"),
+			HLOI_ETYPE);
+	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
+	done(&r);
+}
+
+static const unit_test xla_tests[] = {
+	{ "sources_a_accepted", test_sources_a_accepted },
+	{ "sources_a_rejected", test_sources_a_rejected },
+	{ "element_types", test_element_types },
+	{ "out_dims", test_out_dims },
+	{ "carets", test_carets },
+	{ NULL, NULL },
+};
+
+static const unit_test mode_tests[] = {
+	{ "numpy_mode", test_numpy_mode },
+	{ "mode_selection", test_mode_selection },
+	{ "strict", test_strict },
+	{ NULL, NULL },
+};
+
+static const unit_test type_tests[] = {
+	{ "type_gates", test_type_gates },
+	{ "compare", test_compare },
+	{ NULL, NULL },
+};
+
+static const unit_test ir_tests[] = {
+	{ "names", test_names },
+	{ "parameters", test_parameters },
+	{ "declared_shapes", test_declared_shapes },
+	{ "constants", test_constants },
+	{ "broadcast_instr", test_broadcast_instr },
+	{ "unsupported", test_unsupported },
+	{ NULL, NULL },
+};
+
+const unit_suite unit_suites[] = {
+	{ "broadcast_xla", xla_tests },
+	{ "broadcast_modes", mode_tests },
+	{ "types", type_tests },
+	{ "ir", ir_tests },
+	{ NULL, NULL },
+};

@@ -1,0 +1,841 @@
+/* Unit tests for evaluation: the per-element semantics of eval/scalar.h for
+ * every op and evaluated type (SPEC §4's edge cases, exact bits for floats),
+ * and the reference engine on SOURCES.md A's examples, layouts, padding,
+ * inputs, the memory budget and random inputs. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "core/half.h"
+#include "core/index.h"
+#include "core/literal.h"
+#include "eval/eval.h"
+#include "eval/scalar.h"
+#include "text/parse.h"
+#include "unit.h"
+#include "util/alloc.h"
+
+/* --- bit helpers ------------------------------------------------------------ */
+
+static float f32b(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static uint32_t bf32(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static double f64b(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, sizeof d);
+	return d;
+}
+
+static uint64_t bf64(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof u);
+	return u;
+}
+
+#define F32_NAN 0x7FC00000u
+#define F32_NAN_P 0x7FC00001u  /* a NaN with a payload */
+#define F32_NNAN 0xFFC00000u
+#define F32_INF 0x7F800000u
+#define F32_NINF 0xFF800000u
+#define F32_NZERO 0x80000000u
+
+/* Binary op on f32 bit patterns, result as bits. */
+#define F32OP(op, a, b) bf32(sc_##op##_F32(f32b(a), f32b(b)))
+#define F64OP(op, a, b) bf64(sc_##op##_F64(f64b(a), f64b(b)))
+
+/* --- integers ---------------------------------------------------------------- */
+
+static void test_int_wraparound(void)
+{
+	CU_ASSERT_EQUAL(sc_add_S32(INT32_MAX, 1), INT32_MIN);
+	CU_ASSERT_EQUAL(sc_add_S8(127, 1), -128);
+	CU_ASSERT_EQUAL(sc_add_S16(INT16_MAX, INT16_MAX), -2);
+	CU_ASSERT_EQUAL(sc_add_S64(INT64_MAX, 1), INT64_MIN);
+	CU_ASSERT_EQUAL(sc_add_U8(255, 1), 0);
+	CU_ASSERT_EQUAL(sc_add_U64(UINT64_MAX, 2), 1);
+	CU_ASSERT_EQUAL(sc_subtract_S32(INT32_MIN, 1), INT32_MAX);
+	CU_ASSERT_EQUAL(sc_subtract_U32(0, 1), UINT32_MAX);
+	CU_ASSERT_EQUAL(sc_subtract_S64(INT64_MIN, 1), INT64_MAX);
+	CU_ASSERT_EQUAL(sc_multiply_S32(65536, 65536), 0);
+	CU_ASSERT_EQUAL(sc_multiply_S32(INT32_MIN, -1), INT32_MIN);
+	CU_ASSERT_EQUAL(sc_multiply_S8(-128, -1), -128);
+	CU_ASSERT_EQUAL(sc_multiply_U16(65535, 65535), 1);
+	CU_ASSERT_EQUAL(sc_multiply_S64(INT64_MAX, 2), -2);
+	CU_ASSERT_EQUAL(sc_multiply_S16(-3, 7), -21);
+}
+
+static void test_int_divide_remainder(void)
+{
+	CU_ASSERT_EQUAL(sc_divide_S32(7, 2), 3);
+	CU_ASSERT_EQUAL(sc_divide_S32(-7, 2), -3);
+	CU_ASSERT_EQUAL(sc_divide_S32(7, -2), -3);
+	CU_ASSERT_EQUAL(sc_divide_S32(5, 0), -1);
+	CU_ASSERT_EQUAL(sc_divide_S32(-5, 0), -1);
+	CU_ASSERT_EQUAL(sc_divide_S32(0, 0), -1);
+	CU_ASSERT_EQUAL(sc_divide_S32(INT32_MIN, -1), INT32_MIN);
+	CU_ASSERT_EQUAL(sc_divide_S8(-128, -1), -128);
+	CU_ASSERT_EQUAL(sc_divide_S16(INT16_MIN, -1), INT16_MIN);
+	CU_ASSERT_EQUAL(sc_divide_S64(INT64_MIN, -1), INT64_MIN);
+	CU_ASSERT_EQUAL(sc_divide_S64(9, -1), -9);
+	CU_ASSERT_EQUAL(sc_divide_U32(5, 0), UINT32_MAX);
+	CU_ASSERT_EQUAL(sc_divide_U8(200, 0), 255);
+	CU_ASSERT_EQUAL(sc_divide_U64(7, 0), UINT64_MAX);
+	CU_ASSERT_EQUAL(sc_divide_U8(255, 255), 1);  /* not mistaken for -1 */
+	CU_ASSERT_EQUAL(sc_divide_U16(65535, 2), 32767);
+
+	CU_ASSERT_EQUAL(sc_remainder_S32(7, 3), 1);
+	CU_ASSERT_EQUAL(sc_remainder_S32(-7, 3), -1);
+	CU_ASSERT_EQUAL(sc_remainder_S32(7, -3), 1);
+	CU_ASSERT_EQUAL(sc_remainder_S32(-7, -3), -1);
+	CU_ASSERT_EQUAL(sc_remainder_S32(5, 0), 5);
+	CU_ASSERT_EQUAL(sc_remainder_S32(-5, 0), -5);
+	CU_ASSERT_EQUAL(sc_remainder_S32(INT32_MIN, -1), 0);
+	CU_ASSERT_EQUAL(sc_remainder_S8(-128, -1), 0);
+	CU_ASSERT_EQUAL(sc_remainder_S64(INT64_MIN, -1), 0);
+	CU_ASSERT_EQUAL(sc_remainder_U8(7, 0), 7);
+	CU_ASSERT_EQUAL(sc_remainder_U8(255, 255), 0);
+	CU_ASSERT_EQUAL(sc_remainder_U32(UINT32_MAX, 10), 5);
+}
+
+static void test_int_shifts(void)
+{
+	CU_ASSERT_EQUAL(sc_shift_left_S32(1, 31), INT32_MIN);
+	CU_ASSERT_EQUAL(sc_shift_left_S32(1, 32), 0);
+	CU_ASSERT_EQUAL(sc_shift_left_S32(1, -1), 0);  /* amount read as unsigned */
+	CU_ASSERT_EQUAL(sc_shift_left_S32(-1, 4), -16);
+	CU_ASSERT_EQUAL(sc_shift_left_S8(1, 7), -128);
+	CU_ASSERT_EQUAL(sc_shift_left_S8(3, 7), -128);
+	CU_ASSERT_EQUAL(sc_shift_left_U8(0xFF, 4), 0xF0);
+	CU_ASSERT_EQUAL(sc_shift_left_U8(1, 8), 0);
+	CU_ASSERT_EQUAL(sc_shift_left_U16(0xFFFF, 15), 0x8000);
+	CU_ASSERT_EQUAL(sc_shift_left_U64(1, 63), (uint64_t)1 << 63);
+	CU_ASSERT_EQUAL(sc_shift_left_U64(1, 64), 0);
+	CU_ASSERT_EQUAL(sc_shift_left_S64(1, 63), INT64_MIN);
+
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(-8, 1), -4);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(-8, 40), -1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(8, 40), 0);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(-1, -1), -1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(INT32_MIN, 31), -1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S32(INT32_MAX, 30), 1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S8(-128, 7), -1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S64(INT64_MIN, 63), -1);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S64(-5, 0), -5);
+	/* unsigned: the bits read as two's complement (XLA) */
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_U8(0x80, 1), 0xC0);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_U8(0x80, 8), 0xFF);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_U8(0x40, 8), 0);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_U32(0x80000000u, 4), 0xF8000000u);
+
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S32(-8, 1), 0x7FFFFFFC);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S32(-8, 32), 0);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S32(-8, -1), 0);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S8(-1, 4), 0x0F);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_U8(0x80, 7), 1);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_U64(UINT64_MAX, 63), 1);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S16(INT16_MIN, 15), 1);
+}
+
+static void test_int_power(void)
+{
+	CU_ASSERT_EQUAL(sc_power_S32(2, 10), 1024);
+	CU_ASSERT_EQUAL(sc_power_S32(0, 0), 1);
+	CU_ASSERT_EQUAL(sc_power_S32(5, 0), 1);
+	CU_ASSERT_EQUAL(sc_power_S32(0, 5), 0);
+	CU_ASSERT_EQUAL(sc_power_S32(2, -1), 0);
+	CU_ASSERT_EQUAL(sc_power_S32(1, -5), 1);
+	CU_ASSERT_EQUAL(sc_power_S32(-1, -1), 0);  /* XLA: negative exponent, base != 1 */
+	CU_ASSERT_EQUAL(sc_power_S32(-1, 3), -1);
+	CU_ASSERT_EQUAL(sc_power_S32(-2, 3), -8);
+	CU_ASSERT_EQUAL(sc_power_S32(2, 31), INT32_MIN);
+	CU_ASSERT_EQUAL(sc_power_S32(2, 32), 0);
+	CU_ASSERT_EQUAL(sc_power_S32(3, 40), 689956897);  /* 3^40 mod 2^32 */
+	CU_ASSERT_EQUAL(sc_power_S8(-128, 0), 1);
+	CU_ASSERT_EQUAL(sc_power_S8(2, 7), -128);
+	CU_ASSERT_EQUAL(sc_power_U8(3, 5), 243);
+	CU_ASSERT_EQUAL(sc_power_U8(3, 6), 217);  /* 729 mod 256 */
+	CU_ASSERT_EQUAL(sc_power_U8(0, 0), 1);
+	CU_ASSERT_EQUAL(sc_power_U32(2, 0xFFFFFFFFu), 0);
+	CU_ASSERT_EQUAL(sc_power_U64(3, 3), 27);
+	CU_ASSERT_EQUAL(sc_power_S64(10, 18), 1000000000000000000LL);
+	CU_ASSERT_EQUAL(sc_power_S64(2, 64), 0);
+}
+
+static void test_int_minmax_bitwise(void)
+{
+	CU_ASSERT_EQUAL(sc_maximum_S8(-1, 1), 1);
+	CU_ASSERT_EQUAL(sc_minimum_S8(-1, 1), -1);
+	CU_ASSERT_EQUAL(sc_maximum_U8(255, 1), 255);
+	CU_ASSERT_EQUAL(sc_minimum_U8(255, 1), 1);
+	CU_ASSERT_EQUAL(sc_maximum_S64(INT64_MIN, INT64_MAX), INT64_MAX);
+	CU_ASSERT_EQUAL(sc_minimum_U64(UINT64_MAX, 0), 0);
+	CU_ASSERT_EQUAL(sc_and_U8(0xF0, 0x3C), 0x30);
+	CU_ASSERT_EQUAL(sc_or_U8(0xF0, 0x3C), 0xFC);
+	CU_ASSERT_EQUAL(sc_xor_U8(0xF0, 0x3C), 0xCC);
+	CU_ASSERT_EQUAL(sc_and_S32(-1, 0x1234), 0x1234);
+	CU_ASSERT_EQUAL(sc_or_S16(INT16_MIN, 1), INT16_MIN + 1);
+	CU_ASSERT_EQUAL(sc_xor_S64(-1, 0), -1);
+}
+
+static void test_int_compare(void)
+{
+	CU_ASSERT_EQUAL(sc_compare_S32(-1, 1, CMP_LT, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_S32(-1, 1, CMP_GT, CMPT_SIGNED), 0);
+	CU_ASSERT_EQUAL(sc_compare_S32(-1, 1, CMP_LT, CMPT_UNSIGNED), 0);
+	CU_ASSERT_EQUAL(sc_compare_S32(3, 3, CMP_EQ, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_S32(3, 3, CMP_NE, CMPT_SIGNED), 0);
+	CU_ASSERT_EQUAL(sc_compare_S32(3, 3, CMP_LE, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_S32(3, 3, CMP_GE, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_S8(-128, 127, CMP_LT, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_S64(INT64_MIN, 0, CMP_LT, CMPT_SIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_U32(UINT32_MAX, 1, CMP_GT, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_U8(200, 100, CMP_GE, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_U64(UINT64_MAX, 0, CMP_LT, CMPT_UNSIGNED), 0);
+}
+
+static void test_pred(void)
+{
+	CU_ASSERT_EQUAL(sc_add_PRED(1, 1), 1);
+	CU_ASSERT_EQUAL(sc_add_PRED(1, 0), 1);
+	CU_ASSERT_EQUAL(sc_add_PRED(0, 0), 0);
+	CU_ASSERT_EQUAL(sc_add_PRED(2, 0), 1);  /* any nonzero byte is true */
+	CU_ASSERT_EQUAL(sc_multiply_PRED(1, 1), 1);
+	CU_ASSERT_EQUAL(sc_multiply_PRED(1, 0), 0);
+	CU_ASSERT_EQUAL(sc_multiply_PRED(2, 4), 1);
+	CU_ASSERT_EQUAL(sc_maximum_PRED(0, 1), 1);
+	CU_ASSERT_EQUAL(sc_maximum_PRED(0, 0), 0);
+	CU_ASSERT_EQUAL(sc_minimum_PRED(0, 1), 0);
+	CU_ASSERT_EQUAL(sc_minimum_PRED(1, 1), 1);
+	CU_ASSERT_EQUAL(sc_and_PRED(1, 0), 0);
+	CU_ASSERT_EQUAL(sc_and_PRED(1, 1), 1);
+	CU_ASSERT_EQUAL(sc_or_PRED(1, 0), 1);
+	CU_ASSERT_EQUAL(sc_or_PRED(0, 0), 0);
+	CU_ASSERT_EQUAL(sc_xor_PRED(1, 1), 0);
+	CU_ASSERT_EQUAL(sc_xor_PRED(1, 0), 1);
+	CU_ASSERT_EQUAL(sc_xor_PRED(2, 1), 0);
+	CU_ASSERT_EQUAL(sc_compare_PRED(0, 1, CMP_LT, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_PRED(1, 0, CMP_GT, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_PRED(1, 2, CMP_EQ, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_compare_PRED(0, 0, CMP_NE, CMPT_UNSIGNED), 0);
+}
+
+/* --- floats -------------------------------------------------------------------- */
+
+static void test_f32_arith(void)
+{
+	CU_ASSERT_EQUAL(F32OP(add, bf32(0.1f), bf32(0.2f)), 0x3E99999Au);
+	CU_ASSERT_EQUAL(F32OP(add, F32_INF, F32_NINF) & 0x7F800000u, 0x7F800000u);
+	CU_ASSERT_TRUE(isnan(sc_add_F32(f32b(F32_INF), f32b(F32_NINF))));
+	CU_ASSERT_EQUAL(F32OP(subtract, bf32(1.0f), bf32(1.0f)), 0u);
+	CU_ASSERT_EQUAL(F32OP(multiply, F32_NZERO, bf32(3.0f)), F32_NZERO);
+	CU_ASSERT_EQUAL(F32OP(divide, bf32(1.0f), 0u), F32_INF);
+	CU_ASSERT_EQUAL(F32OP(divide, bf32(-1.0f), 0u), F32_NINF);
+	CU_ASSERT_EQUAL(F32OP(divide, bf32(1.0f), F32_NZERO), F32_NINF);
+	CU_ASSERT_TRUE(isnan(sc_divide_F32(0.0f, 0.0f)));
+	CU_ASSERT_EQUAL(sc_divide_F32(7.0f, 2.0f), 3.5f);
+	/* remainder = fmod: the dividend's sign */
+	CU_ASSERT_EQUAL(sc_remainder_F32(5.5f, 2.0f), 1.5f);
+	CU_ASSERT_EQUAL(sc_remainder_F32(-5.5f, 2.0f), -1.5f);
+	CU_ASSERT_EQUAL(sc_remainder_F32(5.5f, -2.0f), 1.5f);
+	CU_ASSERT_EQUAL(F32OP(remainder, F32_NZERO, bf32(2.0f)), F32_NZERO);
+	CU_ASSERT_TRUE(isnan(sc_remainder_F32(1.0f, 0.0f)));
+	CU_ASSERT_TRUE(isnan(sc_remainder_F32(f32b(F32_INF), 1.0f)));
+	CU_ASSERT_EQUAL(sc_remainder_F32(3.0f, f32b(F32_INF)), 3.0f);
+	CU_ASSERT_EQUAL(sc_remainder_F64(-7.0, 3.0), -1.0);
+}
+
+static void test_f32_minmax(void)
+{
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NAN_P, bf32(1.0f)), F32_NAN_P);
+	CU_ASSERT_EQUAL(F32OP(maximum, bf32(1.0f), F32_NAN_P), F32_NAN_P);
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NAN_P, F32_NNAN), F32_NAN_P);  /* lhs NaN wins */
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NNAN, F32_NAN_P), F32_NNAN);
+	CU_ASSERT_EQUAL(F32OP(minimum, F32_NAN_P, bf32(1.0f)), F32_NAN_P);
+	CU_ASSERT_EQUAL(F32OP(minimum, bf32(1.0f), F32_NNAN), F32_NNAN);
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NZERO, 0u), 0u);  /* IEEE 754-2019: -0 < +0 */
+	CU_ASSERT_EQUAL(F32OP(maximum, 0u, F32_NZERO), 0u);
+	CU_ASSERT_EQUAL(F32OP(minimum, F32_NZERO, 0u), F32_NZERO);
+	CU_ASSERT_EQUAL(F32OP(minimum, 0u, F32_NZERO), F32_NZERO);
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NZERO, F32_NZERO), F32_NZERO);
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_NINF, bf32(3.0f)), bf32(3.0f));
+	CU_ASSERT_EQUAL(F32OP(minimum, F32_NINF, bf32(3.0f)), F32_NINF);
+	CU_ASSERT_EQUAL(F32OP(maximum, F32_INF, bf32(3.0f)), F32_INF);
+	CU_ASSERT_EQUAL(F64OP(maximum, 0x8000000000000000ull, 0ull), 0ull);
+	CU_ASSERT_EQUAL(F64OP(minimum, 0ull, 0x8000000000000000ull), 0x8000000000000000ull);
+	CU_ASSERT_EQUAL(F64OP(maximum, 0x7FF8000000000001ull, bf64(2.0)), 0x7FF8000000000001ull);
+}
+
+static void test_f32_power_atan2(void)
+{
+	CU_ASSERT_EQUAL(F32OP(power, F32_NAN, 0u), bf32(1.0f));       /* x^0 = 1 */
+	CU_ASSERT_EQUAL(F32OP(power, F32_NAN, F32_NZERO), bf32(1.0f));
+	CU_ASSERT_EQUAL(F32OP(power, bf32(1.0f), F32_NAN), bf32(1.0f)); /* 1^y = 1 */
+	CU_ASSERT_EQUAL(F32OP(power, bf32(1.0f), F32_INF), bf32(1.0f));
+	CU_ASSERT_EQUAL(F32OP(power, F32_INF, 0u), bf32(1.0f));
+	CU_ASSERT_EQUAL(sc_power_F32(2.0f, 10.0f), 1024.0f);
+	CU_ASSERT_EQUAL(sc_power_F32(2.0f, -1.0f), 0.5f);
+	CU_ASSERT_EQUAL(F32OP(power, 0u, bf32(-1.0f)), F32_INF);
+	CU_ASSERT_TRUE(isnan(sc_power_F32(-8.0f, 1.0f / 3.0f)));
+	CU_ASSERT_EQUAL(F32OP(power, bf32(2.0f), bf32(0.5f)), 0x3FB504F3u);
+	CU_ASSERT_TRUE(isnan(sc_power_F32(f32b(F32_NAN), 2.0f)));
+	CU_ASSERT_EQUAL(sc_power_F64(f64b(0x7FF8000000000000ull), 0.0), 1.0);
+
+	/* atan2(lhs = y, rhs = x) */
+	CU_ASSERT_EQUAL(F32OP(atan2, bf32(1.0f), 0u), 0x3FC90FDBu);         /* pi/2 */
+	CU_ASSERT_EQUAL(F32OP(atan2, 0u, bf32(1.0f)), 0u);
+	CU_ASSERT_EQUAL(F32OP(atan2, 0u, bf32(-1.0f)), 0x40490FDBu);        /* pi */
+	CU_ASSERT_EQUAL(F32OP(atan2, F32_NZERO, bf32(-1.0f)), 0xC0490FDBu); /* -pi */
+	CU_ASSERT_EQUAL(F32OP(atan2, F32_NZERO, bf32(1.0f)), F32_NZERO);
+	CU_ASSERT_EQUAL(F32OP(atan2, bf32(-1.0f), 0u), 0xBFC90FDBu);
+	CU_ASSERT_EQUAL(F64OP(atan2, bf64(1.0), 0ull), 0x3FF921FB54442D18ull);
+	CU_ASSERT_TRUE(isnan(sc_atan2_F32(f32b(F32_NAN), 1.0f)));
+}
+
+static void test_float_compare(void)
+{
+	float nan = f32b(F32_NAN), nnan = f32b(F32_NNAN), nz = f32b(F32_NZERO);
+	float inf = f32b(F32_INF), ninf = f32b(F32_NINF);
+	/* FLOAT: IEEE */
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, nan, CMP_EQ, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, nan, CMP_NE, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, 1.0f, CMP_LT, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, 1.0f, CMP_GE, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(1.0f, nan, CMP_NE, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nz, 0.0f, CMP_EQ, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nz, 0.0f, CMP_LT, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(-1.0f, 2.0f, CMP_LE, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(ninf, -1e38f, CMP_LT, CMPT_FLOAT), 1);
+	/* TOTALORDER: -NaN < -inf < -1 < -0 < +0 < 1 < +inf < +NaN */
+	CU_ASSERT_EQUAL(sc_compare_F32(nz, 0.0f, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nz, 0.0f, CMP_EQ, CMPT_TOTALORDER), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(nnan, ninf, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(ninf, -1.0f, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(-2.0f, -1.0f, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(-1.0f, nz, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(1.0f, 2.0f, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(inf, nan, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, nan, CMP_EQ, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, f32b(F32_NAN_P), CMP_EQ, CMPT_TOTALORDER), 0);
+	CU_ASSERT_EQUAL(sc_compare_F32(nan, f32b(F32_NAN_P), CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F64(f64b(0x8000000000000000ull), 0.0, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F64(f64b(0xFFF8000000000000ull), -INFINITY, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F16(0x8000, 0x0000, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F16(0x8000, 0x0000, CMP_EQ, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_F16(0xFE00, 0xFC00, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_BF16(0x7FC0, 0x7FC0, CMP_EQ, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_BF16(0xBF80, 0x3F80, CMP_LT, CMPT_FLOAT), 1);
+}
+
+static void test_half_rounding(void)
+{
+	/* f16: computed in f32, rounded once to nearest, ties to even */
+	CU_ASSERT_EQUAL(sc_add_F16(0x3C00, 0x1000), 0x3C00);  /* 1 + 2^-11: tie -> even (1) */
+	CU_ASSERT_EQUAL(sc_add_F16(0x3C00, 0x1600), 0x3C02);  /* 1 + 1.5 ulp: tie -> even */
+	CU_ASSERT_EQUAL(sc_add_F16(0x3C00, 0x1400), 0x3C01);  /* 1 + 1 ulp exactly */
+	CU_ASSERT_EQUAL(sc_add_F16(0x7BFF, 0x4C00), 0x7C00);  /* 65504 + 16 -> inf */
+	CU_ASSERT_EQUAL(sc_add_F16(0x7BFF, 0x4800), 0x7BFF);  /* 65504 + 8 -> 65504 */
+	CU_ASSERT_EQUAL(sc_add_F16(0x0001, 0x0001), 0x0002);  /* subnormals kept */
+	CU_ASSERT_EQUAL(sc_multiply_F16(0x0001, 0x3800), 0x0000); /* 2^-25: tie -> 0 */
+	CU_ASSERT_EQUAL(sc_multiply_F16(0x0003, 0x3800), 0x0002); /* 1.5 * 2^-24 -> 2 */
+	CU_ASSERT_EQUAL(sc_divide_F16(0x3C00, 0x0000), 0x7C00);
+	CU_ASSERT_EQUAL(sc_subtract_F16(0x3C00, 0x3C00), 0x0000);
+	CU_ASSERT_EQUAL(sc_maximum_F16(0x8000, 0x0000), 0x0000);
+	CU_ASSERT_EQUAL(sc_minimum_F16(0x0000, 0x8000), 0x8000);
+	CU_ASSERT_EQUAL(sc_maximum_F16(0x7E01, 0x3C00), 0x7E01);
+	CU_ASSERT_EQUAL(sc_power_F16(0x7E00, 0x0000), 0x3C00);
+	CU_ASSERT_EQUAL(sc_remainder_F16(0x4580, 0x4000), 0x3E00); /* fmod(5.5, 2) = 1.5 */
+	/* bf16 */
+	CU_ASSERT_EQUAL(sc_add_BF16(0x3F80, 0x3B80), 0x3F80);  /* 1 + 2^-8: tie -> even */
+	CU_ASSERT_EQUAL(sc_add_BF16(0x3F80, 0x3C40), 0x3F82);  /* 1 + 1.5 ulp -> even */
+	CU_ASSERT_EQUAL(sc_add_BF16(0x3F81, 0x3B80), 0x3F82);  /* odd + half ulp -> up */
+	CU_ASSERT_EQUAL(sc_multiply_BF16(0x4040, 0x4040), 0x4110); /* 3 * 3 = 9 */
+	CU_ASSERT_EQUAL(sc_maximum_BF16(0x8000, 0x0000), 0x0000);
+	CU_ASSERT_EQUAL(sc_minimum_BF16(0x8000, 0x0000), 0x8000);
+	CU_ASSERT_EQUAL(sc_maximum_BF16(0x7FC1, 0x3F80), 0x7FC1);
+	CU_ASSERT_EQUAL(sc_minimum_BF16(0x3F80, 0xFFC1), 0xFFC1);
+	CU_ASSERT_EQUAL(sc_power_BF16(0x3F80, 0x7FC0), 0x3F80);
+	CU_ASSERT_EQUAL(sc_divide_BF16(0xBF80, 0x0000), 0xFF80);
+	CU_ASSERT_EQUAL(sc_atan2_BF16(0x3F80, 0x0000), f32_to_bf16(1.5707964f));
+}
+
+/* --- the reference engine ------------------------------------------------------------ */
+
+typedef struct prog {
+	hloi_context *ctx;
+	module *m;
+} prog;
+
+static void load_mode(prog *p, const char *text, hloi_broadcast_mode mode)
+{
+	CU_ASSERT_FATAL(hloi_context_new(&p->ctx) == HLOI_OK);
+	hloi_status st = text_parse_module(&p->m, p->ctx, "t.hlo", text, strlen(text));
+	if (st == HLOI_OK) {
+		hloi_check_options o = { HLOI_CHECK_OPTIONS_VERSION, 0, mode };
+		st = check_module(p->m, p->ctx, &o);
+	}
+	if (st != HLOI_OK) {
+		hloi_context_print_diagnostics(p->ctx, stderr, 0);
+		fprintf(stderr, "in:\n%s\n", text);
+	}
+	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+}
+
+static void load(prog *p, const char *text)
+{
+	load_mode(p, text, HLOI_BROADCAST_DEFAULT);
+}
+
+static void unload(prog *p)
+{
+	module_destroy(p->m);
+	hloi_context_free(p->ctx);
+}
+
+/* Runs the program on inputs written as literal text; returns the status. */
+static hloi_status run_with(prog *p, const char *inputs, uint64_t max_memory, hloi_literal **out)
+{
+	hloi_literal **in = NULL;
+	size_t n = 0;
+	if (inputs) {
+		hloi_status st = hloi_literal_parse_list(&in, &n, p->ctx, "inputs", inputs, strlen(inputs));
+		if (st != HLOI_OK)
+			hloi_context_print_diagnostics(p->ctx, stderr, 0);
+		CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+	}
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	o.max_memory = max_memory;
+	hloi_status st = eval_module(p->m, p->ctx, in, n, &o, out);
+	hloi_literal_array_free(in, n);
+	return st;
+}
+
+/* Evaluates and compares the result printed as XLA prints it. */
+static void expect_result(const char *text, const char *inputs, const char *expect)
+{
+	prog p;
+	hloi_literal *out = NULL;
+	load(&p, text);
+	hloi_status st = run_with(&p, inputs, 0, &out);
+	CU_ASSERT_EQUAL(st, HLOI_OK);
+	if (st != HLOI_OK) {
+		hloi_context_print_diagnostics(p.ctx, stderr, 0);
+	} else {
+		strbuf b = STRBUF_INIT;
+		literal_print(&b, out, 1, 0);
+		CU_ASSERT_STRING_EQUAL(sb_str(&b), expect);
+		if (strcmp(sb_str(&b), expect) != 0)
+			fprintf(stderr, "\n%s\ngot:\n%s\nexpected:\n%s\n", text, sb_str(&b), expect);
+		sb_free(&b);
+	}
+	literal_destroy(out);
+	unload(&p);
+}
+
+static void test_sources_a_values(void)
+{
+	/* matrix plus vector */
+	expect_result("ENTRY e {\n  m = s32[2,3] parameter(0)\n  v = s32[3] parameter(1)\n"
+		      "  ROOT r = add(m, v), broadcast_dimensions={1}\n}\n",
+		      "s32[2,3] {{1,2,3},{4,5,6}} s32[3] {7,8,9}",
+		      "s32[2,3] {\n  { 8, 10, 12 },\n  { 11, 13, 15 }\n}");
+	/* scalars broadcast without a specification */
+	expect_result("ENTRY e {\n  m = s32[2,3] parameter(0)\n  c = s32[] constant(7)\n  ROOT r = add(m, c)\n}\n",
+		      "s32[2,3] {{1,2,3},{4,5,6}}",
+		      "s32[2,3] {\n  { 8, 9, 10 },\n  { 11, 12, 13 }\n}");
+	/* 3x3 matrix with dimension (1): the vector repeats for every row */
+	expect_result("ENTRY e {\n  m = s32[3,3] parameter(0)\n  v = s32[3] parameter(1)\n"
+		      "  ROOT r = add(m, v), broadcast_dimensions={1}\n}\n",
+		      "s32[3,3] {{0,0,0},{0,0,0},{0,0,0}} s32[3] {7,8,9}",
+		      "s32[3,3] {\n  { 7, 8, 9 },\n  { 7, 8, 9 },\n  { 7, 8, 9 }\n}");
+	/* with dimension (0): each element becomes a row */
+	expect_result("ENTRY e {\n  m = s32[3,3] parameter(0)\n  v = s32[3] parameter(1)\n"
+		      "  ROOT r = add(m, v), broadcast_dimensions={0}\n}\n",
+		      "s32[3,3] {{0,0,0},{0,0,0},{0,0,0}} s32[3] {7,8,9}",
+		      "s32[3,3] {\n  { 7, 7, 7 },\n  { 8, 8, 8 },\n  { 9, 9, 9 }\n}");
+	/* composition: vector(4) + matrix(1x2) with (0) */
+	expect_result("ENTRY e {\n  v = s32[4] parameter(0)\n  m = s32[1,2] parameter(1)\n"
+		      "  ROOT r = add(v, m), broadcast_dimensions={0}\n}\n",
+		      "s32[4] {1,2,3,4} s32[1,2] {{5,6}}",
+		      "s32[4,2] {\n  { 6, 7 },\n  { 7, 8 },\n  { 8, 9 },\n  { 9, 10 }\n}");
+	/* 1x2 into 4x3x1 with (1,2) -> 4x3x2 */
+	expect_result("ENTRY e {\n  a = s32[1,2] parameter(0)\n  b = s32[4,3,1] parameter(1)\n"
+		      "  ROOT r = add(a, b), broadcast_dimensions={1,2}\n}\n",
+		      "s32[1,2] {{1,2}} s32[4,3,1] {{{0},{10},{20}},{{30},{40},{50}},{{60},{70},{80}},{{90},{100},{110}}}",
+		      "s32[4,3,2] {\n{\n  { 1, 2 },\n  { 11, 12 },\n  { 21, 22 }\n},\n{\n  { 31, 32 },\n  { 41, 42 },\n"
+		      "  { 51, 52 }\n},\n{\n  { 61, 62 },\n  { 71, 72 },\n  { 81, 82 }\n},\n{\n  { 91, 92 },\n"
+		      "  { 101, 102 },\n  { 111, 112 }\n}\n}");
+	/* outer operation (2,1) + (1,3) */
+	expect_result("ENTRY e {\n  a = f32[2,1] parameter(0)\n  b = f32[1,3] parameter(1)\n  ROOT r = add(a, b)\n}\n",
+		      "f32[2,1] {{10},{20}} f32[1,3] {{1,2,3}}",
+		      "f32[2,3] {\n  { 11, 12, 13 },\n  { 21, 22, 23 }\n}");
+	/* SOURCES.md C in NumPy mode */
+	expect_result("HloModule m, broadcast_mode=numpy\nENTRY e {\n  a = s32[4,3] parameter(0)\n"
+		      "  b = s32[3] parameter(1)\n  ROOT r = add(a, b)\n}\n",
+		      "s32[4,3] {{0,0,0},{10,10,10},{20,20,20},{30,30,30}} s32[3] {1,2,3}",
+		      "s32[4,3] {\n  { 1, 2, 3 },\n  { 11, 12, 13 },\n  { 21, 22, 23 },\n  { 31, 32, 33 }\n}");
+	expect_result("HloModule m, broadcast_mode=numpy\nENTRY e {\n  a = s32[4,1] parameter(0)\n"
+		      "  b = s32[3] parameter(1)\n  ROOT r = add(a, b)\n}\n",
+		      "s32[4,1] {{0},{10},{20},{30}} s32[3] {1,2,3}",
+		      "s32[4,3] {\n  { 1, 2, 3 },\n  { 11, 12, 13 },\n  { 21, 22, 23 },\n  { 31, 32, 33 }\n}");
+	/* size-0 dims: (1,0) + (2,1) -> (2,0), nothing to compute */
+	prog p;
+	hloi_literal *out = NULL;
+	load(&p, "ENTRY e {\n  a = f32[1,0] parameter(0)\n  b = f32[2,1] parameter(1)\n  ROOT r = add(a, b)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[1,0] {{}} f32[2,1] {{1},{2}}", 0, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(out->shape.rank, 2);
+	CU_ASSERT_EQUAL(out->shape.dims[0], 2);
+	CU_ASSERT_EQUAL(out->shape.dims[1], 0);
+	CU_ASSERT_EQUAL(out->nbytes, 0);
+	literal_destroy(out);
+	unload(&p);
+}
+
+static void test_broadcast_and_compare(void)
+{
+	expect_result("ENTRY e {\n  a = f32[3] parameter(0)\n  ROOT r = f32[2,3] broadcast(a), dimensions={1}\n}\n",
+		      "f32[3] {1,2,3}", "f32[2,3] {\n  { 1, 2, 3 },\n  { 1, 2, 3 }\n}");
+	expect_result("ENTRY e {\n  a = f32[3] parameter(0)\n  ROOT r = f32[3,2] broadcast(a), dimensions={0}\n}\n",
+		      "f32[3] {1,2,3}", "f32[3,2] {\n  { 1, 1 },\n  { 2, 2 },\n  { 3, 3 }\n}");
+	/* size-1 stretching (extension) and a scalar constant */
+	expect_result("ENTRY e {\n  a = s32[1,2] parameter(0)\n  b = s32[3,2] broadcast(a), dimensions={0,1}\n"
+		      "  c = s32[] constant(5)\n  d = s32[3,2] broadcast(c), dimensions={}\n  ROOT r = multiply(b, d)\n}\n",
+		      "s32[1,2] {{1,2}}", "s32[3,2] {\n  { 5, 10 },\n  { 5, 10 },\n  { 5, 10 }\n}");
+	/* compare: IEEE by default, total order on request */
+	expect_result("ENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+		      "  ROOT r = compare(a, b), direction=LT\n}\n",
+		      "f32[4] {nan, -0, 1, -inf} f32[4] {1, 0, nan, 0}", "pred[4] {0, 0, 0, 1}");
+	expect_result("ENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+		      "  ROOT r = compare(a, b), direction=LT, type=TOTALORDER\n}\n",
+		      "f32[4] {nan, -0, 1, -inf} f32[4] {1, 0, nan, 0}", "pred[4] {0, 1, 1, 1}");
+	expect_result("ENTRY e {\n  a = u8[3] parameter(0)\n  b = u8[] constant(128)\n"
+		      "  ROOT r = compare(a, b), direction=GE\n}\n",
+		      "u8[3] {0, 128, 255}", "pred[3] {0, 1, 1}");
+	expect_result("ENTRY e {\n  a = s32[3] parameter(0)\n  z = s32[] constant(0)\n"
+		      "  ROOT r = divide(a, z)\n}\n",
+		      "s32[3] {5, -5, -2147483648}", "s32[3] {-1, -1, -1}");
+	/* the root may be a parameter or a constant */
+	expect_result("ENTRY e {\n  ROOT a = s32[2] parameter(0)\n}\n", "s32[2] {3, 4}", "s32[2] {3, 4}");
+	expect_result("ENTRY e {\n  ROOT c = pred[] constant(true)\n}\n", NULL, "pred[] true");
+}
+
+/* Reads the raw buffer of an f32 literal. */
+static void expect_f32_buffer(const hloi_literal *lit, const float *expect, size_t n)
+{
+	CU_ASSERT_EQUAL_FATAL(lit->nbytes, n * sizeof(float));
+	const float *v = lit->data;
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL(v[i], expect[i]);
+		if (v[i] != expect[i])
+			fprintf(stderr, "\nbuffer[%zu] = %g, expected %g\n", i, (double)v[i], (double)expect[i]);
+	}
+}
+
+static void test_layouts(void)
+{
+	prog p;
+	hloi_literal *out = NULL;
+	/* column-major parameter and result: the input is relayouted */
+	load(&p, "ENTRY e {\n  a = f32[2,3]{0,1} parameter(0)\n  b = f32[3] parameter(1)\n"
+		 "  ROOT r = f32[2,3]{0,1} add(a, b), broadcast_dimensions={1}\n}\n");
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}} f32[3] {10,20,30}", 0, &out), HLOI_OK);
+	static const float colmajor[] = { 11, 14, 22, 25, 33, 36 };
+	expect_f32_buffer(out, colmajor, 6);
+	literal_destroy(out);
+	/* an input already in the parameter's layout */
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3]{0,1} {{1,2,3},{4,5,6}} f32[3] {10,20,30}", 0, &out), HLOI_OK);
+	expect_f32_buffer(out, colmajor, 6);
+	literal_destroy(out);
+	unload(&p);
+
+	/* SOURCES.md B: padded to [3,5], column-major */
+	load(&p, "ENTRY e {\n  a = f32[2,3] parameter(0)\n  z = f32[] constant(0)\n"
+		 "  ROOT r = f32[2,3]{0,1:pad(3,5)} add(a, z)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}}", 0, &out), HLOI_OK);
+	static const float padded[] = { 1, 4, 0, 2, 5, 0, 3, 6, 0, 0, 0, 0, 0, 0, 0 };
+	expect_f32_buffer(out, padded, 15);
+	literal_destroy(out);
+	unload(&p);
+
+	/* padval(one); a padded input read through its own layout */
+	load(&p, "ENTRY e {\n  a = f32[2,3]{1,0:pad(2,4)} parameter(0)\n  b = f32[2,1] parameter(1)\n"
+		 "  ROOT r = f32[2,3]{1,0:pad(3,3)padval(one)} multiply(a, b)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}} f32[2,1] {{2},{-1}}", 0, &out), HLOI_OK);
+	static const float padval[] = { 2, 4, 6, -4, -5, -6, 1, 1, 1 };
+	expect_f32_buffer(out, padval, 9);
+	literal_destroy(out);
+	unload(&p);
+
+	/* a 3-D permuted layout on an operand of a broadcast */
+	expect_result("ENTRY e {\n  a = s32[2,3]{0,1} parameter(0)\n"
+		      "  ROOT r = s32[2,2,3]{1,0,2} broadcast(a), dimensions={1,2}\n}\n",
+		      "s32[2,3] {{1,2,3},{4,5,6}}",
+		      "s32[2,2,3] {\n{\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n},\n{\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}\n}");
+}
+
+static void test_inputs(void)
+{
+	prog p;
+	hloi_literal *out = NULL;
+	load(&p, "ENTRY e {\n  x = f32[2,3] parameter(0)\n  y = f32[2,3] parameter(1)\n  ROOT r = add(x, y)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}}", 0, &out), HLOI_EINVAL);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "expected 2 inputs, got 1");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}} s32[3] {1,2,3}", 0, &out), HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "input 1 for parameter 'y' has shape s32[3], but the parameter is f32[2,3]");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[3,2] {{1,2},{3,4},{5,6}} f32[2,3] {{1,2,3},{4,5,6}}", 0, &out),
+			HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "input 0 for parameter 'x' has shape f32[3,2], but the parameter is f32[2,3]");
+	unload(&p);
+}
+
+static void test_memory_budget(void)
+{
+	prog p;
+	hloi_literal *out = NULL;
+	/* at most two intermediates live at once: a is freed after b */
+	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
+		 "  ROOT c = add(b, b)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 32, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(((float *)out->data)[3], 32.0f);
+	literal_destroy(out);
+	out = NULL;
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 31, &out), HLOI_ENOMEM);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	unload(&p);
+
+	/* a relayouted input counts too */
+	load(&p, "ENTRY e {\n  x = f32[2,2]{0,1} parameter(0)\n  ROOT a = add(x, x)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 20, &out), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 20 bytes");
+	unload(&p);
+}
+
+static void test_elided_constant(void)
+{
+	prog p;
+	hloi_literal *out = NULL;
+	load(&p, "ENTRY e {\n  x = f32[3] parameter(0)\n  c = f32[3] constant({...})\n  ROOT r = add(x, c)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[3] {1,2,3}", 0, &out), HLOI_EUNSUPPORTED);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "constant 'c' is elided ({...}) and cannot be evaluated");
+	unload(&p);
+}
+
+static void test_random_inputs(void)
+{
+	prog p;
+	load(&p, "ENTRY e {\n  a = f32[40] parameter(0)\n  b = s8[40] parameter(1)\n  c = u64[40] parameter(2)\n"
+		 "  d = pred[40] parameter(3)\n  e = bf16[2,20]{0,1} parameter(4)\n  ROOT r = add(a, a)\n}\n");
+	hloi_literal **x = NULL, **y = NULL, **z = NULL;
+	size_t nx, ny, nz;
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&x, &nx, p.m, p.ctx, 42), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&y, &ny, p.m, p.ctx, 42), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&z, &nz, p.m, p.ctx, 7), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(nx, 5);
+	CU_ASSERT_EQUAL(ny, 5);
+	int same_seed = 1, other_seed = 1;
+	for (size_t i = 0; i < nx; i++) {
+		same_seed &= memcmp(x[i]->data, y[i]->data, x[i]->nbytes) == 0;
+		other_seed &= memcmp(x[i]->data, z[i]->data, x[i]->nbytes) == 0;
+	}
+	CU_ASSERT_TRUE(same_seed);
+	CU_ASSERT_FALSE(other_seed);
+	const float *f = x[0]->data;
+	const int8_t *s = x[1]->data;
+	const uint64_t *u = x[2]->data;
+	const uint8_t *b = x[3]->data;
+	int trues = 0, negs = 0;
+	for (int i = 0; i < 40; i++) {
+		CU_ASSERT_TRUE(f[i] >= -8.0f && f[i] < 8.0f);
+		CU_ASSERT_EQUAL(f[i] * 8.0f, floorf(f[i] * 8.0f));
+		CU_ASSERT_TRUE(s[i] >= -8 && s[i] <= 8);
+		CU_ASSERT_TRUE(u[i] <= 16);
+		CU_ASSERT_TRUE(b[i] <= 1);
+		trues += b[i];
+		negs += s[i] < 0;
+	}
+	CU_ASSERT_TRUE(trues > 5 && trues < 35);
+	CU_ASSERT_TRUE(negs > 5 && negs < 35);
+	CU_ASSERT_STRING_EQUAL(etype_name(x[4]->shape.type), "bf16");
+	CU_ASSERT_EQUAL(x[4]->shape.layout.minor_to_major[0], 0);
+	const uint16_t *h = x[4]->data;
+	for (int i = 0; i < 40; i++) {
+		float v = bf16_to_f32(h[i]);
+		CU_ASSERT_TRUE(v >= -8.0f && v < 8.0f && v * 8.0f == floorf(v * 8.0f));
+	}
+	hloi_literal_array_free(x, nx);
+	hloi_literal_array_free(y, ny);
+	hloi_literal_array_free(z, nz);
+	unload(&p);
+}
+
+/* Every (op, evaluated type) pair through the engine equals the scalar
+ * function applied directly: the dispatch tables cover each pair. */
+typedef void (*expect_fn)(void *o, const void *a, const void *b);
+#define EXPECT_FN(OPC, fn, E, T)                                               \
+	static void ex_##fn##_##E(void *o, const void *a, const void *b)       \
+	{                                                                      \
+		T x, y, r;                                                     \
+		memcpy(&x, a, sizeof x);                                       \
+		memcpy(&y, b, sizeof y);                                       \
+		r = sc_##fn##_##E(x, y);                                       \
+		memcpy(o, &r, sizeof r);                                       \
+	}
+#define ROW_EVAL(E, T, kind) SC_OPS_##kind(EXPECT_FN, E, T)
+#define ROW_NOEVAL(E, T, kind)
+#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
+#include "core/types.def"
+#undef X
+#undef ROW_EVAL
+
+static const struct {
+	opcode op;
+	etype t;
+	expect_fn fn;
+} pairs[] = {
+#define PAIR(OPC, fn, E, T) { OP_##OPC, ET_##E, ex_##fn##_##E },
+#define ROW_EVAL(E, T, kind) SC_OPS_##kind(PAIR, E, T)
+#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
+#include "core/types.def"
+#undef X
+#undef ROW_EVAL
+};
+
+static void fill_bytes(hloi_literal *lit, uint64_t *state)
+{
+	unsigned char *p = lit->data;
+	for (size_t i = 0; i < lit->nbytes; i++) {
+		*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned char v = (unsigned char)(*state >> 56);
+		/* small values for some bytes so that edge cases (0, 1, -1) occur */
+		p[i] = (i % 3 == 0) ? (unsigned char)(v % 3) : v;
+	}
+}
+
+static void test_dispatch(void)
+{
+	uint64_t state = 1;
+	size_t npairs = sizeof pairs / sizeof *pairs;
+	CU_ASSERT_EQUAL(npairs, 7 + 8 * 14 + 4 * 9);
+	for (size_t i = 0; i < npairs; i++) {
+		const char *tn = etype_name(pairs[i].t), *on = opcode_name(pairs[i].op);
+		char text[256];
+		snprintf(text, sizeof text,
+			 "ENTRY e {\n  a = %s[16] parameter(0)\n  b = %s[16] parameter(1)\n  ROOT r = %s(a, b)\n}\n",
+			 tn, tn, on);
+		prog p;
+		load(&p, text);
+		hloi_literal *in[2], *out = NULL;
+		for (int k = 0; k < 2; k++) {
+			CU_ASSERT_FATAL(literal_create(&in[k], &p.m->entry->params[k]->result) == HLOI_OK);
+			fill_bytes(in[k], &state);
+		}
+		hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+		CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, 2, &o, &out), HLOI_OK);
+		size_t w = (size_t)etype_byte_width(pairs[i].t);
+		int same = 1;
+		for (size_t j = 0; j < 16; j++) {
+			unsigned char r[8];
+			pairs[i].fn(r, (unsigned char *)in[0]->data + j * w, (unsigned char *)in[1]->data + j * w);
+			same &= memcmp(r, (unsigned char *)out->data + j * w, w) == 0;
+		}
+		CU_ASSERT_TRUE(same);
+		if (!same)
+			fprintf(stderr, "\n%s on %s differs\n", on, tn);
+		literal_destroy(in[0]);
+		literal_destroy(in[1]);
+		literal_destroy(out);
+		unload(&p);
+	}
+}
+
+/* Every allocation failing in turn inside check and run: a clean
+ * HLOI_ENOMEM each time, never a crash or a leak (ASan checks leaks). */
+static void test_allocation_failures(void)
+{
+	const char *text = "ENTRY e {\n  a = f32[2,3]{0,1} parameter(0)\n  c = f32[3] constant({1, 2, 3})\n"
+			   "  b = f32[2,3] broadcast(c), dimensions={1}\n  d = add(a, b)\n"
+			   "  ROOT r = f32[2,3]{0,1:pad(3,4)} multiply(d, c), broadcast_dimensions={1}\n}\n";
+	int succeeded = 0;
+	for (long n = 0; n < 200 && !succeeded; n++) {
+		hloi_context *ctx = NULL;
+		module *m = NULL;
+		hloi_literal **in = NULL, *out = NULL;
+		size_t nin = 0;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) == HLOI_OK);
+		alloc_fail_after(n);
+		hloi_status st = check_module(m, ctx, NULL);
+		if (st == HLOI_OK)
+			st = eval_random_inputs(&in, &nin, m, ctx, 1);
+		if (st == HLOI_OK) {
+			hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+			st = eval_module(m, ctx, in, nin, &o, &out);
+		}
+		alloc_fail_after(-1);
+		CU_ASSERT(st == HLOI_OK || st == HLOI_ENOMEM);
+		if (st == HLOI_OK) {
+			succeeded = 1;
+			CU_ASSERT_PTR_NOT_NULL(out);
+		} else {
+			CU_ASSERT_PTR_NULL(out);
+		}
+		literal_destroy(out);
+		hloi_literal_array_free(in, nin);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	CU_ASSERT_TRUE(succeeded);
+}
+
+static const unit_test semantics_tests[] = {
+	{ "int_wraparound", test_int_wraparound },
+	{ "int_divide_remainder", test_int_divide_remainder },
+	{ "int_shifts", test_int_shifts },
+	{ "int_power", test_int_power },
+	{ "int_minmax_bitwise", test_int_minmax_bitwise },
+	{ "int_compare", test_int_compare },
+	{ "pred", test_pred },
+	{ "f32_arith", test_f32_arith },
+	{ "f32_minmax", test_f32_minmax },
+	{ "f32_power_atan2", test_f32_power_atan2 },
+	{ "float_compare", test_float_compare },
+	{ "half_rounding", test_half_rounding },
+	{ NULL, NULL },
+};
+
+static const unit_test engine_tests[] = {
+	{ "sources_a_values", test_sources_a_values },
+	{ "broadcast_and_compare", test_broadcast_and_compare },
+	{ "layouts", test_layouts },
+	{ "inputs", test_inputs },
+	{ "memory_budget", test_memory_budget },
+	{ "elided_constant", test_elided_constant },
+	{ "random_inputs", test_random_inputs },
+	{ "dispatch", test_dispatch },
+	{ "allocation_failures", test_allocation_failures },
+	{ NULL, NULL },
+};
+
+const unit_suite unit_suites[] = {
+	{ "semantics", semantics_tests },
+	{ "engine", engine_tests },
+	{ NULL, NULL },
+};
