@@ -10,6 +10,7 @@
 
 #include "core/index.h"
 #include "eval/eval.h"
+#include "eval/fast.h"
 #include "eval/scalar.h"
 #include "util/alloc.h"
 
@@ -90,6 +91,8 @@ typedef struct engine {
 	uint64_t live;       /* bytes it holds now */
 	hloi_literal **vals; /* per instruction position */
 	uint8_t *owned;
+	int fast;            /* try the fast engine first */
+	int threads;
 } engine;
 
 static uint64_t default_budget(void)
@@ -254,7 +257,8 @@ static hloi_status eval_instr(engine *e, const instr *in, hloi_literal *const *i
 	if (st != HLOI_OK)
 		return st;
 	e->owned[pos] = 1;
-	elementwise(in, e->vals[pos], ops, fn, cf, in->direction, ct);
+	if (!e->fast || fast_elementwise(in, e->vals[pos], ops, e->threads) != 0)
+		elementwise(in, e->vals[pos], ops, fn, cf, in->direction, ct);
 	return HLOI_OK;
 }
 
@@ -328,6 +332,8 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
 	e.m = m;
 	e.ctx = ctx;
 	e.budget = opts && opts->max_memory ? opts->max_memory : default_budget();
+	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
+	e.threads = opts ? opts->threads : 0;
 	e.vals = hloi_calloc((size_t)n, sizeof *e.vals);
 	e.owned = hloi_calloc((size_t)n, 1);
 	last_use = hloi_calloc((size_t)n, sizeof *last_use);
