@@ -1,0 +1,1360 @@
+/* Proto -> IR: HloModuleProto (bare, or inside HloProto / HloSnapshot) into
+ * the same module the text front end builds, validating what protobuf-c
+ * does not: ids (unique, operands defined before use, root and entry
+ * found, callees defined before their callers), enum values, dimensions,
+ * literal payload sizes. Errors name the computation and instruction. */
+#include "proto/proto.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/index.h"
+#include "core/literal.h"
+#include "proto/proto_internal.h"
+#include "util/alloc.h"
+#include "util/diag.h"
+
+typedef struct loader {
+	hloi_context *ctx;
+	module *m;
+	const char *file;
+	const char *comp;       /* the computation being read, or NULL */
+	const char *inst;       /* the instruction being read, or NULL */
+	int64_t inst_id;
+	hloi_status st;
+} loader;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int lfail(loader *L, const char *fmt, ...)
+{
+	strbuf where = STRBUF_INIT, msg = STRBUF_INIT;
+	sb_puts(&where, L->file);
+	if (L->comp) {
+		sb_printf(&where, ": computation '%s'", L->comp);
+		if (L->inst)
+			sb_printf(&where, ", instruction '%s' (id %" PRId64 ")", L->inst, L->inst_id);
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	diag_error_where(L->ctx, sb_str(&where), "%s", sb_str(&msg));
+	sb_free(&where);
+	sb_free(&msg);
+	if (L->st == HLOI_OK)
+		L->st = HLOI_EPARSE;
+	return -1;
+}
+
+static int loom(loader *L)
+{
+	if (L->st != HLOI_ENOMEM)
+		diag_error_where(L->ctx, L->file, "out of memory loading the module");
+	L->st = HLOI_ENOMEM;
+	return -1;
+}
+
+static char *lstrdup(loader *L, const char *s)
+{
+	char *r = arena_strdup(&L->m->arena, s);
+	if (!r)
+		loom(L);
+	return r;
+}
+
+/* --- shapes ------------------------------------------------------------------ */
+
+static int layout_in(loader *L, const Xla__LayoutProto *lp, shape *s)
+{
+	layout *l = &s->layout;
+	if (lp->n_minor_to_major > HLOI_MAX_RANK)
+		return lfail(L, "layout has %zu minor_to_major entries; hloi's maximum rank is %d",
+			     lp->n_minor_to_major, HLOI_MAX_RANK);
+	l->n_minor_to_major = (int)lp->n_minor_to_major;
+	for (size_t i = 0; i < lp->n_minor_to_major; i++)
+		l->minor_to_major[i] = lp->minor_to_major[i];
+	if (lp->n_padded_dimensions > HLOI_MAX_RANK)
+		return lfail(L, "layout has %zu padded_dimensions; hloi's maximum rank is %d",
+			     lp->n_padded_dimensions, HLOI_MAX_RANK);
+	l->n_padded = (int)lp->n_padded_dimensions;
+	for (size_t i = 0; i < lp->n_padded_dimensions; i++)
+		l->padded_dimensions[i] = lp->padded_dimensions[i];
+	int pv = (int)lp->padding_value;
+	if (pv < 0 || pv > PAD_UNKNOWN)
+		return lfail(L, "invalid padding_value %d", pv);
+	l->padding_value = pv == PAD_INVALID ? PAD_ZERO : (pad_value)pv;
+	if (lp->n_tiles > HLOI_MAX_TILES)
+		return lfail(L, "layout has %zu tiles; hloi keeps at most %d", lp->n_tiles, HLOI_MAX_TILES);
+	l->ntiles = (int)lp->n_tiles;
+	for (size_t t = 0; t < lp->n_tiles; t++) {
+		const Xla__TileProto *tp = lp->tiles[t];
+		if (tp->n_dimensions > HLOI_MAX_RANK)
+			return lfail(L, "tile %zu has %zu dimensions; hloi's maximum rank is %d", t,
+				     tp->n_dimensions, HLOI_MAX_RANK);
+		l->tiles[t].n = (int)tp->n_dimensions;
+		for (size_t i = 0; i < tp->n_dimensions; i++) {
+			int64_t v = tp->dimensions[i];
+			if (v == INT64_MIN)
+				v = -1; /* XLA's combine dimension `*` */
+			else if (v < 1)
+				return lfail(L, "tile %zu has dimension %" PRId64 "; tile sizes are positive", t, v);
+			l->tiles[t].dims[i] = v;
+		}
+	}
+	for (size_t i = 0; i < lp->n_dim_level_types; i++) {
+		int d = (int)lp->dim_level_types[i];
+		if (d < 0 || d > 3)
+			return lfail(L, "invalid dim_level_type %d", d);
+		if (d != 0)
+			return lfail(L, "sparse layouts (dim_level_types) are not supported");
+	}
+	l->element_size_in_bits = lp->element_size_in_bits;
+	l->memory_space = lp->memory_space;
+	l->dynamic_shape_metadata_prefix_bytes = lp->dynamic_shape_metadata_prefix_bytes;
+	l->tail_padding_alignment = lp->tail_padding_alignment_in_elements;
+	return 0;
+}
+
+static const char *prim_name(int et)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(&xla__primitive_type__descriptor, et);
+	return v ? v->name : NULL;
+}
+
+static int shape_in(loader *L, const Xla__ShapeProto *sp, shape *out, int depth)
+{
+	memset(out, 0, sizeof *out);
+	if (depth > PROTO_MAX_DEPTH)
+		return lfail(L, "shapes nested deeper than %d levels", PROTO_MAX_DEPTH);
+	int et = (int)sp->element_type;
+	if (et == XLA__PRIMITIVE_TYPE__TUPLE) {
+		if (sp->n_dimensions)
+			return lfail(L, "a tuple shape has dimensions");
+		if (sp->n_tuple_shapes > INT32_MAX)
+			return lfail(L, "tuple shape too large");
+		out->type = ET_TUPLE;
+		out->ntuple = (int)sp->n_tuple_shapes;
+		if (sp->n_tuple_shapes) {
+			out->tuple = arena_array(&L->m->arena, sp->n_tuple_shapes, sizeof *out->tuple);
+			if (!out->tuple)
+				return loom(L);
+		}
+		for (size_t i = 0; i < sp->n_tuple_shapes; i++)
+			if (shape_in(L, sp->tuple_shapes[i], &out->tuple[i], depth + 1))
+				return -1;
+		return 0;
+	}
+	etype t = etype_from_number(et);
+	if (et == 0)
+		return lfail(L, "shape has no element_type");
+	if (t == ET_INVALID) {
+		const char *n = prim_name(et);
+		if (n)
+			return lfail(L, "element type %s is not supported", n);
+		return lfail(L, "invalid element_type %d", et);
+	}
+	if (sp->n_tuple_shapes)
+		return lfail(L, "an array shape has tuple_shapes");
+	if (sp->n_dimensions > HLOI_MAX_RANK)
+		return lfail(L, "shape has %zu dimensions; hloi's maximum rank is %d", sp->n_dimensions,
+			     HLOI_MAX_RANK);
+	if ((t == ET_TOKEN || t == ET_OPAQUE) && sp->n_dimensions)
+		return lfail(L, "a %s shape has dimensions", etype_name(t));
+	if (sp->n_is_dynamic_dimension && sp->n_is_dynamic_dimension != sp->n_dimensions)
+		return lfail(L, "is_dynamic_dimension has %zu entries for %zu dimensions",
+			     sp->n_is_dynamic_dimension, sp->n_dimensions);
+	out->type = t;
+	out->rank = (int)sp->n_dimensions;
+	for (size_t d = 0; d < sp->n_dimensions; d++) {
+		int dyn = sp->n_is_dynamic_dimension && sp->is_dynamic_dimension[d];
+		int64_t v = sp->dimensions[d];
+		if (dyn && v == INT64_MIN) {
+			out->dim_kind[d] = DIM_UNBOUNDED;
+			out->dims[d] = -1;
+		} else if (v < 0) {
+			return lfail(L, "negative dimension %" PRId64 " at index %zu", v, d);
+		} else {
+			out->dim_kind[d] = dyn ? DIM_BOUNDED : DIM_STATIC;
+			out->dims[d] = v;
+		}
+	}
+	if (sp->layout) {
+		out->has_layout = 1;
+		if (layout_in(L, sp->layout, out))
+			return -1;
+	}
+	return 0;
+}
+
+/* A shape read and validated (dims and layout), with `what` naming it. */
+static int valid_shape_in(loader *L, const Xla__ShapeProto *sp, shape *out, const char *what)
+{
+	if (!sp)
+		return lfail(L, "%s is missing", what);
+	if (shape_in(L, sp, out, 0))
+		return -1;
+	char msg[512];
+	if (shape_validate(out, msg, sizeof msg))
+		return lfail(L, "invalid %s: %s", what, msg);
+	return 0;
+}
+
+static const char *shape_text(strbuf *b, const shape *s)
+{
+	sb_reset(b);
+	shape_print(b, s, 0);
+	return sb_str(b);
+}
+
+/* --- literals ---------------------------------------------------------------- */
+
+/* The `bytes` field that holds values of type t, or NULL. */
+static ProtobufCBinaryData *bytes_field(Xla__LiteralProto *lp, etype t, const char **name)
+{
+#define B(E, f)                 \
+	case ET_##E:            \
+		*name = #f;     \
+		return &lp->f;
+	switch (t) {
+	B(S1, s1s) B(S2, s2s) B(S4, s4s) B(S8, s8s)
+	B(U1, u1s) B(U2, u2s) B(U4, u4s) B(U8, u8s)
+	B(S16, s16s) B(U16, u16s) B(F16, f16s) B(BF16, bf16s)
+	B(F8E5M2, f8e5m2s) B(F8E4M3, f8e4m3s) B(F8E4M3FN, f8e4m3fns)
+	B(F8E4M3B11FNUZ, f8e4m3b11fnuzs) B(F8E3M4, f8e3m4s) B(F8E5M2FNUZ, f8e5m2fnuzs)
+	B(F8E4M3FNUZ, f8e4m3fnuzs) B(F4E2M1FN, f4e2m1fns) B(F8E8M0FNU, f8e8m0fnus)
+	default:
+		break;
+	}
+#undef B
+	*name = NULL;
+	return NULL;
+}
+
+/* Walks the buffer positions of an array literal that hold elements (not
+ * padding), in buffer order: the order of a LiteralProto's values. */
+typedef struct phys_iter {
+	const shape *s;
+	int64_t lin, nbuf;
+	int padded;
+} phys_iter;
+
+static void phys_begin(phys_iter *it, const shape *s)
+{
+	it->s = s;
+	it->lin = 0;
+	it->padded = s->layout.n_padded > 0;
+	if (shape_buffer_elements(s, &it->nbuf))
+		it->nbuf = 0;
+}
+
+static int64_t phys_next(phys_iter *it)
+{
+	int64_t idx[HLOI_MAX_RANK];
+	while (it->lin < it->nbuf) {
+		int64_t lin = it->lin++;
+		if (!it->padded || !index_from_linear(it->s, lin, idx))
+			return lin;
+	}
+	return -1;
+}
+
+static int range_check(loader *L, etype t, const uint8_t *p, size_t n)
+{
+	int bits;
+	int is_signed;
+	switch (t) {
+	case ET_S1: bits = 1; is_signed = 1; break;
+	case ET_S2: bits = 2; is_signed = 1; break;
+	case ET_S4: bits = 4; is_signed = 1; break;
+	case ET_U1: bits = 1; is_signed = 0; break;
+	case ET_U2: bits = 2; is_signed = 0; break;
+	case ET_U4: bits = 4; is_signed = 0; break;
+	default: return 0;
+	}
+	int lo = is_signed ? -(1 << (bits - 1)) : 0;
+	int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+	for (size_t i = 0; i < n; i++) {
+		int v = is_signed ? (int)(int8_t)p[i] : (int)p[i];
+		if (v < lo || v > hi)
+			return lfail(L, "literal value %d at position %zu is out of range for %s", v, i,
+				     etype_name(t));
+	}
+	return 0;
+}
+
+/* Where an array literal's values are and how many there must be. */
+typedef struct payload {
+	const char *field;
+	size_t have, want;
+	const unsigned char *bytes;   /* `bytes` fields */
+	int is_bytes;
+} payload;
+
+static int payload_of(loader *L, const shape *s, Xla__LiteralProto *lp, payload *pl)
+{
+	etype t = s->type;
+	int64_t count64;
+	strbuf sb = STRBUF_INIT;
+	int rc = 0;
+	memset(pl, 0, sizeof *pl);
+	if (shape_element_count(s, &count64)) {
+		rc = lfail(L, "literal shape %s is too large", shape_text(&sb, s));
+		goto out;
+	}
+	if (lp->n_sparse_indices) {
+		rc = lfail(L, "sparse literals are not supported");
+		goto out;
+	}
+	size_t count = (size_t)count64;
+	pl->want = count;
+	switch (t) {
+	case ET_PRED: pl->field = "preds"; pl->have = lp->n_preds; break;
+	case ET_S32: pl->field = "s32s"; pl->have = lp->n_s32s; break;
+	case ET_S64: pl->field = "s64s"; pl->have = lp->n_s64s; break;
+	case ET_U32: pl->field = "u32s"; pl->have = lp->n_u32s; break;
+	case ET_U64: pl->field = "u64s"; pl->have = lp->n_u64s; break;
+	case ET_F32: pl->field = "f32s"; pl->have = lp->n_f32s; break;
+	case ET_F64: pl->field = "f64s"; pl->have = lp->n_f64s; break;
+	case ET_C64: pl->field = "c64s"; pl->have = lp->n_c64s; pl->want = 2 * count; break;
+	case ET_C128: pl->field = "c128s"; pl->have = lp->n_c128s; pl->want = 2 * count; break;
+	default: {
+		ProtobufCBinaryData *bd = bytes_field(lp, t, &pl->field);
+		if (!bd) {
+			rc = lfail(L, "literals of type %s are not supported", etype_name(t));
+			goto out;
+		}
+		pl->have = bd->len;
+		pl->want = count * (size_t)etype_byte_width(t);
+		pl->bytes = bd->data;
+		pl->is_bytes = 1;
+		break;
+	}
+	}
+	if (pl->have != pl->want) {
+		rc = lfail(L, "literal of shape %s needs %zu %s in %s, has %zu", shape_text(&sb, s), pl->want,
+			   pl->bytes || pl->want == count * (size_t)etype_byte_width(t) ? "bytes" : "values",
+			   pl->field, pl->have);
+		goto out;
+	}
+	if (pl->is_bytes)
+		rc = range_check(L, t, pl->bytes, pl->have);
+out:
+	sb_free(&sb);
+	return rc;
+}
+
+static void array_fill(hloi_literal *lit, Xla__LiteralProto *lp, const payload *pl)
+{
+	const shape *s = &lit->shape;
+	etype t = s->type;
+	size_t w = (size_t)etype_byte_width(t);
+	unsigned char *data = lit->data;
+	const unsigned char *src = pl->bytes;
+	int64_t count64 = 0;
+	shape_element_count(s, &count64);
+	phys_iter it;
+	phys_begin(&it, s);
+	for (size_t k = 0; k < (size_t)count64; k++) {
+		int64_t lin = phys_next(&it);
+		if (lin < 0)
+			break;
+		unsigned char *dst = data + (size_t)lin * w;
+		switch (t) {
+		case ET_PRED: dst[0] = lp->preds[k] ? 1 : 0; break;
+		case ET_S32: memcpy(dst, &lp->s32s[k], 4); break;
+		case ET_S64: memcpy(dst, &lp->s64s[k], 8); break;
+		case ET_U32: memcpy(dst, &lp->u32s[k], 4); break;
+		case ET_U64: memcpy(dst, &lp->u64s[k], 8); break;
+		case ET_F32: memcpy(dst, &lp->f32s[k], 4); break;
+		case ET_F64: memcpy(dst, &lp->f64s[k], 8); break;
+		case ET_C64: memcpy(dst, &lp->c64s[2 * k], 8); break;
+		case ET_C128: memcpy(dst, &lp->c128s[2 * k], 16); break;
+		default:
+			if (w == 2) {
+				/* little-endian on the wire, native in the buffer */
+				uint16_t v = (uint16_t)(src[2 * k] | (src[2 * k + 1] << 8));
+				memcpy(dst, &v, 2);
+			} else {
+				dst[0] = src[k];
+			}
+			break;
+		}
+	}
+}
+
+/* Checks a literal's structure and value counts before anything is
+ * allocated for it: a shape alone may describe far more than the file
+ * holds. */
+static int literal_check(loader *L, const shape *s, Xla__LiteralProto *lp, int depth)
+{
+	if (depth > PROTO_MAX_DEPTH)
+		return lfail(L, "literals nested deeper than %d levels", PROTO_MAX_DEPTH);
+	if (s->type == ET_OPAQUE)
+		return lfail(L, "opaque literals are not supported");
+	if (s->type == ET_TOKEN)
+		return 0;
+	if (!shape_is_tuple(s)) {
+		payload pl;
+		return payload_of(L, s, lp, &pl);
+	}
+	strbuf sb = STRBUF_INIT, sb2 = STRBUF_INIT;
+	int rc = 0;
+	if (lp->n_tuple_literals != (size_t)s->ntuple) {
+		rc = lfail(L, "tuple literal of shape %s has %zu elements in tuple_literals, expected %d",
+			   shape_text(&sb, s), lp->n_tuple_literals, s->ntuple);
+		goto out;
+	}
+	for (int i = 0; i < s->ntuple; i++) {
+		Xla__LiteralProto *el = lp->tuple_literals[i];
+		if (el->shape) {
+			shape es;
+			if (shape_in(L, el->shape, &es, depth + 1)) {
+				rc = -1;
+				goto out;
+			}
+			if (!shape_compatible(&es, &s->tuple[i])) {
+				rc = lfail(L, "tuple literal element %d has shape %s, expected %s", i,
+					   shape_text(&sb, &es), shape_text(&sb2, &s->tuple[i]));
+				goto out;
+			}
+		}
+		if (literal_check(L, &s->tuple[i], el, depth + 1)) {
+			rc = -1;
+			goto out;
+		}
+	}
+out:
+	sb_free(&sb);
+	sb_free(&sb2);
+	return rc;
+}
+
+static void literal_fill(hloi_literal *lit, Xla__LiteralProto *lp)
+{
+	if (shape_is_tuple(&lit->shape)) {
+		for (size_t i = 0; i < lit->nelems; i++)
+			literal_fill(lit->elems[i], lp->tuple_literals[i]);
+		return;
+	}
+	if (!shape_is_array(&lit->shape))
+		return;
+	/* the counts were checked by literal_check */
+	payload pl;
+	const char *f;
+	memset(&pl, 0, sizeof pl);
+	ProtobufCBinaryData *bd = bytes_field(lp, lit->shape.type, &f);
+	if (bd)
+		pl.bytes = bd->data;
+	array_fill(lit, lp, &pl);
+}
+
+/* Reads a literal: its shape (a missing layout is the default one), checked
+ * counts, then the values. */
+static int literal_in(loader *L, Xla__LiteralProto *lp, hloi_literal **out, const char *what)
+{
+	*out = NULL;
+	shape s;
+	if (valid_shape_in(L, lp->shape, &s, what))
+		return -1;
+	if (shape_is_array(&s) && !s.has_layout)
+		layout_set_default(&s);
+	if (literal_check(L, &s, lp, 0))
+		return -1;
+	/* The values are in the file; only padding can make the buffer much
+	 * larger, and a layout must not make a small file allocate gigabytes. */
+	int64_t count, bytes;
+	if (shape_is_array(&s) && !shape_element_count(&s, &count) && !shape_byte_size(&s, &bytes) &&
+	    bytes > ((int64_t)1 << 20) && bytes / 64 > count * etype_byte_width(s.type)) {
+		strbuf sb = STRBUF_INIT;
+		lfail(L, "%s %s pads %" PRId64 " values to a %" PRId64 "-byte buffer; hloi refuses padding that large",
+		      what, shape_text(&sb, &s), count, bytes);
+		sb_free(&sb);
+		return -1;
+	}
+	hloi_literal *lit = NULL;
+	hloi_status st = literal_create(&lit, &s);
+	if (st == HLOI_ENOMEM)
+		return loom(L);
+	if (st != HLOI_OK) {
+		strbuf sb = STRBUF_INIT;
+		lfail(L, "%s %s is too large", what, shape_text(&sb, &s));
+		sb_free(&sb);
+		return -1;
+	}
+	literal_fill(lit, lp);
+	*out = lit;
+	return 0;
+}
+
+/* --- instructions ---------------------------------------------------------------- */
+
+typedef struct idpos {
+	int64_t id;
+	int pos;
+} idpos;
+
+static int idpos_cmp(const void *a, const void *b)
+{
+	const idpos *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int id_lookup(const idpos *v, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].id == id)
+			return v[mid].pos;
+		if (v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+typedef struct namepos {
+	const char *name;
+	int pos;
+} namepos;
+
+static int namepos_cmp(const void *a, const void *b)
+{
+	const namepos *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static const char *fa_get(const Xla__FrontendAttributes *fa, const char *key)
+{
+	if (!fa)
+		return NULL;
+	for (size_t i = 0; i < fa->n_map; i++)
+		if (strcmp(fa->map[i]->key, key) == 0)
+			return fa->map[i]->value;
+	return NULL;
+}
+
+static int list_in(loader *L, int_list *out, const int64_t *v, size_t n, int present)
+{
+	out->present = present || n > 0;
+	out->n = (int)n;
+	if (n) {
+		out->v = arena_array(&L->m->arena, n, sizeof *out->v);
+		if (!out->v)
+			return loom(L);
+		memcpy(out->v, v, n * sizeof *v);
+	}
+	return 0;
+}
+
+/* The raw attributes being collected for one instruction. */
+typedef struct raws {
+	raw_attr *v;
+	int n, cap;
+} raws;
+
+static int raw_add(loader *L, raws *r, const char *name, const char *value)
+{
+	if (r->n == r->cap) {
+		int ncap = r->cap ? r->cap * 2 : 8;
+		raw_attr *nv = arena_array(&L->m->arena, (size_t)ncap, sizeof *nv);
+		if (!nv)
+			return loom(L);
+		if (r->n)
+			memcpy(nv, r->v, (size_t)r->n * sizeof *nv);
+		r->v = nv;
+		r->cap = ncap;
+	}
+	raw_attr *a = &r->v[r->n];
+	memset(a, 0, sizeof *a);
+	a->name = lstrdup(L, name);
+	a->value = lstrdup(L, value);
+	if (!a->name || !a->value)
+		return -1;
+	r->n++;
+	return 0;
+}
+
+/* The stashed text of attribute `name`, if hloi wrote one. */
+static const char *stash_get(const Xla__FrontendAttributes *fa, const char *name)
+{
+	char key[160];
+	snprintf(key, sizeof key, "%s%s", HLOI_KEY_ATTR, name);
+	return fa_get(fa, key);
+}
+
+/* Puts the attributes in XLA's printing order (attr_order_cmp, stably), or
+ * in the order hloi stashed when the text had another. */
+static void raw_order(raws *r, const Xla__FrontendAttributes *fa)
+{
+	for (int i = 1; i < r->n; i++) {
+		raw_attr a = r->v[i];
+		int j = i;
+		while (j > 0 && attr_order_cmp(r->v[j - 1].name, a.name) > 0) {
+			r->v[j] = r->v[j - 1];
+			j--;
+		}
+		r->v[j] = a;
+	}
+	const char *order = fa_get(fa, HLOI_KEY_ATTR_ORDER);
+	if (!order)
+		return;
+	int placed = 0;
+	const char *p = order;
+	while (*p && placed < r->n) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		for (int i = placed; i < r->n; i++) {
+			if (strlen(r->v[i].name) == len && memcmp(r->v[i].name, p, len) == 0) {
+				raw_attr a = r->v[i];
+				memmove(&r->v[placed + 1], &r->v[placed], (size_t)(i - placed) * sizeof a);
+				r->v[placed++] = a;
+				break;
+			}
+		}
+		p = e ? e + 1 : p + len;
+	}
+}
+
+static int callees_in(loader *L, instr *in, const Xla__HloInstructionProto *ip, computation **comps,
+		      const idpos *cids, size_t ncids, int comp_pos, raws *r)
+{
+	size_t n = ip->n_called_computation_ids;
+	if (n == 0)
+		return 0;
+	const char **names = arena_array(&L->m->arena, n, sizeof *names);
+	if (!names)
+		return loom(L);
+	for (size_t k = 0; k < n; k++) {
+		int64_t id = ip->called_computation_ids[k];
+		int p = id_lookup(cids, ncids, id);
+		if (p < 0)
+			return lfail(L, "called computation id %" PRId64 " is not defined", id);
+		if (p == comp_pos)
+			return lfail(L, "calls its own computation (id %" PRId64 ")", id);
+		if (p > comp_pos)
+			return lfail(L, "calls computation '%s' (id %" PRId64 "), which comes after its caller",
+				     comps[p]->name, id);
+		names[k] = comps[p]->name;
+	}
+	const char *typed = callee_typed_attr(in->op);
+	if (typed && n == 1) {
+		const char *attr = fa_get(ip->frontend_attributes, HLOI_KEY_PREFIX "callee_attr");
+		in->callee_attr = lstrdup(L, attr ? attr : typed);
+		in->callee_name = names[0];
+		return in->callee_attr ? 0 : -1;
+	}
+	/* Stashed spellings win (e.g. true_computation= / false_computation=). */
+	static const char *const spelled[] = { "condition", "body", "select", "scatter",
+					       "branch_computations", "true_computation",
+					       "false_computation", "called_computations" };
+	int any = 0;
+	for (size_t i = 0; i < sizeof spelled / sizeof spelled[0]; i++)
+		if (stash_get(ip->frontend_attributes, spelled[i]))
+			any = 1;
+	if (any)
+		return 0; /* added with the other stashed attributes */
+	const char *an[2];
+	char *av[2];
+	int k = callee_render(in->op, names, n, an, av, &L->m->arena);
+	if (k < 0)
+		return loom(L);
+	for (int i = 0; i < k; i++)
+		if (raw_add(L, r, an[i], av[i]))
+			return -1;
+	return 0;
+}
+
+static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
+{
+	module *m = L->m;
+	if (fa_get(ip->frontend_attributes, HLOI_KEY_ELIDED)) {
+		shape s = in->shape;
+		if (shape_is_array(&s) && !s.has_layout)
+			layout_set_default(&s);
+		hloi_literal *lit = NULL;
+		hloi_status st = shape_is_array(&s) ? literal_create(&lit, &s) : HLOI_EINVAL;
+		if (st == HLOI_ENOMEM)
+			return loom(L);
+		if (st != HLOI_OK)
+			return lfail(L, "elided constant of this shape cannot be represented");
+		lit->elided = 1;
+		in->value = lit;
+	} else {
+		if (!ip->literal)
+			return lfail(L, "constant has no literal");
+		if (literal_in(L, ip->literal, &in->value, "literal shape"))
+			return -1;
+		hloi_literal *lit = in->value;
+		if (!shape_compatible(&lit->shape, &in->shape)) {
+			strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+			lfail(L, "literal of shape %s does not match the instruction's shape %s",
+			      shape_text(&a, &lit->shape), shape_text(&b, &in->shape));
+			sb_free(&a);
+			sb_free(&b);
+			literal_destroy(lit);
+			in->value = NULL;
+			return -1;
+		}
+		if (shape_is_array(&in->shape) && in->shape.has_layout &&
+		    !layout_equal(&lit->shape.layout, &in->shape.layout)) {
+			hloi_literal *r = NULL;
+			hloi_status st = literal_relayout(&r, lit, &in->shape);
+			literal_destroy(lit);
+			in->value = NULL;
+			if (st == HLOI_ENOMEM)
+				return loom(L);
+			if (st != HLOI_OK)
+				return lfail(L, "cannot convert the literal to the instruction's layout");
+			in->value = r;
+		}
+	}
+	if (m->nvalues % 16 == 0) {
+		hloi_literal **nv = hloi_realloc(m->values, ((size_t)m->nvalues + 16) * sizeof *nv);
+		if (!nv) {
+			literal_destroy(in->value);
+			in->value = NULL;
+			return loom(L);
+		}
+		m->values = nv;
+	}
+	m->values[m->nvalues++] = in->value;
+	return 0;
+}
+
+static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructionProto *ip,
+		    const idpos *ids, size_t nids, computation **comps, const idpos *cids, size_t ncids,
+		    int comp_pos)
+{
+	instr *in = c->instrs[pos];
+	const Xla__FrontendAttributes *fa = ip->frontend_attributes;
+	if (!ip->opcode[0])
+		return lfail(L, "instruction has no opcode");
+	in->op = opcode_from_name(ip->opcode, strlen(ip->opcode));
+	if (in->op == OP_COUNT)
+		return lfail(L, "unknown opcode '%s'", ip->opcode);
+	if (valid_shape_in(L, ip->shape, &in->shape, "shape"))
+		return -1;
+	in->has_shape = 1;
+
+	in->nops = (int)ip->n_operand_ids;
+	if (ip->n_operand_ids > INT32_MAX)
+		return lfail(L, "too many operands");
+	if (in->nops) {
+		in->ops = arena_array(&L->m->arena, ip->n_operand_ids, sizeof *in->ops);
+		if (!in->ops)
+			return loom(L);
+	}
+	for (size_t k = 0; k < ip->n_operand_ids; k++) {
+		int64_t id = ip->operand_ids[k];
+		int p = id_lookup(ids, nids, id);
+		if (p < 0)
+			return lfail(L, "operand %zu refers to unknown instruction id %" PRId64, k, id);
+		if (p >= pos)
+			return lfail(L, "operand %zu: instruction '%s' (id %" PRId64 ") is used before its definition",
+				     k, c->instrs[p]->name, id);
+		in->ops[k].name = c->instrs[p]->name;
+	}
+
+	switch (opcode_category(in->op)) {
+	case OPC_BINARY:
+	case OPC_COMPARE:
+		if (list_in(L, &in->broadcast_dimensions, ip->dimensions, ip->n_dimensions,
+			    stash_get(fa, "broadcast_dimensions") != NULL))
+			return -1;
+		break;
+	default:
+		if (in->op == OP_IOTA) {
+			if (ip->n_dimensions > 1)
+				return lfail(L, "iota has %zu dimensions; it takes one (iota_dimension)",
+					     ip->n_dimensions);
+			if (ip->n_dimensions == 1) {
+				in->has_iota_dimension = 1;
+				in->iota_dimension = ip->dimensions[0];
+			}
+		} else if (list_in(L, &in->dimensions, ip->dimensions, ip->n_dimensions,
+				   opcode_always_has_dimensions(in->op) || stash_get(fa, "dimensions") != NULL)) {
+			return -1;
+		}
+		break;
+	}
+	if (in->op == OP_PARAMETER) {
+		if (ip->parameter_number < 0)
+			return lfail(L, "negative parameter_number %" PRId64, ip->parameter_number);
+		in->parameter_number = ip->parameter_number;
+	}
+	if (in->op == OP_GET_TUPLE_ELEMENT) {
+		if (ip->tuple_index < 0)
+			return lfail(L, "negative tuple_index %" PRId64, ip->tuple_index);
+		in->has_index = 1;
+		in->index = ip->tuple_index;
+	}
+	if (ip->comparison_direction[0]) {
+		in->direction = cmp_direction_from_name(ip->comparison_direction,
+							strlen(ip->comparison_direction));
+		if (in->direction == CMP_NONE)
+			return lfail(L, "invalid comparison_direction '%s'", ip->comparison_direction);
+	}
+	if (ip->comparison_type[0]) {
+		in->comparison_type = cmp_type_from_name(ip->comparison_type, strlen(ip->comparison_type));
+		if (in->comparison_type == CMPT_NONE)
+			return lfail(L, "invalid comparison_type '%s'", ip->comparison_type);
+	}
+	if (in->op == OP_CONSTANT && constant_in(L, in, ip))
+		return -1;
+
+	raws r;
+	memset(&r, 0, sizeof r);
+	if (callees_in(L, in, ip, comps, cids, ncids, comp_pos, &r))
+		return -1;
+	if (ip->fusion_kind[0] && !stash_get(fa, "kind") && raw_add(L, &r, "kind", ip->fusion_kind))
+		return -1;
+	if (ip->n_control_predecessor_ids && !stash_get(fa, "control-predecessors")) {
+		const char **names = arena_array(&L->m->arena, ip->n_control_predecessor_ids, sizeof *names);
+		if (!names)
+			return loom(L);
+		for (size_t k = 0; k < ip->n_control_predecessor_ids; k++) {
+			int64_t id = ip->control_predecessor_ids[k];
+			int p = id_lookup(ids, nids, id);
+			if (p < 0)
+				return lfail(L, "control predecessor %zu refers to unknown instruction id %" PRId64,
+					     k, id);
+			names[k] = c->instrs[p]->name;
+		}
+		strbuf b = STRBUF_INIT;
+		attr_render_names(&b, names, ip->n_control_predecessor_ids);
+		int rc = b.oom ? loom(L) : raw_add(L, &r, "control-predecessors", sb_str(&b));
+		sb_free(&b);
+		if (rc)
+			return -1;
+	}
+	strbuf b = STRBUF_INIT;
+	int rc = 0;
+	if (fa && !stash_get(fa, "frontend_attributes")) {
+		attr_render_frontend(&b, fa);
+		if (b.len)
+			rc = raw_add(L, &r, "frontend_attributes", sb_str(&b));
+	}
+	if (!rc && ip->metadata && !stash_get(fa, "metadata")) {
+		sb_reset(&b);
+		attr_render_metadata(&b, ip->metadata);
+		if (b.len)
+			rc = raw_add(L, &r, "metadata", sb_str(&b));
+	}
+	if (!rc && ip->backend_config.len && !stash_get(fa, "backend_config")) {
+		sb_reset(&b);
+		attr_render_backend_config(&b, ip->backend_config.data, ip->backend_config.len);
+		rc = raw_add(L, &r, "backend_config", sb_str(&b));
+	}
+	if (!rc && b.oom)
+		rc = loom(L);
+	sb_free(&b);
+	if (rc)
+		return -1;
+	/* Everything else hloi stashed, in the order it was written. */
+	size_t plen = strlen(HLOI_KEY_ATTR);
+	for (size_t i = 0; fa && i < fa->n_map; i++) {
+		const char *k = fa->map[i]->key;
+		if (strncmp(k, HLOI_KEY_ATTR, plen) != 0)
+			continue;
+		const char *name = k + plen;
+		if (strcmp(name, "dimensions") == 0 || strcmp(name, "broadcast_dimensions") == 0 || !name[0])
+			continue;
+		if (raw_add(L, &r, name, fa->map[i]->value))
+			return -1;
+	}
+	raw_order(&r, fa);
+	in->nraw = r.n;
+	in->raw = r.v;
+	return 0;
+}
+
+/* --- computations and the module ---------------------------------------------------- */
+
+/* Splits a comma-separated list and says whether `name` is in it. */
+static int in_list(const char *list, const char *name)
+{
+	if (!list)
+		return 0;
+	size_t n = strlen(name);
+	const char *p = list;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && memcmp(p, name, n) == 0)
+			return 1;
+		p = e ? e + 1 : p + len;
+	}
+	return 0;
+}
+
+static int computation_in(loader *L, computation *c, const Xla__HloComputationProto *cp,
+			  computation **comps, const idpos *cids, size_t ncids, int comp_pos,
+			  const Xla__FrontendAttributes *mfa)
+{
+	module *m = L->m;
+	size_t n = cp->n_instructions;
+	if (n == 0)
+		return lfail(L, "computation has no instructions");
+	if (n > INT32_MAX)
+		return lfail(L, "too many instructions");
+	c->ninstrs = (int)n;
+	c->instrs = arena_array(&m->arena, n, sizeof *c->instrs);
+	idpos *ids = hloi_calloc(n, sizeof *ids);
+	namepos *names = hloi_calloc(n, sizeof *names);
+	int rc = 0;
+	if (!c->instrs || !ids || !names) {
+		rc = loom(L);
+		goto out;
+	}
+	/* Pass 1: names and ids, each unique. */
+	for (size_t i = 0; i < n; i++) {
+		const Xla__HloInstructionProto *ip = cp->instructions[i];
+		L->inst = ip->name;
+		L->inst_id = ip->id;
+		if (!ip->name[0]) {
+			L->inst = NULL;
+			rc = lfail(L, "instruction %zu (id %" PRId64 ") has no name", i, ip->id);
+			goto out;
+		}
+		instr *in = arena_alloc(&m->arena, sizeof *in);
+		if (!in || !(in->name = lstrdup(L, ip->name))) {
+			rc = loom(L);
+			goto out;
+		}
+		in->position = (int)i;
+		c->instrs[i] = in;
+		ids[i].id = ip->id;
+		ids[i].pos = (int)i;
+		names[i].name = in->name;
+		names[i].pos = (int)i;
+	}
+	qsort(ids, n, sizeof *ids, idpos_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (ids[i].id == ids[i - 1].id) {
+			L->inst = c->instrs[ids[i].pos]->name;
+			L->inst_id = ids[i].id;
+			rc = lfail(L, "instruction id %" PRId64 " is also used by '%s'", ids[i].id,
+				   c->instrs[ids[i - 1].pos]->name);
+			goto out;
+		}
+	}
+	qsort(names, n, sizeof *names, namepos_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(names[i].name, names[i - 1].name) == 0) {
+			L->inst = names[i].name;
+			L->inst_id = cp->instructions[names[i].pos]->id;
+			rc = lfail(L, "instruction name '%s' is used twice", names[i].name);
+			goto out;
+		}
+	}
+	/* Pass 2: the instructions. */
+	for (size_t i = 0; i < n; i++) {
+		const Xla__HloInstructionProto *ip = cp->instructions[i];
+		L->inst = ip->name;
+		L->inst_id = ip->id;
+		if (instr_in(L, c, (int)i, ip, ids, n, comps, cids, ncids, comp_pos)) {
+			rc = -1;
+			goto out;
+		}
+	}
+	L->inst = NULL;
+	int r = id_lookup(ids, n, cp->root_id);
+	if (r < 0) {
+		rc = lfail(L, "root_id %" PRId64 " does not name an instruction of this computation",
+			   cp->root_id);
+		goto out;
+	}
+	c->root = c->instrs[r];
+	c->root->is_root = !in_list(fa_get(mfa, HLOI_KEY_IMPLICIT_ROOT), c->name);
+	if (in_list(fa_get(mfa, HLOI_KEY_SIGNATURE), c->name) && cp->program_shape) {
+		/* The signature `(p: f32[2]) -> f32[2]` the text had. */
+		const Xla__ProgramShapeProto *ps = cp->program_shape;
+		if (ps->n_parameters != ps->n_parameter_names || ps->n_parameters > INT32_MAX || !ps->result) {
+			rc = lfail(L, "program_shape does not describe a signature");
+			goto out;
+		}
+		c->has_signature = 1;
+		c->nsig_params = (int)ps->n_parameters;
+		if (ps->n_parameters) {
+			c->sig_names = arena_array(&m->arena, ps->n_parameters, sizeof *c->sig_names);
+			c->sig_shapes = arena_array(&m->arena, ps->n_parameters, sizeof *c->sig_shapes);
+			if (!c->sig_names || !c->sig_shapes) {
+				rc = loom(L);
+				goto out;
+			}
+		}
+		for (size_t i = 0; i < ps->n_parameters; i++) {
+			if (!(c->sig_names[i] = lstrdup(L, ps->parameter_names[i])) ||
+			    valid_shape_in(L, ps->parameters[i], &c->sig_shapes[i], "parameter shape")) {
+				rc = -1;
+				goto out;
+			}
+		}
+		if (valid_shape_in(L, ps->result, &c->sig_result, "result shape")) {
+			rc = -1;
+			goto out;
+		}
+	}
+out:
+	hloi_free(ids);
+	hloi_free(names);
+	return rc;
+}
+
+static int alias_in(loader *L, const Xla__HloInputOutputAliasProto *ap)
+{
+	module *m = L->m;
+	if (!ap || ap->n_entries == 0)
+		return 0;
+	if (ap->n_entries > INT32_MAX)
+		return lfail(L, "too many input_output_alias entries");
+	m->alias = arena_array(&m->arena, ap->n_entries, sizeof *m->alias);
+	if (!m->alias)
+		return loom(L);
+	m->nalias = (int)ap->n_entries;
+	for (size_t i = 0; i < ap->n_entries; i++) {
+		const Xla__HloInputOutputAliasProto__AliasEntryProto *e = ap->entries[i];
+		alias_entry *a = &m->alias[i];
+		if (e->n_output_shape_index > HLOI_MAX_RANK || e->n_parameter_shape_index > HLOI_MAX_RANK)
+			return lfail(L, "input_output_alias entry %zu: shape index deeper than %d", i,
+				     HLOI_MAX_RANK);
+		if (e->parameter_number < 0)
+			return lfail(L, "input_output_alias entry %zu: negative parameter_number", i);
+		if (e->kind != XLA__KIND__MAY_ALIAS && e->kind != XLA__KIND__MUST_ALIAS)
+			return lfail(L, "input_output_alias entry %zu: kind must be MAY_ALIAS or MUST_ALIAS", i);
+		a->n_output_index = (int)e->n_output_shape_index;
+		if (e->n_output_shape_index)
+			memcpy(a->output_index, e->output_shape_index,
+			       e->n_output_shape_index * sizeof(int64_t));
+		a->parameter_number = e->parameter_number;
+		a->n_parameter_index = (int)e->n_parameter_shape_index;
+		if (e->n_parameter_shape_index)
+			memcpy(a->parameter_index, e->parameter_shape_index,
+			       e->n_parameter_shape_index * sizeof(int64_t));
+		a->must_alias = e->kind == XLA__KIND__MUST_ALIAS;
+	}
+	return 0;
+}
+
+static int entry_key_cmp(const void *x, const void *y)
+{
+	const Xla__FrontendAttributes__MapEntry *a = *(const Xla__FrontendAttributes__MapEntry *const *)x;
+	const Xla__FrontendAttributes__MapEntry *b = *(const Xla__FrontendAttributes__MapEntry *const *)y;
+	return strcmp(a->key, b->key);
+}
+
+static int header_in(loader *L, const Xla__FrontendAttributes *fa)
+{
+	module *m = L->m;
+	m->has_header = !fa_get(fa, HLOI_KEY_NO_HEADER);
+	const char *mode = fa_get(fa, HLOI_KEY_BROADCAST_MODE);
+	if (mode) {
+		if (strcmp(mode, "numpy") == 0)
+			m->broadcast_mode = HLOI_BROADCAST_NUMPY;
+		else if (strcmp(mode, "xla") == 0)
+			m->broadcast_mode = HLOI_BROADCAST_XLA;
+		else
+			return lfail(L, "invalid %s '%s'", HLOI_KEY_BROADCAST_MODE, mode);
+	}
+	size_t plen = strlen(HLOI_KEY_HEADER_ATTR);
+	size_t n = 0;
+	for (size_t i = 0; fa && i < fa->n_map; i++)
+		if (strncmp(fa->map[i]->key, HLOI_KEY_HEADER_ATTR, plen) == 0)
+			n++;
+	if (n == 0)
+		return 0;
+	/* keys are prefix + position + "." + name: sorted, they are in order */
+	const Xla__FrontendAttributes__MapEntry **e = hloi_calloc(n, sizeof *e);
+	m->header_attrs = arena_array(&m->arena, n, sizeof *m->header_attrs);
+	if (!e || !m->header_attrs) {
+		hloi_free(e);
+		return loom(L);
+	}
+	n = 0;
+	for (size_t i = 0; i < fa->n_map; i++)
+		if (strncmp(fa->map[i]->key, HLOI_KEY_HEADER_ATTR, plen) == 0)
+			e[n++] = fa->map[i];
+	qsort(e, n, sizeof *e, entry_key_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const char *name = strchr(e[i]->key + plen, '.');
+		if (!name || !name[1]) {
+			rc = lfail(L, "invalid module attribute key '%s'", e[i]->key);
+			break;
+		}
+		raw_attr *a = &m->header_attrs[m->nheader_attrs];
+		a->name = lstrdup(L, name + 1);
+		a->value = lstrdup(L, e[i]->value);
+		if (!a->name || !a->value)
+			rc = -1;
+		else
+			m->nheader_attrs++;
+	}
+	hloi_free(e);
+	return rc;
+}
+
+/* Puts the computations back in the order the HLO text had (callers may
+ * come before callees there). */
+static int text_order(loader *L, const char *list)
+{
+	module *m = L->m;
+	if (!list)
+		return 0;
+	computation **v = hloi_calloc((size_t)m->ncomps, sizeof *v);
+	if (!v)
+		return loom(L);
+	int n = 0, rc = 0;
+	const char *p = list;
+	while (*p && rc == 0) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int found = 0;
+		for (int i = 0; i < m->ncomps && !found; i++) {
+			const char *name = m->comps[i]->name;
+			if (strlen(name) == len && memcmp(name, p, len) == 0) {
+				found = 1;
+				for (int k = 0; k < n; k++)
+					if (v[k] == m->comps[i])
+						found = 2;
+				if (found == 1 && n < m->ncomps)
+					v[n++] = m->comps[i];
+			}
+		}
+		if (found != 1)
+			rc = lfail(L, "invalid %s '%s'", HLOI_KEY_COMP_ORDER, list);
+		p = e ? e + 1 : p + len;
+	}
+	if (rc == 0 && n != m->ncomps)
+		rc = lfail(L, "invalid %s '%s'", HLOI_KEY_COMP_ORDER, list);
+	if (rc == 0)
+		memcpy(m->comps, v, (size_t)n * sizeof *v);
+	hloi_free(v);
+	return rc;
+}
+
+static int module_in(loader *L, const Xla__HloModuleProto *mp)
+{
+	module *m = L->m;
+	size_t n = mp->n_computations;
+	if (n == 0)
+		return lfail(L, "the module has no computations");
+	if (n > INT32_MAX)
+		return lfail(L, "too many computations");
+	if (!(m->name = lstrdup(L, mp->name)))
+		return -1;
+	if (header_in(L, mp->frontend_attributes) || alias_in(L, mp->input_output_alias))
+		return -1;
+	m->comps = arena_array(&m->arena, n, sizeof *m->comps);
+	idpos *cids = hloi_calloc(n, sizeof *cids);
+	namepos *names = hloi_calloc(n, sizeof *names);
+	int rc = 0;
+	if (!m->comps || !cids || !names) {
+		rc = loom(L);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const Xla__HloComputationProto *cp = mp->computations[i];
+		if (!cp->name[0]) {
+			rc = lfail(L, "computation %zu (id %" PRId64 ") has no name", i, cp->id);
+			goto out;
+		}
+		computation *c = arena_alloc(&m->arena, sizeof *c);
+		if (!c || !(c->name = lstrdup(L, cp->name))) {
+			rc = loom(L);
+			goto out;
+		}
+		m->comps[i] = c;
+		cids[i].id = cp->id;
+		cids[i].pos = (int)i;
+		names[i].name = c->name;
+		names[i].pos = (int)i;
+	}
+	m->ncomps = (int)n;
+	qsort(cids, n, sizeof *cids, idpos_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (cids[i].id == cids[i - 1].id) {
+			L->comp = m->comps[cids[i].pos]->name;
+			rc = lfail(L, "computation id %" PRId64 " is also used by '%s'", cids[i].id,
+				   m->comps[cids[i - 1].pos]->name);
+			goto out;
+		}
+	}
+	qsort(names, n, sizeof *names, namepos_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(names[i].name, names[i - 1].name) == 0) {
+			L->comp = names[i].name;
+			rc = lfail(L, "computation name '%s' is used twice", names[i].name);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		L->comp = m->comps[i]->name;
+		if (computation_in(L, m->comps[i], mp->computations[i], m->comps, cids, n, (int)i,
+				   mp->frontend_attributes)) {
+			rc = -1;
+			goto out;
+		}
+	}
+	L->comp = NULL;
+	/* The entry: by id, else by name. */
+	int e = id_lookup(cids, n, mp->entry_computation_id);
+	if (e >= 0 && mp->entry_computation_name[0] &&
+	    strcmp(m->comps[e]->name, mp->entry_computation_name) != 0) {
+		int by_name = -1;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(m->comps[i]->name, mp->entry_computation_name) == 0)
+				by_name = (int)i;
+		if (by_name >= 0 || mp->entry_computation_id != 0) {
+			rc = lfail(L, "entry_computation_id %" PRId64 " names '%s' but entry_computation_name is '%s'",
+				   mp->entry_computation_id, m->comps[e]->name, mp->entry_computation_name);
+			goto out;
+		}
+	}
+	if (e < 0 && mp->entry_computation_name[0])
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(m->comps[i]->name, mp->entry_computation_name) == 0)
+				e = (int)i;
+	if (e < 0) {
+		rc = lfail(L, "entry computation not found (entry_computation_id %" PRId64
+			   ", entry_computation_name '%s')",
+			   mp->entry_computation_id, mp->entry_computation_name);
+		goto out;
+	}
+	m->entry = m->comps[e];
+	m->entry->is_entry = !fa_get(mp->frontend_attributes, HLOI_KEY_IMPLICIT_ENTRY);
+	rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+out:
+	hloi_free(cids);
+	hloi_free(names);
+	return rc;
+}
+
+static int snapshot_args_in(loader *L, Xla__LiteralProto **args, size_t n)
+{
+	module *m = L->m;
+	if (n == 0)
+		return 0;
+	if (n > INT32_MAX)
+		return lfail(L, "too many snapshot arguments");
+	m->snapshot_args = hloi_calloc(n, sizeof *m->snapshot_args);
+	if (!m->snapshot_args)
+		return loom(L);
+	for (size_t i = 0; i < n; i++) {
+		char what[64];
+		snprintf(what, sizeof what, "shape of snapshot argument %zu", i);
+		if (literal_in(L, args[i], &m->snapshot_args[i], what))
+			return -1;
+		m->nsnapshot_args = (int)i + 1;
+	}
+	return 0;
+}
+
+hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
+			    const unsigned char *data, size_t len, proto_root root)
+{
+	*out = NULL;
+	const ProtobufCMessageDescriptor *desc = proto_root_descriptor(root);
+	strbuf where = STRBUF_INIT, what = STRBUF_INIT;
+	if (wire_check(desc, data, len, &where, &what)) {
+		strbuf w = STRBUF_INIT;
+		sb_puts(&w, name);
+		if (where.len)
+			sb_printf(&w, ": %s", sb_str(&where));
+		diag_error_where(ctx, sb_str(&w), "not a valid %s: %s", proto_root_name(root),
+				 sb_str(&what));
+		sb_free(&w);
+		hloi_status st = where.oom || what.oom ? HLOI_ENOMEM : HLOI_EPARSE;
+		sb_free(&where);
+		sb_free(&what);
+		return st;
+	}
+	sb_free(&where);
+	sb_free(&what);
+
+	proto_alloc pa;
+	proto_alloc_init(&pa);
+	ProtobufCMessage *msg = protobuf_c_message_unpack(desc, &pa.a, len, data);
+	if (!msg) {
+		if (pa.failed) {
+			diag_error_where(ctx, name, "out of memory reading the proto");
+			return HLOI_ENOMEM;
+		}
+		diag_error_where(ctx, name, "not a valid %s", proto_root_name(root));
+		return HLOI_EPARSE;
+	}
+	const Xla__HloModuleProto *mp = NULL;
+	Xla__LiteralProto **args = NULL;
+	size_t nargs = 0;
+	const char *missing = NULL;
+	if (root == PROOT_MODULE) {
+		mp = (const Xla__HloModuleProto *)msg;
+	} else if (root == PROOT_HLO) {
+		mp = ((const Xla__HloProto *)msg)->hlo_module;
+		missing = "HloProto has no hlo_module";
+	} else {
+		const Xla__HloSnapshot *sn = (const Xla__HloSnapshot *)msg;
+		mp = sn->hlo ? sn->hlo->hlo_module : NULL;
+		args = sn->arguments;
+		nargs = sn->n_arguments;
+		missing = "HloSnapshot has no hlo.hlo_module";
+	}
+	loader L;
+	memset(&L, 0, sizeof L);
+	L.ctx = ctx;
+	L.file = name;
+	hloi_status st = HLOI_OK;
+	if (!mp) {
+		diag_error_where(ctx, name, "%s", missing);
+		st = HLOI_EPARSE;
+		goto done;
+	}
+	st = module_create(&L.m);
+	if (st != HLOI_OK) {
+		diag_error_where(ctx, name, "out of memory loading the module");
+		goto done;
+	}
+	L.m->src = -1;
+	if (!(L.m->filename = lstrdup(&L, name)) || module_in(&L, mp) ||
+	    snapshot_args_in(&L, args, nargs)) {
+		st = L.st != HLOI_OK ? L.st : HLOI_EPARSE;
+		module_destroy(L.m);
+		L.m = NULL;
+		goto done;
+	}
+	*out = L.m;
+done:
+	protobuf_c_message_free_unpacked(msg, &pa.a);
+	return st;
+}
+
+hloi_status proto_load_binary(module **out, hloi_context *ctx, const char *name,
+			      const unsigned char *data, size_t len)
+{
+	return proto_load_wire(out, ctx, name, data, len, wire_classify(data, len));
+}
+
+hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, const char *text,
+			    size_t len)
+{
+	*out = NULL;
+	unsigned char *wire = NULL;
+	size_t wlen = 0;
+	proto_root root;
+	hloi_status st = pbtxt_to_wire(&wire, &wlen, &root, ctx, name, text, len);
+	if (st == HLOI_OK)
+		st = proto_load_wire(out, ctx, name, wire, wlen, root);
+	hloi_free(wire);
+	return st;
+}

@@ -1,0 +1,26 @@
+/* Proto interchange (SPEC §6): XLA-compatible HloModuleProto / HloProto /
+ * HloSnapshot in binary and text format <-> the IR. The only files that
+ * include the generated *.pb-c.h headers are in src/proto/. */
+#ifndef HLOI_PROTO_PROTO_H
+#define HLOI_PROTO_PROTO_H
+
+#include <stddef.h>
+
+#include "hloi.h"
+#include "ir/ir.h"
+
+/* Loads a binary proto holding an HloModuleProto, HloProto or HloSnapshot
+ * (detected by content). A snapshot's arguments are stored in the module
+ * (m->snapshot_args). Errors name the computation and instruction; returns
+ * HLOI_EPARSE (malformed / invalid), HLOI_ENOMEM. */
+hloi_status proto_load_binary(module **out, hloi_context *ctx, const char *name,
+			      const unsigned char *data, size_t len);
+/* The same for protobuf text format (.pbtxt). */
+hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, const char *text,
+			    size_t len);
+/* Serialises a checked module as an HloModuleProto; *out is hloi_malloc'd. */
+hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx);
+/* The same in protobuf text format. */
+hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_context *ctx);
+
+#endif

@@ -1,0 +1,1066 @@
+/* Unit tests for proto interchange (SPEC §6): round trips of every golden
+ * program through .pb and .pbtxt, the XLA-style fixtures, snapshots, the
+ * text-format reader and writer (checked against protoc when it is
+ * installed), malformed input of every kind, and allocation failures. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check/check.h"
+#include "core/literal.h"
+#include "io/file.h"
+#include "ir/ir.h"
+#include "proto/proto.h"
+#include "text/parse.h"
+#include "text/print.h"
+#include "unit.h"
+#include "util/alloc.h"
+#include "util/strbuf.h"
+
+#define PROTO_DIR HLOI_TESTDATA "/proto"
+
+/* --- helpers ----------------------------------------------------------------- */
+
+static char *read_all(const char *path, size_t *len)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	char *text = NULL;
+	if (file_read_all(&text, len, ctx, path) != HLOI_OK)
+		text = NULL;
+	hloi_context_free(ctx);
+	return text;
+}
+
+static char *module_text(const module *m)
+{
+	strbuf b = STRBUF_INIT;
+	text_print_module(&b, m);
+	return sb_take(&b);
+}
+
+static char *literal_text(const hloi_literal *lit)
+{
+	strbuf b = STRBUF_INIT;
+	literal_print(&b, lit, 1, 0);
+	return sb_take(&b);
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The last error message recorded, or "". */
+static const char *last_error(hloi_context *ctx)
+{
+	const char *e = hloi_context_last_error(ctx);
+	return e ? e : "";
+}
+
+/* Loads a fixture below testdata/proto (binary or text by extension). */
+static hloi_status load_fixture(module **out, hloi_context *ctx, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", PROTO_DIR, name);
+	size_t len = 0;
+	char *data = read_all(path, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	hloi_status st = has_suffix(name, ".pbtxt") ? proto_load_text(out, ctx, name, data, len) :
+		proto_load_binary(out, ctx, name, (const unsigned char *)data, len);
+	hloi_free(data);
+	return st;
+}
+
+static const instr *find_instr(const module *m, const char *name)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++)
+			if (strcmp(m->comps[c]->instrs[i]->name, name) == 0)
+				return m->comps[c]->instrs[i];
+	return NULL;
+}
+
+/* --- round trips of the golden programs ---------------------------------------- */
+
+typedef struct rt_stats {
+	int programs;      /* parsed */
+	int round_trips;   /* through .pb and .pbtxt and back */
+	int runs;          /* evaluated before and after, equal */
+} rt_stats;
+
+/* Canonical texts must match line for line. The text printer shows a
+ * constant parsed from text by its literal tree and one read from a proto
+ * by its value, so constant lines are compared up to `constant(` and their
+ * values are compared as literals. */
+static void compare_texts(const char *path, const char *a, const char *b)
+{
+	const char *p = a, *q = b;
+	int line = 1, ok = 1;
+	while (*p || *q) {
+		const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+		size_t pn = pe ? (size_t)(pe - p) : strlen(p);
+		size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+		const char *k = strstr(p, " constant(");
+		if (k && k < p + pn) {
+			size_t pre = (size_t)(k - p) + 10;
+			ok = qn >= pre && memcmp(p, q, pre) == 0;
+		} else {
+			ok = pn == qn && memcmp(p, q, pn) == 0;
+		}
+		if (!ok) {
+			fprintf(stderr, "\n%s: line %d differs:\n  %.*s\n  %.*s\n", path, line, (int)pn, p, (int)qn,
+				q);
+			break;
+		}
+		p = pe ? pe + 1 : p + pn;
+		q = qe ? qe + 1 : q + qn;
+		line++;
+	}
+	CU_ASSERT(ok);
+}
+
+static void compare_constants(const char *path, const module *a, const module *b)
+{
+	for (int c = 0; c < a->ncomps; c++) {
+		for (int i = 0; i < a->comps[c]->ninstrs; i++) {
+			const instr *x = a->comps[c]->instrs[i];
+			if (x->op != OP_CONSTANT || !x->value)
+				continue;
+			const instr *y = find_instr(b, x->name);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(y->value);
+			char *sx = literal_text(x->value), *sy = literal_text(y->value);
+			CU_ASSERT_STRING_EQUAL(sx, sy);
+			CU_ASSERT_EQUAL(x->value->elided, y->value->elided);
+			CU_ASSERT(shape_compatible(&x->value->shape, &y->value->shape));
+			if (x->value->nbytes == y->value->nbytes && x->value->data && y->value->data &&
+			    layout_equal(&x->value->shape.layout, &y->value->shape.layout))
+				CU_ASSERT(memcmp(x->value->data, y->value->data, x->value->nbytes) == 0);
+			if (strcmp(sx, sy) != 0)
+				fprintf(stderr, "\n%s: constant %s differs\n", path, x->name);
+			hloi_free(sx);
+			hloi_free(sy);
+		}
+	}
+}
+
+/* Runs a checked module on `inputs`; the printed result or the status. */
+static char *run_text(module *m, hloi_context *ctx, hloi_literal **inputs, size_t n)
+{
+	hloi_literal *out = NULL;
+	hloi_status st = hloi_module_run(m, ctx, inputs, n, NULL, &out);
+	char *s;
+	if (st == HLOI_OK) {
+		s = literal_text(out);
+	} else {
+		char buf[64];
+		snprintf(buf, sizeof buf, "status %d", (int)st);
+		s = hloi_strdup(buf);
+	}
+	hloi_literal_free(out);
+	hloi_context_clear(ctx);
+	return s;
+}
+
+static void roundtrip_file(const char *path, rt_stats *stats)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	size_t len = 0;
+	char *text = read_all(path, &len);
+	module *m1 = NULL, *m2 = NULL, *m3 = NULL, *m4 = NULL;
+	unsigned char *pb1 = NULL, *pb2 = NULL, *pb4 = NULL;
+	char *tx1 = NULL, *tx3 = NULL, *s1 = NULL, *s2 = NULL, *s3 = NULL;
+	size_t n1 = 0, n2 = 0, n4 = 0, t1 = 0, t3 = 0;
+	hloi_literal **inputs = NULL;
+	size_t ninputs = 0;
+	if (!text || text_parse_module(&m1, ctx, path, text, len) != HLOI_OK)
+		goto done;
+	stats->programs++;
+	/* The writer resolves names itself, so an unchecked module converts. */
+	if (proto_save_binary(&pb1, &n1, m1, ctx) != HLOI_OK) {
+		/* only for programs the checker rejects too */
+		hloi_context_clear(ctx);
+		CU_ASSERT(check_module(m1, ctx, NULL) == HLOI_ETYPE);
+		goto done;
+	}
+	CU_ASSERT_FATAL(proto_save_text(&tx1, &t1, m1, ctx) == HLOI_OK);
+	hloi_status ls = proto_load_binary(&m2, ctx, "x.pb", pb1, n1);
+	hloi_status lt = proto_load_text(&m3, ctx, "x.pbtxt", tx1, t1);
+	CU_ASSERT_EQUAL(ls, lt);
+	hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
+	hloi_status c1 = check_module(m1, ctx, &opts);
+	if (ls != HLOI_OK) {
+		/* The loader may only reject what the checker rejects (invalid
+		 * layouts, which it validates itself). */
+		CU_ASSERT(c1 == HLOI_ETYPE);
+		if (c1 != HLOI_ETYPE)
+			fprintf(stderr, "\n%s: %s\n", path, last_error(ctx));
+		goto done;
+	}
+	stats->round_trips++;
+	s1 = module_text(m1);
+	s2 = module_text(m2);
+	s3 = module_text(m3);
+	compare_texts(path, s1, s2);
+	CU_ASSERT_STRING_EQUAL(s2, s3);
+	/* proto -> IR -> proto is the identity, in both formats */
+	CU_ASSERT_FATAL(proto_save_binary(&pb2, &n2, m2, ctx) == HLOI_OK);
+	CU_ASSERT(n1 == n2 && memcmp(pb1, pb2, n1) == 0);
+	CU_ASSERT_FATAL(proto_save_text(&tx3, &t3, m3, ctx) == HLOI_OK);
+	CU_ASSERT(t1 == t3 && strcmp(tx1, tx3) == 0);
+	/* the same status from the checker, and the same values */
+	hloi_status c2 = check_module(m2, ctx, &opts);
+	hloi_status c3 = check_module(m3, ctx, &opts);
+	if (c1 != c2) {
+		/* What the text says but a proto cannot (operand shapes written
+		 * in an operand list) the canonical text drops too. */
+		char *canon = module_text(m1);
+		CU_ASSERT_FATAL(text_parse_module(&m4, ctx, "canon.hlo", canon, strlen(canon)) == HLOI_OK);
+		hloi_free(canon);
+		c1 = check_module(m4, ctx, &opts);
+	}
+	CU_ASSERT_EQUAL(c1, c2);
+	CU_ASSERT_EQUAL(c1, c3);
+	if (c1 != c2)
+		fprintf(stderr, "\n%s: checker says %d for the text, %d for the proto\n", path, (int)c1, (int)c2);
+	hloi_context_clear(ctx);
+	if (c1 != HLOI_OK || c2 != HLOI_OK)
+		goto done;
+	compare_constants(path, m1, m2);
+	/* a checked module writes the same bytes */
+	CU_ASSERT_FATAL(proto_save_binary(&pb4, &n4, m1, ctx) == HLOI_OK);
+	CU_ASSERT(n1 == n4 && memcmp(pb1, pb4, n1) == 0);
+	/* fresh inputs for each run: an in-place program writes into them */
+	char *r[3] = { NULL, NULL, NULL };
+	module *ms[3] = { m1, m2, m3 };
+	for (int k = 0; k < 3; k++) {
+		if (hloi_module_random_inputs(&inputs, &ninputs, m1, ctx, 42) != HLOI_OK)
+			break;
+		r[k] = run_text(ms[k], ctx, inputs, ninputs);
+		hloi_literal_array_free(inputs, ninputs);
+		inputs = NULL;
+		ninputs = 0;
+	}
+	if (r[0] && r[1] && r[2]) {
+		CU_ASSERT_STRING_EQUAL(r[0], r[1]);
+		CU_ASSERT_STRING_EQUAL(r[0], r[2]);
+		if (strcmp(r[0], r[1]) != 0)
+			fprintf(stderr, "\n%s: results differ:\n%s\n%s\n", path, r[0], r[1]);
+		if (strncmp(r[0], "status", 6) != 0)
+			stats->runs++;
+	}
+	for (int k = 0; k < 3; k++)
+		hloi_free(r[k]);
+done:
+	hloi_literal_array_free(inputs, ninputs);
+	hloi_free(text);
+	hloi_free(pb1);
+	hloi_free(pb2);
+	hloi_free(pb4);
+	hloi_free(tx1);
+	hloi_free(tx3);
+	hloi_free(s1);
+	hloi_free(s2);
+	hloi_free(s3);
+	module_destroy(m1);
+	module_destroy(m2);
+	module_destroy(m3);
+	module_destroy(m4);
+	hloi_context_free(ctx);
+}
+
+static void walk(const char *dir, rt_stats *stats)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[1024];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		struct stat sb;
+		if (stat(path, &sb))
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			walk(path, stats);
+		else if (has_suffix(path, ".hlo"))
+			roundtrip_file(path, stats);
+	}
+	closedir(d);
+}
+
+static void test_roundtrip_goldens(void)
+{
+	rt_stats stats = { 0, 0, 0 };
+	walk(HLOI_TESTDATA, &stats);
+	fprintf(stderr, "\n  %d programs, %d round trips, %d evaluated ", stats.programs, stats.round_trips,
+		stats.runs);
+	CU_ASSERT(stats.programs >= 50);
+	CU_ASSERT(stats.round_trips >= 50);
+	CU_ASSERT(stats.runs >= 30);
+}
+
+/* What HLO text cannot say in XLA's fields travels in `hloi.` attributes:
+ * a program exercising all of it comes back the same. */
+static const char tricky[] =
+	"HloModule weird, is_scheduled=true, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n"
+	"\n"
+	"fused (fp: f32[2]) -> f32[2] {\n"
+	"  fp = f32[2]{0} parameter(0)\n"
+	"  ROOT n = f32[2]{0} negate(fp)\n"
+	"}\n"
+	"\n"
+	"cond {\n"
+	"  cp = (s32[], f32[2]) parameter(0)\n"
+	"  ci = s32[] get-tuple-element(cp), index=0\n"
+	"  lim = s32[] constant(10)\n"
+	"  lt = pred[] compare(ci, lim), direction=LT, type=SIGNED\n"
+	"}\n"
+	"\n"
+	"body {\n"
+	"  bp = (s32[], f32[2]) parameter(0)\n"
+	"  ROOT bt = (s32[], f32[2]) copy(bp)\n"
+	"}\n"
+	"\n"
+	"main.7 (p: f32[2]) -> f32[2] {\n"
+	"  p = f32[2]{0} parameter(0), sharding={replicated}, metadata={op_type=\"Arg\" op_name=\"p\" source_file=\"a.py\" source_line=3}\n"
+	"  c = bf16[3] constant({1.5, -2, 3})\n"
+	"  pr = pred[2,2]{0,1} constant({ { true, false }, { false, true } })\n"
+	"  u = u64[] constant(18446744073709551615)\n"
+	"  t = (s32[], f32[2]) constant(( 1, {2, 3} ))\n"
+	"  g = f32[2] get-tuple-element(t), index=1\n"
+	"  e = f32[100] constant({...})\n"
+	"  io = s32[4] iota(), iota_dimension=0\n"
+	"  pd = f32[2,3]{0,1:pad(3,5)} constant({ { 1, 2, 3 }, { 4, 5, 6 } })\n"
+	"  sc = f32[] constant(2)\n"
+	"  bs = f32[2,3] broadcast(sc), dimensions={}\n"
+	"  f = f32[2] fusion(p), calls=fused, kind=kLoop, backend_config=\"{\\\"x\\\":1}\"\n"
+	"  w = (s32[], f32[2]) while(t), body=body, condition=cond\n"
+	"  m = f32[2] multiply(f, g), frontend_attributes={b=\"2\",a=\"1\"}, control-predecessors={w}\n"
+	"  ad = f32[2] add(m, sc), broadcast_dimensions={}\n"
+	"  r = f32[2] add(ad, p), metadata={op_name=\"r\"}, backend_config={\"y\":2}\n"
+	"}\n";
+
+static void test_roundtrip_extras(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m1 = NULL, *m2 = NULL, *m3 = NULL;
+	CU_ASSERT_FATAL(text_parse_module(&m1, ctx, "t.hlo", tricky, sizeof tricky - 1) == HLOI_OK);
+	unsigned char *pb = NULL;
+	char *tx = NULL;
+	size_t n = 0, t = 0;
+	CU_ASSERT_FATAL(proto_save_binary(&pb, &n, m1, ctx) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_save_text(&tx, &t, m1, ctx) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_load_binary(&m2, ctx, "t.pb", pb, n) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_load_text(&m3, ctx, "t.pbtxt", tx, t) == HLOI_OK);
+	char *s1 = module_text(m1), *s2 = module_text(m2), *s3 = module_text(m3);
+	compare_texts("tricky", s1, s2);
+	CU_ASSERT_STRING_EQUAL(s2, s3);
+	/* the facts behind the text */
+	CU_ASSERT_FALSE(m2->entry->is_entry);
+	CU_ASSERT_STRING_EQUAL(m2->entry->name, "main.7");
+	CU_ASSERT_TRUE(m2->entry->has_signature);
+	CU_ASSERT_EQUAL(m2->nheader_attrs, 2);
+	const instr *e = find_instr(m2, "e");
+	CU_ASSERT_TRUE(e->value && e->value->elided);
+	const instr *io = find_instr(m2, "io");
+	CU_ASSERT_TRUE(io->has_iota_dimension && io->iota_dimension == 0);
+	const instr *f = find_instr(m2, "f");
+	CU_ASSERT_STRING_EQUAL(f->callee_attr, "calls");
+	CU_ASSERT_STRING_EQUAL(f->callee_name, "fused");
+	const instr *ad = find_instr(m2, "ad");
+	CU_ASSERT_TRUE(ad->broadcast_dimensions.present && ad->broadcast_dimensions.n == 0);
+	const instr *pd = find_instr(m2, "pd");
+	CU_ASSERT_EQUAL(pd->value->shape.layout.n_padded, 2);
+	/* the padded, column-major constant keeps its values */
+	int64_t idx[2] = { 1, 2 };
+	float v;
+	memcpy(&v, literal_element(pd->value, idx), 4);
+	CU_ASSERT_DOUBLE_EQUAL(v, 6.0, 0);
+	CU_ASSERT_FALSE(find_instr(m2, "lt")->is_root);
+	hloi_free(s1);
+	hloi_free(s2);
+	hloi_free(s3);
+	hloi_free(pb);
+	hloi_free(tx);
+	module_destroy(m1);
+	module_destroy(m2);
+	module_destroy(m3);
+	hloi_context_free(ctx);
+}
+
+/* --- fixtures written the way XLA writes ------------------------------------------ */
+
+static void test_xla_style(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_FATAL(load_fixture(&m, ctx, "xla_style.pb") == HLOI_OK);
+	CU_ASSERT_STRING_EQUAL(m->name, "jit_f");
+	CU_ASSERT_STRING_EQUAL(m->entry->name, "main.8");
+	CU_ASSERT_EQUAL(m->entry->ninstrs, 6);
+	CU_ASSERT_STRING_EQUAL(m->entry->root->name, "multiply.6");
+	/* `layout {}` on a scalar is a layout */
+	const instr *two = find_instr(m, "constant.4");
+	CU_ASSERT_TRUE(two->shape.has_layout);
+	CU_ASSERT_EQUAL(two->shape.rank, 0);
+	/* the column-major constant: 1 4 2 5 3 6 in memory is {{1,2,3},{4,5,6}} */
+	const instr *k = find_instr(m, "constant.2");
+	CU_ASSERT_EQUAL(k->shape.layout.minor_to_major[0], 0);
+	char *s = literal_text(k->value);
+	CU_ASSERT_STRING_EQUAL(s, "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}");
+	hloi_free(s);
+	const instr *add = find_instr(m, "add.3");
+	CU_ASSERT_EQUAL(add->nraw, 1);
+	CU_ASSERT_STRING_EQUAL(add->raw[0].name, "metadata");
+	CU_ASSERT_STRING_EQUAL(add->raw[0].value, "{op_type=\"add\" op_name=\"jit(f)/jit(main)/add\"}");
+	/* empty metadata {} and frontend_attributes {} and the unknown
+	 * sharding field leave no attributes */
+	CU_ASSERT_EQUAL(find_instr(m, "Arg_0.1")->nraw, 0);
+	CU_ASSERT_EQUAL(find_instr(m, "broadcast.5")->dimensions.present, 1);
+	CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
+	hloi_literal **in = NULL;
+	size_t n = 0;
+	const char input[] = "f32[2,3] {{0.5, 1, 1.5}, {2, 2.5, 3}}";
+	CU_ASSERT_FATAL(hloi_literal_parse_list(&in, &n, ctx, "in", input, sizeof input - 1) == HLOI_OK);
+	char *r = run_text(m, ctx, in, n);
+	CU_ASSERT_STRING_EQUAL(r, "f32[2,3] {\n  { 3, 6, 9 },\n  { 12, 15, 18 }\n}");
+	hloi_free(r);
+	hloi_literal_array_free(in, n);
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
+static void test_snapshot(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_FATAL(load_fixture(&m, ctx, "snapshot.pb") == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_module_snapshot_input_count(m), 2);
+	CU_ASSERT_PTR_NULL(hloi_module_snapshot_input(m, 2));
+	char *s = literal_text(hloi_module_snapshot_input(m, 1));
+	CU_ASSERT_STRING_EQUAL(s, "s32[3] {2, 5, 1}");
+	hloi_free(s);
+	CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
+	hloi_literal *in[2] = { hloi_module_snapshot_input(m, 0), hloi_module_snapshot_input(m, 1) };
+	char *r = run_text(m, ctx, in, 2);
+	CU_ASSERT_STRING_EQUAL(r, "pred[3] {1, 0, 0}");
+	hloi_free(r);
+	module_destroy(m);
+
+	/* an HloProto around a module with little-endian f16 bytes */
+	CU_ASSERT_FATAL(load_fixture(&m, ctx, "hlo_proto.pb") == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_snapshot_input_count(m), 0);
+	s = literal_text(find_instr(m, "constant.2")->value);
+	CU_ASSERT_STRING_EQUAL(s, "f16[2] {0.5, -2}");
+	hloi_free(s);
+	module_destroy(m);
+
+	CU_ASSERT_FATAL(load_fixture(&m, ctx, "handwritten.pbtxt") == HLOI_OK);
+	CU_ASSERT_STRING_EQUAL(m->name, "handwritten");
+	s = literal_text(find_instr(m, "k")->value);
+	CU_ASSERT_STRING_EQUAL(s, "bf16[2] {1, -2}");
+	hloi_free(s);
+	const instr *y = find_instr(m, "y");
+	CU_ASSERT_TRUE(y->broadcast_dimensions.present && y->broadcast_dimensions.n == 1);
+	CU_ASSERT_STRING_EQUAL(y->raw[0].value, "{op_type=\"mul\" op_name=\"tab\\there \\\"quoted\\\"\"}");
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
+/* --- the text format ----------------------------------------------------------------- */
+
+static const char scalars_pbtxt[] =
+	"# every way of writing a value\n"
+	"hlo { hlo_module { name: 'm' entry_computation_name: \"main\"\n"
+	"  computations { name: \"main\" instructions { name: \"p\" opcode: \"parameter\"\n"
+	"    shape { element_type: F32 dimensions: 8 } } } } }\n"
+	"arguments { shape { element_type: F32 dimensions: [8] }\n"
+	"  f32s: [1, -2.5, inf, -inf, nan, 1e3, 0x10, 1.5f] }\n"
+	"arguments < shape < element_type: S64 dimensions: 5 >\n"
+	"  s64s: -9223372036854775808 s64s: 0x7fffffffffffffff; s64s: 017, s64s: [-1, 0] >\n"
+	"arguments { shape: { element_type: PRED, dimensions: [6] }; preds: [true, false, t, f, 1, 0] }\n"
+	"arguments { shape { element_type: 9 dimensions: 1 } u64s: 18446744073709551615 }\n"
+	"arguments { shape { element_type: U8 dimensions: 4 } u8s: \"a\\n\" \"\\377\\x01\" }\n"
+	"arguments { shape { element_type: F64 dimensions: 2 } f64s: -nan f64s: -0.0 }\n";
+
+static void test_pbtxt_values(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	hloi_status st = proto_load_text(&m, ctx, "v.pbtxt", scalars_pbtxt, sizeof scalars_pbtxt - 1);
+	if (st != HLOI_OK)
+		fprintf(stderr, "\n%s\n", last_error(ctx));
+	CU_ASSERT_FATAL(st == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_module_snapshot_input_count(m), 6);
+	const float *f = hloi_literal_data(hloi_module_snapshot_input(m, 0));
+	CU_ASSERT_DOUBLE_EQUAL(f[0], 1, 0);
+	CU_ASSERT_DOUBLE_EQUAL(f[1], -2.5, 0);
+	CU_ASSERT_TRUE(isinf(f[2]) && f[2] > 0);
+	CU_ASSERT_TRUE(isinf(f[3]) && f[3] < 0);
+	CU_ASSERT_TRUE(isnan(f[4]));
+	CU_ASSERT_DOUBLE_EQUAL(f[5], 1000, 0);
+	CU_ASSERT_DOUBLE_EQUAL(f[6], 16, 0);
+	CU_ASSERT_DOUBLE_EQUAL(f[7], 1.5, 0);
+	const int64_t *s = hloi_literal_data(hloi_module_snapshot_input(m, 1));
+	CU_ASSERT(s[0] == INT64_MIN && s[1] == INT64_MAX && s[2] == 15 && s[3] == -1 && s[4] == 0);
+	const uint8_t *p = hloi_literal_data(hloi_module_snapshot_input(m, 2));
+	CU_ASSERT(p[0] == 1 && p[1] == 0 && p[2] == 1 && p[3] == 0 && p[4] == 1 && p[5] == 0);
+	const uint64_t *u = hloi_literal_data(hloi_module_snapshot_input(m, 3));
+	CU_ASSERT(u[0] == UINT64_MAX);
+	const uint8_t *b = hloi_literal_data(hloi_module_snapshot_input(m, 4));
+	CU_ASSERT(b[0] == 'a' && b[1] == '\n' && b[2] == 0xff && b[3] == 1);
+	const double *d = hloi_literal_data(hloi_module_snapshot_input(m, 5));
+	CU_ASSERT(isnan(d[0]) && signbit(d[0]));
+	CU_ASSERT(d[1] == 0 && signbit(d[1]));
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
+static void expect_text_error(const char *text, const char *message)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	hloi_status st = proto_load_text(&m, ctx, "e.pbtxt", text, strlen(text));
+	CU_ASSERT_EQUAL(st, HLOI_EPARSE);
+	CU_ASSERT_PTR_NULL(m);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error(ctx), message));
+	if (!strstr(last_error(ctx), message))
+		fprintf(stderr, "\n'%s': got '%s', want '%s'\n", text, last_error(ctx), message);
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
+/* What XLA's schema has and hloi's leaves out is skipped, in text as in
+ * binary files. */
+static void test_pbtxt_xla_fields(void)
+{
+	static const char text[] =
+		"name: \"m\" entry_computation_name: \"main\"\n"
+		"schedule { sequences { key: 1 value { instruction_ids: [1] } } }\n"
+		"computations { name: \"main\" root_id: 1\n"
+		"  instructions { name: \"p\" id: 1 opcode: \"parameter\"\n"
+		"    shape { element_type: F32 layout { split_configs { dimension: 0 } } }\n"
+		"    sharding { type: REPLICATED } metadata { profile_type: [WINDOW] } } }\n";
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_EQUAL(proto_load_text(&m, ctx, "x.pbtxt", text, sizeof text - 1), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_context_error_count(ctx), 0);
+	CU_ASSERT(m && m->entry && m->entry->ninstrs == 1);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	expect_text_error("computations { instructions { shardng { } } }",
+			  "xla.HloInstructionProto has no field named 'shardng'");
+}
+
+static void test_pbtxt_errors(void)
+{
+	expect_text_error("name: \"x\" name: \"y\"", "field 'name' is given more than once");
+	expect_text_error("id: 1.5", "expected an integer for field 'id' (int64)");
+	expect_text_error("id: 99999999999999999999", "integer out of range for field 'id'");
+	expect_text_error("computations { id: 9223372036854775808 }", "integer out of range");
+	expect_text_error("name: [\"a\"]", "field 'name' is not repeated");
+	expect_text_error("name { }", "field 'name' is a string, not a message");
+	expect_text_error("computations: 5", "field 'computations' holds a message");
+	expect_text_error("name: \"\\q\"", "invalid escape sequence");
+	expect_text_error("name: \"a\\000b\"", "must be UTF-8 text without NUL bytes");
+	expect_text_error("name: \"\\377\"", "must be UTF-8 text without NUL bytes");
+	expect_text_error("is_dynamic: maybe", "expected true or false for field 'is_dynamic'");
+	expect_text_error("[xla.ext]: 1", "syntax error");
+	expect_text_error("name: \"x\" }", "syntax error, unexpected '}'");
+	expect_text_error("name: 'x", "unterminated string");
+	expect_text_error("name: \"x\" @", "invalid character '@'");
+	expect_text_error("computations { instructions { shape { element_type: F33 } } }",
+			  "unknown value 'F33' for enum xla.PrimitiveType");
+	expect_text_error("computations { name: \"main\" instructions { name: \"p\" opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 } } }\n"
+			  "input_output_alias { entries { kind: 3 } }",
+			  "kind must be MAY_ALIAS or MUST_ALIAS");
+	expect_text_error("computations { name: \"main\" instructions { name: \"p\" opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 dimensions: 1 layout { padding_value: 9 } } } }",
+			  "invalid padding_value 9");
+	expect_text_error("entry_computation_id: -x", "expected an integer");
+	expect_text_error("nonsense: 1", "xla.HloModuleProto has no field named 'nonsense'");
+	expect_text_error("", "the module has no computations");
+}
+
+/* A one-instruction module around `instr` (the fields of an instruction
+ * named p with id 1, which is the root). */
+static void expect_instr_error(const char *instr, const char *message)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "name: \"m\" entry_computation_name: \"main\"\n"
+		 "computations { name: \"main\" root_id: 1\n"
+		 "  instructions { name: \"p\" id: 1 %s } }\n",
+		 instr);
+	expect_text_error(text, message);
+}
+
+static void test_validation(void)
+{
+	expect_instr_error("opcode: \"parameter\"", "shape is missing");
+	expect_instr_error("opcode: \"frobnicate\" shape { element_type: F32 }", "unknown opcode 'frobnicate'");
+	expect_instr_error("shape { element_type: F32 }", "instruction has no opcode");
+	expect_instr_error("opcode: \"parameter\" parameter_number: -1 shape { element_type: F32 }",
+			   "negative parameter_number -1");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: [2, -3] }",
+			   "negative dimension -3 at index 1");
+	expect_instr_error("opcode: \"parameter\" shape { }", "shape has no element_type");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: 1234 }", "invalid element_type 1234");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: BUFFER }",
+			   "element type BUFFER is not supported");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: 2 "
+			   "is_dynamic_dimension: [true, false] }",
+			   "is_dynamic_dimension has 2 entries for 1 dimensions");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: "
+			   "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] }",
+			   "shape has 17 dimensions; hloi's maximum rank is 16");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: 2 "
+			   "layout { minor_to_major: 0 dim_level_types: DIM_COMPRESSED } }",
+			   "sparse layouts (dim_level_types) are not supported");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: [2, 2] "
+			   "layout { minor_to_major: [0, 0] } }",
+			   "layout minor_to_major field has duplicate values");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: TUPLE dimensions: 2 }",
+			   "a tuple shape has dimensions");
+	expect_instr_error("opcode: \"compare\" comparison_direction: \"SIDEWAYS\" "
+			   "shape { element_type: PRED }",
+			   "invalid comparison_direction 'SIDEWAYS'");
+	expect_instr_error("opcode: \"compare\" comparison_type: \"FUZZY\" shape { element_type: PRED }",
+			   "invalid comparison_type 'FUZZY'");
+	expect_instr_error("opcode: \"constant\" shape { element_type: F32 }", "constant has no literal");
+	expect_instr_error("opcode: \"constant\" shape { element_type: F16 dimensions: 2 }\n"
+			   "literal { shape { element_type: F16 dimensions: 2 } f16s: \"abc\" }",
+			   "literal of shape f16[2] needs 4 bytes in f16s, has 3");
+	expect_instr_error("opcode: \"constant\" shape { element_type: S4 dimensions: 2 }\n"
+			   "literal { shape { element_type: S4 dimensions: 2 } s4s: \"\\001\\010\" }",
+			   "literal value 8 at position 1 is out of range for s4");
+	expect_instr_error("opcode: \"constant\" shape { element_type: S32 dimensions: 2 }\n"
+			   "literal { shape { element_type: S32 dimensions: 3 } s32s: [1, 2, 3] }",
+			   "literal of shape s32[3] does not match the instruction's shape s32[2]");
+	expect_instr_error("opcode: \"constant\" shape { element_type: TUPLE tuple_shapes { element_type: S32 } }\n"
+			   "literal { shape { element_type: TUPLE tuple_shapes { element_type: S32 } } }",
+			   "has 0 elements in tuple_literals, expected 1");
+	expect_instr_error("opcode: \"constant\" shape { element_type: F32 dimensions: 1 }\n"
+			   "literal { shape { element_type: F32 dimensions: 1 "
+			   "layout { minor_to_major: 0 padded_dimensions: 100000000 } } f32s: 1 }",
+			   "hloi refuses padding that large");
+	expect_instr_error("opcode: \"constant\" shape { element_type: F32 }\n"
+			   "literal { shape { element_type: F32 } f32s: 1 sparse_indices: 0 }",
+			   "sparse literals are not supported");
+	expect_instr_error("opcode: \"get-tuple-element\" tuple_index: -1 shape { element_type: F32 }",
+			   "negative tuple_index -1");
+	expect_instr_error("opcode: \"iota\" dimensions: [0, 1] shape { element_type: S32 dimensions: 2 }",
+			   "iota has 2 dimensions");
+	expect_instr_error("opcode: \"call\" called_computation_ids: 0 shape { element_type: F32 }",
+			   "calls its own computation");
+	expect_instr_error("opcode: \"call\" called_computation_ids: 5 shape { element_type: F32 }",
+			   "called computation id 5 is not defined");
+	expect_instr_error("opcode: \"parameter\" control_predecessor_ids: 7 shape { element_type: F32 }",
+			   "control predecessor 0 refers to unknown instruction id 7");
+	expect_text_error("computations { name: \"a\" id: 1 root_id: 1 instructions { name: \"p\" id: 1\n"
+			  "  opcode: \"call\" called_computation_ids: 2 shape { element_type: F32 } } }\n"
+			  "computations { name: \"b\" id: 2 root_id: 1 instructions { name: \"q\" id: 1\n"
+			  "  opcode: \"parameter\" shape { element_type: F32 } } }\n"
+			  "entry_computation_id: 1",
+			  "calls computation 'b' (id 2), which comes after its caller");
+	expect_text_error("computations { name: \"a\" id: 1 instructions { name: \"p\" opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 } } }\n"
+			  "computations { name: \"a\" id: 2 instructions { name: \"p\" opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 } } }",
+			  "computation name 'a' is used twice");
+	expect_text_error("computations { name: \"a\" instructions { name: \"p\" opcode: \"parameter\" id: 1\n"
+			  "  shape { element_type: F32 } } instructions { name: \"p\" id: 2 opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 } } }",
+			  "instruction name 'p' is used twice");
+	expect_text_error("computations { name: \"a\" instructions { opcode: \"parameter\"\n"
+			  "  shape { element_type: F32 } } }",
+			  "instruction 0 (id 0) has no name");
+	expect_text_error("computations { name: \"a\" }", "computation has no instructions");
+	expect_text_error("hlo_module { }", "the module has no computations");
+	expect_text_error("hlo { }", "HloSnapshot has no hlo.hlo_module");
+}
+
+/* Nesting deeper than the limit is an error, not a stack overflow. */
+static void test_deep_nesting(void)
+{
+	const size_t levels = 100000;
+	strbuf b = STRBUF_INIT;
+	sb_puts(&b, "computations { instructions { shape ");
+	for (size_t i = 0; i < levels; i++)
+		sb_puts(&b, "{ tuple_shapes ");
+	sb_puts(&b, "{ element_type: F32 }");
+	for (size_t i = 0; i < levels; i++)
+		sb_puts(&b, " }");
+	sb_puts(&b, " } }");
+	CU_ASSERT_FATAL(!b.oom);
+	expect_text_error(b.s, "messages nested deeper than 100 levels");
+	sb_free(&b);
+
+	/* the same in wire format: sizes from the inside out, then the keys
+	 * and lengths from the outside in */
+	size_t *sizes = hloi_calloc(levels + 1, sizeof *sizes);
+	CU_ASSERT_FATAL(sizes != NULL);
+	sizes[0] = 2; /* element_type: F32 */
+	for (size_t i = 1; i <= levels; i++) {
+		size_t n = sizes[i - 1], vl = 1;
+		for (size_t v = n; v >= 0x80; v >>= 7)
+			vl++;
+		sizes[i] = 1 + vl + n;
+	}
+	strbuf w = STRBUF_INIT;
+	for (size_t i = levels; i >= 1; i--) {
+		sb_putc(&w, 0x22); /* tuple_shapes */
+		for (size_t v = sizes[i - 1]; ; v >>= 7) {
+			sb_putc(&w, (char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+			if (v < 0x80)
+				break;
+		}
+	}
+	sb_putn(&w, "\x10\x0b", 2);
+	hloi_free(sizes);
+	CU_ASSERT_FATAL(!w.oom);
+	/* wrap it: instruction { shape }, computation { instructions },
+	 * module { computations } */
+	const unsigned char tags[] = { 0x1a, 0x12, 0x1a };
+	for (int k = 0; k < 3; k++) {
+		strbuf o = STRBUF_INIT;
+		sb_putc(&o, (char)tags[k]);
+		for (size_t v = w.len; ; v >>= 7) {
+			sb_putc(&o, (char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+			if (v < 0x80)
+				break;
+		}
+		sb_putn(&o, w.s, w.len);
+		sb_free(&w);
+		w = o;
+	}
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_EQUAL(proto_load_binary(&m, ctx, "deep.pb", (const unsigned char *)w.s, w.len), HLOI_EPARSE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error(ctx), "messages nested deeper than 100 levels"));
+	sb_free(&w);
+	hloi_context_free(ctx);
+}
+
+/* --- malformed binary input ---------------------------------------------------------- */
+
+static hloi_status try_load(const unsigned char *data, size_t len)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	hloi_status st = proto_load_binary(&m, ctx, "x.pb", data, len);
+	CU_ASSERT(st == HLOI_OK || st == HLOI_EPARSE);
+	if (st == HLOI_OK) {
+		CU_ASSERT_PTR_NOT_NULL(m);
+		/* whatever loads also checks without crashing */
+		check_module(m, ctx, NULL);
+	} else {
+		CU_ASSERT_PTR_NULL(m);
+		CU_ASSERT(hloi_context_error_count(ctx) > 0);
+	}
+	module_destroy(m);
+	hloi_context_free(ctx);
+	return st;
+}
+
+static void test_malformed_binary(void)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/xla_style.pb", PROTO_DIR);
+	size_t len = 0;
+	unsigned char *good = (unsigned char *)read_all(path, &len);
+	CU_ASSERT_FATAL(good != NULL && len > 100);
+	CU_ASSERT_EQUAL(try_load(good, len), HLOI_OK);
+	/* every truncation */
+	int rejected = 0;
+	for (size_t k = 0; k < len; k++)
+		rejected += try_load(good, k) != HLOI_OK;
+	CU_ASSERT(rejected > (int)len / 2);
+	/* every byte changed three ways */
+	unsigned char *copy = hloi_malloc(len);
+	CU_ASSERT_FATAL(copy != NULL);
+	for (size_t k = 0; k < len; k++) {
+		static const unsigned char masks[] = { 0x01, 0x80, 0xff };
+		for (int j = 0; j < 3; j++) {
+			memcpy(copy, good, len);
+			copy[k] ^= masks[j];
+			try_load(copy, len);
+		}
+	}
+	hloi_free(copy);
+	/* random bytes */
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	unsigned char buf[256];
+	for (int t = 0; t < 2000; t++) {
+		size_t n = (size_t)(t % 256);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[i] = (unsigned char)x;
+		}
+		try_load(buf, n);
+	}
+	hloi_free(good);
+}
+
+static void expect_bad_fixture(const char *name, const char *message)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	char path[256];
+	snprintf(path, sizeof path, "bad/%s", name);
+	CU_ASSERT_EQUAL(load_fixture(&m, ctx, path), HLOI_EPARSE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error(ctx), message));
+	if (!strstr(last_error(ctx), message))
+		fprintf(stderr, "\n%s: got '%s'\n", name, last_error(ctx));
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
+static void test_bad_fixtures(void)
+{
+	expect_bad_fixture("truncated.pb", "runs past the end of the data");
+	expect_bad_fixture("garbage.pb", "not a valid HloModuleProto");
+	expect_bad_fixture("deep_tuple.pb", "messages nested deeper than 100 levels");
+	expect_bad_fixture("unknown_operand.pb", "operand 1 refers to unknown instruction id 999");
+	expect_bad_fixture("use_before_def.pb", "is used before its definition");
+	expect_bad_fixture("wrong_literal_length.pb", "needs 6 values in f32s, has 5");
+	expect_bad_fixture("negative_dim.pb", "negative dimension -2 at index 0");
+	expect_bad_fixture("bad_enum.pb", "invalid element_type 99");
+	expect_bad_fixture("duplicate_id.pb", "is also used by 'constant.4'");
+	expect_bad_fixture("missing_root.pb", "root_id 12345 does not name an instruction");
+	expect_bad_fixture("bad_opcode.pb", "unknown opcode 'mutliply'");
+	expect_bad_fixture("missing_entry.pb", "entry computation not found");
+	expect_bad_fixture("bad_utf8_name.pb", "string is not valid UTF-8");
+	expect_bad_fixture("syntax.pbtxt", "syntax error");
+	expect_bad_fixture("unknown_field.pbtxt", "has no field named 'nmae'");
+}
+
+/* Messages name the computation and the instruction. */
+static void test_error_where(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_EQUAL(load_fixture(&m, ctx, "bad/unknown_operand.pb"), HLOI_EPARSE);
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	CU_ASSERT_FATAL(f != NULL);
+	hloi_context_print_diagnostics(ctx, f, HLOI_DIAG_BASENAME);
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(out, "unknown_operand.pb: computation 'main.8', instruction 'add.3' "
+				    "(id 12884901891): error: operand 1 refers to unknown instruction id 999\n");
+	free(out);
+	hloi_context_free(ctx);
+}
+
+/* --- against protoc ---------------------------------------------------------------- */
+
+static int have_protoc(void)
+{
+	return system("protoc --version >/dev/null 2>&1") == 0;
+}
+
+/* protoc decodes hloi's .pb with the schema in proto/, printing exactly the
+ * text hloi writes for .pbtxt; and protoc encodes that text into the same
+ * bytes. */
+static void test_protoc(void)
+{
+	if (!have_protoc()) {
+		fprintf(stderr, "\n  protoc not installed: skipped ");
+		return;
+	}
+	char dir[] = "/tmp/hloi_proto_XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	const char *programs[] = { tricky, NULL };
+	for (int i = 0; i < 2; i++) {
+		hloi_context *ctx = NULL;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = NULL;
+		hloi_status st = programs[i] ? text_parse_module(&m, ctx, "t.hlo", programs[i], strlen(programs[i])) :
+			load_fixture(&m, ctx, "xla_style.pb");
+		CU_ASSERT_FATAL(st == HLOI_OK);
+		char pb[256], txt[256], dec[256], enc[256], cmd[2048];
+		snprintf(pb, sizeof pb, "%s/m.pb", dir);
+		snprintf(txt, sizeof txt, "%s/m.pbtxt", dir);
+		snprintf(dec, sizeof dec, "%s/decoded.pbtxt", dir);
+		snprintf(enc, sizeof enc, "%s/encoded.pb", dir);
+		CU_ASSERT_FATAL(hloi_module_save(m, ctx, pb, HLOI_FORMAT_AUTO) == HLOI_OK);
+		CU_ASSERT_FATAL(hloi_module_save(m, ctx, txt, HLOI_FORMAT_AUTO) == HLOI_OK);
+		snprintf(cmd, sizeof cmd,
+			 "protoc --decode=xla.HloModuleProto -I %s/../proto hlo.proto < %s > %s && "
+			 "protoc --encode=xla.HloModuleProto -I %s/../proto hlo.proto < %s > %s",
+			 HLOI_TESTDATA, pb, dec, HLOI_TESTDATA, txt, enc);
+		CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+		size_t a = 0, b = 0, c = 0, d = 0;
+		char *ours = read_all(txt, &a), *theirs = read_all(dec, &b);
+		char *pbs = read_all(pb, &c), *encs = read_all(enc, &d);
+		CU_ASSERT_FATAL(ours && theirs && pbs && encs);
+		CU_ASSERT_STRING_EQUAL(ours, theirs);
+		/* protoc's bytes have the map entries sorted; they mean the same */
+		module *m2 = NULL;
+		unsigned char *again = NULL;
+		size_t an = 0;
+		CU_ASSERT_FATAL(proto_load_binary(&m2, ctx, "enc.pb", (unsigned char *)encs, d) == HLOI_OK);
+		CU_ASSERT_FATAL(proto_save_binary(&again, &an, m2, ctx) == HLOI_OK);
+		CU_ASSERT(an == c && memcmp(again, pbs, c) == 0);
+		hloi_free(again);
+		module_destroy(m2);
+		hloi_free(ours);
+		hloi_free(theirs);
+		hloi_free(pbs);
+		hloi_free(encs);
+		unlink(pb);
+		unlink(txt);
+		unlink(dec);
+		unlink(enc);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	rmdir(dir);
+}
+
+/* --- the public API: formats by extension and by content ------------------------------ */
+
+static void test_sniffing(void)
+{
+	char dir[] = "/tmp/hloi_sniff_XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	hloi_module *m = NULL;
+	CU_ASSERT_FATAL(hloi_module_parse(&m, ctx, "t.hlo", tricky, strlen(tricky)) == HLOI_OK);
+	char pb[256], txt[256], hlo[256], junk[256];
+	snprintf(pb, sizeof pb, "%s/a.dat", dir);
+	snprintf(txt, sizeof txt, "%s/b.dat", dir);
+	snprintf(hlo, sizeof hlo, "%s/c.dat", dir);
+	snprintf(junk, sizeof junk, "%s/d.dat", dir);
+	CU_ASSERT_FATAL(hloi_module_save(m, ctx, pb, HLOI_FORMAT_PB) == HLOI_OK);
+	CU_ASSERT_FATAL(hloi_module_save(m, ctx, txt, HLOI_FORMAT_PBTXT) == HLOI_OK);
+	CU_ASSERT_FATAL(hloi_module_save(m, ctx, hlo, HLOI_FORMAT_HLO) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_save(m, ctx, junk, HLOI_FORMAT_AUTO), HLOI_EINVAL);
+	hloi_context_clear(ctx);
+	hloi_module_free(m);
+	const char *paths[] = { pb, txt, hlo };
+	for (int i = 0; i < 3; i++) {
+		m = NULL;
+		CU_ASSERT_EQUAL(hloi_module_load(&m, ctx, paths[i], HLOI_FORMAT_AUTO), HLOI_OK);
+		CU_ASSERT(m && m->ncomps == 4);
+		hloi_module_free(m);
+	}
+	/* the wrong format, forced */
+	m = NULL;
+	CU_ASSERT_EQUAL(hloi_module_load(&m, ctx, hlo, HLOI_FORMAT_PB), HLOI_EPARSE);
+	CU_ASSERT_EQUAL(hloi_module_load(&m, ctx, pb, HLOI_FORMAT_PBTXT), HLOI_EPARSE);
+	hloi_context_free(ctx);
+	unlink(pb);
+	unlink(txt);
+	unlink(hlo);
+	rmdir(dir);
+}
+
+/* --- allocation failures --------------------------------------------------------------- */
+
+static void test_alloc_failures(void)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/handwritten.pbtxt", PROTO_DIR);
+	size_t tlen = 0;
+	char *text = read_all(path, &tlen);
+	CU_ASSERT_FATAL(text != NULL);
+	int done = 0;
+	for (long n = 0; n < 5000 && !done; n++) {
+		hloi_context *ctx = NULL;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = NULL, *m2 = NULL;
+		unsigned char *pb = NULL;
+		char *tx = NULL;
+		size_t pn = 0, tn = 0;
+		alloc_fail_after(n);
+		hloi_status st = proto_load_text(&m, ctx, "h.pbtxt", text, tlen);
+		if (st == HLOI_OK)
+			st = proto_save_binary(&pb, &pn, m, ctx);
+		if (st == HLOI_OK)
+			st = proto_load_binary(&m2, ctx, "h.pb", pb, pn);
+		if (st == HLOI_OK)
+			st = proto_save_text(&tx, &tn, m2, ctx);
+		alloc_fail_after(-1);
+		CU_ASSERT(st == HLOI_OK || st == HLOI_ENOMEM);
+		if (st != HLOI_OK && st != HLOI_ENOMEM)
+			fprintf(stderr, "\nafter %ld allocations: status %d: %s\n", n, (int)st, last_error(ctx));
+		done = st == HLOI_OK;
+		hloi_free(pb);
+		hloi_free(tx);
+		module_destroy(m);
+		module_destroy(m2);
+		hloi_context_free(ctx);
+	}
+	CU_ASSERT(done);
+	hloi_free(text);
+}
+
+static const unit_test roundtrip_tests[] = {
+	{ "golden programs through .pb and .pbtxt", test_roundtrip_goldens },
+	{ "attributes XLA has no field for", test_roundtrip_extras },
+	{ NULL, NULL },
+};
+
+static const unit_test fixture_tests[] = {
+	{ "a module written the way XLA writes it", test_xla_style },
+	{ "HloSnapshot, HloProto and hand-written text", test_snapshot },
+	{ NULL, NULL },
+};
+
+static const unit_test text_tests[] = {
+	{ "values in every spelling", test_pbtxt_values },
+	{ "located errors", test_pbtxt_errors },
+	{ "XLA's fields hloi leaves out", test_pbtxt_xla_fields },
+	{ "what the loader checks", test_validation },
+	{ "hloi's text and bytes agree with protoc", test_protoc },
+	{ NULL, NULL },
+};
+
+static const unit_test bad_tests[] = {
+	{ "100,000-deep nesting", test_deep_nesting },
+	{ "truncated, flipped and random bytes", test_malformed_binary },
+	{ "malformed fixtures", test_bad_fixtures },
+	{ "messages name computation and instruction", test_error_where },
+	{ "allocation failures", test_alloc_failures },
+	{ NULL, NULL },
+};
+
+static const unit_test api_tests[] = {
+	{ "formats by extension and by content", test_sniffing },
+	{ NULL, NULL },
+};
+
+const unit_suite unit_suites[] = {
+	{ "roundtrip", roundtrip_tests },
+	{ "fixtures", fixture_tests },
+	{ "pbtxt", text_tests },
+	{ "malformed", bad_tests },
+	{ "api", api_tests },
+	{ NULL, NULL },
+};
