@@ -1,0 +1,110 @@
+/* hloi dot: print a program's computation graph as Graphviz DOT. The graph
+ * is printed even when the type check fails (from what was written), with
+ * the diagnostics and exit code 3. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: hloi dot PROGRAM [options]\n"
+	"\n"
+	"Prints the computation graph of PROGRAM as Graphviz DOT: one node per\n"
+	"instruction with its opcode, shape and layout; edges from operands to\n"
+	"their users, labelled where the operand is broadcast (its\n"
+	"broadcast_dimensions, or \"degenerate\" / \"scalar\" when it is stretched\n"
+	"implicitly; dimensions={...} into a broadcast); called and fused\n"
+	"computations as clusters with a dashed edge to their root. The ROOT\n"
+	"node has a bold border, parameters are ellipses, constants filled boxes.\n"
+	"The program is type-checked first; if that fails the graph shows the\n"
+	"written shapes and the diagnostics are printed too (exit code 3).\n"
+	"\n"
+	"Options:\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi dot testdata/sources/matrix_plus_vector.hlo | dot -Tpng -o graph.png\n";
+
+enum { OPT_FORMAT = 256, OPT_COLOR };
+
+static const struct option options[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns 0 with *program set, -1 after --help, or an exit code. */
+static int parse(int argc, char **argv, cli_io *io, hloi_format *format, const char **program)
+{
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg, format))
+				return cli_usage_error(io, "dot", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
+			break;
+		case OPT_COLOR:
+			if (cli_set_color(io, optarg))
+				return cli_usage_error(io, "dot", "invalid --color '%s' (auto, always or never)", optarg);
+			break;
+		case 'h':
+			fputs(help, io->out);
+			return -1;
+		case ':':
+			return cli_usage_error(io, "dot", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(io, "dot", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(io, "dot", "missing PROGRAM");
+	if (optind + 1 < argc)
+		return cli_usage_error(io, "dot", "unexpected argument '%s'", argv[optind + 1]);
+	*program = argv[optind];
+	return 0;
+}
+
+int cmd_dot(int argc, char **argv, cli_io *io)
+{
+	hloi_format format = HLOI_FORMAT_AUTO;
+	const char *program = NULL;
+	int rc = parse(argc, argv, io, &format, &program);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	hloi_context *ctx = NULL;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	hloi_module *m = NULL;
+	hloi_status st = hloi_module_load(&m, ctx, program, format);
+	if (st != HLOI_OK) {
+		cli_print_diagnostics(io, ctx);
+		rc = cli_exit_code(st);
+		goto cleanup;
+	}
+	hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
+	hloi_status check = hloi_module_check(m, ctx, &opts);
+	cli_print_diagnostics(io, ctx);
+	if (check == HLOI_ENOMEM) {
+		rc = cli_exit_code(check);
+		goto cleanup;
+	}
+	st = hloi_module_print_dot(m, io->out);
+	if (st != HLOI_OK) {
+		fputs(st == HLOI_ENOMEM ? "hloi dot: out of memory\n" : "hloi dot: error writing output\n",
+		      io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	rc = cli_exit_code(check);
+cleanup:
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	return rc;
+}

@@ -1,0 +1,17 @@
+/* The computation graph of a module as Graphviz DOT (`hloi dot`): one node
+ * per instruction, operand edges labelled with how they are broadcast, and
+ * called computations as clusters. */
+#ifndef HLOI_TEXT_DOT_H
+#define HLOI_TEXT_DOT_H
+
+#include "ir/ir.h"
+#include "util/strbuf.h"
+
+/* Appends the module's graph. A checked module (m->checked) is drawn with
+ * the inferred shapes and the checker's operand-to-result dimension maps; an
+ * unchecked one with the written shapes and attributes (names resolved here,
+ * unknown operands drawn as red placeholders). Node ids are
+ * `n_<computation index>_<instruction index>`. Allocation failure sets b->oom. */
+void text_print_dot(strbuf *b, const module *m);
+
+#endif
