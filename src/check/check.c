@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "check/strict.h"
 #include "util/alloc.h"
 #include "util/strbuf.h"
 
@@ -19,9 +20,23 @@ static void emit(checker *c, diag_severity sev, loc at, const char *fmt, va_list
 	sb_vprintf(&b, fmt, ap);
 	if (b.oom) {
 		c->oom = 1;
+	} else if (c->text) {
+		diag_emit(c->ctx, sev, c->m->src, at, "%s", sb_str(&b));
 	} else {
-		int src = c->text ? c->m->src : -1;
-		diag_emit(c->ctx, sev, src, at, "%s", sb_str(&b));
+		/* a module loaded from a proto: name the file, computation and
+		 * instruction instead (SPEC §7) */
+		strbuf w = STRBUF_INIT;
+		sb_puts(&w, c->m->filename ? c->m->filename : "<module>");
+		if (c->cur_comp)
+			sb_printf(&w, ": computation '%s'", c->cur_comp->name);
+		if (c->cur_instr)
+			sb_printf(&w, ", instruction '%s'", c->cur_instr->name);
+		if (w.oom) {
+			c->oom = 1;
+		} else {
+			diag_emit_where(c->ctx, sev, sb_str(&w), "%s", sb_str(&b));
+		}
+		sb_free(&w);
 	}
 	sb_free(&b);
 }
@@ -165,17 +180,20 @@ static void nt_put(name_table *nt, instr *in)
 
 /* --- shapes ---------------------------------------------------------------- */
 
-/* A written shape: a valid layout, and something hloi evaluates. */
-static int usable_shape(checker *c, const shape *s, loc at)
+/* A written array shape (or, recursively, the elements of a tuple): a valid
+ * layout, and something hloi evaluates. */
+static int usable_rec(checker *c, const shape *s, loc at, int depth)
 {
-	char msg[1024], a[CK_SHAPE_TEXT];
-	if (shape_validate(s, msg, sizeof msg)) {
-		ck_error(c, at, "%s", msg);
-		return 0;
-	}
+	char a[CK_SHAPE_TEXT];
 	if (shape_is_tuple(s)) {
-		ck_unsupported(c, at, "unsupported tuple shape %s", ck_shape(a, s));
-		return 0;
+		if (depth > 64) {
+			ck_unsupported(c, at, "unsupported tuple nesting deeper than 64");
+			return 0;
+		}
+		for (int i = 0; i < s->ntuple; i++)
+			if (!usable_rec(c, &s->tuple[i], at, depth + 1))
+				return 0;
+		return 1;
 	}
 	if (!etype_is_evaluated(s->type)) {
 		const char *name = etype_name(s->type);
@@ -199,8 +217,60 @@ static int usable_shape(checker *c, const shape *s, loc at)
 	return 1;
 }
 
-/* in->result = dims and type of `inf`, with the written layout or the
+static int usable_shape(checker *c, const shape *s, loc at)
+{
+	char msg[1024];
+	if (shape_validate(s, msg, sizeof msg)) {
+		ck_error(c, at, "%s", msg);
+		return 0;
+	}
+	return usable_rec(c, s, at, 0);
+}
+
+/* A deep copy of `src` in the module's arena with every array's layout
+ * filled in (the default where none was written). */
+static int copy_shape(checker *c, shape *dst, const shape *src)
+{
+	*dst = *src;
+	if (!shape_is_tuple(src)) {
+		if (!src->has_layout || src->layout.n_minor_to_major != src->rank) {
+			shape_make_array(dst, src->type, src->rank, src->dims);
+		}
+		return 0;
+	}
+	dst->tuple = NULL;
+	if (src->ntuple <= 0)
+		return 0;
+	shape *el = arena_array(&c->m->arena, (size_t)src->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return -1;
+	}
+	for (int i = 0; i < src->ntuple; i++)
+		if (copy_shape(c, &el[i], &src->tuple[i]))
+			return -1;
+	dst->tuple = el;
+	return 0;
+}
+
+/* in->result = `inf` (type, dims, and for tuples the elements with their
+ * layouts), with the written layout, else inf's own (`keep_layout`: the
+ * layout a tuple element, a callee's root or a parameter brings), else the
  * default one. */
+static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layout)
+{
+	if (shape_is_tuple(inf))
+		return copy_shape(c, &in->result, inf);
+	shape r;
+	shape_make_array(&r, inf->type, inf->rank, inf->dims);
+	if (in->has_shape && in->shape.has_layout && in->shape.rank == inf->rank && !shape_is_tuple(&in->shape))
+		r.layout = in->shape.layout;
+	else if (keep_layout && inf->has_layout && inf->layout.n_minor_to_major == inf->rank)
+		r.layout = inf->layout;
+	in->result = r;
+	return 0;
+}
+
 static void set_result(instr *in, const shape *inf)
 {
 	shape r;
@@ -335,6 +405,292 @@ static int broadcast(checker *c, instr *in, shape *inf)
 	return check_broadcast_shapes(c, in, &in->ops[0].def->result, &in->shape);
 }
 
+static void identity_out_dims(instr *in)
+{
+	for (int k = 0; k < in->nops; k++)
+		for (int j = 0; j < in->ops[k].def->result.rank && j < HLOI_MAX_RANK; j++)
+			in->ops[k].out_dim[j] = (int8_t)j;
+}
+
+/* An operand that must be an array (not a tuple). */
+static int array_operand(checker *c, const instr *in, int k)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *s = &in->ops[k].def->result;
+	if (shape_is_tuple(s)) {
+		ck_error(c, in->op_at, "%s expects an array operand, but operand %d is the tuple %s",
+			 opcode_name(in->op), k, ck_shape(a, s));
+		return 0;
+	}
+	return 1;
+}
+
+static int needs_shape(checker *c, const instr *in)
+{
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
+		return 0;
+	}
+	if (shape_is_tuple(&in->shape)) {
+		char a[CK_SHAPE_TEXT];
+		ck_error(c, in->op_at, "%s cannot produce the tuple shape %s", opcode_name(in->op),
+			 ck_shape(a, &in->shape));
+		return 0;
+	}
+	return 1;
+}
+
+/* iota: the written shape; iota_dimension= in range. */
+static int iota(checker *c, instr *in, shape *inf)
+{
+	if (!needs_shape(c, in))
+		return 1;
+	if (!in->has_iota_dimension) {
+		ck_error(c, in->op_at, "attribute iota_dimension is expected but not seen");
+		return 1;
+	}
+	if (in->shape.rank == 0) {
+		ck_error(c, in->op_at, "Iota does not support scalars.");
+		return 1;
+	}
+	if (in->shape.type == ET_PRED) {
+		ck_error(c, in->op_at, "Iota does not support PRED.");
+		return 1;
+	}
+	if (in->iota_dimension < 0 || in->iota_dimension >= in->shape.rank) {
+		ck_error(c, in->op_at,
+			 "The iota dimension cannot go beyond the operation rank or be negative: iota_dimension=%lld, rank %d.",
+			 (long long)in->iota_dimension, in->shape.rank);
+		return 1;
+	}
+	*inf = in->shape;
+	return 0;
+}
+
+static int reshape(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!needs_shape(c, in) || !array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	int64_t from, to;
+	if (shape_element_count(op, &from) || shape_element_count(&in->shape, &to) || from != to) {
+		shape want = in->shape;
+		want.type = op->type;
+		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
+			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, &want));
+		return 1;
+	}
+	shape_make_array(inf, op->type, in->shape.rank, in->shape.dims);
+	return 0;
+}
+
+static int transpose(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	const int_list *dl = &in->dimensions;
+	if (!dl->present) {
+		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
+		return 1;
+	}
+	int ok = dl->n == op->rank;
+	unsigned seen = 0;
+	for (int i = 0; ok && i < dl->n; i++) {
+		if (dl->v[i] < 0 || dl->v[i] >= op->rank || (seen & (1u << dl->v[i])))
+			ok = 0;
+		else
+			seen |= 1u << dl->v[i];
+	}
+	if (!ok) {
+		strbuf m = STRBUF_INIT;
+		sb_puts(&m, "Transpose dimensions [");
+		for (int i = 0; i < dl->n; i++)
+			sb_printf(&m, i ? ",%lld" : "%lld", (long long)dl->v[i]);
+		sb_printf(&m, "] are not a permutation of the operand dimensions (operand shape is %s).",
+			  ck_shape(a, op));
+		if (m.oom)
+			c->oom = 1;
+		else
+			ck_error(c, ck_attr_loc(c, dl->at, "dimensions"), "%s", sb_str(&m));
+		sb_free(&m);
+		return 1;
+	}
+	int64_t dims[HLOI_MAX_RANK];
+	for (int i = 0; i < op->rank; i++)
+		dims[i] = op->dims[dl->v[i]];
+	shape_make_array(inf, op->type, op->rank, dims);
+	return 0;
+}
+
+/* copy, convert, bitcast-convert: the operand's dims; copy keeps the type,
+ * the others take the written one. */
+static int unary_shape(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (in->op == OP_COPY && shape_is_tuple(&in->ops[0].def->result)) {
+		*inf = in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
+		return 0;
+	}
+	if (!array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	etype t = op->type;
+	if (in->op != OP_COPY) {
+		if (!needs_shape(c, in))
+			return 1;
+		t = in->shape.type;
+	}
+	if (in->op == OP_BITCAST_CONVERT) {
+		if ((t == ET_PRED) != (op->type == ET_PRED)) {
+			ck_error(c, in->op_at, "bitcast-convert from or to pred is not allowed: %s to %s",
+				 etype_name(op->type), etype_name(t));
+			return 1;
+		}
+		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
+		if (wo != wr) {
+			shape r = in->shape;
+			ck_unsupported(c, in->op_at,
+				       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
+				       ck_shape(a, op), wo, ck_shape(b, &r), wr);
+			return 1;
+		}
+	}
+	shape_make_array(inf, t, op->rank, op->dims);
+	identity_out_dims(in);
+	return 0;
+}
+
+/* select(pred, on_true, on_false): pred is PRED with the others' dims, or a
+ * scalar (an extension, as newer XLA allows; not under --strict); on_true
+ * and on_false have the same shape. */
+static int select_op(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	for (int k = 0; k < 3; k++)
+		if (!array_operand(c, in, k))
+			return 1;
+	const shape *p = &in->ops[0].def->result, *t = &in->ops[1].def->result, *f = &in->ops[2].def->result;
+	if (p->type != ET_PRED) {
+		ck_error(c, in->op_at, "Select's pred operand must have PRED element type; got %s.", ck_shape(a, p));
+		return 1;
+	}
+	if (!shape_compatible(t, f)) {
+		ck_error(c, in->op_at, "Operands to select must be the same shape; got %s and %s.", ck_shape(a, t),
+			 ck_shape(b, f));
+		return 1;
+	}
+	if ((p->rank != 0 || c->strict) && !shape_same_dims(p, t)) {
+		ck_error(c, in->op_at, "Operands to select and predicate must be the same shape; got %s and %s.",
+			 ck_shape(a, p), ck_shape(b, t));
+		return 1;
+	}
+	shape_make_array(inf, t->type, t->rank, t->dims);
+	identity_out_dims(in);
+	return 0;
+}
+
+static int tuple_op(checker *c, instr *in, shape *inf)
+{
+	memset(inf, 0, sizeof *inf);
+	inf->type = ET_TUPLE;
+	inf->ntuple = in->nops;
+	if (in->nops == 0)
+		return 0;
+	shape *el = arena_array(&c->m->arena, (size_t)in->nops, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++)
+		el[k] = in->ops[k].def->result;
+	inf->tuple = el;
+	return 0;
+}
+
+static int get_tuple_element(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *op = &in->ops[0].def->result;
+	if (!in->has_index) {
+		ck_error(c, in->op_at, "attribute index is expected but not seen");
+		return 1;
+	}
+	if (!shape_is_tuple(op)) {
+		ck_error(c, in->op_at, "get-tuple-element expects a tuple operand; got %s.", ck_shape(a, op));
+		return 1;
+	}
+	if (in->index < 0 || in->index >= op->ntuple) {
+		ck_error(c, in->op_at, "Cannot infer shape: attempt to index out of tuple bounds: %lld > %s",
+			 (long long)in->index, ck_shape(a, op));
+		return 1;
+	}
+	*inf = op->tuple[in->index];
+	return 0;
+}
+
+static int check_computation(checker *c, computation *comp);
+
+/* Checks a callee before its caller; 0 when its root is usable. */
+static int ensure_checked(checker *c, instr *in, computation *callee)
+{
+	int idx = -1;
+	for (int i = 0; i < c->m->ncomps; i++)
+		if (c->m->comps[i] == callee)
+			idx = i;
+	if (idx < 0 || !c->comp_state)
+		return 1;
+	if (c->comp_state[idx] == 1) {
+		ck_error(c, in->callee_at, "computation %s calls itself (recursion is not supported)", callee->name);
+		return 1;
+	}
+	if (c->comp_state[idx] == 0) {
+		if (c->depth >= 64) {
+			ck_unsupported(c, in->callee_at, "unsupported nesting of calls deeper than 64");
+			return 1;
+		}
+		c->depth++;
+		check_computation(c, callee);
+		c->depth--;
+	}
+	return c->comp_state[idx] == 2 ? 0 : 1;
+}
+
+/* call (to_apply=) and fusion (calls=): the callee runs with the operands as
+ * its parameters; the result is its root's. */
+static int call_op(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	computation *callee = in->callee;
+	if (!in->callee_name) {
+		ck_error(c, in->op_at, "attribute %s is expected but not seen",
+			 in->op == OP_FUSION ? "calls" : "to_apply");
+		return 1;
+	}
+	if (!callee)
+		return 1;  /* reported already */
+	if (ensure_checked(c, in, callee))
+		return 1;
+	if (callee->nparams != in->nops) {
+		ck_error(c, in->op_at, "%s has %d operand%s, but computation %s takes %d parameter%s",
+			 opcode_name(in->op), in->nops, in->nops == 1 ? "" : "s", callee->name, callee->nparams,
+			 callee->nparams == 1 ? "" : "s");
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++) {
+		const shape *os = &in->ops[k].def->result, *ps = &callee->params[k]->result;
+		if (!shape_compatible(os, ps)) {
+			ck_error(c, in->ops[k].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
+				 k, opcode_name(in->op), ck_shape(a, os), k, callee->name, ck_shape(b, ps));
+			return 1;
+		}
+	}
+	*inf = callee->root->result;
+	return 0;
+}
+
 static int store_value(checker *c, hloi_literal *lit)
 {
 	module *m = c->m;
@@ -460,7 +816,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 
 	shape inf;
 	memset(&inf, 0, sizeof inf);
-	int err = 0;
+	int err = 0, keep_layout = 0;
 	switch (in->op) {
 	case OP_PARAMETER:
 	case OP_CONSTANT:
@@ -473,23 +829,65 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	case OP_BROADCAST:
 		err = broadcast(c, in, &inf);
 		break;
+	case OP_IOTA:
+		err = iota(c, in, &inf);
+		break;
+	case OP_RESHAPE:
+		err = reshape(c, in, &inf);
+		break;
+	case OP_TRANSPOSE:
+		err = transpose(c, in, &inf);
+		break;
+	case OP_COPY:
+	case OP_CONVERT:
+	case OP_BITCAST_CONVERT:
+		err = unary_shape(c, in, &inf);
+		break;
+	case OP_SELECT:
+		err = select_op(c, in, &inf);
+		break;
+	case OP_TUPLE:
+		err = tuple_op(c, in, &inf);
+		break;
+	case OP_GET_TUPLE_ELEMENT:
+		err = get_tuple_element(c, in, &inf);
+		keep_layout = 1;
+		break;
+	case OP_CALL:
+	case OP_FUSION:
+		err = call_op(c, in, &inf);
+		keep_layout = 1;
+		break;
 	default:
 		if (opcode_category(in->op) == OPC_BINARY || opcode_category(in->op) == OPC_COMPARE) {
-			err = binary(c, in, &inf);
+			for (int k = 0; k < in->nops && !err; k++)
+				err = !array_operand(c, in, k);
+			if (!err)
+				err = binary(c, in, &inf);
 		} else {
 			ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 			return;
 		}
 		break;
 	}
-	if (err)
+	if (err || c->oom)
 		return;
-	if (in->has_shape && (in->shape.type != inf.type || !shape_same_dims(&in->shape, &inf))) {
-		ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
-			 ck_shape(a, &in->shape), ck_shape(b, &inf));
+	if (in->has_shape) {
+		int same = shape_is_tuple(&inf) || shape_is_tuple(&in->shape)
+				   ? shape_compatible(&in->shape, &inf)
+				   : in->shape.type == inf.type && shape_same_dims(&in->shape, &inf);
+		if (!same) {
+			ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
+				 ck_shape(a, &in->shape), ck_shape(b, &inf));
+			return;
+		}
+	}
+	if (in->op == OP_PARAMETER && shape_is_tuple(&inf)) {
+		if (set_result_ex(c, in, &inf, 1))
+			return;
+	} else if (set_result_ex(c, in, &inf, keep_layout)) {
 		return;
 	}
-	set_result(in, &inf);
 	if (in->op == OP_CONSTANT && constant(c, in))
 		return;
 	ok[in->position] = 1;
@@ -541,10 +939,23 @@ static void collect_parameters(checker *c, computation *comp)
 	comp->nparams = count;
 }
 
-static void check_computation(checker *c, computation *comp)
+static int comp_index(const checker *c, const computation *comp)
+{
+	for (int i = 0; i < c->m->ncomps; i++)
+		if (c->m->comps[i] == comp)
+			return i;
+	return -1;
+}
+
+/* Checks one computation (its callees first, through ensure_checked) and
+ * records in comp_state whether its root and parameters are usable. */
+static int check_computation(checker *c, computation *comp)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	name_table nt = { 0, NULL };
+	int idx = comp_index(c, comp), usable = 0;
+	if (idx >= 0 && c->comp_state)
+		c->comp_state[idx] = 1;
 	uint8_t *ok = hloi_calloc(comp->ninstrs > 0 ? (size_t)comp->ninstrs : 1, 1);
 	if (!ok || nt_init(&nt, comp->ninstrs)) {
 		c->oom = 1;
@@ -561,21 +972,149 @@ static void check_computation(checker *c, computation *comp)
 			nt_put(&nt, in);
 		}
 	}
+	const computation *outer_comp = c->cur_comp;
+	const instr *outer_instr = c->cur_instr;
+	c->cur_comp = comp;
+	c->cur_instr = NULL;
+	size_t before = c->nerrors + c->nunsupported;
 	collect_parameters(c, comp);
-	for (int i = 0; i < comp->ninstrs && !c->oom; i++)
+	for (int i = 0; i < comp->ninstrs && !c->oom; i++) {
+		c->cur_instr = comp->instrs[i];
 		check_instr(c, comp->instrs[i], &nt, ok);
+	}
+	c->cur_instr = NULL;
 
 	instr *root = comp->root;
+	usable = root && ok[root->position] && c->nerrors + c->nunsupported == before;
+	for (int k = 0; usable && k < comp->nparams; k++)
+		usable = comp->params[k] && ok[comp->params[k]->position];
 	if (comp->has_signature && root && ok[root->position] &&
 	    !shape_compatible(&comp->sig_result, &root->result)) {
 		loc at = comp->sig_at.end > comp->sig_at.start ? comp->sig_at : comp->name_at;
 		ck_error(c, at,
 			 "Shape of computation %s, %s, is not compatible with that of its root instruction %s, %s",
 			 comp->name, ck_shape(a, &comp->sig_result), root->name, ck_shape(b, &root->result));
+		usable = 0;
 	}
+	c->cur_comp = outer_comp;
+	c->cur_instr = outer_instr;
 cleanup:
+	if (idx >= 0 && c->comp_state)
+		c->comp_state[idx] = usable ? 2 : 3;
 	hloi_free(nt.slots);
 	hloi_free(ok);
+	return usable;
+}
+
+/* --- input_output_alias (SPEC §3.3: PyTorch's in-place rule) --------------- */
+
+static void index_text(strbuf *b, const int64_t *v, int n)
+{
+	sb_putc(b, '{');
+	for (int i = 0; i < n; i++)
+		sb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
+	sb_putc(b, '}');
+}
+
+/* The subshape at `index` of s, or NULL. */
+static shape *subshape(shape *s, const int64_t *index, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!shape_is_tuple(s) || index[i] < 0 || index[i] >= s->ntuple)
+			return NULL;
+		s = &s->tuple[index[i]];
+	}
+	return s;
+}
+
+static void alias_index_error(checker *c, const alias_entry *al, const char *what, const int64_t *index, int n,
+			      const shape *s)
+{
+	char a[CK_SHAPE_TEXT];
+	strbuf m = STRBUF_INIT;
+	sb_printf(&m, "input_output_alias: %s index ", what);
+	index_text(&m, index, n);
+	sb_printf(&m, " does not exist in %s", ck_shape(a, s));
+	if (m.oom)
+		c->oom = 1;
+	else
+		ck_error(c, al->at, "%s", sb_str(&m));
+	sb_free(&m);
+}
+
+/* The result (or the aliased part of it) must keep the parameter's element
+ * type, dims and layout: broadcasting may not change the destination. */
+static void check_alias(checker *c, const alias_entry *al)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	computation *comp = c->m->entry;
+	instr *root = comp->root;
+	if (al->parameter_number < 0 || al->parameter_number >= comp->nparams) {
+		ck_error(c, al->at, "input_output_alias: parameter %lld does not exist (the entry computation has %d parameter%s)",
+			 (long long)al->parameter_number, comp->nparams, comp->nparams == 1 ? "" : "s");
+		return;
+	}
+	instr *param = comp->params[al->parameter_number];
+	shape *out = subshape(&root->result, al->output_index, al->n_output_index);
+	if (!out) {
+		alias_index_error(c, al, "output", al->output_index, al->n_output_index, &root->result);
+		return;
+	}
+	shape *dst = subshape(&param->result, al->parameter_index, al->n_parameter_index);
+	if (!dst) {
+		alias_index_error(c, al, "parameter", al->parameter_index, al->n_parameter_index, &param->result);
+		return;
+	}
+	int err = 1;
+	if (shape_is_tuple(out) || shape_is_tuple(dst)) {
+		if (!shape_compatible(out, dst))
+			ck_error(c, root->op_at, "output with shape %s doesn't match the result shape %s",
+				 ck_shape(a, dst), ck_shape(b, out));
+		else
+			err = 0;
+	} else if (out->type != dst->type) {
+		ck_error(c, root->op_at, "result type %s can't be cast to the desired output type %s",
+			 etype_name(out->type), etype_name(dst->type));
+	} else if (!shape_same_dims(out, dst)) {
+		strbuf m = STRBUF_INIT;
+		sb_printf(&m, "output with shape %s doesn't match the broadcast shape %s", ck_shape(a, dst),
+			  ck_shape(b, out));
+		/* PyTorch's expand message: the first difference from the trailing end. */
+		for (int i = 1; i <= out->rank && i <= dst->rank; i++) {
+			int64_t want = out->dims[out->rank - i], have = dst->dims[dst->rank - i];
+			if (want != have) {
+				sb_printf(&m, ": the expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton dimension %d",
+					  (long long)want, (long long)have, out->rank - i);
+				break;
+			}
+		}
+		if (m.oom)
+			c->oom = 1;
+		else
+			ck_error(c, root->op_at, "%s", sb_str(&m));
+		sb_free(&m);
+	} else {
+		/* A result without a written layout takes the destination's. */
+		if (al->n_output_index == 0 && !(root->has_shape && root->shape.has_layout))
+			out->layout = dst->layout;
+		if (!layout_equal(&out->layout, &dst->layout)) {
+			strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+			shape_print(&x, dst, 1);
+			shape_print(&y, out, 1);
+			if (x.oom || y.oom)
+				c->oom = 1;
+			else
+				ck_error(c, root->op_at, "output with layout %s doesn't match the result layout %s",
+					 sb_str(&x), sb_str(&y));
+			sb_free(&x);
+			sb_free(&y);
+		} else {
+			err = 0;
+		}
+	}
+	if (err)
+		ck_note(c, al->at, "the result is written into parameter %lld's buffer (input_output_alias)",
+			(long long)al->parameter_number);
 }
 
 hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options *opts)
@@ -597,8 +1136,22 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 		diag_error_where(ctx, NULL, "the module has no entry computation");
 		c.nerrors++;
 	}
+	c.comp_state = hloi_calloc(m->ncomps > 0 ? (size_t)m->ncomps : 1, 1);
+	if (!c.comp_state)
+		return HLOI_ENOMEM;
 	for (int i = 0; i < m->ncomps && !c.oom; i++)
-		check_computation(&c, m->comps[i]);
+		if (c.comp_state[i] == 0)
+			check_computation(&c, m->comps[i]);
+	/* The aliases, once the entry's root is known. */
+	int entry_ok = 0;
+	for (int i = 0; i < m->ncomps; i++)
+		if (m->comps[i] == m->entry)
+			entry_ok = c.comp_state[i] == 2;
+	for (int i = 0; entry_ok && i < m->nalias && !c.oom; i++)
+		check_alias(&c, &m->alias[i]);
+	hloi_free(c.comp_state);
+	c.comp_state = NULL;
+	c.nerrors += check_strict_attrs(m, ctx, opts);
 	if (c.oom)
 		return HLOI_ENOMEM;
 	if (c.nerrors)

@@ -5,6 +5,7 @@
 #define HLOI_CHECK_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hloi.h"
 #include "ir/ir.h"
@@ -22,6 +23,13 @@ typedef struct checker {
 	size_t nerrors;            /* type errors */
 	size_t nunsupported;       /* things hloi does not evaluate */
 	int oom;
+	/* per computation (index in m->comps): 0 not checked, 1 being
+	 * checked, 2 checked with a usable root, 3 checked with errors */
+	uint8_t *comp_state;
+	int depth;                 /* nesting of callee checks */
+	/* what is being checked, to name it where there is no source text */
+	const computation *cur_comp;
+	const instr *cur_instr;
 } checker;
 
 /* A type error / an unsupported feature at `at`; notes follow the error. */

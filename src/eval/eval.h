@@ -13,6 +13,10 @@
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out);
 
+/* The parameter a checked module's whole result is written into
+ * (input_output_alias with output index {}), or -1. */
+int eval_aliased_parameter(const module *m);
+
 /* Deterministic pseudo-random inputs for every parameter of the checked
  * module: the same seed always gives the same values. */
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m,

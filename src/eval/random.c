@@ -1,7 +1,8 @@
 /* Deterministic pseudo-random inputs (--random-inputs): one splitmix64 stream
  * per run, drawn parameter by parameter, each in logical row-major order, so
- * the values do not depend on layouts. Floats are multiples of 1/8 in
- * [-8, 8), signed ints in [-8, 8], unsigned in [0, 16], pred true/false. */
+ * the values do not depend on layouts (tuple parameters: element by element).
+ * Floats are multiples of 1/8 in [-8, 8), signed ints in [-8, 8], unsigned
+ * in [0, 16], pred true/false. */
 #include <string.h>
 
 #include "core/half.h"
@@ -40,6 +41,24 @@ static void put(etype t, void *p, uint64_t r)
 	}
 }
 
+/* Draws every element of lit in logical row-major order (tuples element by
+ * element, depth first). */
+static void fill(hloi_literal *lit, uint64_t *state)
+{
+	const shape *s = &lit->shape;
+	if (shape_is_tuple(s)) {
+		for (size_t k = 0; k < lit->nelems; k++)
+			fill(lit->elems[k], state);
+		return;
+	}
+	int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
+	if (shape_element_count(s, &elems) || elems == 0 || !lit->data)
+		return;
+	do
+		put(s->type, literal_element(lit, idx), splitmix64(state));
+	while (index_next(s->rank, s->dims, idx));
+}
+
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m, hloi_context *ctx,
 			       uint64_t seed)
 {
@@ -70,12 +89,7 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 			hloi_free(lits);
 			return st;
 		}
-		int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
-		if (shape_element_count(s, &elems) || elems == 0)
-			continue;
-		do
-			put(s->type, literal_element(lits[i], idx), splitmix64(&state));
-		while (index_next(s->rank, s->dims, idx));
+		fill(lits[i], &state);
 	}
 	*out = lits;
 	*count = n;

@@ -346,4 +346,170 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	Y(MAXIMUM, maximum, E, T) Y(MINIMUM, minimum, E, T) Y(POWER, power, E, T)    \
 	Y(ATAN2, atan2, E, T)
 
+/* --- convert and iota (SPEC §4): a value read into a carrier, then written --- */
+
+/* The carrier: floats as double (exact for every evaluated float type);
+ * integers and pred as their two's complement bits in u, with i the signed
+ * value (unsigned sources: i is u reinterpreted, and is_unsigned is set). */
+typedef struct sc_num {
+	int is_float;
+	int is_unsigned;
+	double f;
+	int64_t i;
+	uint64_t u;
+} sc_num;
+
+static inline sc_num sc_num_int(int64_t v)
+{
+	sc_num n = { 0, 0, 0.0, v, (uint64_t)v };
+	return n;
+}
+
+/* Float -> integer saturates (NaN -> 0); `bits` is the target's width. */
+static inline int64_t sc_sat_signed(double d, int bits)
+{
+	double lim = ldexp(1.0, bits - 1);  /* 2^(bits-1) */
+	if (isnan(d))
+		return 0;
+	if (d <= -lim)
+		return bits >= 64 ? INT64_MIN : -(int64_t)((uint64_t)1 << (bits - 1));
+	if (d >= lim)
+		return bits >= 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
+	return (int64_t)d;
+}
+
+static inline uint64_t sc_sat_unsigned(double d, int bits)
+{
+	if (isnan(d) || d <= 0)
+		return 0;
+	if (d >= ldexp(1.0, bits))
+		return bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+	return (uint64_t)d;
+}
+
+#define SC_FROM_F64_F16(d) f64_to_f16(d)
+#define SC_FROM_F64_BF16(d) f64_to_bf16(d)
+#define SC_FROM_F64_F32(d) ((float)(d))
+#define SC_FROM_F64_F64(d) (d)
+/* Integers convert with one rounding: to f32 and f64 directly; to f16/bf16
+ * through double, exact below 2^53 (beyond, both overflow or round alike). */
+#define SC_FROM_S64_F16(i) f64_to_f16((double)(i))
+#define SC_FROM_S64_BF16(i) f64_to_bf16((double)(i))
+#define SC_FROM_S64_F32(i) ((float)(i))
+#define SC_FROM_S64_F64(i) ((double)(i))
+#define SC_FROM_U64_F16(u) f64_to_f16((double)(u))
+#define SC_FROM_U64_BF16(u) f64_to_bf16((double)(u))
+#define SC_FROM_U64_F32(u) ((float)(u))
+#define SC_FROM_U64_F64(u) ((double)(u))
+
+#define SC_RW_KIND_PRED(E, T, W)                                                     \
+	static inline sc_num sc_read_##E(const void *p)                              \
+	{                                                                            \
+		T x;                                                                 \
+		memcpy(&x, p, sizeof x);                                             \
+		sc_num n = sc_num_int(x != 0);                                       \
+		n.is_unsigned = 1;                                                   \
+		return n;                                                            \
+	}                                                                            \
+	/* anything -> pred is `!= 0` (NaN is true, -0 false) */                    \
+	static inline void sc_write_##E(void *p, sc_num n)                           \
+	{                                                                            \
+		T x = (T)(n.is_float ? n.f != 0 : n.u != 0);                         \
+		memcpy(p, &x, sizeof x);                                             \
+	}
+#define SC_RW_INT(E, T, W, UNS)                                                      \
+	static inline sc_num sc_read_##E(const void *p)                              \
+	{                                                                            \
+		T x;                                                                 \
+		memcpy(&x, p, sizeof x);                                             \
+		sc_num n = sc_num_int((int64_t)x);                                   \
+		n.u = UNS ? (uint64_t)x : (uint64_t)(int64_t)x;                      \
+		n.i = (int64_t)n.u;                                                  \
+		n.is_unsigned = UNS;                                                 \
+		return n;                                                            \
+	}                                                                            \
+	/* integers wrap (two's complement truncation); floats saturate */          \
+	static inline void sc_write_##E(void *p, sc_num n)                           \
+	{                                                                            \
+		uint64_t bits;                                                       \
+		if (!n.is_float)                                                     \
+			bits = n.u;                                                  \
+		else if (UNS)                                                        \
+			bits = sc_sat_unsigned(n.f, 8 * (W));                        \
+		else                                                                 \
+			bits = (uint64_t)sc_sat_signed(n.f, 8 * (W));                \
+		T x = (T)(SC_UT_##W)bits;                                            \
+		memcpy(p, &x, sizeof x);                                             \
+	}
+#define SC_RW_KIND_SINT(E, T, W) SC_RW_INT(E, T, W, 0)
+#define SC_RW_KIND_UINT(E, T, W) SC_RW_INT(E, T, W, 1)
+#define SC_RW_KIND_FLOAT(E, T, W)                                                    \
+	static inline sc_num sc_read_##E(const void *p)                              \
+	{                                                                            \
+		T x;                                                                 \
+		memcpy(&x, p, sizeof x);                                             \
+		sc_num n = { 1, 0, (double)SC_LOAD_##E(x), 0, 0 };                   \
+		return n;                                                            \
+	}                                                                            \
+	static inline void sc_write_##E(void *p, sc_num n)                           \
+	{                                                                            \
+		T x;                                                                 \
+		if (n.is_float)                                                      \
+			x = SC_FROM_F64_##E(n.f);                                    \
+		else if (n.is_unsigned)                                              \
+			x = SC_FROM_U64_##E(n.u);                                    \
+		else                                                                 \
+			x = SC_FROM_S64_##E(n.i);                                    \
+		memcpy(p, &x, sizeof x);                                             \
+	}
+
+#define SC_RW_ROW_EVAL(E, ctype, kind, width) SC_RW_##kind(E, ctype, width)
+#define SC_RW_ROW_NOEVAL(E, ctype, kind, width)
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_RW_ROW_##ev(E, ctype, kind, width)
+#include "core/types.def"
+#undef X
+
+/* Reads the element at p of type t (an evaluated type). */
+static inline sc_num sc_read(etype t, const void *p)
+{
+	switch (t) {
+#define SC_RD_EVAL(E) \
+	case ET_##E:  \
+		return sc_read_##E(p);
+#define SC_RD_NOEVAL(E)
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_RD_##ev(E)
+#include "core/types.def"
+#undef X
+#undef SC_RD_EVAL
+#undef SC_RD_NOEVAL
+	default:
+		return sc_num_int(0);
+	}
+}
+
+/* Writes n converted to type t (SPEC §4's convert rules) at p. */
+static inline void sc_write(etype t, void *p, sc_num n)
+{
+	switch (t) {
+#define SC_WR_EVAL(E)            \
+	case ET_##E:             \
+		sc_write_##E(p, n); \
+		break;
+#define SC_WR_NOEVAL(E)
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_WR_##ev(E)
+#include "core/types.def"
+#undef X
+#undef SC_WR_EVAL
+#undef SC_WR_NOEVAL
+	default:
+		break;
+	}
+}
+
+/* convert: one element of type st at in to type dt at out. */
+static inline void sc_convert(etype dt, void *out, etype st, const void *in)
+{
+	sc_write(dt, out, sc_read(st, in));
+}
+
 #endif

@@ -805,6 +805,223 @@ static void test_allocation_failures(void)
 	CU_ASSERT_TRUE(succeeded);
 }
 
+/* --- convert, data-movement ops, calls, in-place results (issue 3) ---------------- */
+
+static void test_convert_scalar(void)
+{
+	uint8_t b[8];
+	float f = f32b(F32_NAN);
+	/* float -> int saturates, NaN -> 0 */
+	int32_t i32;
+	sc_convert(ET_S32, &i32, ET_F32, &f);
+	CU_ASSERT_EQUAL(i32, 0);
+	f = 3e9f;
+	sc_convert(ET_S32, &i32, ET_F32, &f);
+	CU_ASSERT_EQUAL(i32, INT32_MAX);
+	f = -3e9f;
+	sc_convert(ET_S32, &i32, ET_F32, &f);
+	CU_ASSERT_EQUAL(i32, INT32_MIN);
+	f = -2.9f;
+	sc_convert(ET_S32, &i32, ET_F32, &f);
+	CU_ASSERT_EQUAL(i32, -2);
+	double d = 1e30;
+	uint64_t u64;
+	sc_convert(ET_U64, &u64, ET_F64, &d);
+	CU_ASSERT_EQUAL(u64, UINT64_MAX);
+	d = -1;
+	sc_convert(ET_U64, &u64, ET_F64, &d);
+	CU_ASSERT_EQUAL(u64, 0);
+	d = 9223372036854775808.0;  /* 2^63 */
+	int64_t i64;
+	sc_convert(ET_S64, &i64, ET_F64, &d);
+	CU_ASSERT_EQUAL(i64, INT64_MAX);
+	/* anything -> pred is != 0 */
+	f = f32b(F32_NZERO);
+	sc_convert(ET_PRED, b, ET_F32, &f);
+	CU_ASSERT_EQUAL(b[0], 0);
+	f = f32b(F32_NNAN);
+	sc_convert(ET_PRED, b, ET_F32, &f);
+	CU_ASSERT_EQUAL(b[0], 1);
+	int8_t s8 = -128;
+	sc_convert(ET_PRED, b, ET_S8, &s8);
+	CU_ASSERT_EQUAL(b[0], 1);
+	/* integer narrowing wraps; widening extends by signedness */
+	int32_t big = 300;
+	sc_convert(ET_S8, &s8, ET_S32, &big);
+	CU_ASSERT_EQUAL(s8, 44);
+	uint8_t u8 = 255;
+	sc_convert(ET_S64, &i64, ET_U8, &u8);
+	CU_ASSERT_EQUAL(i64, 255);
+	s8 = -1;
+	uint32_t u32;
+	sc_convert(ET_U32, &u32, ET_S8, &s8);
+	CU_ASSERT_EQUAL(u32, UINT32_MAX);
+	/* to floats: one rounding, ties to even; u64 max */
+	i32 = 16777217;
+	sc_convert(ET_F32, &f, ET_S32, &i32);
+	CU_ASSERT_EQUAL(bf32(f), bf32(16777216.0f));
+	u64 = UINT64_MAX;
+	sc_convert(ET_F32, &f, ET_U64, &u64);
+	CU_ASSERT_EQUAL(bf32(f), bf32(18446744073709551616.0f));
+	uint16_t h;
+	i32 = 2049;
+	sc_convert(ET_F16, &h, ET_S32, &i32);
+	CU_ASSERT_EQUAL(h, f32_to_f16(2048.0f));
+	f = 1.00390625f;  /* 1 + 2^-8: a bf16 tie */
+	sc_convert(ET_BF16, &h, ET_F32, &f);
+	CU_ASSERT_EQUAL(h, 0x3F80);
+	uint8_t t = 1;
+	sc_convert(ET_F64, &d, ET_PRED, &t);
+	CU_ASSERT_EQUAL(d, 1.0);
+}
+
+/* Random inputs for a tuple parameter: every element drawn, depth first,
+ * the same values as the flattened parameters would get. */
+static void test_random_tuple_inputs(void)
+{
+	prog p, q;
+	hloi_literal **x = NULL, **y = NULL;
+	size_t nx, ny;
+	load(&p, "ENTRY e {\n  t = (s32[3], (f32[2], u8[])) parameter(0)\n  ROOT g = s32[3] get-tuple-element(t), index=0\n}\n");
+	load(&q, "ENTRY e {\n  a = s32[3] parameter(0)\n  b = f32[2] parameter(1)\n  c = u8[] parameter(2)\n"
+		 "  ROOT r = add(a, a)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&x, &nx, p.m, p.ctx, 42), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&y, &ny, q.m, q.ctx, 42), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(nx, 1);
+	CU_ASSERT_EQUAL_FATAL(ny, 3);
+	const hloi_literal *t = x[0];
+	CU_ASSERT_EQUAL_FATAL(t->nelems, 2);
+	CU_ASSERT_EQUAL(memcmp(t->elems[0]->data, y[0]->data, 12), 0);
+	CU_ASSERT_EQUAL(memcmp(t->elems[1]->elems[0]->data, y[1]->data, 8), 0);
+	CU_ASSERT_EQUAL(memcmp(t->elems[1]->elems[1]->data, y[2]->data, 1), 0);
+	hloi_literal_array_free(x, nx);
+	hloi_literal_array_free(y, ny);
+	unload(&p);
+	unload(&q);
+}
+
+static void test_data_ops(void)
+{
+	expect_result("ENTRY e {\n  ROOT i = s32[2,3]{0,1} iota(), iota_dimension=0\n}\n", NULL,
+		      "s32[2,3] {\n  { 0, 0, 0 },\n  { 1, 1, 1 }\n}");
+	expect_result("ENTRY e {\n  x = s32[2,3]{0,1} parameter(0)\n  ROOT r = s32[3,2] reshape(x)\n}\n",
+		      "s32[2,3] {{1,2,3},{4,5,6}}", "s32[3,2] {\n  { 1, 2 },\n  { 3, 4 },\n  { 5, 6 }\n}");
+	expect_result("ENTRY e {\n  x = s32[2,3] parameter(0)\n  ROOT r = s32[3,2] transpose(x), dimensions={1,0}\n}\n",
+		      "s32[2,3] {{1,2,3},{4,5,6}}", "s32[3,2] {\n  { 1, 4 },\n  { 2, 5 },\n  { 3, 6 }\n}");
+	expect_result("ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = u8[4] convert(x)\n}\n",
+		      "f32[4] {nan, -1, 255.5, 1e10}", "u8[4] {0, 0, 255, 255}");
+	expect_result("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = u32[2] bitcast-convert(x)\n}\n",
+		      "f32[2] {1, -2}", "u32[2] {1065353216, 3221225472}");
+	expect_result("ENTRY e {\n  p = pred[3] parameter(0)\n  a = s32[3] parameter(1)\n  b = s32[3] parameter(2)\n"
+		      "  ROOT r = select(p, a, b)\n}\n",
+		      "pred[3] {1, 0, 1} s32[3] {1, 2, 3} s32[3] {-1, -2, -3}", "s32[3] {1, -2, 3}");
+	expect_result("ENTRY e {\n  a = s32[] parameter(0)\n  b = f32[2] parameter(1)\n  t = tuple(a, b)\n"
+		      "  g = f32[2] get-tuple-element(t), index=1\n  ROOT r = tuple(g, t)\n}\n",
+		      "s32[] 7 f32[2] {1.5, 2}", "(\nf32[2] {1.5, 2},\n(\ns32[] 7,\nf32[2] {1.5, 2}\n)\n)");
+	expect_result("sq {\n  p = f32[2] parameter(0)\n  ROOT m = f32[2] multiply(p, p)\n}\n"
+		      "ENTRY e {\n  a = f32[2] parameter(0)\n  c = f32[2] call(a), to_apply=sq\n"
+		      "  ROOT f = f32[2] fusion(c), kind=kLoop, calls=sq\n}\n",
+		      "f32[2] {2, 3}", "f32[2] {16, 81}");
+	/* a tuple-shaped parameter */
+	expect_result("ENTRY e {\n  p = (f32[2], s32[]) parameter(0)\n  ROOT g = s32[] get-tuple-element(p), index=1\n}\n",
+		      "(f32[2], s32[]) ({1, 2}, 9)", "s32[] 9");
+	/* copy changes the layout of the buffer only */
+	prog p;
+	hloi_literal *out = NULL;
+	load(&p, "ENTRY e {\n  x = f32[2,3] parameter(0)\n  ROOT c = f32[2,3]{0,1} copy(x)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}}", 0, &out), HLOI_OK);
+	static const float colmajor[] = { 1, 4, 2, 5, 3, 6 };
+	expect_f32_buffer(out, colmajor, 6);
+	literal_destroy(out);
+	unload(&p);
+}
+
+/* input_output_alias: the result is the parameter's buffer. */
+static void test_in_place(void)
+{
+	prog p;
+	hloi_literal **in = NULL, *out = NULL;
+	size_t n = 0;
+	load(&p, "HloModule m, input_output_alias={ {}: (0, {}, must-alias) }, broadcast_mode=numpy\n"
+		 "ENTRY e {\n  x = f32[2,3] parameter(0)\n  y = f32[3] parameter(1)\n  ROOT r = add(x, y)\n}\n");
+	CU_ASSERT_EQUAL(hloi_module_aliased_input(p.m), 0);
+	const char *text = "f32[2,3] {{1,2,3},{4,5,6}} f32[3] {10,20,30}";
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", text, strlen(text)), HLOI_OK);
+	void *buf = in[0]->data;
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_OK);
+	/* same buffer, moved into the result; the input no longer holds it */
+	CU_ASSERT_PTR_EQUAL(out->data, buf);
+	CU_ASSERT_PTR_NULL(in[0]->data);
+	static const float sum[] = { 11, 22, 33, 14, 25, 36 };
+	expect_f32_buffer(out, sum, 6);
+	literal_destroy(out);
+	out = NULL;
+	/* running again on the moved-from input is an error, not a crash */
+	CU_ASSERT_EQUAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_EINVAL);
+	CU_ASSERT_PTR_NULL(out);
+	hloi_literal_array_free(in, n);
+	/* the reference engine does the same */
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", text, strlen(text)), HLOI_OK);
+	buf = in[0]->data;
+	o.engine = HLOI_ENGINE_REFERENCE;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_OK);
+	CU_ASSERT_PTR_EQUAL(out->data, buf);
+	expect_f32_buffer(out, sum, 6);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	/* an input in another layout: its converted copy becomes the result and
+	 * the caller's input stays as it was */
+	const char *cm = "f32[2,3]{0,1} {{1,2,3},{4,5,6}} f32[3] {10,20,30}";
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", cm, strlen(cm)), HLOI_OK);
+	buf = in[0]->data;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_OK);
+	CU_ASSERT_PTR_NOT_EQUAL(out->data, buf);
+	CU_ASSERT_PTR_EQUAL(in[0]->data, buf);
+	expect_f32_buffer(out, sum, 6);
+	static const float orig[] = { 1, 4, 2, 5, 3, 6 };
+	expect_f32_buffer(in[0], orig, 6);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	unload(&p);
+
+	load(&p, "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = add(x, x)\n}\n");
+	CU_ASSERT_EQUAL(hloi_module_aliased_input(p.m), -1);
+	unload(&p);
+
+	/* the root reads its destination out of place: computed aside, copied in */
+	load(&p, "HloModule m, input_output_alias={ {}: (0, {}, must-alias) }\n"
+		 "ENTRY e {\n  x = f32[2,2] parameter(0)\n  t = f32[2,2] transpose(x), dimensions={1,0}\n"
+		 "  ROOT r = add(t, x)\n}\n");
+	const char *sq = "f32[2,2] {{1,2},{3,4}}";
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", sq, strlen(sq)), HLOI_OK);
+	buf = in[0]->data;
+	o.engine = HLOI_ENGINE_DEFAULT;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_OK);
+	CU_ASSERT_PTR_EQUAL(out->data, buf);
+	static const float sym[] = { 2, 5, 5, 8 };
+	expect_f32_buffer(out, sym, 4);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	unload(&p);
+
+	/* through a fusion, as XLA dumps donated buffers */
+	load(&p, "HloModule m, input_output_alias={ {}: (0, {}, may-alias) }\n"
+		 "f {\n  a = f32[3] parameter(0)\n  b = f32[3] parameter(1)\n  ROOT m = f32[3] multiply(a, b)\n}\n"
+		 "ENTRY e {\n  x = f32[3] parameter(0)\n  y = f32[3] parameter(1)\n"
+		 "  ROOT r = f32[3] fusion(x, y), kind=kLoop, calls=f\n}\n");
+	const char *v = "f32[3] {1,2,3} f32[3] {4,5,6}";
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", v, strlen(v)), HLOI_OK);
+	buf = in[0]->data;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, &o, &out), HLOI_OK);
+	CU_ASSERT_PTR_EQUAL(out->data, buf);
+	static const float prod[] = { 4, 10, 18 };
+	expect_f32_buffer(out, prod, 3);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	unload(&p);
+}
+
 static const unit_test semantics_tests[] = {
 	{ "int_wraparound", test_int_wraparound },
 	{ "int_divide_remainder", test_int_divide_remainder },
@@ -831,6 +1048,10 @@ static const unit_test engine_tests[] = {
 	{ "random_inputs", test_random_inputs },
 	{ "dispatch", test_dispatch },
 	{ "allocation_failures", test_allocation_failures },
+	{ "convert_scalar", test_convert_scalar },
+	{ "data_ops", test_data_ops },
+	{ "in_place", test_in_place },
+	{ "random_tuple_inputs", test_random_tuple_inputs },
 	{ NULL, NULL },
 };
 
