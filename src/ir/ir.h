@@ -138,6 +138,14 @@ typedef struct alias_entry {
 	loc at;
 } alias_entry;
 
+/* An attribute the parser skipped with a warning (kept for --strict). */
+typedef struct unknown_attr {
+	const char *name;
+	loc at;
+	int header;            /* a module header attribute */
+	struct unknown_attr *next;
+} unknown_attr;
+
 struct hloi_module {
 	arena arena;
 	int src;               /* source id in the context that parsed it */
@@ -160,6 +168,8 @@ struct hloi_module {
 	const char *filename;  /* for diagnostics without a source location */
 	int nsnapshot_args;    /* HloSnapshot arguments (owned here) */
 	hloi_literal **snapshot_args;
+	int nunknown;          /* attributes skipped as unknown, source order */
+	unknown_attr *unknown;
 };
 typedef struct hloi_module module;
 

@@ -350,6 +350,22 @@ static int always_raw(const char *name)
 	return 0;
 }
 
+/* Attributes of an evaluated opcode that do not change its result: kept
+ * verbatim (a fusion's kind, a reshape's inferred_dimension, ...). */
+static int op_raw_attr(opcode op, const char *name)
+{
+	switch (op) {
+	case OP_FUSION:
+		return !strcmp(name, "kind") || !strcmp(name, "output_to_operand_aliasing");
+	case OP_CALL:
+		return !strncmp(name, "composite.", 10) || !strcmp(name, "is_composite");
+	case OP_RESHAPE:
+		return !strcmp(name, "inferred_dimension");
+	default:
+		return 0;
+	}
+}
+
 /* Opcodes whose result shape may be left out (the brief's CanInferShape subset). */
 static int can_infer_shape(opcode op)
 {
@@ -380,6 +396,25 @@ static int to_int_list(pstate *st, int_list *il, const attr_item *a)
 static int same_name(const pstate *st, const tokval *a, const tokval *b)
 {
 	return a->e - a->s == b->e - b->s && memcmp(st->text + a->s, st->text + b->s, a->e - a->s) == 0;
+}
+
+/* Records an attribute skipped as unknown in the module (for --strict). */
+static void note_unknown(pstate *st, const char *name, loc at, int header)
+{
+	if (!st->m)
+		return;
+	unknown_attr *u = p_alloc(st, sizeof *u);
+	if (!u)
+		return;
+	u->name = name;
+	u->at = at;
+	u->header = header;
+	u->next = NULL;
+	unknown_attr **tail = &st->m->unknown;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = u;
+	st->m->nunknown++;
 }
 
 static int apply_attrs(pstate *st, instr *in, const llist *attrs)
@@ -442,8 +477,9 @@ static int apply_attrs(pstate *st, instr *in, const llist *attrs)
 			in->callee_at = a->vat;
 			break;
 		default:
-			if (evaluated && !always_raw(name)) {
+			if (evaluated && !always_raw(name) && !op_raw_attr(in->op, name)) {
 				diag_warning(st->ctx, st->src, a->at, "unknown attribute '%s' skipped", name);
+				note_unknown(st, name, a->at, 0);
 				break;
 			}
 			raw_attr *r = &in->raw[nraw++];
@@ -847,6 +883,7 @@ int p_header(pstate *st, const tokval *name, const plist *attrs)
 			ok |= !strcmp(known[i], an);
 		if (!ok) {
 			diag_warning(st->ctx, st->src, n->at, "unknown header attribute '%s' skipped", an);
+			note_unknown(st, an, n->at, 1);
 			continue;
 		}
 		if (!strcmp(an, "broadcast_mode")) {

@@ -1,0 +1,306 @@
+/* `hloi lower`: makes every implicit broadcast explicit, as XlaBuilder's
+ * BinaryOp does (xla-facts §6.1): a scalar operand gets one `broadcast` with
+ * dimensions={}; any other operand whose dims differ from the result gets a
+ * `reshape` dropping its stretched size-1 dims, then a `broadcast` mapping
+ * the kept dims. A stretching `broadcast` instruction is split the same way,
+ * and the scalar pred of a `select` gets a broadcast too. */
+#include "check/lower.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/diag.h"
+
+/* Names in use in one computation (open addressing; strings not owned). */
+typedef struct name_set {
+	size_t mask;
+	const char **slots;
+} name_set;
+
+static size_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static int ns_init(name_set *ns, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n) {
+		if (cap > SIZE_MAX / 4)
+			return -1;
+		cap *= 2;
+	}
+	ns->mask = cap - 1;
+	ns->slots = hloi_calloc(cap, sizeof *ns->slots);
+	return ns->slots ? 0 : -1;
+}
+
+static int ns_has(const name_set *ns, const char *name)
+{
+	for (size_t i = hash_name(name) & ns->mask; ns->slots[i]; i = (i + 1) & ns->mask)
+		if (strcmp(ns->slots[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void ns_put(name_set *ns, const char *name)
+{
+	size_t i = hash_name(name) & ns->mask;
+	while (ns->slots[i]) {
+		if (strcmp(ns->slots[i], name) == 0)
+			return;
+		i = (i + 1) & ns->mask;
+	}
+	ns->slots[i] = name;
+}
+
+typedef struct lowerer {
+	module *m;
+	name_set names;
+	instr **out;     /* the computation's new instruction list */
+	int nout;
+	int oom;
+} lowerer;
+
+/* `base.suffix`, or `base.suffix.N` for the first N that is free. */
+static const char *fresh_name(lowerer *lw, const char *base, const char *suffix)
+{
+	size_t n = strlen(base) + strlen(suffix) + 32;
+	char *buf = hloi_malloc(n);
+	if (!buf) {
+		lw->oom = 1;
+		return NULL;
+	}
+	snprintf(buf, n, "%s.%s", base, suffix);
+	for (unsigned long k = 1; ns_has(&lw->names, buf); k++)
+		snprintf(buf, n, "%s.%s.%lu", base, suffix, k);
+	char *name = arena_strdup(&lw->m->arena, buf);
+	hloi_free(buf);
+	if (!name) {
+		lw->oom = 1;
+		return NULL;
+	}
+	ns_put(&lw->names, name);
+	return name;
+}
+
+/* A new one-operand instruction `op` on `from`, with result `s` (default
+ * layout), located at `like`; appended to the new list. */
+static instr *new_instr(lowerer *lw, const instr *like, opcode op, const char *base,
+			const char *suffix, instr *from, etype type, int rank, const int64_t *dims)
+{
+	const char *name = fresh_name(lw, base, suffix);
+	instr *in = arena_alloc(&lw->m->arena, sizeof *in);
+	operand *o = arena_alloc(&lw->m->arena, sizeof *o);
+	if (!name || !in || !o) {
+		lw->oom = 1;
+		return NULL;
+	}
+	memset(in, 0, sizeof *in);
+	memset(o, 0, sizeof *o);
+	o->name = from->name;
+	o->at = like->op_at;
+	o->def = from;
+	in->op = op;
+	in->name = name;
+	in->at = like->at;
+	in->name_at = like->name_at;
+	in->op_at = like->op_at;
+	in->nops = 1;
+	in->ops = o;
+	shape_make_array(&in->result, type, rank, dims);
+	in->has_shape = 1;
+	in->shape = in->result;
+	lw->out[lw->nout++] = in;
+	return in;
+}
+
+static int set_list(lowerer *lw, int_list *l, const int64_t *v, int n)
+{
+	l->present = 1;
+	l->n = n;
+	l->v = NULL;
+	if (n > 0) {
+		l->v = arena_array(&lw->m->arena, (size_t)n, sizeof *l->v);
+		if (!l->v) {
+			lw->oom = 1;
+			return -1;
+		}
+		memcpy(l->v, v, (size_t)n * sizeof *v);
+	}
+	return 0;
+}
+
+/* The operand dims that are not stretched (size equal to the result dim they
+ * feed) and the result dims they feed. Returns how many. */
+static int kept_dims(const shape *s, const int8_t *out_dim, const shape *result, int64_t *kept_sizes,
+		     int64_t *kept_out)
+{
+	int n = 0;
+	for (int j = 0; j < s->rank; j++) {
+		int d = out_dim[j];
+		if (s->dims[j] == result->dims[d]) {
+			kept_sizes[n] = s->dims[j];
+			kept_out[n] = d;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Makes operand `o` of the binary op `in` have the result's dims. */
+static void lower_operand(lowerer *lw, instr *in, operand *o, const char *side)
+{
+	const shape *s = &o->def->result, *r = &in->result;
+	if (shape_same_dims(s, r))
+		return;
+	char rs[64], bs[64];
+	snprintf(rs, sizeof rs, "%s.reshape", side);
+	snprintf(bs, sizeof bs, "%s.broadcast", side);
+	instr *from = o->def;
+	int64_t sizes[HLOI_MAX_RANK], outs[HLOI_MAX_RANK];
+	int n = kept_dims(s, o->out_dim, r, sizes, outs);
+	if (n < s->rank) {
+		from = new_instr(lw, in, OP_RESHAPE, in->name, rs, from, s->type, n, sizes);
+		if (!from)
+			return;
+	}
+	instr *b = new_instr(lw, in, OP_BROADCAST, in->name, bs, from, s->type, r->rank, r->dims);
+	if (!b || set_list(lw, &b->dimensions, outs, n))
+		return;
+	for (int j = 0; j < n; j++)
+		b->ops[0].out_dim[j] = (int8_t)outs[j];
+	o->name = b->name;
+	o->def = b;
+	o->has_shape = 0;
+	for (int k = 0; k < r->rank; k++)
+		o->out_dim[k] = (int8_t)k;
+}
+
+/* A `broadcast` that stretches size-1 dims: reshape them away first. */
+static void lower_broadcast(lowerer *lw, instr *in)
+{
+	operand *o = &in->ops[0];
+	const shape *s = &o->def->result;
+	int64_t sizes[HLOI_MAX_RANK], outs[HLOI_MAX_RANK];
+	int n = kept_dims(s, o->out_dim, &in->result, sizes, outs);
+	if (n == s->rank)
+		return;
+	instr *rs = new_instr(lw, in, OP_RESHAPE, in->name, "reshape", o->def, s->type, n, sizes);
+	if (!rs || set_list(lw, &in->dimensions, outs, n))
+		return;
+	o->name = rs->name;
+	o->def = rs;
+	o->has_shape = 0;
+	for (int j = 0; j < n; j++)
+		o->out_dim[j] = (int8_t)outs[j];
+}
+
+/* select with a scalar pred (an extension): the pred is broadcast. */
+static void lower_select(lowerer *lw, instr *in)
+{
+	operand *o = &in->ops[0];
+	const shape *s = &o->def->result, *r = &in->result;
+	if (s->rank != 0 || !shape_is_array(r) || r->rank == 0)
+		return;
+	instr *b = new_instr(lw, in, OP_BROADCAST, in->name, "pred.broadcast", o->def, s->type, r->rank,
+			     r->dims);
+	if (!b || set_list(lw, &b->dimensions, NULL, 0))
+		return;
+	o->name = b->name;
+	o->def = b;
+	o->has_shape = 0;
+	for (int k = 0; k < r->rank; k++)
+		o->out_dim[k] = (int8_t)k;
+}
+
+static void lower_computation(lowerer *lw, computation *c)
+{
+	lw->out = NULL;
+	lw->nout = 0;
+	lw->names.slots = NULL;
+	/* at most 4 new instructions per binary op, 1 per broadcast */
+	if (c->ninstrs < 0 || c->ninstrs > INT_MAX / 5) {
+		lw->oom = 1;
+		return;
+	}
+	size_t cap = 5 * (size_t)c->ninstrs;
+	if (ns_init(&lw->names, cap)) {
+		lw->oom = 1;
+		return;
+	}
+	instr **out = cap ? arena_array(&lw->m->arena, cap, sizeof *out) : NULL;
+	if (cap && !out) {
+		lw->oom = 1;
+		goto cleanup;
+	}
+	lw->out = out;
+	for (int i = 0; i < c->ninstrs; i++)
+		ns_put(&lw->names, c->instrs[i]->name);
+	/* After a failed allocation the rest is copied unchanged, so the
+	 * computation stays consistent (partly lowered). */
+	for (int i = 0; i < c->ninstrs; i++) {
+		instr *in = c->instrs[i];
+		op_category cat = opcode_category(in->op);
+		if (lw->oom) {
+			/* copied as is */
+		} else if ((cat == OPC_BINARY || cat == OPC_COMPARE) && in->nops == 2) {
+			lower_operand(lw, in, &in->ops[0], "lhs");
+			lower_operand(lw, in, &in->ops[1], "rhs");
+			if (!lw->oom) {
+				in->broadcast_dimensions.present = 0;
+				in->broadcast_dimensions.n = 0;
+			}
+		} else if (in->op == OP_BROADCAST && in->nops == 1) {
+			lower_broadcast(lw, in);
+		} else if (in->op == OP_SELECT && in->nops == 3) {
+			lower_select(lw, in);
+		}
+		if (!lw->oom) {
+			in->has_shape = 1;
+			in->shape = in->result;
+		}
+		lw->out[lw->nout++] = in;
+	}
+	c->instrs = lw->out;
+	c->ninstrs = lw->nout;
+	for (int i = 0; i < c->ninstrs; i++)
+		c->instrs[i]->position = i;
+cleanup:
+	hloi_free(lw->names.slots);
+	lw->names.slots = NULL;
+}
+
+hloi_status lower_module(module *m, hloi_context *ctx)
+{
+	if (!m->checked) {
+		diag_error_where(ctx, m->filename, "the module must be checked before it is lowered");
+		return HLOI_EINVAL;
+	}
+	lowerer lw;
+	memset(&lw, 0, sizeof lw);
+	lw.m = m;
+	for (int i = 0; i < m->ncomps && !lw.oom; i++)
+		lower_computation(&lw, m->comps[i]);
+	if (lw.oom) {
+		m->checked = 0;
+		return HLOI_ENOMEM;
+	}
+	/* The broadcasts are explicit now: the mode is moot, and XLA does not
+	 * know the attribute. Skipped attributes are gone already. */
+	int k = 0;
+	for (int i = 0; i < m->nheader_attrs; i++)
+		if (strcmp(m->header_attrs[i].name, "broadcast_mode") != 0)
+			m->header_attrs[k++] = m->header_attrs[i];
+	m->nheader_attrs = k;
+	m->broadcast_mode = HLOI_BROADCAST_DEFAULT;
+	m->unknown = NULL;
+	m->nunknown = 0;
+	m->checked = 0;
+	return HLOI_OK;
+}

@@ -1,0 +1,21 @@
+/* `hloi lower`: rewrites a checked module into plain HLO the way XlaBuilder
+ * emits it, so that it passes --strict and evaluates to the same values. */
+#ifndef HLOI_CHECK_LOWER_H
+#define HLOI_CHECK_LOWER_H
+
+#include "hloi.h"
+#include "ir/ir.h"
+
+/* Every operand of a binary op or compare whose dims differ from the result's
+ * gets an explicit `broadcast` (a scalar: dimensions={}), preceded by a
+ * `reshape` that drops the stretched size-1 dims when there are any; the op
+ * loses broadcast_dimensions. A stretching `broadcast` becomes reshape +
+ * broadcast. New instructions are named `NAME.lhs.reshape`,
+ * `NAME.lhs.broadcast`, `NAME.rhs.*`, `NAME.reshape` (with `.1`, `.2`, ...
+ * appended when taken). Every instruction then has its shape written with
+ * its layout; the broadcast_mode header attribute is dropped. The module must
+ * be checked (HLOI_EINVAL otherwise) and must be checked again before it is
+ * run. Errors: HLOI_EINVAL, HLOI_ENOMEM. */
+hloi_status lower_module(module *m, hloi_context *ctx);
+
+#endif
