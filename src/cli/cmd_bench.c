@@ -1,0 +1,350 @@
+/* hloi bench: times evaluation alone (SPEC §7) — the program is loaded and
+ * checked and the inputs made once; each iteration times hloi_module_run
+ * (result allocation included, freeing it not) with CLOCK_MONOTONIC. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "program.h"
+
+static const char help[] =
+	"usage: hloi bench PROGRAM [options]\n"
+	"\n"
+	"Times the evaluation of PROGRAM (not parsing, checking or making inputs)\n"
+	"and prints the median, minimum and maximum time and the bandwidth\n"
+	"(bytes of the inputs and the result per run).\n"
+	"\n"
+	"Options:\n"
+	"  --iterations N          timed runs (default 10)\n"
+	"  --warmup N              untimed runs first (default 2)\n"
+	"  --json                  print one JSON object\n"
+	"  --random-inputs[=SEED]  pseudo-random inputs (the default; seed 42)\n"
+	"  --inputs FILE           a file holding one literal per parameter\n"
+	"  --input FILE            one value per parameter (.npy or literal text)\n"
+	"  --engine ENGINE         fast or reference\n"
+	"  --threads N             worker threads (0: the machine's cores)\n"
+	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
+	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi bench tests/bench/add.hlo --iterations 20 --json\n";
+
+enum {
+	OPT_ITER = 256,
+	OPT_WARMUP,
+	OPT_JSON,
+	OPT_RANDOM,
+	OPT_INPUTS,
+	OPT_INPUT,
+	OPT_ENGINE,
+	OPT_THREADS,
+	OPT_MAX_MEMORY,
+	OPT_STRICT,
+	OPT_MODE,
+	OPT_FORMAT
+};
+
+static const struct option options[] = {
+	{ "iterations", required_argument, NULL, OPT_ITER },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
+	{ "inputs", required_argument, NULL, OPT_INPUTS },
+	{ "input", required_argument, NULL, OPT_INPUT },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define MAX_INPUT_FILES 64
+
+typedef struct bench_args {
+	const char *program;
+	int64_t iterations, warmup;
+	int json;
+	uint64_t seed;
+	const char *inputs_file;
+	const char *input_files[MAX_INPUT_FILES];
+	size_t ninput_files;
+	program_opts prog;
+	hloi_run_options run;
+} bench_args;
+
+static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
+{
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		int64_t n;
+		switch (c) {
+		case OPT_ITER:
+			if (cli_parse_int(optarg, &n) || n < 1 || n > 1000000)
+				return cli_usage_error(io, "bench", "invalid --iterations '%s' (1 to 1000000)", optarg);
+			a->iterations = n;
+			break;
+		case OPT_WARMUP:
+			if (cli_parse_int(optarg, &n) || n > 1000000)
+				return cli_usage_error(io, "bench", "invalid --warmup '%s' (0 to 1000000)", optarg);
+			a->warmup = n;
+			break;
+		case OPT_JSON:
+			a->json = 1;
+			break;
+		case OPT_RANDOM:
+			if (optarg) {
+				if (cli_parse_int(optarg, &n))
+					return cli_usage_error(io, "bench", "invalid seed '%s'", optarg);
+				a->seed = (uint64_t)n;
+			}
+			break;
+		case OPT_INPUTS:
+			a->inputs_file = optarg;
+			break;
+		case OPT_INPUT:
+			if (a->ninput_files >= MAX_INPUT_FILES)
+				return cli_usage_error(io, "bench", "too many --input files (at most %d)",
+						       MAX_INPUT_FILES);
+			a->input_files[a->ninput_files++] = optarg;
+			break;
+		case OPT_ENGINE:
+			if (strcmp(optarg, "fast") == 0)
+				a->run.engine = HLOI_ENGINE_FAST;
+			else if (strcmp(optarg, "reference") == 0)
+				a->run.engine = HLOI_ENGINE_REFERENCE;
+			else
+				return cli_usage_error(io, "bench", "invalid --engine '%s' (fast or reference)", optarg);
+			break;
+		case OPT_THREADS:
+			if (cli_parse_int(optarg, &n) || n > 1024)
+				return cli_usage_error(io, "bench", "invalid --threads '%s' (0 to 1024)", optarg);
+			a->run.threads = (int)n;
+			break;
+		case OPT_MAX_MEMORY:
+			if (cli_parse_size(optarg, &a->run.max_memory) || a->run.max_memory == 0)
+				return cli_usage_error(io, "bench", "invalid --max-memory '%s' (bytes, with optional K, M or G)",
+						       optarg);
+			break;
+		case OPT_STRICT:
+			a->prog.check.strict = 1;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "xla") == 0)
+				a->prog.check.broadcast_mode = HLOI_BROADCAST_XLA;
+			else if (strcmp(optarg, "numpy") == 0)
+				a->prog.check.broadcast_mode = HLOI_BROADCAST_NUMPY;
+			else
+				return cli_usage_error(io, "bench", "invalid --broadcast-mode '%s' (xla or numpy)", optarg);
+			break;
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg, &a->prog.format))
+				return cli_usage_error(io, "bench", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
+			break;
+		case 'h':
+			fputs(help, io->out);
+			return -1;
+		case ':':
+			return cli_usage_error(io, "bench", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(io, "bench", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(io, "bench", "missing PROGRAM");
+	if (optind + 1 < argc)
+		return cli_usage_error(io, "bench", "unexpected argument '%s'", argv[optind + 1]);
+	a->program = argv[optind];
+	if (a->inputs_file && a->ninput_files)
+		return cli_usage_error(io, "bench", "give only one of --input, --inputs and --random-inputs");
+	return 0;
+}
+
+/* Inputs as the arguments say, as one array of *n literals (each freed with
+ * hloi_literal_free, the array with free). */
+static hloi_status make_inputs(hloi_literal ***out, size_t *n, const bench_args *a, hloi_module *m,
+			       hloi_context *ctx)
+{
+	size_t nparams = hloi_module_parameter_count(m);
+	hloi_literal **lits = NULL, **got = NULL;
+	size_t count = 0;
+	hloi_status st = HLOI_OK;
+	*out = NULL;
+	*n = 0;
+	if (a->ninput_files) {
+		if (a->ninput_files != nparams) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters",
+				 a->ninput_files, nparams);
+			hloi_context_error(ctx, a->program, msg);
+			return HLOI_EINVAL;
+		}
+		lits = calloc(nparams ? nparams : 1, sizeof *lits);
+		if (!lits)
+			return HLOI_ENOMEM;
+		for (size_t i = 0; i < nparams && st == HLOI_OK; i++) {
+			st = hloi_literal_load(&got, &count, ctx, a->input_files[i], hloi_module_parameter_shape(m, i));
+			if (st == HLOI_OK && count != 1) {
+				hloi_context_error(ctx, a->input_files[i], "must hold exactly one value");
+				st = HLOI_EINVAL;
+			}
+			if (st == HLOI_OK) {
+				lits[i] = got[0];
+				got[0] = NULL;
+			}
+			hloi_literal_array_free(got, count);
+			got = NULL;
+		}
+		if (st != HLOI_OK) {
+			for (size_t i = 0; i < nparams; i++)
+				hloi_literal_free(lits[i]);
+			free(lits);
+			return st;
+		}
+		*out = lits;
+		*n = nparams;
+		return HLOI_OK;
+	}
+	if (a->inputs_file) {
+		st = hloi_literal_load(&got, &count, ctx, a->inputs_file, NULL);
+		if (st == HLOI_OK && count != nparams) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", count,
+				 nparams);
+			hloi_context_error(ctx, a->inputs_file, msg);
+			st = HLOI_EINVAL;
+		}
+	} else {
+		st = hloi_module_random_inputs(&got, &count, m, ctx, a->seed);
+	}
+	if (st != HLOI_OK) {
+		hloi_literal_array_free(got, count);
+		return st;
+	}
+	/* Move them into a plain array so both paths free the same way. */
+	lits = calloc(count ? count : 1, sizeof *lits);
+	if (!lits) {
+		hloi_literal_array_free(got, count);
+		return HLOI_ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		lits[i] = got[i];
+		got[i] = NULL;
+	}
+	hloi_literal_array_free(got, count);
+	*out = lits;
+	*n = count;
+	return HLOI_OK;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+int cmd_bench(int argc, char **argv, cli_io *io)
+{
+	bench_args a;
+	memset(&a, 0, sizeof a);
+	a.iterations = 10;
+	a.warmup = 2;
+	a.seed = 42;
+	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
+	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
+	int rc = parse_args(&a, argc, argv, io);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	hloi_context *ctx = NULL;
+	hloi_module *m = NULL;
+	hloi_literal **inputs = NULL, *result = NULL;
+	size_t ninputs = 0;
+	double *times = NULL;
+	hloi_status st;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
+	if (rc)
+		goto cleanup;
+	st = make_inputs(&inputs, &ninputs, &a, m, ctx);
+	if (st != HLOI_OK) {
+		cli_print_diagnostics(io, ctx);
+		rc = cli_exit_code(st);
+		goto cleanup;
+	}
+	times = calloc((size_t)a.iterations, sizeof *times);
+	if (!times) {
+		fputs("hloi: out of memory\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ninputs; i++)
+		bytes += hloi_literal_size_bytes(inputs[i]);
+	for (int64_t i = 0; i < a.warmup + a.iterations; i++) {
+		double t0 = now_s();
+		st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
+		double t1 = now_s();
+		if (st != HLOI_OK) {
+			cli_print_diagnostics(io, ctx);
+			rc = cli_exit_code(st);
+			goto cleanup;
+		}
+		if (i == 0)
+			bytes += hloi_literal_size_bytes(result);
+		hloi_literal_free(result);
+		result = NULL;
+		if (i >= a.warmup)
+			times[i - a.warmup] = t1 - t0;
+	}
+	qsort(times, (size_t)a.iterations, sizeof *times, cmp_double);
+	size_t k = (size_t)a.iterations;
+	double median = k % 2 ? times[k / 2] : (times[k / 2 - 1] + times[k / 2]) / 2;
+	double gbps = median > 0 ? (double)bytes / median / 1e9 : 0;
+	int threads = a.run.threads;
+	if (threads <= 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = cores > 0 ? (int)cores : 1;
+	}
+	const char *engine = a.run.engine == HLOI_ENGINE_REFERENCE ? "reference" : "fast";
+	if (a.json)
+		fprintf(io->out,
+			"{\"median_s\":%.9f,\"min_s\":%.9f,\"max_s\":%.9f,\"bytes\":%llu,\"gbps\":%.3f,"
+			"\"engine\":\"%s\",\"threads\":%d}\n",
+			median, times[0], times[k - 1], (unsigned long long)bytes, gbps, engine, threads);
+	else
+		fprintf(io->out,
+			"%s: %lld iterations, engine %s, %d thread%s\n"
+			"median %.6f s, min %.6f s, max %.6f s\n"
+			"%llu bytes per run, %.2f GB/s\n",
+			a.program, (long long)a.iterations, engine, threads, threads == 1 ? "" : "s", median, times[0],
+			times[k - 1], (unsigned long long)bytes, gbps);
+cleanup:
+	hloi_literal_free(result);
+	for (size_t i = 0; i < ninputs; i++)
+		hloi_literal_free(inputs[i]);
+	free(inputs);
+	free(times);
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	return rc;
+}

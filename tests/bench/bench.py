@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""hloi's benchmark (SPEC §9): every workload of tests/bench/*.hlo timed with
+`hloi bench --json` and the same operation in NumPy, side by side in one run,
+plus a plain C loop (ceiling.c) as the bandwidth ceiling and a peak-RSS check
+of `hloi run`. Medians of several runs. Not run by ctest (timings belong here,
+not in tests).
+
+usage: /usr/bin/python3 tests/bench/bench.py --hloi BUILD/hloi [--repeat N]
+           [--iterations N] [--threads N] [--only NAME,...] [--no-rss]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N = 4096
+
+# name, description, SPEC §9 target: ("le", 1) time <= NumPy's; ("x", 10) >= 10x faster
+WORKLOADS = [
+    ("add", "f32 same-shape add", 1),
+    ("row", "f32 + row vector {1}", 1),
+    ("column", "f32 + column vector {0}", 1),
+    ("scalar", "f32 + scalar", 1),
+    ("outer", "f32 [4096,1]+[1,4096]", 1),
+    ("colmajor", "column-major + row-major", 10),
+    ("add_s32", "s32 add", 1),
+    ("add_f64", "f64 add", 1),
+    ("compare", "f32 compare LT -> pred", 1),
+    ("divide", "f32 divide", 1),
+]
+
+
+def numpy_case(name):
+    """The operation as a NumPy closure, with its inputs made once."""
+    rng = np.random.default_rng(42)
+    f = lambda *s: rng.integers(-64, 64, size=s).astype(np.float32) / 8
+    if name == "add":
+        a, b = f(N, N), f(N, N)
+        return lambda: a + b
+    if name == "row":
+        a, v = f(N, N), f(N)
+        return lambda: a + v
+    if name == "column":
+        a, v = f(N, N), f(N)
+        vc = v[:, None]
+        return lambda: a + vc
+    if name == "scalar":
+        a, s = f(N, N), np.float32(1.5)
+        return lambda: a + s
+    if name == "outer":
+        x, y = f(N, 1), f(1, N)
+        return lambda: x + y
+    if name == "colmajor":
+        a, b = np.asfortranarray(f(N, N)), f(N, N)
+        return lambda: a + b
+    if name == "add_s32":
+        a = rng.integers(-8, 9, size=(N, N), dtype=np.int32)
+        b = rng.integers(-8, 9, size=(N, N), dtype=np.int32)
+        return lambda: a + b
+    if name == "add_f64":
+        a, b = f(N, N).astype(np.float64), f(N, N).astype(np.float64)
+        return lambda: a + b
+    if name == "compare":
+        a, b = f(N, N), f(N, N)
+        return lambda: a < b
+    if name == "divide":
+        a, b = f(N, N), f(N, N)
+        b[b == 0] = 1
+        return lambda: a / b
+    raise ValueError(name)
+
+
+def time_numpy(fn, iterations, warmup=2):
+    for _ in range(warmup):
+        r = fn()
+        del r
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        r = fn()
+        times.append(time.perf_counter() - t0)
+        del r
+    return statistics.median(times)
+
+
+def time_hloi(hloi, prog, iterations, threads):
+    cmd = [hloi, "bench", prog, "--iterations", str(iterations), "--warmup", "2", "--json"]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def ceiling(tmp, iterations):
+    exe = os.path.join(tmp, "ceiling")
+    subprocess.run(["cc", "-std=c11", "-O2", os.path.join(HERE, "ceiling.c"), "-o", exe], check=True)
+    out = subprocess.run([exe, str(iterations)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def max_rss(cmd):
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    return int(m.group(1)) * 1024 if p.returncode == 0 and m else None
+
+
+def peak_rss(hloi, tmp):
+    """Peak RSS on add.hlo (two 4096x4096 f32 inputs and the result): of
+    `hloi run ... --output r.npy` and of one evaluation alone (`hloi bench
+    --iterations 1 --warmup 0`), with the total size of inputs + result."""
+    prog = os.path.join(HERE, "add.hlo")
+    run = max_rss([hloi, "run", prog, "--random-inputs", "--output", os.path.join(tmp, "r.npy")])
+    ev = max_rss([hloi, "bench", prog, "--iterations", "1", "--warmup", "0"])
+    return run, ev, 3 * N * N * 4
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hloi", required=True, help="the hloi binary (a Release build)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per workload (median taken)")
+    ap.add_argument("--iterations", type=int, default=7, help="timed iterations per run")
+    ap.add_argument("--threads", type=int, default=None, help="hloi --threads (default: all cores)")
+    ap.add_argument("--only", default=None, help="comma-separated workload names")
+    ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS check")
+    args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ceil = statistics.median(ceiling(tmp, args.iterations)["gbps"] for _ in range(args.repeat))
+        rows = []
+        threads = None
+        for name, desc, target in WORKLOADS:
+            if only and name not in only:
+                continue
+            prog = os.path.join(HERE, name + ".hlo")
+            fn = numpy_case(name)
+            ht, nt, gb = [], [], []
+            for _ in range(args.repeat):  # interleaved, so both see the same machine
+                j = time_hloi(args.hloi, prog, args.iterations, args.threads)
+                threads = j["threads"]
+                ht.append(j["median_s"])
+                gb.append(j["gbps"])
+                nt.append(time_numpy(fn, args.iterations))
+            del fn
+            h, n = statistics.median(ht), statistics.median(nt)
+            rows.append((name, desc, h, n, statistics.median(gb), target))
+        rss = None if args.no_rss else peak_rss(args.hloi, tmp)
+
+    print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
+        datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), platform.processor() or platform.machine(),
+        os.cpu_count(), np.__version__, threads))
+    print("medians of %d runs x %d iterations; plain C loop (cc -O2, 1 thread, f32 add): %.1f GB/s" % (
+        args.repeat, args.iterations, ceil))
+    print()
+    print("| workload | hloi ms | NumPy ms | NumPy/hloi | hloi GB/s | of C loop | target | met |")
+    print("|---|---:|---:|---:|---:|---:|---|---|")
+    for name, desc, h, n, gbps, target in rows:
+        ratio = n / h
+        tgt = "<= NumPy" if target == 1 else ">= %dx faster" % target
+        met = "yes" if ratio >= target else "NO"
+        print("| %s (%s) | %.2f | %.2f | %.2f | %.1f | %.2f | %s | %s |" % (
+            name, desc, h * 1e3, n * 1e3, ratio, gbps, gbps / ceil, tgt, met))
+    if rss:
+        size = rss[2]
+        print()
+        for label, used in (("hloi run add.hlo --random-inputs --output r.npy", rss[0]),
+                            ("hloi bench add.hlo --iterations 1 --warmup 0", rss[1])):
+            if used is None:
+                print("peak RSS of `%s`: failed" % label)
+                continue
+            print("peak RSS of `%s`: %.1f MiB for %.1f MiB of inputs + result (%.2fx; target <= 1.10x: %s)" % (
+                label, used / 2**20, size / 2**20, used / size, "yes" if used <= 1.1 * size else "NO"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

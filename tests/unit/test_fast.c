@@ -1,0 +1,463 @@
+/* Differential tests of the fast engine against the reference engine: random
+ * programs (every op and evaluated type, scalars, degenerate and
+ * broadcast_dimensions broadcasts, the broadcast instruction, size-0 and
+ * size-1 dimensions, every layout permutation up to rank 4, padding, chains
+ * of instructions) on random bits, with 1 and 2 threads; results must be
+ * bit-identical, padding included. HLOI_FAST_CASES=N runs N cases (default
+ * 2000), HLOI_FAST_SEED=S another seed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "core/literal.h"
+#include "eval/eval.h"
+#include "eval/fast.h"
+#include "text/parse.h"
+#include "unit.h"
+#include "util/strbuf.h"
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static int rnd(rng *r, int n)
+{
+	return (int)(next(r) % (uint64_t)n);
+}
+
+static const etype all_types[] = { ET_PRED, ET_S8,  ET_S16, ET_S32, ET_S64, ET_U8,  ET_U16,
+				   ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64 };
+
+static const char *const float_ops[] = { "add", "subtract", "multiply", "divide", "remainder",
+					 "maximum", "minimum", "power", "atan2" };
+static const char *const int_ops[] = { "add", "subtract", "multiply", "divide", "remainder", "maximum",
+				       "minimum", "power", "and", "or", "xor", "shift-left",
+				       "shift-right-arithmetic", "shift-right-logical" };
+static const char *const pred_ops[] = { "add", "multiply", "maximum", "minimum", "and", "or", "xor" };
+static const char *const directions[] = { "EQ", "NE", "LT", "LE", "GT", "GE" };
+static const char *const padvals[] = { "zero", "one", "lowest", "highest" };
+
+#define N_OF(a) ((int)(sizeof a / sizeof a[0]))
+
+/* A shape's text with a random layout (permutation, sometimes padding). */
+static void put_shape(strbuf *b, rng *r, etype t, int rank, const int64_t *dims, int allow_pad)
+{
+	sb_printf(b, "%s[", etype_name(t));
+	for (int d = 0; d < rank; d++)
+		sb_printf(b, "%s%lld", d ? "," : "", (long long)dims[d]);
+	sb_puts(b, "]");
+	if (rank == 0)
+		return;
+	int perm[HLOI_MAX_RANK];
+	for (int d = 0; d < rank; d++)
+		perm[d] = rank - 1 - d;
+	if (rnd(r, 3) != 0)
+		for (int d = rank - 1; d > 0; d--) {
+			int k = rnd(r, d + 1), tmp = perm[d];
+			perm[d] = perm[k];
+			perm[k] = tmp;
+		}
+	sb_puts(b, "{");
+	for (int d = 0; d < rank; d++)
+		sb_printf(b, "%s%d", d ? "," : "", perm[d]);
+	if (allow_pad && rnd(r, 4) == 0) {
+		sb_puts(b, ":pad(");
+		for (int d = 0; d < rank; d++)
+			sb_printf(b, "%s%lld", d ? "," : "", (long long)(dims[d] + rnd(r, 3)));
+		sb_puts(b, ")");
+		if (rnd(r, 2))
+			sb_printf(b, "padval(%s)", padvals[rnd(r, N_OF(padvals))]);
+	}
+	sb_puts(b, "}");
+}
+
+/* An operand of result dims `dims`: mode 0 same rank (dims may be 1), 1
+ * lower rank with broadcast_dimensions, 2 scalar. Fills odims and the
+ * mapping (map[j] = result dim of operand dim j). */
+static int make_operand(rng *r, int rank, const int64_t *dims, int mode, int64_t *odims, int *map)
+{
+	if (mode == 2 || rank == 0)
+		return 0;
+	int n = 0;
+	for (int d = 0; d < rank; d++) {
+		if (mode == 1 && rnd(r, 2))
+			continue;
+		map[n] = d;
+		odims[n] = dims[d] > 1 && rnd(r, 4) == 0 ? 1 : dims[d];
+		n++;
+	}
+	return n;
+}
+
+typedef struct gen {
+	strbuf text;
+	int large;
+} gen;
+
+/* One random program; returns its text in g->text. */
+static void make_program(gen *g, rng *r, int large)
+{
+	strbuf *b = &g->text;
+	sb_reset(b);
+	etype t = all_types[rnd(r, N_OF(all_types))];
+	int rank = large ? 2 : rnd(r, 5);
+	int64_t dims[HLOI_MAX_RANK];
+	for (int d = 0; d < rank; d++) {
+		int k = rnd(r, 20);
+		dims[d] = k == 0 ? 0 : k < 5 ? 1 : 2 + rnd(r, 6);
+	}
+	if (large) {
+		dims[0] = 300 + rnd(r, 40);
+		dims[1] = 440 + rnd(r, 40);
+	}
+	int kind = rnd(r, 10); /* 0-5 binary, 6-8 compare, 9 broadcast */
+	const char *opname;
+	etype rt = t;
+	if (kind == 9) {
+		opname = "broadcast";
+	} else if (kind >= 6) {
+		opname = "compare";
+		rt = ET_PRED;
+	} else if (t == ET_PRED) {
+		opname = pred_ops[rnd(r, N_OF(pred_ops))];
+	} else if (etype_is_float(t)) {
+		opname = float_ops[rnd(r, N_OF(float_ops))];
+	} else {
+		opname = int_ops[rnd(r, N_OF(int_ops))];
+	}
+	sb_puts(b, "HloModule fast_diff\n\nENTRY main {\n");
+
+	int64_t od[2][HLOI_MAX_RANK];
+	int map[2][HLOI_MAX_RANK], orank[2];
+	int nops = kind == 9 ? 1 : 2;
+	int mode[2] = { 0, rnd(r, 8) == 0 ? 2 : rnd(r, 3) == 0 ? 1 : 0 };
+	if (kind == 9)
+		mode[0] = rnd(r, 2);
+	for (int k = 0; k < nops; k++)
+		orank[k] = make_operand(r, rank, dims, mode[k], od[k], map[k]);
+	/* Every result dim needs an operand of its full size. */
+	for (int d = 0; d < rank; d++) {
+		int covered = 0;
+		for (int k = 0; k < nops; k++)
+			for (int j = 0; j < orank[k]; j++)
+				if (map[k][j] == d && od[k][j] == dims[d])
+					covered = 1;
+		if (covered || kind == 9)
+			continue;
+		for (int j = 0; j < orank[0]; j++)
+			if (map[0][j] == d)
+				od[0][j] = dims[d];
+	}
+	int swap = nops == 2 && rnd(r, 2);
+	for (int k = 0; k < nops; k++) {
+		int s = swap ? 1 - k : k;
+		sb_printf(b, "  p%d = ", k);
+		put_shape(b, r, t, orank[s], od[s], 1);
+		sb_printf(b, " parameter(%d)\n", k);
+	}
+	sb_puts(b, "  r = ");
+	put_shape(b, r, rt, rank, dims, 1);
+	if (kind == 9) {
+		sb_printf(b, " broadcast(p0), dimensions={");
+		for (int j = 0; j < orank[0]; j++)
+			sb_printf(b, "%s%d", j ? "," : "", map[0][j]);
+		sb_puts(b, "}");
+	} else {
+		sb_printf(b, " %s(p0, p1)", opname);
+		int s = orank[0] < orank[1] ? 0 : 1; /* the lower-rank operand */
+		if (orank[0] != orank[1] && orank[s] > 0) {
+			sb_puts(b, ", broadcast_dimensions={");
+			for (int j = 0; j < orank[s]; j++)
+				sb_printf(b, "%s%d", j ? "," : "", map[s][j]);
+			sb_puts(b, "}");
+		}
+		if (kind >= 6) {
+			sb_printf(b, ", direction=%s", directions[rnd(r, N_OF(directions))]);
+			if (etype_is_float(t) && rnd(r, 3) == 0)
+				sb_puts(b, ", type=TOTALORDER");
+		}
+	}
+	sb_puts(b, "\n");
+	/* Sometimes a second instruction on the first result (an intermediate
+	 * as an operand), with another layout. */
+	if (!large && rnd(r, 4) == 0) {
+		sb_printf(b, "  p%d = ", nops);
+		put_shape(b, r, rt, rank, dims, 1);
+		sb_printf(b, " parameter(%d)\n  ROOT r2 = ", nops);
+		put_shape(b, r, rt, rank, dims, 1);
+		sb_printf(b, " %s(r, p%d)\n", rt == ET_PRED ? "xor" : "add", nops);
+	}
+	sb_puts(b, "}\n");
+}
+
+/* Random contents: raw bits, small integers, and float specials. */
+static void fill_random(hloi_literal *lit, rng *r)
+{
+	etype t = lit->shape.type;
+	size_t w = (size_t)etype_byte_width(t);
+	unsigned char *p = lit->data;
+	if (!p)
+		return;
+	for (size_t i = 0; i + w <= lit->nbytes; i += w) {
+		uint64_t v = next(r);
+		int how = rnd(r, 4);
+		if (t == ET_PRED) {
+			p[i] = (unsigned char)(how == 0 ? (v & 0xff) : (v & 1));
+			continue;
+		}
+		if (how == 1) {
+			int64_t s = rnd(r, 12) - 3;
+			if (etype_is_float(t)) {
+				double dv = (double)s / (rnd(r, 2) ? 1.0 : 4.0);
+				if (t == ET_F64) {
+					memcpy(p + i, &dv, 8);
+				} else {
+					float fv = (float)dv;
+					uint32_t u;
+					memcpy(&u, &fv, 4);
+					if (t == ET_F32)
+						memcpy(p + i, &fv, 4);
+					else if (t == ET_BF16) {
+						uint16_t h = (uint16_t)(u >> 16);
+						memcpy(p + i, &h, 2);
+					} else {
+						uint16_t h = (uint16_t)(s < 0 ? 0xBC00 : s == 0 ? 0 : 0x3C00);
+						memcpy(p + i, &h, 2);
+					}
+				}
+				continue;
+			}
+			v = (uint64_t)s;
+		}
+		memcpy(p + i, &v, w); /* little endian: the low bytes */
+	}
+}
+
+static int run_engine(module *m, hloi_context *ctx, hloi_literal **in, size_t n, hloi_engine e, int threads,
+		      hloi_literal **out)
+{
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	o.engine = e;
+	o.threads = threads;
+	return eval_module(m, ctx, in, n, &o, out);
+}
+
+static int same_bits(const hloi_literal *a, const hloi_literal *b)
+{
+	if (!a || !b || a->nbytes != b->nbytes)
+		return 0;
+	return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+/* One case; returns 1 when it passed. */
+static int run_case(uint64_t seed, int large, int *skipped)
+{
+	rng r = { seed };
+	gen g = { STRBUF_INIT, large };
+	module *m = NULL;
+	hloi_context *ctx = NULL;
+	hloi_literal *in[3] = { NULL, NULL, NULL };
+	hloi_literal *ref = NULL, *f1 = NULL, *f2 = NULL, *direct = NULL;
+	size_t nin = 0;
+	int ok = 0;
+	make_program(&g, &r, large);
+	const char *text = sb_str(&g.text);
+	if (getenv("HLOI_FAST_SHOW")) fputs(text, stderr);
+	if (hloi_context_new(&ctx) != HLOI_OK)
+		goto cleanup;
+	if (text_parse_module(&m, ctx, "fast_diff.hlo", text, strlen(text)) != HLOI_OK ||
+	    check_module(m, ctx, NULL) != HLOI_OK) {
+		/* The generator aims at valid programs only. */
+		fprintf(stderr, "case %llu: program rejected:\n%s", (unsigned long long)seed, text);
+		hloi_context_print_diagnostics(ctx, stderr, 0);
+		goto cleanup;
+	}
+	nin = (size_t)m->entry->nparams;
+	for (size_t i = 0; i < nin; i++) {
+		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+			goto cleanup;
+		fill_random(in[i], &r);
+	}
+	if (run_engine(m, ctx, in, nin, HLOI_ENGINE_REFERENCE, 1, &ref) != HLOI_OK ||
+	    run_engine(m, ctx, in, nin, HLOI_ENGINE_FAST, 1, &f1) != HLOI_OK ||
+	    run_engine(m, ctx, in, nin, HLOI_ENGINE_FAST, 2, &f2) != HLOI_OK) {
+		fprintf(stderr, "case %llu: evaluation failed:\n%s", (unsigned long long)seed, text);
+		hloi_context_print_diagnostics(ctx, stderr, 0);
+		goto cleanup;
+	}
+	if (!same_bits(ref, f1) || !same_bits(ref, f2)) {
+		fprintf(stderr, "case %llu: fast != reference (threads %d):\n%s", (unsigned long long)seed,
+			same_bits(ref, f1) ? 2 : 1, text);
+		goto cleanup;
+	}
+	/* The first instruction through the hook directly: the fast engine must
+	 * cover it (no fallback). */
+	const instr *first = NULL;
+	for (int i = 0; i < m->entry->ninstrs && !first; i++)
+		if (m->entry->instrs[i]->op != OP_PARAMETER)
+			first = m->entry->instrs[i];
+	if (first) {
+		hloi_literal *ops[2] = { NULL, NULL };
+		for (int k = 0; k < first->nops; k++)
+			ops[k] = in[first->ops[k].def->parameter_number];
+		if (literal_create(&direct, &first->result) != HLOI_OK)
+			goto cleanup;
+		if (fast_elementwise(first, direct, ops, 2) != 0) {
+			fprintf(stderr, "case %llu: not covered by the fast engine:\n%s", (unsigned long long)seed,
+				text);
+			goto cleanup;
+		}
+		if (first == m->entry->root && !same_bits(ref, direct)) {
+			fprintf(stderr, "case %llu: direct hook differs:\n%s", (unsigned long long)seed, text);
+			goto cleanup;
+		}
+	}
+	ok = 1;
+cleanup:
+	(void)skipped;
+	literal_destroy(ref);
+	literal_destroy(f1);
+	literal_destroy(f2);
+	literal_destroy(direct);
+	for (size_t i = 0; i < 3; i++)
+		literal_destroy(in[i]);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	sb_free(&g.text);
+	return ok;
+}
+
+static long env_long(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	long v = strtol(s, &end, 10);
+	return *end ? dflt : v;
+}
+
+static void test_random_programs(void)
+{
+	long n = env_long("HLOI_FAST_CASES", 2000);
+	uint64_t seed = (uint64_t)env_long("HLOI_FAST_SEED", 1);
+	int failed = 0, skipped = 0;
+	for (long i = 0; i < n; i++) {
+		int large = i % 200 == 199;
+		if (!run_case(seed * 1000003u + (uint64_t)i, large, &skipped)) {
+			if (++failed >= 5)
+				break;
+		}
+	}
+	CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* Hand-written cases the random programs reach only rarely: a transpose-like
+ * add large enough for tiles and both threads, and a scalar result. */
+static int run_text(const char *text, int nthreads)
+{
+	module *m = NULL;
+	hloi_context *ctx = NULL;
+	hloi_literal *in[2] = { NULL, NULL }, *ref = NULL, *fast = NULL;
+	int ok = 0;
+	rng r = { 99 };
+	if (hloi_context_new(&ctx) != HLOI_OK ||
+	    text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) != HLOI_OK ||
+	    check_module(m, ctx, NULL) != HLOI_OK)
+		goto cleanup;
+	for (int i = 0; i < m->entry->nparams; i++) {
+		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+			goto cleanup;
+		fill_random(in[i], &r);
+	}
+	size_t n = (size_t)m->entry->nparams;
+	if (run_engine(m, ctx, in, n, HLOI_ENGINE_REFERENCE, 1, &ref) == HLOI_OK &&
+	    run_engine(m, ctx, in, n, HLOI_ENGINE_FAST, nthreads, &fast) == HLOI_OK)
+		ok = same_bits(ref, fast);
+cleanup:
+	hloi_context_print_diagnostics(ctx, stderr, 0);
+	literal_destroy(ref);
+	literal_destroy(fast);
+	literal_destroy(in[0]);
+	literal_destroy(in[1]);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	return ok;
+}
+
+static void test_fixed_programs(void)
+{
+	static const char *const progs[] = {
+		"HloModule t\nENTRY e {\n  a = f32[513,259]{0,1} parameter(0)\n  b = f32[513,259]{1,0} parameter(1)\n"
+		"  ROOT r = f32[513,259]{1,0:pad(515,260)padval(one)} add(a, b)\n}\n",
+		"HloModule t\nENTRY e {\n  a = f64[3,5,300,120]{2,3,1,0} parameter(0)\n  b = f64[120]{0} parameter(1)\n"
+		"  ROOT r = f64[3,5,300,120]{3,2,1,0} divide(a, b), broadcast_dimensions={3}\n}\n",
+		"HloModule t\nENTRY e {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT r = s32[] add(a, b)\n}\n",
+		"HloModule t\nENTRY e {\n  a = f32[700,1]{1,0} parameter(0)\n  b = f32[1,400]{0,1} parameter(1)\n"
+		"  ROOT r = pred[700,400]{0,1} compare(a, b), direction=LT\n}\n",
+		"HloModule t\nENTRY e {\n  a = u8[600,500]{0,1} parameter(0)\n"
+		"  ROOT r = u8[600,500,1]{2,1,0} broadcast(a), dimensions={0,1}\n}\n",
+	};
+	for (int i = 0; i < N_OF(progs); i++) {
+		CU_ASSERT(run_text(progs[i], 1));
+		CU_ASSERT(run_text(progs[i], 2));
+		CU_ASSERT(run_text(progs[i], 3));
+	}
+}
+
+/* hloi_literal_compare (hloi run --compare): tolerances, NaN, integers,
+ * layouts, mismatched shapes. */
+static size_t compare_texts(const char *expected, const char *actual, hloi_status *st)
+{
+	hloi_context *ctx = NULL;
+	hloi_literal **e = NULL, **a = NULL;
+	size_t ne = 0, na = 0, bad = (size_t)-1;
+	*st = HLOI_EPARSE;
+	if (hloi_context_new(&ctx) == HLOI_OK &&
+	    hloi_literal_parse_list(&e, &ne, ctx, "e", expected, strlen(expected)) == HLOI_OK &&
+	    hloi_literal_parse_list(&a, &na, ctx, "a", actual, strlen(actual)) == HLOI_OK && ne == 1 && na == 1)
+		*st = hloi_literal_compare(e[0], a[0], ctx, 1e-3, 1e-3, NULL, 0, &bad);
+	hloi_literal_array_free(e, ne);
+	hloi_literal_array_free(a, na);
+	hloi_context_free(ctx);
+	return bad;
+}
+
+static void test_literal_compare(void)
+{
+	hloi_status st;
+	CU_ASSERT_EQUAL(compare_texts("f32[4] {1, 2, 10000, nan}", "f32[4] {1.0005, 2.5, 10005, nan}", &st), 1);
+	CU_ASSERT_EQUAL(st, HLOI_OK);
+	CU_ASSERT_EQUAL(compare_texts("f64[3] {0, inf, 1}", "f64[3] {0.002, inf, nan}", &st), 2);
+	CU_ASSERT_EQUAL(compare_texts("f32[2] {inf, 0}", "f32[2] {-inf, -0}", &st), 1);
+	CU_ASSERT_EQUAL(compare_texts("bf16[2] {1, 2}", "bf16[2] {1, 2}", &st), 0);
+	CU_ASSERT_EQUAL(compare_texts("s32[3] {1, 2, 3}", "s32[3] {1, 3, 3}", &st), 1);
+	CU_ASSERT_EQUAL(compare_texts("pred[2] {1, 0}", "pred[2] {1, 1}", &st), 1);
+	CU_ASSERT_EQUAL(compare_texts("f32[2,2]{1,0} {{1, 2}, {3, 4}}", "f32[2,2]{0,1} {{1, 2}, {3, 4}}", &st), 0);
+	CU_ASSERT_EQUAL(st, HLOI_OK);
+	compare_texts("f32[2] {1, 2}", "f32[3] {1, 2, 3}", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+	compare_texts("f32[2] {1, 2}", "s32[2] {1, 2}", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+}
+
+static const unit_test fast_tests[] = {
+	{ "literal_compare", test_literal_compare },
+	{ "fixed_programs", test_fixed_programs },
+	{ "random_programs", test_random_programs },
+	{ NULL, NULL },
+};
+
+const unit_suite unit_suites[] = {
+	{ "fast", fast_tests },
+	{ NULL, NULL },
+};
