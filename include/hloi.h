@@ -190,10 +190,28 @@ typedef enum hloi_format {
 HLOI_API hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, const char *name,
 				       const char *text, size_t len);
 
-/* Reads and parses a program file; "-" is standard input. */
+/* Reads and parses a program file; "-" is standard input. The format comes
+ * from `format`, else the extension (.hlo/.txt, .pb, .pbtxt), else the
+ * content. A .pb or .pbtxt may hold an HloModuleProto, HloProto or
+ * HloSnapshot; proto errors name the computation and instruction. */
 HLOI_API hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path,
 				      hloi_format format);
 HLOI_API void hloi_module_free(hloi_module *m);
+
+/* Writes the module to `path` ("-" is standard output) as canonical HLO
+ * text, or as an XLA-compatible HloModuleProto in binary (.pb) or text
+ * (.pbtxt) format; HLOI_FORMAT_AUTO goes by the extension. The module need
+ * not be checked (names are resolved here). A failed write leaves no
+ * partial file. Errors: HLOI_EINVAL (unknown format, unresolved names),
+ * HLOI_ENOMEM, HLOI_EIO. */
+HLOI_API hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char *path,
+				      hloi_format format);
+
+/* The arguments an HloSnapshot was recorded with (0 for other files): the
+ * inputs `hloi run` uses unless it is given some. Borrowed; the literals
+ * live as long as the module. */
+HLOI_API size_t hloi_module_snapshot_input_count(const hloi_module *m);
+HLOI_API hloi_literal *hloi_module_snapshot_input(const hloi_module *m, size_t i);
 
 typedef enum hloi_broadcast_mode {
 	HLOI_BROADCAST_DEFAULT = 0, /* what the module header says, else XLA */
@@ -217,8 +235,25 @@ typedef struct hloi_check_options {
 HLOI_API hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx,
 				       const hloi_check_options *opts);
 
+/* Rewrites the checked module into plain HLO the way XlaBuilder emits it:
+ * each implicit broadcast of a binary op or compare becomes an explicit
+ * `reshape` (dropping stretched size-1 dims) + `broadcast` + same-shape op,
+ * and a stretching `broadcast` becomes `reshape` + `broadcast`. The result,
+ * printed with hloi_module_print, passes the check with `strict` set and
+ * evaluates to the same values; the module itself must be checked again
+ * before hloi_module_run. Errors: HLOI_EINVAL (module not checked),
+ * HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx);
+
 /* Writes the module as canonical HLO text. HLOI_EIO when writing fails. */
 HLOI_API hloi_status hloi_module_print(const hloi_module *m, FILE *f);
+
+/* Writes the module's computation graph as Graphviz DOT: a node per
+ * instruction (opcode, shape, layout), operand edges labelled with their
+ * broadcast, called computations as clusters. A checked module shows the
+ * inferred shapes, an unchecked one what was written. Errors: HLOI_ENOMEM,
+ * HLOI_EIO when writing fails. */
+HLOI_API hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f);
 
 /* Entry computation parameters (after a successful check). */
 HLOI_API size_t hloi_module_parameter_count(const hloi_module *m);
@@ -247,10 +282,27 @@ typedef struct hloi_run_options {
  * converted). An input whose element type or dimensions differ from its
  * parameter is an HLOI_EINVAL error naming the parameter. The result is
  * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
- * (e.g. an elided constant), HLOI_ENOMEM (memory budget). */
+ * (e.g. an elided constant), HLOI_ENOMEM (memory budget).
+ *
+ * In-place results: when the module's header says
+ * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result
+ * is computed into input N's buffer and no result buffer is allocated. That
+ * buffer then moves to *out: hloi_literal_data(*out) is the pointer
+ * hloi_literal_data(inputs[N]) returned before the run, and inputs[N] is left
+ * without data (hloi_literal_data returns NULL; running on it again is an
+ * HLOI_EINVAL error). Free both literals as usual. Exception: when inputs[N]
+ * is in another layout than the parameter, the result is computed into the
+ * converted copy, which becomes *out, and inputs[N] is left untouched.
+ * Aliases of tuple elements are checked but computed as usual. */
 HLOI_API hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx,
 				     hloi_literal *const *inputs, size_t ninputs,
 				     const hloi_run_options *opts, hloi_literal **out);
+
+/* The input hloi_module_run writes its result into (input_output_alias, see
+ * above), or -1 when it writes none. Callers that run a module more than
+ * once on the same inputs (benchmarks, engine comparisons) must give each
+ * run its own copy of that input. */
+HLOI_API int hloi_module_aliased_input(const hloi_module *m);
 
 /* Makes one deterministic pseudo-random input per parameter of the checked
  * module (the same seed always gives the same values). Free the array with
@@ -258,6 +310,18 @@ HLOI_API hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx,
 HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count,
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
+
+/* Compares two array literals of the same element type and dimensions
+ * (their layouts may differ) element by element, as `hloi run --compare`
+ * does: floats match when equal, both NaN, or within abs_tol or rel_tol of
+ * `expected` (a mismatch needs both exceeded); integers and pred exactly.
+ * *mismatches gets the number of differing elements; the first `max_report`
+ * of them are described on `report` (may be NULL), one line each:
+ * `index (1,2): expected 1.5, got 1.75`. HLOI_EINVAL (with a message in ctx)
+ * when the types or dimensions differ or a literal is a tuple. */
+HLOI_API hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual,
+					  hloi_context *ctx, double abs_tol, double rel_tol,
+					  FILE *report, size_t max_report, size_t *mismatches);
 
 #ifdef __cplusplus
 }

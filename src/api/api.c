@@ -1,10 +1,13 @@
 /* The public API (include/hloi.h): thin wrappers that connect the stages —
  * text front end, checker, engines, value I/O — and own nothing of their
  * own but the shape handles. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/check.h"
+#include "check/lower.h"
+#include "core/half.h"
 #include "core/index.h"
 #include "core/literal.h"
 #include "core/shape.h"
@@ -13,6 +16,8 @@
 #include "io/file.h"
 #include "io/npy.h"
 #include "ir/ir.h"
+#include "proto/proto.h"
+#include "text/dot.h"
 #include "text/parse.h"
 #include "text/print.h"
 #include "util/alloc.h"
@@ -376,6 +381,52 @@ static int looks_like_hlo(const char *t, size_t len)
 	return i < len && (t[i] == '{' || t[i] == '(');
 }
 
+/* Proto text format starts (after white space and `#` comments) with a
+ * top-level field of HloModuleProto, HloProto or HloSnapshot followed by `:`,
+ * `{` or `<`. */
+static int looks_like_pbtxt(const char *t, size_t len)
+{
+	static const char *const fields[] = { "name", "entry_computation_name", "computations",
+					      "host_program_shape", "id", "entry_computation_id",
+					      "input_output_alias", "is_dynamic", "frontend_attributes",
+					      "hlo_module", "hlo", "arguments", "result",
+					      "execution_platform" };
+	size_t i = 0;
+	for (;;) {
+		while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+			i++;
+		if (i < len && t[i] == '#') {
+			while (i < len && t[i] != '\n')
+				i++;
+		} else {
+			break;
+		}
+	}
+	size_t start = i;
+	while (i < len && (t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+			   (t[i] >= '0' && t[i] <= '9')))
+		i++;
+	size_t n = i - start;
+	int known = 0;
+	for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+		if (strlen(fields[k]) == n && strncmp(t + start, fields[k], n) == 0)
+			known = 1;
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return known && i < len && (t[i] == ':' || t[i] == '{' || t[i] == '<');
+}
+
+static hloi_format format_from_path(const char *path)
+{
+	if (has_suffix(path, ".hlo") || has_suffix(path, ".txt"))
+		return HLOI_FORMAT_HLO;
+	if (has_suffix(path, ".pb"))
+		return HLOI_FORMAT_PB;
+	if (has_suffix(path, ".pbtxt"))
+		return HLOI_FORMAT_PBTXT;
+	return HLOI_FORMAT_AUTO;
+}
+
 hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path, hloi_format format)
 {
 	*out = NULL;
@@ -384,24 +435,30 @@ hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *p
 	hloi_status st = file_read_all(&text, &len, ctx, path);
 	if (st != HLOI_OK)
 		return st;
+	if (format == HLOI_FORMAT_AUTO)
+		format = format_from_path(path);
 	if (format == HLOI_FORMAT_AUTO) {
-		if (has_suffix(path, ".hlo") || has_suffix(path, ".txt"))
-			format = HLOI_FORMAT_HLO;
-		else if (has_suffix(path, ".pb"))
-			format = HLOI_FORMAT_PB;
-		else if (has_suffix(path, ".pbtxt"))
+		/* Sniffed: proto text, HLO text, else a binary proto (whose
+		 * loader says so when it is not one). */
+		if (looks_like_pbtxt(text, len))
 			format = HLOI_FORMAT_PBTXT;
 		else if (looks_like_hlo(text, len))
 			format = HLOI_FORMAT_HLO;
+		else if (len > 0 && memchr(text, '\0', len) == NULL && !(text[0] & 0x80) &&
+			 (unsigned char)text[0] >= 0x20)
+			format = HLOI_FORMAT_AUTO; /* text, but neither kind */
+		else
+			format = HLOI_FORMAT_PB;
 	}
 	switch (format) {
 	case HLOI_FORMAT_HLO:
 		st = text_parse_module(out, ctx, path, text, len);
 		break;
 	case HLOI_FORMAT_PB:
+		st = proto_load_binary(out, ctx, path, (const unsigned char *)text, len);
+		break;
 	case HLOI_FORMAT_PBTXT:
-		diag_error_where(ctx, path, "the proto formats (.pb, .pbtxt) are not supported yet");
-		st = HLOI_EUNSUPPORTED;
+		st = proto_load_text(out, ctx, path, text, len);
 		break;
 	default:
 		diag_error_where(ctx, path,
@@ -411,6 +468,58 @@ hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *p
 	}
 	hloi_free(text);
 	return st;
+}
+
+hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char *path, hloi_format format)
+{
+	if (format == HLOI_FORMAT_AUTO)
+		format = format_from_path(path);
+	hloi_status st;
+	switch (format) {
+	case HLOI_FORMAT_HLO: {
+		strbuf b = STRBUF_INIT;
+		text_print_module(&b, m);
+		if (b.oom) {
+			sb_free(&b);
+			diag_error_where(ctx, path, "out of memory formatting the program");
+			return HLOI_ENOMEM;
+		}
+		st = file_write_all(ctx, path, sb_str(&b), b.len);
+		sb_free(&b);
+		return st;
+	}
+	case HLOI_FORMAT_PB: {
+		unsigned char *data = NULL;
+		size_t len = 0;
+		st = proto_save_binary(&data, &len, m, ctx);
+		if (st == HLOI_OK)
+			st = file_write_all(ctx, path, data, len);
+		hloi_free(data);
+		return st;
+	}
+	case HLOI_FORMAT_PBTXT: {
+		char *data = NULL;
+		size_t len = 0;
+		st = proto_save_text(&data, &len, m, ctx);
+		if (st == HLOI_OK)
+			st = file_write_all(ctx, path, data, len);
+		hloi_free(data);
+		return st;
+	}
+	default:
+		diag_error_where(ctx, path, "cannot tell the output format; name it .hlo, .pb or .pbtxt");
+		return HLOI_EINVAL;
+	}
+}
+
+size_t hloi_module_snapshot_input_count(const hloi_module *m)
+{
+	return m->nsnapshot_args > 0 ? (size_t)m->nsnapshot_args : 0;
+}
+
+hloi_literal *hloi_module_snapshot_input(const hloi_module *m, size_t i)
+{
+	return i < hloi_module_snapshot_input_count(m) ? m->snapshot_args[i] : NULL;
 }
 
 void hloi_module_free(hloi_module *m)
@@ -424,10 +533,29 @@ hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx, const hloi_chec
 	return check_module(m, ctx, opts ? opts : &defaults);
 }
 
+hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx)
+{
+	return lower_module(m, ctx);
+}
+
 hloi_status hloi_module_print(const hloi_module *m, FILE *f)
 {
 	strbuf b = STRBUF_INIT;
 	text_print_module(&b, m);
+	if (b.oom) {
+		sb_free(&b);
+		return HLOI_ENOMEM;
+	}
+	size_t len = b.len;
+	size_t w = fwrite(sb_str(&b), 1, len, f);
+	sb_free(&b);
+	return w == len ? HLOI_OK : HLOI_EIO;
+}
+
+hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f)
+{
+	strbuf b = STRBUF_INIT;
+	text_print_dot(&b, m);
 	if (b.oom) {
 		sb_free(&b);
 		return HLOI_ENOMEM;
@@ -469,6 +597,11 @@ hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *con
 	return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
 }
 
+int hloi_module_aliased_input(const hloi_module *m)
+{
+	return m ? eval_aliased_parameter(m) : -1;
+}
+
 hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const hloi_module *m,
 				      hloi_context *ctx, uint64_t seed)
 {
@@ -479,4 +612,91 @@ hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const 
 		return HLOI_EINVAL;
 	}
 	return eval_random_inputs(out, count, m, ctx, seed);
+}
+
+/* --- comparing results (hloi run --compare) -------------------------------- */
+
+/* A float element as double (f16 and bf16 widened exactly). */
+static double element_as_double(etype t, const void *p)
+{
+	switch (t) {
+	case ET_F16: {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		return (double)f16_to_f32(h);
+	}
+	case ET_BF16: {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		return (double)bf16_to_f32(h);
+	}
+	case ET_F32: {
+		float f;
+		memcpy(&f, p, 4);
+		return (double)f;
+	}
+	default: {
+		double d;
+		memcpy(&d, p, 8);
+		return d;
+	}
+	}
+}
+
+static int elements_match(etype t, const void *e, const void *a, double abs_tol, double rel_tol)
+{
+	if (t == ET_PRED)
+		return (*(const uint8_t *)e != 0) == (*(const uint8_t *)a != 0);
+	if (!etype_is_float(t))
+		return memcmp(e, a, (size_t)etype_byte_width(t)) == 0;
+	double x = element_as_double(t, e), y = element_as_double(t, a);
+	if (x == y || (isnan(x) && isnan(y)))
+		return 1;
+	if (isnan(x) || isnan(y) || isinf(x) || isinf(y))
+		return 0;
+	double err = fabs(x - y);
+	double rel = x != 0 ? err / fabs(x) : INFINITY;
+	return !(err > abs_tol && rel > rel_tol);
+}
+
+hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
+				 size_t *mismatches)
+{
+	*mismatches = 0;
+	const shape *es = &expected->shape, *as = &actual->shape;
+	if (!shape_is_array(es) || !shape_is_array(as) || !shape_compatible(es, as)) {
+		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		shape_print(&a, es, 0);
+		shape_print(&b, as, 0);
+		diag_error_where(ctx, NULL, "cannot compare %s with %s", sb_str(&a), sb_str(&b));
+		sb_free(&a);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
+	int64_t n;
+	if (shape_element_count(es, &n) || n == 0 || !expected->data || !actual->data)
+		return HLOI_OK;
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	size_t bad = 0;
+	do {
+		const void *e = literal_element(expected, idx), *a = literal_element(actual, idx);
+		if (elements_match(es->type, e, a, abs_tol, rel_tol))
+			continue;
+		if (report && bad < max_report) {
+			strbuf b = STRBUF_INIT;
+			sb_puts(&b, "index (");
+			for (int d = 0; d < es->rank; d++)
+				sb_printf(&b, "%s%lld", d ? "," : "", (long long)idx[d]);
+			sb_puts(&b, "): expected ");
+			literal_print_element(&b, es->type, e);
+			sb_puts(&b, ", got ");
+			literal_print_element(&b, es->type, a);
+			fprintf(report, "%s\n", sb_str(&b));
+			sb_free(&b);
+		}
+		bad++;
+	} while (index_next(es->rank, es->dims, idx));
+	*mismatches = bad;
+	return HLOI_OK;
 }

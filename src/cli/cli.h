@@ -31,6 +31,10 @@ int cmd_check(int argc, char **argv, cli_io *io);
 int cmd_fmt(int argc, char **argv, cli_io *io);
 int cmd_layout(int argc, char **argv, cli_io *io);
 int cmd_test(int argc, char **argv, cli_io *io);
+int cmd_lower(int argc, char **argv, cli_io *io);
+int cmd_dot(int argc, char **argv, cli_io *io);
+int cmd_bench(int argc, char **argv, cli_io *io);
+int cmd_convert(int argc, char **argv, cli_io *io);
 
 /* Finds a command by name; NULL if unknown. */
 cli_command_fn cli_find_command(const char *name);

@@ -25,7 +25,10 @@ static const char help[] =
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
-	"  --engine ENGINE         fast or reference (the same engine for now)\n"
+	"  --engine ENGINE         fast (the default) or reference\n"
+	"  --compare               also run the reference engine and compare: floats\n"
+	"                          within abs 1e-3 or rel 1e-3, integers exactly;\n"
+	"                          exit 1 on a mismatch\n"
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
 	"                          (default: half of physical memory)\n"
@@ -50,7 +53,8 @@ enum {
 	OPT_THREADS,
 	OPT_MAX_MEMORY,
 	OPT_FORMAT,
-	OPT_COLOR
+	OPT_COLOR,
+	OPT_COMPARE
 };
 
 static const struct option options[] = {
@@ -67,6 +71,7 @@ static const struct option options[] = {
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "compare", no_argument, NULL, OPT_COMPARE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -81,6 +86,7 @@ typedef struct run_args {
 	const char *output;
 	int print;
 	int print_inputs;
+	int compare;
 	program_opts prog;
 	hloi_run_options run;
 } run_args;
@@ -120,6 +126,9 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		case OPT_PRINT_INPUTS:
 			a->print_inputs = 1;
+			break;
+		case OPT_COMPARE:
+			a->compare = 1;
 			break;
 		case OPT_STRICT:
 			a->prog.check.strict = 1;
@@ -235,6 +244,19 @@ static int load_inputs(hloi_literal ***out, size_t *n, const run_args *a, hloi_m
 			if (st == HLOI_OK)
 				return EXIT_OK;
 		}
+	} else if (hloi_module_snapshot_input_count(m) > 0) {
+		/* an HloSnapshot's arguments: borrowed from the module */
+		size_t k = hloi_module_snapshot_input_count(m);
+		hloi_literal **lits = calloc(k, sizeof *lits);
+		if (!lits) {
+			st = HLOI_ENOMEM;
+		} else {
+			for (size_t i = 0; i < k; i++)
+				lits[i] = hloi_module_snapshot_input(m, i);
+			*out = lits;
+			*n = k;
+			return EXIT_OK;
+		}
 	} else if (nparams > 0) {
 		cli_print_diagnostics(io, ctx);
 		return cli_usage_error(io, "run", "the program has %zu parameters; give --input, --inputs or --random-inputs",
@@ -245,6 +267,39 @@ static int load_inputs(hloi_literal ***out, size_t *n, const run_args *a, hloi_m
 		return cli_exit_code(st);
 	}
 	return EXIT_OK;
+}
+
+/* --compare: runs the reference engine too (when `result` came from the
+ * fast one) and reports the elements that differ (SPEC §7). Returns
+ * EXIT_OK, EXIT_MISMATCH or the exit code of a failure. */
+static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t ninputs,
+			   const hloi_run_options *run, hloi_literal *result, cli_io *io)
+{
+	hloi_run_options other = *run;
+	hloi_literal *ref = NULL;
+	int fast_first = run->engine != HLOI_ENGINE_REFERENCE;
+	other.engine = fast_first ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &other, &ref);
+	cli_print_diagnostics(io, ctx);
+	if (st != HLOI_OK)
+		return cli_exit_code(st);
+	const hloi_literal *expected = fast_first ? ref : result, *actual = fast_first ? result : ref;
+	size_t bad = 0;
+	int rc = EXIT_OK;
+	st = hloi_literal_compare(expected, actual, ctx, 1e-3, 1e-3, io->err, 10, &bad);
+	cli_print_diagnostics(io, ctx);
+	if (st != HLOI_OK) {
+		rc = cli_exit_code(st);
+	} else if (bad) {
+		int64_t n = hloi_shape_element_count(hloi_literal_shape(result));
+		fprintf(io->err,
+			"hloi run: --compare: %zu of %lld elements differ between the reference engine (expected) "
+			"and the fast engine%s\n",
+			bad, (long long)n, bad > 10 ? " (first 10 shown)" : "");
+		rc = EXIT_MISMATCH;
+	}
+	hloi_literal_free(ref);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv, cli_io *io)
@@ -263,7 +318,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	hloi_module *m = NULL;
 	hloi_literal **inputs = NULL, *result = NULL;
 	size_t ninputs = 0;
-	int inputs_from_files = a.ninput_files > 0;
+	int inputs_from_files = a.ninput_files > 0, mismatch = 0;
+	int inputs_borrowed = 0; /* a snapshot's arguments belong to the module */
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);
 		rc = EXIT_RUNTIME;
@@ -273,6 +329,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (rc)
 		goto cleanup;
 	rc = load_inputs(&inputs, &ninputs, &a, m, ctx, io);
+	inputs_borrowed = !a.random && !a.inputs_file && !a.ninput_files && inputs != NULL;
 	if (rc)
 		goto cleanup;
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
@@ -280,6 +337,14 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (st != HLOI_OK) {
 		rc = cli_exit_code(st);
 		goto cleanup;
+	}
+	if (a.compare) {
+		rc = compare_engines(m, ctx, inputs, ninputs, &a.run, result, io);
+		if (rc == EXIT_MISMATCH)
+			mismatch = 1;
+		else if (rc)
+			goto cleanup;
+		rc = EXIT_OK;
 	}
 	if (a.print_inputs) {
 		for (size_t i = 0; i < ninputs; i++) {
@@ -303,9 +368,13 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			rc = EXIT_RUNTIME;
 		}
 	}
+	if (rc == EXIT_OK && mismatch)
+		rc = EXIT_MISMATCH;
 cleanup:
 	hloi_literal_free(result);
-	if (inputs_from_files && inputs) {
+	if (inputs_borrowed) {
+		free(inputs);
+	} else if (inputs_from_files && inputs) {
 		for (size_t i = 0; i < ninputs; i++)
 			hloi_literal_free(inputs[i]);
 		free(inputs);

@@ -16,7 +16,7 @@ static const char help[] =
 	"\n"
 	"Runs every golden case below each PATH (a directory or a case file):\n"
 	"  NAME.hlo    `hloi run NAME.hlo`, with `--inputs NAME.inputs` when that\n"
-	"              file exists\n"
+	"              file exists (also NAME.pb and NAME.pbtxt)\n"
 	"  NAME.shape  `hloi layout SHAPE`, SHAPE being the file's text\n"
 	"A first line `// hloi-flags: FLAGS` adds flags; `// hloi-command: check`\n"
 	"(or fmt) runs that command instead of run. The expected output,\n"
@@ -79,7 +79,8 @@ static int ends_with(const char *s, const char *suffix)
 
 static int is_case(const char *name)
 {
-	return ends_with(name, ".hlo") || ends_with(name, ".shape");
+	return ends_with(name, ".hlo") || ends_with(name, ".pb") || ends_with(name, ".pbtxt") ||
+	       ends_with(name, ".shape");
 }
 
 static char *join(const char *dir, const char *name)
@@ -101,7 +102,7 @@ static int collect(str_list *cases, const char *path, int depth, cli_io *io)
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		if (!is_case(path)) {
-			fprintf(io->err, "hloi test: %s: not a .hlo or .shape case\n", path);
+			fprintf(io->err, "hloi test: %s: not a .hlo, .pb, .pbtxt or .shape case\n", path);
 			return -1;
 		}
 		char *copy = malloc(strlen(path) + 1);
@@ -495,7 +496,8 @@ int cmd_test(int argc, char **argv, cli_io *io)
 			return EXIT_INVALID;
 		}
 	}
-	qsort(cases.v, cases.n, sizeof *cases.v, cmp_str);
+	if (cases.n > 1)
+		qsort(cases.v, cases.n, sizeof *cases.v, cmp_str);
 	size_t passed = 0, failed = 0, updated = 0;
 	int io_error = 0;
 	for (size_t i = 0; i < cases.n; i++) {

@@ -13,8 +13,12 @@ static const char usage[] =
 	"  run PROGRAM      evaluate a program and print its result\n"
 	"  check PROGRAM    parse and type-check; print \"ok\" or diagnostics\n"
 	"  fmt PROGRAM      print the program as canonical HLO text\n"
+	"  lower PROGRAM    rewrite implicit broadcasts as plain HLO (passes --strict)\n"
 	"  layout SHAPE     show how a shape's layout places elements in memory\n"
 	"  test PATH...     run golden tests (NAME.hlo against NAME.golden)\n"
+	"  dot PROGRAM      print the computation graph as Graphviz DOT\n"
+	"  bench PROGRAM    time the evaluation of a program\n"
+	"  convert IN OUT   convert between .hlo, .pb and .pbtxt\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help       show this help (every command has --help too)\n"
@@ -34,8 +38,12 @@ static const struct {
 	{ "run", cmd_run },
 	{ "check", cmd_check },
 	{ "fmt", cmd_fmt },
+	{ "lower", cmd_lower },
 	{ "layout", cmd_layout },
 	{ "test", cmd_test },
+	{ "dot", cmd_dot },
+	{ "bench", cmd_bench },
+	{ "convert", cmd_convert },
 };
 
 cli_command_fn cli_find_command(const char *name)
@@ -67,7 +75,7 @@ int main(int argc, char **argv)
 			if (argv[1][0] == '-')
 				rc = cli_usage_error(&io, NULL, "unknown option '%s'", argv[1]);
 			else
-				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt layout test)",
+				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot bench convert)",
 						     argv[1]);
 		} else {
 			rc = fn(argc - 1, argv + 1, &io);

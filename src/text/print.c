@@ -102,6 +102,12 @@ static void put_instr(strbuf *b, const instr *in)
 		sb_printf(b, "%lld", (long long)in->parameter_number);
 	} else if (in->op == OP_CONSTANT && in->literal) {
 		put_literal(b, in->literal, 0);
+	} else if (in->op == OP_CONSTANT && in->value) {
+		/* from a proto: typed values, printed as HLO text writes them */
+		if (in->value->elided)
+			sb_puts(b, "{...}");
+		else
+			literal_print(b, in->value, 0, 1);
 	} else {
 		for (int i = 0; i < in->nops; i++) {
 			if (i)

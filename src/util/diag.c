@@ -161,6 +161,15 @@ void diag_error_where(hloi_context *ctx, const char *where, const char *fmt, ...
 	va_end(ap);
 }
 
+void diag_emit_where(hloi_context *ctx, diag_severity sev, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	loc none = { 0, 0 };
+	record(ctx, sev, -1, none, where, fmt, ap);
+	va_end(ap);
+}
+
 void hloi_context_error(hloi_context *ctx, const char *where, const char *message)
 {
 	diag_error_where(ctx, where, "%s", message);
@@ -203,10 +212,17 @@ static const char *sev_color(diag_severity s)
 	}
 }
 
+/* The file name without its directories. A `where` prefix may go on after
+ * the file name (`dir/f.pb: computation 'a/b'`): only the part before the
+ * first ": " is a path. */
 static const char *base_name(const char *p)
 {
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
+	const char *end = strstr(p, ": ");
+	const char *base = p;
+	for (const char *q = p; *q && (!end || q < end); q++)
+		if (*q == '/')
+			base = q + 1;
+	return base;
 }
 
 /* Prints the line holding `at` and a caret line marking [start, end). Tabs in

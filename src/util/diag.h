@@ -63,6 +63,10 @@ void diag_note(hloi_context *ctx, int src, loc at, const char *fmt, ...) DIAG_PR
 void diag_error_where(hloi_context *ctx, const char *where, const char *fmt, ...)
 	DIAG_PRINTF(3, 4);
 
+/* A diagnostic of any severity without a source location. */
+void diag_emit_where(hloi_context *ctx, diag_severity sev, const char *where, const char *fmt, ...)
+	DIAG_PRINTF(4, 5);
+
 /* Line (1-based) and column (1-based, in bytes) of an offset. */
 void diag_line_col(const source *s, size_t off, size_t *line, size_t *col);
 
