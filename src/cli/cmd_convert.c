@@ -22,7 +22,7 @@ static const char help[] =
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Examples:\n"
+	"Example:\n"
 	"  hloi convert dump.pb dump.hlo\n"
 	"  hloi convert program.hlo program.pb\n"
 	"  hloi convert program.pbtxt - --to hlo\n";

@@ -33,7 +33,7 @@ expect 0 "--version" -- "$hloi" --version
 contains "$tmp/out" "hloi 0." "--version prints the version"
 expect 0 "--help" -- "$hloi" --help
 contains "$tmp/out" "usage: hloi COMMAND" "--help prints usage"
-for cmd in run check fmt layout test; do
+for cmd in run check fmt lower layout test dot bench convert; do
 	expect 0 "$cmd --help" -- "$hloi" "$cmd" --help
 	contains "$tmp/out" "usage: hloi $cmd" "$cmd --help"
 	contains "$tmp/out" "Example:" "$cmd --help has an example"
@@ -103,6 +103,24 @@ if [ -w /dev/full ]; then
 	expect 4 "full disk on stdout" -- sh -c "\"$hloi\" run \"$mpv\" --inputs \"$mpv_in\" > /dev/full"
 fi
 expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/no/such/dir/r.txt"
+
+# --- engines agree (--compare), bench prints SPEC's JSON object
+expect 0 "run --compare" -- "$hloi" run "$mpv" --inputs "$mpv_in" --compare
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--compare output"; fi
+expect 0 "bench --json" -- "$hloi" bench "$mpv" --inputs "$mpv_in" --iterations 3 --warmup 1 --json
+for key in median_s min_s max_s bytes gbps engine threads; do
+	contains "$tmp/out" "\"$key\":" "bench --json has $key"
+done
+
+# --- convert: text -> pb -> pbtxt -> text gives the canonical text back
+expect 0 "fmt" -- "$hloi" fmt "$mpv"
+cp "$tmp/out" "$tmp/canonical.hlo"
+expect 0 "convert to pb" -- "$hloi" convert "$mpv" "$tmp/m.pb"
+expect 0 "convert pb to pbtxt" -- "$hloi" convert "$tmp/m.pb" "$tmp/m.pbtxt"
+expect 0 "convert pbtxt to hlo" -- "$hloi" convert "$tmp/m.pbtxt" "$tmp/back.hlo"
+if cmp -s "$tmp/back.hlo" "$tmp/canonical.hlo"; then ok; else bad "text -> pb -> pbtxt -> text round trip"; diff "$tmp/canonical.hlo" "$tmp/back.hlo" | head; fi
+expect 0 "run the pb" -- "$hloi" run "$tmp/m.pb" --inputs "$mpv_in"
+if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "pb result"; fi
 
 # --- golden runner: a failing case gives exit 1, a diff and the summary line
 mkdir -p "$tmp/gold"
