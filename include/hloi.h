@@ -172,6 +172,9 @@ HLOI_API size_t hloi_literal_size_bytes(const hloi_literal *lit);
 /* Creates a zero-filled literal of `shape` (padding holds the padding value). */
 HLOI_API hloi_status hloi_literal_new(hloi_literal **out, hloi_context *ctx, const hloi_shape *shape);
 HLOI_API void hloi_literal_free(hloi_literal *lit);
+/* A deep copy of `lit` (same shape, layout and values). HLOI_ENOMEM on
+ * allocation failure. */
+HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
 
 /* --- Modules -------------------------------------------------------------- */
 

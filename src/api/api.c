@@ -336,6 +336,12 @@ void hloi_literal_free(hloi_literal *lit)
 	literal_destroy(lit);
 }
 
+hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit)
+{
+	*out = NULL;
+	return literal_clone(out, lit);
+}
+
 /* --- modules ---------------------------------------------------------------- */
 
 hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, const char *name, const char *text,

@@ -300,10 +300,27 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < ninputs; i++)
 		bytes += hloi_literal_size_bytes(inputs[i]);
+	/* An in-place module consumes its aliased input: each run gets a
+	 * fresh copy, made outside the timed region. */
+	int aliased = hloi_module_aliased_input(m);
+	hloi_literal *original = aliased >= 0 && (size_t)aliased < ninputs ? inputs[aliased] : NULL;
 	for (int64_t i = 0; i < a.warmup + a.iterations; i++) {
+		hloi_literal *copy = NULL;
+		if (original) {
+			if (hloi_literal_clone(&copy, original) != HLOI_OK) {
+				fputs("hloi bench: out of memory\n", io->err);
+				rc = EXIT_RUNTIME;
+				goto cleanup;
+			}
+			inputs[aliased] = copy;
+		}
 		double t0 = now_s();
 		st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
 		double t1 = now_s();
+		if (original) {
+			inputs[aliased] = original;
+			hloi_literal_free(copy);
+		}
 		if (st != HLOI_OK) {
 			cli_print_diagnostics(io, ctx);
 			rc = cli_exit_code(st);

@@ -320,6 +320,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	size_t ninputs = 0;
 	int inputs_from_files = a.ninput_files > 0, mismatch = 0;
 	int inputs_borrowed = 0; /* a snapshot's arguments belong to the module */
+	hloi_literal *spare = NULL, *saved = NULL;
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);
 		rc = EXIT_RUNTIME;
@@ -332,6 +333,23 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	inputs_borrowed = !a.random && !a.inputs_file && !a.ninput_files && inputs != NULL;
 	if (rc)
 		goto cleanup;
+	/* before the run: an in-place run consumes its aliased input */
+	if (a.print_inputs) {
+		for (size_t i = 0; i < ninputs; i++) {
+			fprintf(io->out, "** Argument %zu (%s) **\n", i, hloi_module_parameter_name(m, i));
+			hloi_literal_print(inputs[i], io->out);
+			fputc('\n', io->out);
+		}
+	}
+	/* An in-place module consumes its aliased input; --compare's second
+	 * run gets a copy taken before the first. */
+	int aliased = hloi_module_aliased_input(m);
+	if (a.compare && aliased >= 0 && (size_t)aliased < ninputs &&
+	    hloi_literal_clone(&spare, inputs[aliased]) != HLOI_OK) {
+		fputs("hloi run: out of memory\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
 	cli_print_diagnostics(io, ctx);
 	if (st != HLOI_OK) {
@@ -339,20 +357,21 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		goto cleanup;
 	}
 	if (a.compare) {
+		if (spare) {
+			saved = inputs[aliased];
+			inputs[aliased] = spare;
+		}
 		rc = compare_engines(m, ctx, inputs, ninputs, &a.run, result, io);
+		if (spare) {
+			inputs[aliased] = saved;
+			hloi_literal_free(spare);
+			spare = NULL;
+		}
 		if (rc == EXIT_MISMATCH)
 			mismatch = 1;
 		else if (rc)
 			goto cleanup;
 		rc = EXIT_OK;
-	}
-	if (a.print_inputs) {
-		for (size_t i = 0; i < ninputs; i++) {
-			fprintf(io->out, "** Argument %zu (%s) **\n", i, hloi_module_parameter_name(m, i));
-			hloi_literal_print(inputs[i], io->out);
-			fputc('\n', io->out);
-		}
-		fputs("** Result **\n", io->out);
 	}
 	if (a.output) {
 		st = hloi_literal_save(result, ctx, a.output);
@@ -363,6 +382,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		}
 	}
 	if (!a.output || a.print) {
+		if (a.print_inputs)
+			fputs("** Result **\n", io->out);
 		if (hloi_literal_print(result, io->out) != HLOI_OK) {
 			fputs("hloi run: error writing the result\n", io->err);
 			rc = EXIT_RUNTIME;
@@ -371,6 +392,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (rc == EXIT_OK && mismatch)
 		rc = EXIT_MISMATCH;
 cleanup:
+	hloi_literal_free(spare);
 	hloi_literal_free(result);
 	if (inputs_borrowed) {
 		free(inputs);

@@ -112,6 +112,12 @@ for key in median_s min_s max_s bytes gbps engine threads; do
 	contains "$tmp/out" "\"$key\":" "bench --json has $key"
 done
 
+# --- an in-place (input_output_alias) module under --compare and bench: each
+# run gets its own copy of the input the result is written into
+alias="$data/alias/add_inplace_allowed"
+expect 0 "--compare on an in-place module" -- "$hloi" run "$alias.hlo" --inputs "$alias.inputs" --compare
+expect 0 "bench on an in-place module" -- "$hloi" bench "$alias.hlo" --inputs "$alias.inputs" --iterations 3 --warmup 1
+
 # --- convert: text -> pb -> pbtxt -> text gives the canonical text back
 expect 0 "fmt" -- "$hloi" fmt "$mpv"
 cp "$tmp/out" "$tmp/canonical.hlo"
