@@ -6,7 +6,7 @@ set -eu
 need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
 # Optional oracles and tools used by some tests when present.
 if [ "${HLOI_SETUP_OPTIONAL:-}" = 1 ]; then
-	need="$need python3-numpy"
+	need="$need python3-numpy graphviz libclang-rt-14-dev clang"
 fi
 
 missing=""

@@ -970,7 +970,11 @@ static int conv_list(arr_conv *a, const lit_node *n, int level)
 					   want);
 				return 0;
 			}
-			conv_value(c, k, a->lit->shape.type, literal_element(a->lit, a->idx));
+			/* A dry run (no buffer, see literal_from_tree) converts
+			 * into scratch space only to report errors. */
+			uint64_t scratch[2];
+			conv_value(c, k, a->lit->shape.type,
+				   a->lit->data ? literal_element(a->lit, a->idx) : (void *)scratch);
 			if (c->st != HLOI_OK)
 				return 0;
 		}
@@ -1050,11 +1054,41 @@ static void conv_fill(conv *c, hloi_literal *lit, const lit_node *n, int depth)
 		conv_fail(c, HLOI_EPARSE);
 }
 
+/* Number of values (numbers and words) in the tree, counting at most
+ * `limit`. */
+static int64_t count_values(const lit_node *n, int64_t limit, int depth)
+{
+	if (n->kind == LIT_NUMBER || n->kind == LIT_WORD)
+		return 1;
+	if (depth > LIT_MAX_DEPTH || (n->kind != LIT_LIST && n->kind != LIT_TUPLE))
+		return 0;
+	int64_t total = 0;
+	for (int i = 0; i < n->n && total < limit; i++)
+		total += count_values(n->kids[i], limit - total, depth + 1);
+	return total;
+}
+
 hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
 			      const shape *s)
 {
 	*out = NULL;
 	hloi_literal *lit = NULL;
+	/* Text with fewer values than the shape has elements cannot fill it:
+	 * find the error in a dry run instead of allocating the buffer first
+	 * (a huge shape written with a few values must not allocate). */
+	int64_t elems;
+	if (shape_is_array(s) && tree->kind != LIT_ELIDED && !shape_element_count(s, &elems) &&
+	    count_values(tree, elems, 0) < elems) {
+		hloi_literal dry;
+		memset(&dry, 0, sizeof dry);
+		dry.shape = *s;
+		conv c = { ctx, src, HLOI_OK };
+		conv_fill(&c, &dry, tree, 0);
+		if (c.st != HLOI_OK)
+			return c.st;
+		diag_error(ctx, src, tree->at, "literal has fewer values than its shape has elements");
+		return HLOI_EPARSE;
+	}
 	hloi_status st = literal_create(&lit, s);
 	if (st != HLOI_OK) {
 		if (st == HLOI_EINVAL) {
