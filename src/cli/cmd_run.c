@@ -196,6 +196,28 @@ static int load_inputs(hloi_literal ***out, size_t *n, const run_args *a, hloi_m
 	*out = NULL;
 	*n = 0;
 	if (a->random) {
+		/* SPEC §10: an explicit budget is checked before anything is made */
+		uint64_t need = 0;
+		int over = 0;
+		for (size_t i = 0; a->run.max_memory && i < nparams && !over; i++) {
+			const hloi_shape *s = hloi_module_parameter_shape(m, i);
+			int64_t elems = hloi_shape_buffer_elements(s), w = hloi_shape_element_bytes(s);
+			if (hloi_shape_rank(s) < 0)
+				continue; /* tuples: the library checks them against its default */
+			if (elems < 0 || (w > 0 && (uint64_t)elems > (UINT64_MAX - need) / (uint64_t)w))
+				over = 1;
+			else
+				need += (uint64_t)elems * (uint64_t)w;
+		}
+		if (over || (a->run.max_memory && need > a->run.max_memory)) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "memory budget exceeded: the random inputs need %s%llu bytes, budget %llu bytes",
+				 over ? "more than " : "", over ? (unsigned long long)UINT64_MAX : (unsigned long long)need,
+				 (unsigned long long)a->run.max_memory);
+			hloi_context_error(ctx, NULL, msg);
+			cli_print_diagnostics(io, ctx);
+			return EXIT_RUNTIME;
+		}
 		st = hloi_module_random_inputs(out, n, m, ctx, a->seed);
 	} else if (a->inputs_file) {
 		st = hloi_literal_load(out, n, ctx, a->inputs_file, NULL);

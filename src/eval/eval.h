@@ -17,6 +17,9 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
  * (input_output_alias with output index {}), or -1. */
 int eval_aliased_parameter(const module *m);
 
+/* The default memory budget: half of physical memory. */
+uint64_t eval_default_budget(void);
+
 /* Deterministic pseudo-random inputs for every parameter of the checked
  * module: the same seed always gives the same values. */
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m,

@@ -59,6 +59,25 @@ static void fill(hloi_literal *lit, uint64_t *state)
 	while (index_next(s->rank, s->dims, idx));
 }
 
+/* Bytes of the buffers a value of shape s needs (tuples: their elements);
+ * nonzero on overflow. */
+static int value_bytes(const shape *s, uint64_t *total)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (value_bytes(&s->tuple[i], total))
+				return 1;
+		return 0;
+	}
+	int64_t bytes;
+	if (shape_byte_size(s, &bytes) || bytes < 0)
+		return 1;
+	if (*total > UINT64_MAX - (uint64_t)bytes)
+		return 1;
+	*total += (uint64_t)bytes;
+	return 0;
+}
+
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m, hloi_context *ctx,
 			       uint64_t seed)
 {
@@ -70,6 +89,20 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 		return HLOI_EINVAL;
 	}
 	size_t n = (size_t)comp->nparams;
+	/* Refuse before allocating anything: SPEC §10's memory budget. */
+	uint64_t need = 0, budget = eval_default_budget();
+	int overflow = 0;
+	for (size_t i = 0; i < n && !overflow; i++)
+		overflow = value_bytes(&comp->params[i]->result, &need);
+	if (overflow || need > budget) {
+		if (overflow)
+			diag_error_where(ctx, NULL, "memory budget exceeded: the random inputs need more than %llu bytes, budget %llu bytes",
+					 (unsigned long long)UINT64_MAX, (unsigned long long)budget);
+		else
+			diag_error_where(ctx, NULL, "memory budget exceeded: the random inputs need %llu bytes, budget %llu bytes",
+					 (unsigned long long)need, (unsigned long long)budget);
+		return HLOI_ENOMEM;
+	}
 	hloi_literal **lits = hloi_calloc(n ? n : 1, sizeof *lits);
 	if (!lits) {
 		diag_error_where(ctx, NULL, "out of memory");

@@ -108,7 +108,7 @@ typedef struct frame {
 	uint8_t *owned;
 } frame;
 
-static uint64_t default_budget(void)
+uint64_t eval_default_budget(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
 	if (pages <= 0 || size <= 0)
@@ -748,7 +748,7 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
 
 	e.m = m;
 	e.ctx = ctx;
-	e.budget = opts && opts->max_memory ? opts->max_memory : default_budget();
+	e.budget = opts && opts->max_memory ? opts->max_memory : eval_default_budget();
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
 
