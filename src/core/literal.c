@@ -124,8 +124,23 @@ hloi_status literal_create(hloi_literal **out, const shape *s)
 	return create_rec(out, s, 0);
 }
 
+/* An elided array literal (`{...}`): its values are unknown, so it has no
+ * buffer at all, whatever its shape's size. */
+hloi_status literal_create_elided(hloi_literal **out, const shape *s)
+{
+	hloi_literal *lit = hloi_calloc(1, sizeof *lit);
+	*out = lit;
+	if (!lit)
+		return HLOI_ENOMEM;
+	lit->shape = *s;
+	lit->elided = 1;
+	return HLOI_OK;
+}
+
 static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 {
+	if (lit->elided && !shape_is_tuple(&lit->shape))
+		return literal_create_elided(out, &lit->shape);
 	hloi_literal *c = NULL;
 	hloi_status st = create_rec(&c, &lit->shape, 0);
 	if (st != HLOI_OK) {
@@ -305,6 +320,8 @@ hloi_status literal_relayout(hloi_literal **out, const hloi_literal *lit, const 
 	if (shape_is_tuple(&lit->shape) || shape_is_tuple(target) ||
 	    target->type != lit->shape.type || !shape_same_dims(target, &lit->shape))
 		return HLOI_EINVAL;
+	if (lit->elided)
+		return literal_create_elided(out, target);
 	hloi_literal *r = NULL;
 	hloi_status st = literal_create(&r, target);
 	if (st != HLOI_OK)
@@ -1089,6 +1106,8 @@ hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, co
 		diag_error(ctx, src, tree->at, "literal has fewer values than its shape has elements");
 		return HLOI_EPARSE;
 	}
+	if (tree->kind == LIT_ELIDED && shape_is_array(s) && s->rank > 0 && etype_is_evaluated(s->type))
+		return literal_create_elided(out, s);
 	hloi_status st = literal_create(&lit, s);
 	if (st != HLOI_OK) {
 		if (st == HLOI_EINVAL) {

@@ -37,7 +37,7 @@ typedef struct lit_node {
 
 struct hloi_literal {
 	shape shape;            /* shape.tuple points at `tuple_shapes` */
-	void *data;             /* arrays: hloi_aligned_alloc'd buffer, or NULL if empty */
+	void *data;             /* arrays: hloi_aligned_alloc'd buffer; NULL if empty or elided */
 	size_t nbytes;          /* bytes of the buffer, padding included */
 	size_t nelems;          /* tuples: element count */
 	struct hloi_literal **elems; /* tuples: elements (owned) */
@@ -50,6 +50,9 @@ struct hloi_literal {
  * shapes, deeply) is copied. HLOI_ENOMEM / HLOI_EINVAL (size overflow). */
 hloi_status literal_create(hloi_literal **out, const shape *s);
 void literal_destroy(hloi_literal *lit);
+/* An elided array literal (`{...}`): elided = 1 and no buffer (data NULL,
+ * nbytes 0), whatever the size of `s`. */
+hloi_status literal_create_elided(hloi_literal **out, const shape *s);
 /* Deep copy. */
 hloi_status literal_clone(hloi_literal **out, const hloi_literal *lit);
 /* A copy of an array literal with another layout (same dims and type). */

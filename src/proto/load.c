@@ -683,12 +683,11 @@ static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
 		if (shape_is_array(&s) && !s.has_layout)
 			layout_set_default(&s);
 		hloi_literal *lit = NULL;
-		hloi_status st = shape_is_array(&s) ? literal_create(&lit, &s) : HLOI_EINVAL;
+		hloi_status st = shape_is_array(&s) ? literal_create_elided(&lit, &s) : HLOI_EINVAL;
 		if (st == HLOI_ENOMEM)
 			return loom(L);
 		if (st != HLOI_OK)
 			return lfail(L, "elided constant of this shape cannot be represented");
-		lit->elided = 1;
 		in->value = lit;
 	} else {
 		if (!ip->literal)
