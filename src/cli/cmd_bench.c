@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inputs.h"
 #include "program.h"
 
 static const char help[] =
@@ -67,16 +68,11 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-#define MAX_INPUT_FILES 64
-
 typedef struct bench_args {
 	const char *program;
 	int64_t iterations, warmup;
 	int json;
-	uint64_t seed;
-	const char *inputs_file;
-	const char *input_files[MAX_INPUT_FILES];
-	size_t ninput_files;
+	input_args in;
 	program_opts prog;
 	hloi_run_options run;
 } bench_args;
@@ -103,21 +99,14 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 			a->json = 1;
 			break;
 		case OPT_RANDOM:
-			if (optarg) {
-				if (cli_parse_int(optarg, &n))
-					return cli_usage_error(io, "bench", "invalid seed '%s'", optarg);
-				a->seed = (uint64_t)n;
-			}
-			break;
 		case OPT_INPUTS:
-			a->inputs_file = optarg;
+		case OPT_INPUT: {
+			int rc = input_args_option(&a->in, c == OPT_INPUT ? 'i' : c == OPT_INPUTS ? 'I' : 'r', optarg, io,
+						   "bench");
+			if (rc)
+				return rc;
 			break;
-		case OPT_INPUT:
-			if (a->ninput_files >= MAX_INPUT_FILES)
-				return cli_usage_error(io, "bench", "too many --input files (at most %d)",
-						       MAX_INPUT_FILES);
-			a->input_files[a->ninput_files++] = optarg;
-			break;
+		}
 		case OPT_ENGINE:
 			if (strcmp(optarg, "fast") == 0)
 				a->run.engine = HLOI_ENGINE_FAST;
@@ -165,86 +154,7 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 	if (optind + 1 < argc)
 		return cli_usage_error(io, "bench", "unexpected argument '%s'", argv[optind + 1]);
 	a->program = argv[optind];
-	if (a->inputs_file && a->ninput_files)
-		return cli_usage_error(io, "bench", "give only one of --input, --inputs and --random-inputs");
-	return 0;
-}
-
-/* Inputs as the arguments say, as one array of *n literals (each freed with
- * hloi_literal_free, the array with free). */
-static hloi_status make_inputs(hloi_literal ***out, size_t *n, const bench_args *a, hloi_module *m,
-			       hloi_context *ctx)
-{
-	size_t nparams = hloi_module_parameter_count(m);
-	hloi_literal **lits = NULL, **got = NULL;
-	size_t count = 0;
-	hloi_status st = HLOI_OK;
-	*out = NULL;
-	*n = 0;
-	if (a->ninput_files) {
-		if (a->ninput_files != nparams) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters",
-				 a->ninput_files, nparams);
-			hloi_context_error(ctx, a->program, msg);
-			return HLOI_EINVAL;
-		}
-		lits = calloc(nparams ? nparams : 1, sizeof *lits);
-		if (!lits)
-			return HLOI_ENOMEM;
-		for (size_t i = 0; i < nparams && st == HLOI_OK; i++) {
-			st = hloi_literal_load(&got, &count, ctx, a->input_files[i], hloi_module_parameter_shape(m, i));
-			if (st == HLOI_OK && count != 1) {
-				hloi_context_error(ctx, a->input_files[i], "must hold exactly one value");
-				st = HLOI_EINVAL;
-			}
-			if (st == HLOI_OK) {
-				lits[i] = got[0];
-				got[0] = NULL;
-			}
-			hloi_literal_array_free(got, count);
-			got = NULL;
-		}
-		if (st != HLOI_OK) {
-			for (size_t i = 0; i < nparams; i++)
-				hloi_literal_free(lits[i]);
-			free(lits);
-			return st;
-		}
-		*out = lits;
-		*n = nparams;
-		return HLOI_OK;
-	}
-	if (a->inputs_file) {
-		st = hloi_literal_load(&got, &count, ctx, a->inputs_file, NULL);
-		if (st == HLOI_OK && count != nparams) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", count,
-				 nparams);
-			hloi_context_error(ctx, a->inputs_file, msg);
-			st = HLOI_EINVAL;
-		}
-	} else {
-		st = hloi_module_random_inputs(&got, &count, m, ctx, a->seed);
-	}
-	if (st != HLOI_OK) {
-		hloi_literal_array_free(got, count);
-		return st;
-	}
-	/* Move them into a plain array so both paths free the same way. */
-	lits = calloc(count ? count : 1, sizeof *lits);
-	if (!lits) {
-		hloi_literal_array_free(got, count);
-		return HLOI_ENOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		lits[i] = got[i];
-		got[i] = NULL;
-	}
-	hloi_literal_array_free(got, count);
-	*out = lits;
-	*n = count;
-	return HLOI_OK;
+	return input_args_validate(&a->in, io, "bench");
 }
 
 static double now_s(void)
@@ -266,12 +176,14 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	memset(&a, 0, sizeof a);
 	a.iterations = 10;
 	a.warmup = 2;
-	a.seed = 42;
+	a.in.seed = 42;
 	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
 	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
 	int rc = parse_args(&a, argc, argv, io);
-	if (rc)
+	if (rc) {
+		input_args_release(&a.in);
 		return rc < 0 ? EXIT_OK : rc;
+	}
 	hloi_context *ctx = NULL;
 	hloi_module *m = NULL;
 	hloi_literal **inputs = NULL, *result = NULL;
@@ -285,12 +197,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if (rc)
 		goto cleanup;
-	st = make_inputs(&inputs, &ninputs, &a, m, ctx);
-	if (st != HLOI_OK) {
-		cli_print_diagnostics(io, ctx);
-		rc = cli_exit_code(st);
+	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 1, a.program, io, "bench");
+	if (rc)
 		goto cleanup;
-	}
 	times = calloc((size_t)a.iterations, sizeof *times);
 	if (!times) {
 		fputs("hloi: out of memory\n", io->err);
@@ -357,11 +266,10 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			times[k - 1], (unsigned long long)bytes, gbps);
 cleanup:
 	hloi_literal_free(result);
-	for (size_t i = 0; i < ninputs; i++)
-		hloi_literal_free(inputs[i]);
-	free(inputs);
+	inputs_free(inputs, ninputs);
 	free(times);
 	hloi_module_free(m);
 	hloi_context_free(ctx);
+	input_args_release(&a.in);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputs.h"
 #include "program.h"
 
 static const char help[] =
@@ -78,11 +79,7 @@ static const struct option options[] = {
 
 typedef struct run_args {
 	const char *program;
-	const char **input_files;
-	size_t ninput_files;
-	const char *inputs_file;
-	int random;
-	uint64_t seed;
+	input_args in;
 	const char *output;
 	int print;
 	int print_inputs;
@@ -99,25 +96,15 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		int64_t n;
 		switch (c) {
-		case OPT_INPUT: {
-			const char **f = realloc(a->input_files, (a->ninput_files + 1) * sizeof *f);
-			if (!f)
-				return cli_usage_error(io, "run", "out of memory");
-			a->input_files = f;
-			f[a->ninput_files++] = optarg;
+		case OPT_INPUT:
+		case OPT_INPUTS:
+		case OPT_RANDOM: {
+			int rc = input_args_option(&a->in, c == OPT_INPUT ? 'i' : c == OPT_INPUTS ? 'I' : 'r', optarg, io,
+						   "run");
+			if (rc)
+				return rc;
 			break;
 		}
-		case OPT_INPUTS:
-			a->inputs_file = optarg;
-			break;
-		case OPT_RANDOM:
-			a->random = 1;
-			if (optarg) {
-				if (cli_parse_int(optarg, &n))
-					return cli_usage_error(io, "run", "invalid seed '%s'", optarg);
-				a->seed = (uint64_t)n;
-			}
-			break;
 		case OPT_OUTPUT:
 			a->output = optarg;
 			break;
@@ -181,114 +168,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	if (optind + 1 < argc)
 		return cli_usage_error(io, "run", "unexpected argument '%s'", argv[optind + 1]);
 	a->program = argv[optind];
-	int sources = (a->ninput_files > 0) + (a->inputs_file != NULL) + a->random;
-	if (sources > 1)
-		return cli_usage_error(io, "run", "give only one of --input, --inputs and --random-inputs");
-	return 0;
-}
-
-/* Collects the inputs the arguments name into *out (count *n). */
-static int load_inputs(hloi_literal ***out, size_t *n, const run_args *a, hloi_module *m,
-		       hloi_context *ctx, cli_io *io)
-{
-	size_t nparams = hloi_module_parameter_count(m);
-	hloi_status st = HLOI_OK;
-	*out = NULL;
-	*n = 0;
-	if (a->random) {
-		/* SPEC §10: an explicit budget is checked before anything is made */
-		uint64_t need = 0;
-		int over = 0;
-		for (size_t i = 0; a->run.max_memory && i < nparams && !over; i++) {
-			const hloi_shape *s = hloi_module_parameter_shape(m, i);
-			int64_t elems = hloi_shape_buffer_elements(s), w = hloi_shape_element_bytes(s);
-			if (hloi_shape_rank(s) < 0)
-				continue; /* tuples: the library checks them against its default */
-			if (elems < 0 || (w > 0 && (uint64_t)elems > (UINT64_MAX - need) / (uint64_t)w))
-				over = 1;
-			else
-				need += (uint64_t)elems * (uint64_t)w;
-		}
-		if (over || (a->run.max_memory && need > a->run.max_memory)) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "memory budget exceeded: the random inputs need %s%llu bytes, budget %llu bytes",
-				 over ? "more than " : "", over ? (unsigned long long)UINT64_MAX : (unsigned long long)need,
-				 (unsigned long long)a->run.max_memory);
-			hloi_context_error(ctx, NULL, msg);
-			cli_print_diagnostics(io, ctx);
-			return EXIT_RUNTIME;
-		}
-		st = hloi_module_random_inputs(out, n, m, ctx, a->seed);
-	} else if (a->inputs_file) {
-		st = hloi_literal_load(out, n, ctx, a->inputs_file, NULL);
-		if (st == HLOI_OK && *n != nparams) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", *n,
-				 nparams);
-			hloi_context_error(ctx, a->inputs_file, msg);
-			st = HLOI_EINVAL;
-		}
-	} else if (a->ninput_files) {
-		if (a->ninput_files != nparams) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters",
-				 a->ninput_files, nparams);
-			hloi_context_error(ctx, a->program, msg);
-			st = HLOI_EINVAL;
-		} else {
-			hloi_literal **lits = calloc(nparams, sizeof *lits);
-			if (!lits)
-				st = HLOI_ENOMEM;
-			for (size_t i = 0; lits && i < nparams && st == HLOI_OK; i++) {
-				hloi_literal **one = NULL;
-				size_t k = 0;
-				st = hloi_literal_load(&one, &k, ctx, a->input_files[i],
-						       hloi_module_parameter_shape(m, i));
-				if (st == HLOI_OK && k != 1) {
-					hloi_context_error(ctx, a->input_files[i],
-							   "must hold exactly one value (use --inputs for several)");
-					st = HLOI_EINVAL;
-				}
-				if (st == HLOI_OK) {
-					lits[i] = one[0];
-					one[0] = NULL;
-				}
-				hloi_literal_array_free(one, k);
-			}
-			if (st == HLOI_OK) {
-				*out = lits;
-				*n = nparams;
-			} else if (lits) {
-				for (size_t i = 0; i < nparams; i++)
-					hloi_literal_free(lits[i]);
-				free(lits);
-			}
-			if (st == HLOI_OK)
-				return EXIT_OK;
-		}
-	} else if (hloi_module_snapshot_input_count(m) > 0) {
-		/* an HloSnapshot's arguments: borrowed from the module */
-		size_t k = hloi_module_snapshot_input_count(m);
-		hloi_literal **lits = calloc(k, sizeof *lits);
-		if (!lits) {
-			st = HLOI_ENOMEM;
-		} else {
-			for (size_t i = 0; i < k; i++)
-				lits[i] = hloi_module_snapshot_input(m, i);
-			*out = lits;
-			*n = k;
-			return EXIT_OK;
-		}
-	} else if (nparams > 0) {
-		cli_print_diagnostics(io, ctx);
-		return cli_usage_error(io, "run", "the program has %zu parameters; give --input, --inputs or --random-inputs",
-				       nparams);
-	}
-	if (st != HLOI_OK) {
-		cli_print_diagnostics(io, ctx);
-		return cli_exit_code(st);
-	}
-	return EXIT_OK;
+	return input_args_validate(&a->in, io, "run");
 }
 
 /* --compare: runs the reference engine too (when `result` came from the
@@ -328,20 +208,19 @@ int cmd_run(int argc, char **argv, cli_io *io)
 {
 	run_args a;
 	memset(&a, 0, sizeof a);
-	a.seed = 42;
+	a.in.seed = 42;
 	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
 	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
 	int rc = parse_args(&a, argc, argv, io);
 	if (rc) {
-		free(a.input_files);
+		input_args_release(&a.in);
 		return rc < 0 ? EXIT_OK : rc;
 	}
 	hloi_context *ctx = NULL;
 	hloi_module *m = NULL;
 	hloi_literal **inputs = NULL, *result = NULL;
 	size_t ninputs = 0;
-	int inputs_from_files = a.ninput_files > 0, mismatch = 0;
-	int inputs_borrowed = 0; /* a snapshot's arguments belong to the module */
+	int mismatch = 0;
 	hloi_literal *spare = NULL, *saved = NULL;
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);
@@ -351,8 +230,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if (rc)
 		goto cleanup;
-	rc = load_inputs(&inputs, &ninputs, &a, m, ctx, io);
-	inputs_borrowed = !a.random && !a.inputs_file && !a.ninput_files && inputs != NULL;
+	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
 	if (rc)
 		goto cleanup;
 	/* before the run: an in-place run consumes its aliased input */
@@ -416,17 +294,9 @@ int cmd_run(int argc, char **argv, cli_io *io)
 cleanup:
 	hloi_literal_free(spare);
 	hloi_literal_free(result);
-	if (inputs_borrowed) {
-		free(inputs);
-	} else if (inputs_from_files && inputs) {
-		for (size_t i = 0; i < ninputs; i++)
-			hloi_literal_free(inputs[i]);
-		free(inputs);
-	} else {
-		hloi_literal_array_free(inputs, ninputs);
-	}
+	inputs_free(inputs, ninputs);
 	hloi_module_free(m);
 	hloi_context_free(ctx);
-	free(a.input_files);
+	input_args_release(&a.in);
 	return rc;
 }

@@ -1,0 +1,201 @@
+/* Inputs for a program, shared by `run` and `bench`. */
+#include "inputs.h"
+
+#include <stdlib.h>
+
+int input_args_option(input_args *a, int which, const char *arg, cli_io *io, const char *cmd)
+{
+	int64_t n;
+	switch (which) {
+	case 'i': {
+		const char **f = realloc(a->files, (a->nfiles + 1) * sizeof *f);
+		if (!f)
+			return cli_usage_error(io, cmd, "out of memory");
+		a->files = f;
+		f[a->nfiles++] = arg;
+		return 0;
+	}
+	case 'I':
+		a->inputs_file = arg;
+		return 0;
+	default:
+		a->random = 1;
+		if (arg) {
+			if (cli_parse_int(arg, &n))
+				return cli_usage_error(io, cmd, "invalid seed '%s'", arg);
+			a->seed = (uint64_t)n;
+		}
+		return 0;
+	}
+}
+
+int input_args_validate(const input_args *a, cli_io *io, const char *cmd)
+{
+	if ((a->nfiles > 0) + (a->inputs_file != NULL) + a->random > 1)
+		return cli_usage_error(io, cmd, "give only one of --input, --inputs and --random-inputs");
+	return 0;
+}
+
+void input_args_release(input_args *a)
+{
+	free(a->files);
+	a->files = NULL;
+	a->nfiles = 0;
+}
+
+void inputs_free(hloi_literal **lits, size_t n)
+{
+	if (!lits)
+		return;
+	for (size_t i = 0; i < n; i++)
+		hloi_literal_free(lits[i]);
+	free(lits);
+}
+
+/* SPEC §10: an explicit budget is checked before anything is made. Tuple
+ * parameters are left to the library's check against its default budget. */
+static int random_fits(const hloi_module *m, hloi_context *ctx, uint64_t max_memory)
+{
+	size_t nparams = hloi_module_parameter_count(m);
+	uint64_t need = 0;
+	int over = 0;
+	for (size_t i = 0; max_memory && i < nparams && !over; i++) {
+		const hloi_shape *s = hloi_module_parameter_shape(m, i);
+		int64_t elems = hloi_shape_buffer_elements(s), w = hloi_shape_element_bytes(s);
+		if (hloi_shape_rank(s) < 0)
+			continue;
+		if (elems < 0 || (w > 0 && (uint64_t)elems > (UINT64_MAX - need) / (uint64_t)w))
+			over = 1;
+		else
+			need += (uint64_t)elems * (uint64_t)w;
+	}
+	if (!over && (!max_memory || need <= max_memory))
+		return 1;
+	char msg[160];
+	snprintf(msg, sizeof msg, "memory budget exceeded: the random inputs need %s%llu bytes, budget %llu bytes",
+		 over ? "more than " : "", over ? (unsigned long long)UINT64_MAX : (unsigned long long)need,
+		 (unsigned long long)max_memory);
+	hloi_context_error(ctx, NULL, msg);
+	return 0;
+}
+
+/* Moves a library-owned array into a plain one the caller frees with
+ * inputs_free. */
+static hloi_status adopt(hloi_literal ***out, size_t *n, hloi_literal **got, size_t count)
+{
+	hloi_literal **lits = calloc(count ? count : 1, sizeof *lits);
+	if (!lits) {
+		hloi_literal_array_free(got, count);
+		return HLOI_ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		lits[i] = got[i];
+		got[i] = NULL;
+	}
+	hloi_literal_array_free(got, count);
+	*out = lits;
+	*n = count;
+	return HLOI_OK;
+}
+
+/* One value per --input file, each read for its parameter's shape. */
+static hloi_status load_files(hloi_literal ***out, size_t *n, const input_args *a, hloi_module *m,
+			      hloi_context *ctx, const char *program)
+{
+	size_t nparams = hloi_module_parameter_count(m);
+	if (a->nfiles != nparams) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters", a->nfiles,
+			 nparams);
+		hloi_context_error(ctx, program, msg);
+		return HLOI_EINVAL;
+	}
+	hloi_literal **lits = calloc(nparams ? nparams : 1, sizeof *lits);
+	if (!lits)
+		return HLOI_ENOMEM;
+	hloi_status st = HLOI_OK;
+	for (size_t i = 0; i < nparams && st == HLOI_OK; i++) {
+		hloi_literal **one = NULL;
+		size_t k = 0;
+		st = hloi_literal_load(&one, &k, ctx, a->files[i], hloi_module_parameter_shape(m, i));
+		if (st == HLOI_OK && k != 1) {
+			hloi_context_error(ctx, a->files[i], "must hold exactly one value (use --inputs for several)");
+			st = HLOI_EINVAL;
+		}
+		if (st == HLOI_OK) {
+			lits[i] = one[0];
+			one[0] = NULL;
+		}
+		hloi_literal_array_free(one, k);
+	}
+	if (st != HLOI_OK) {
+		inputs_free(lits, nparams);
+		return st;
+	}
+	*out = lits;
+	*n = nparams;
+	return HLOI_OK;
+}
+
+/* Copies of a snapshot's arguments (an in-place run may consume them). */
+static hloi_status snapshot_inputs(hloi_literal ***out, size_t *n, const hloi_module *m)
+{
+	size_t k = hloi_module_snapshot_input_count(m);
+	hloi_literal **lits = calloc(k ? k : 1, sizeof *lits);
+	if (!lits)
+		return HLOI_ENOMEM;
+	for (size_t i = 0; i < k; i++) {
+		if (hloi_literal_clone(&lits[i], hloi_module_snapshot_input(m, i)) != HLOI_OK) {
+			inputs_free(lits, k);
+			return HLOI_ENOMEM;
+		}
+	}
+	*out = lits;
+	*n = k;
+	return HLOI_OK;
+}
+
+int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module *m, hloi_context *ctx,
+		uint64_t max_memory, int default_random, const char *program, cli_io *io, const char *cmd)
+{
+	size_t nparams = hloi_module_parameter_count(m);
+	hloi_literal **got = NULL;
+	size_t count = 0;
+	hloi_status st = HLOI_OK;
+	*out = NULL;
+	*n = 0;
+	if (a->nfiles) {
+		st = load_files(out, n, a, m, ctx, program);
+	} else if (a->inputs_file) {
+		st = hloi_literal_load(&got, &count, ctx, a->inputs_file, NULL);
+		if (st == HLOI_OK && count != nparams) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", count,
+				 nparams);
+			hloi_context_error(ctx, a->inputs_file, msg);
+			st = HLOI_EINVAL;
+		}
+		if (st == HLOI_OK)
+			st = adopt(out, n, got, count);
+		else
+			hloi_literal_array_free(got, count);
+	} else if (!a->random && hloi_module_snapshot_input_count(m) > 0) {
+		st = snapshot_inputs(out, n, m);
+	} else if (a->random || default_random || nparams == 0) {
+		if (!random_fits(m, ctx, max_memory)) {
+			cli_print_diagnostics(io, ctx);
+			return EXIT_RUNTIME;
+		}
+		st = hloi_module_random_inputs(&got, &count, m, ctx, a->seed);
+		if (st == HLOI_OK)
+			st = adopt(out, n, got, count);
+		else
+			hloi_literal_array_free(got, count);
+	} else {
+		cli_print_diagnostics(io, ctx);
+		return cli_usage_error(io, cmd, "the program has %zu parameters; give --input, --inputs or --random-inputs",
+				       nparams);
+	}
+	cli_print_diagnostics(io, ctx);
+	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);
+}

@@ -1,0 +1,35 @@
+/* Inputs for a program, as `run` and `bench` take them: --input FILE per
+ * parameter, --inputs FILE, --random-inputs[=SEED], or a snapshot's
+ * arguments. */
+#ifndef HLOI_CLI_INPUTS_H
+#define HLOI_CLI_INPUTS_H
+
+#include "cli.h"
+
+typedef struct input_args {
+	const char **files;      /* --input, in parameter order (array owned) */
+	size_t nfiles;
+	const char *inputs_file; /* --inputs */
+	int random;              /* --random-inputs */
+	uint64_t seed;
+} input_args;
+
+/* Handles --input/--inputs/--random-inputs for command `cmd`: `which` is 'i'
+ * (--input), 'I' (--inputs) or 'r' (--random-inputs, arg may be NULL).
+ * Returns 0, or a usage error's exit code. */
+int input_args_option(input_args *a, int which, const char *arg, cli_io *io, const char *cmd);
+/* A usage error's exit code when more than one source was given, else 0. */
+int input_args_validate(const input_args *a, cli_io *io, const char *cmd);
+void input_args_release(input_args *a);
+
+/* Loads the inputs for checked module m. With no source given, a
+ * snapshot's arguments are used; failing those, `default_random` makes
+ * random inputs, else it is a usage error. Random inputs are refused before
+ * they are made when they exceed `max_memory` (0: no explicit budget).
+ * Prints diagnostics and returns an exit code; on success *out is an array
+ * of *n literals owned by the caller (inputs_free). */
+int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module *m, hloi_context *ctx,
+		uint64_t max_memory, int default_random, const char *program, cli_io *io, const char *cmd);
+void inputs_free(hloi_literal **lits, size_t n);
+
+#endif
