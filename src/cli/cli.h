@@ -36,6 +36,24 @@ int cmd_dot(int argc, char **argv, cli_io *io);
 int cmd_bench(int argc, char **argv, cli_io *io);
 int cmd_convert(int argc, char **argv, cli_io *io);
 
+/* getopt codes of the options several commands share (their own codes start
+ * at 256); cli_common_option handles them. */
+enum {
+	CLI_OPT_STRICT = 200,  /* --strict */
+	CLI_OPT_MODE,          /* --broadcast-mode xla|numpy */
+	CLI_OPT_ENGINE,        /* --engine fast|reference */
+	CLI_OPT_THREADS,       /* --threads N */
+	CLI_OPT_MAX_MEMORY,    /* --max-memory SIZE */
+	CLI_OPT_FORMAT,        /* --format hlo|pb|pbtxt */
+	CLI_OPT_COLOR          /* --color auto|always|never */
+};
+
+/* Applies shared option `c` with value `arg` for command `cmd`; `check`,
+ * `format` and `run` may be NULL when the command has no such options.
+ * Returns 0, or the exit code of a usage error. */
+int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
+		      hloi_format *format, hloi_run_options *run);
+
 /* Finds a command by name; NULL if unknown. */
 cli_command_fn cli_find_command(const char *name);
 

@@ -31,6 +31,7 @@ static const char help[] =
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Example:\n"
@@ -42,13 +43,7 @@ enum {
 	OPT_JSON,
 	OPT_RANDOM,
 	OPT_INPUTS,
-	OPT_INPUT,
-	OPT_ENGINE,
-	OPT_THREADS,
-	OPT_MAX_MEMORY,
-	OPT_STRICT,
-	OPT_MODE,
-	OPT_FORMAT
+	OPT_INPUT
 };
 
 static const struct option options[] = {
@@ -58,12 +53,13 @@ static const struct option options[] = {
 	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
 	{ "inputs", required_argument, NULL, OPT_INPUTS },
 	{ "input", required_argument, NULL, OPT_INPUT },
-	{ "engine", required_argument, NULL, OPT_ENGINE },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-	{ "strict", no_argument, NULL, OPT_STRICT },
-	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
-	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
+	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,39 +103,19 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 				return rc;
 			break;
 		}
-		case OPT_ENGINE:
-			if (strcmp(optarg, "fast") == 0)
-				a->run.engine = HLOI_ENGINE_FAST;
-			else if (strcmp(optarg, "reference") == 0)
-				a->run.engine = HLOI_ENGINE_REFERENCE;
-			else
-				return cli_usage_error(io, "bench", "invalid --engine '%s' (fast or reference)", optarg);
+		case CLI_OPT_STRICT:
+		case CLI_OPT_MODE:
+		case CLI_OPT_ENGINE:
+		case CLI_OPT_THREADS:
+		case CLI_OPT_MAX_MEMORY:
+		case CLI_OPT_FORMAT:
+		case CLI_OPT_COLOR:
+		{
+			int e = cli_common_option(c, optarg, io, "bench", &a->prog.check, &a->prog.format, &a->run);
+			if (e)
+				return e;
 			break;
-		case OPT_THREADS:
-			if (cli_parse_int(optarg, &n) || n > 1024)
-				return cli_usage_error(io, "bench", "invalid --threads '%s' (0 to 1024)", optarg);
-			a->run.threads = (int)n;
-			break;
-		case OPT_MAX_MEMORY:
-			if (cli_parse_size(optarg, &a->run.max_memory) || a->run.max_memory == 0)
-				return cli_usage_error(io, "bench", "invalid --max-memory '%s' (bytes, with optional K, M or G)",
-						       optarg);
-			break;
-		case OPT_STRICT:
-			a->prog.check.strict = 1;
-			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "xla") == 0)
-				a->prog.check.broadcast_mode = HLOI_BROADCAST_XLA;
-			else if (strcmp(optarg, "numpy") == 0)
-				a->prog.check.broadcast_mode = HLOI_BROADCAST_NUMPY;
-			else
-				return cli_usage_error(io, "bench", "invalid --broadcast-mode '%s' (xla or numpy)", optarg);
-			break;
-		case OPT_FORMAT:
-			if (cli_parse_format(optarg, &a->prog.format))
-				return cli_usage_error(io, "bench", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
-			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return -1;

@@ -27,11 +27,10 @@ static const char help[] =
 	"Example:\n"
 	"  hloi dot testdata/sources/matrix_plus_vector.hlo | dot -Tpng -o graph.png\n";
 
-enum { OPT_FORMAT = 256, OPT_COLOR };
 
 static const struct option options[] = {
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -44,14 +43,14 @@ static int parse(int argc, char **argv, cli_io *io, hloi_format *format, const c
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
-		case OPT_FORMAT:
-			if (cli_parse_format(optarg, format))
-				return cli_usage_error(io, "dot", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
+		case CLI_OPT_FORMAT:
+		case CLI_OPT_COLOR:
+		{
+			int e = cli_common_option(c, optarg, io, "dot", NULL, format, NULL);
+			if (e)
+				return e;
 			break;
-		case OPT_COLOR:
-			if (cli_set_color(io, optarg))
-				return cli_usage_error(io, "dot", "invalid --color '%s' (auto, always or never)", optarg);
-			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return -1;

@@ -26,12 +26,12 @@ static const char help[] =
 	"Example:\n"
 	"  hloi layout 'f32[2,3]{0,1:pad(3,5)}'\n";
 
-enum { OPT_INDEX = 256, OPT_LINEAR, OPT_COLOR };
+enum { OPT_INDEX = 256, OPT_LINEAR };
 
 static const struct option options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "linear", required_argument, NULL, OPT_LINEAR },
-	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -144,11 +144,13 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 		case OPT_LINEAR:
 			linear_text = optarg;
 			break;
-		case OPT_COLOR:
-			if (cli_set_color(io, optarg))
-				return cli_usage_error(io, "layout", "invalid --color '%s' (auto, always or never)",
-						       optarg);
+		case CLI_OPT_COLOR:
+		{
+			int e = cli_common_option(c, optarg, io, "layout", NULL, NULL, NULL);
+			if (e)
+				return e;
 			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;

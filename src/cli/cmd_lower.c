@@ -29,12 +29,11 @@ static const char help[] =
 	"Example:\n"
 	"  hloi lower testdata/sources/matrix_plus_vector.hlo > plain.hlo\n";
 
-enum { OPT_MODE = 256, OPT_FORMAT, OPT_COLOR };
 
 static const struct option options[] = {
-	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -47,24 +46,15 @@ static int parse(int argc, char **argv, cli_io *io, program_opts *po, const char
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
-		case OPT_MODE:
-			if (strcmp(optarg, "xla") == 0)
-				po->check.broadcast_mode = HLOI_BROADCAST_XLA;
-			else if (strcmp(optarg, "numpy") == 0)
-				po->check.broadcast_mode = HLOI_BROADCAST_NUMPY;
-			else
-				return cli_usage_error(io, "lower", "invalid --broadcast-mode '%s' (xla or numpy)",
-						       optarg);
+		case CLI_OPT_MODE:
+		case CLI_OPT_FORMAT:
+		case CLI_OPT_COLOR:
+		{
+			int e = cli_common_option(c, optarg, io, "lower", &po->check, &po->format, NULL);
+			if (e)
+				return e;
 			break;
-		case OPT_FORMAT:
-			if (cli_parse_format(optarg, &po->format))
-				return cli_usage_error(io, "lower", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
-			break;
-		case OPT_COLOR:
-			if (cli_set_color(io, optarg))
-				return cli_usage_error(io, "lower", "invalid --color '%s' (auto, always or never)",
-						       optarg);
-			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return -1;

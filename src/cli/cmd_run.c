@@ -48,13 +48,6 @@ enum {
 	OPT_OUTPUT,
 	OPT_PRINT,
 	OPT_PRINT_INPUTS,
-	OPT_STRICT,
-	OPT_MODE,
-	OPT_ENGINE,
-	OPT_THREADS,
-	OPT_MAX_MEMORY,
-	OPT_FORMAT,
-	OPT_COLOR,
 	OPT_COMPARE
 };
 
@@ -65,13 +58,13 @@ static const struct option options[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "print", no_argument, NULL, OPT_PRINT },
 	{ "print-inputs", no_argument, NULL, OPT_PRINT_INPUTS },
-	{ "strict", no_argument, NULL, OPT_STRICT },
-	{ "broadcast-mode", required_argument, NULL, OPT_MODE },
-	{ "engine", required_argument, NULL, OPT_ENGINE },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -94,7 +87,6 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	optind = 0; /* full re-initialisation: commands may run several times */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		int64_t n;
 		switch (c) {
 		case OPT_INPUT:
 		case OPT_INPUTS:
@@ -117,43 +109,19 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		case OPT_COMPARE:
 			a->compare = 1;
 			break;
-		case OPT_STRICT:
-			a->prog.check.strict = 1;
+		case CLI_OPT_STRICT:
+		case CLI_OPT_MODE:
+		case CLI_OPT_ENGINE:
+		case CLI_OPT_THREADS:
+		case CLI_OPT_MAX_MEMORY:
+		case CLI_OPT_FORMAT:
+		case CLI_OPT_COLOR:
+		{
+			int e = cli_common_option(c, optarg, io, "run", &a->prog.check, &a->prog.format, &a->run);
+			if (e)
+				return e;
 			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "xla") == 0)
-				a->prog.check.broadcast_mode = HLOI_BROADCAST_XLA;
-			else if (strcmp(optarg, "numpy") == 0)
-				a->prog.check.broadcast_mode = HLOI_BROADCAST_NUMPY;
-			else
-				return cli_usage_error(io, "run", "invalid --broadcast-mode '%s' (xla or numpy)", optarg);
-			break;
-		case OPT_ENGINE:
-			if (strcmp(optarg, "fast") == 0)
-				a->run.engine = HLOI_ENGINE_FAST;
-			else if (strcmp(optarg, "reference") == 0)
-				a->run.engine = HLOI_ENGINE_REFERENCE;
-			else
-				return cli_usage_error(io, "run", "invalid --engine '%s' (fast or reference)", optarg);
-			break;
-		case OPT_THREADS:
-			if (cli_parse_int(optarg, &n) || n > 1024)
-				return cli_usage_error(io, "run", "invalid --threads '%s' (0 to 1024)", optarg);
-			a->run.threads = (int)n;
-			break;
-		case OPT_MAX_MEMORY:
-			if (cli_parse_size(optarg, &a->run.max_memory) || a->run.max_memory == 0)
-				return cli_usage_error(io, "run", "invalid --max-memory '%s' (bytes, with optional K, M or G)",
-						       optarg);
-			break;
-		case OPT_FORMAT:
-			if (cli_parse_format(optarg, &a->prog.format))
-				return cli_usage_error(io, "run", "invalid --format '%s' (hlo, pb or pbtxt)", optarg);
-			break;
-		case OPT_COLOR:
-			if (cli_set_color(io, optarg))
-				return cli_usage_error(io, "run", "invalid --color '%s' (auto, always or never)", optarg);
-			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return -1;

@@ -117,3 +117,49 @@ int cli_parse_size(const char *s, uint64_t *out)
 	*out = v * mul;
 	return 0;
 }
+
+int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
+		      hloi_format *format, hloi_run_options *run)
+{
+	int64_t n;
+	switch (c) {
+	case CLI_OPT_STRICT:
+		check->strict = 1;
+		return 0;
+	case CLI_OPT_MODE:
+		if (strcmp(arg, "xla") == 0)
+			check->broadcast_mode = HLOI_BROADCAST_XLA;
+		else if (strcmp(arg, "numpy") == 0)
+			check->broadcast_mode = HLOI_BROADCAST_NUMPY;
+		else
+			return cli_usage_error(io, cmd, "invalid --broadcast-mode '%s' (xla or numpy)", arg);
+		return 0;
+	case CLI_OPT_ENGINE:
+		if (strcmp(arg, "fast") == 0)
+			run->engine = HLOI_ENGINE_FAST;
+		else if (strcmp(arg, "reference") == 0)
+			run->engine = HLOI_ENGINE_REFERENCE;
+		else
+			return cli_usage_error(io, cmd, "invalid --engine '%s' (fast or reference)", arg);
+		return 0;
+	case CLI_OPT_THREADS:
+		if (cli_parse_int(arg, &n) || n > 1024)
+			return cli_usage_error(io, cmd, "invalid --threads '%s' (0 to 1024)", arg);
+		run->threads = (int)n;
+		return 0;
+	case CLI_OPT_MAX_MEMORY:
+		if (cli_parse_size(arg, &run->max_memory) || run->max_memory == 0)
+			return cli_usage_error(io, cmd, "invalid --max-memory '%s' (bytes, with optional K, M or G)", arg);
+		return 0;
+	case CLI_OPT_FORMAT:
+		if (cli_parse_format(arg, format))
+			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", arg);
+		return 0;
+	case CLI_OPT_COLOR:
+		if (cli_set_color(io, arg))
+			return cli_usage_error(io, cmd, "invalid --color '%s' (auto, always or never)", arg);
+		return 0;
+	default:
+		return cli_usage_error(io, cmd, "unknown option");
+	}
+}
