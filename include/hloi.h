@@ -166,7 +166,7 @@ HLOI_API hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f);
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
 /* The literal's buffer (physical order, padding included) and its size in
- * bytes. Borrowed; NULL for tuples. */
+ * bytes. Borrowed; NULL for tuples and elided ({...}) literals. */
 HLOI_API void *hloi_literal_data(hloi_literal *lit);
 HLOI_API size_t hloi_literal_size_bytes(const hloi_literal *lit);
 /* Creates a zero-filled literal of `shape` (padding holds the padding value). */
