@@ -54,6 +54,14 @@ enum {
 int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
 		      hloi_format *format, hloi_run_options *run);
 
+/* The usage error for getopt's result `c` when it is ':' (an option without
+ * its value) or an unknown option. */
+int cli_bad_option(int c, char **argv, cli_io *io, const char *cmd);
+
+/* Takes the one operand after the options (`what` names it in the error:
+ * "PROGRAM", "SHAPE"); returns 0 with *out set, or a usage error's exit code. */
+int cli_one_operand(int argc, char **argv, cli_io *io, const char *cmd, const char *what, const char **out);
+
 /* Finds a command by name; NULL if unknown. */
 cli_command_fn cli_find_command(const char *name);
 

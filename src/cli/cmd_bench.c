@@ -119,17 +119,15 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 		case 'h':
 			fputs(help, io->out);
 			return -1;
-		case ':':
-			return cli_usage_error(io, "bench", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, "bench", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "bench");
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(io, "bench", "missing PROGRAM");
-	if (optind + 1 < argc)
-		return cli_usage_error(io, "bench", "unexpected argument '%s'", argv[optind + 1]);
-	a->program = argv[optind];
+	{
+		int e = cli_one_operand(argc, argv, io, "bench", "PROGRAM", &a->program);
+		if (e)
+			return e;
+	}
 	return input_args_validate(&a->in, io, "bench");
 }
 

@@ -53,18 +53,11 @@ static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char 
 		case 'h':
 			fputs(text, io->out);
 			return -1;
-		case ':':
-			return cli_usage_error(io, cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, cmd);
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(io, cmd, "missing PROGRAM");
-	if (optind + 1 < argc)
-		return cli_usage_error(io, cmd, "unexpected argument '%s'", argv[optind + 1]);
-	*program = argv[optind];
-	return 0;
+	return cli_one_operand(argc, argv, io, cmd, "PROGRAM", program);
 }
 
 static const char fmt_help[] =

@@ -68,10 +68,8 @@ int cmd_convert(int argc, char **argv, cli_io *io)
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error(io, "convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, "convert", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "convert");
 		}
 	}
 	if (argc - optind < 2)

@@ -54,18 +54,11 @@ static int parse(int argc, char **argv, cli_io *io, hloi_format *format, const c
 		case 'h':
 			fputs(help, io->out);
 			return -1;
-		case ':':
-			return cli_usage_error(io, "dot", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, "dot", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "dot");
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(io, "dot", "missing PROGRAM");
-	if (optind + 1 < argc)
-		return cli_usage_error(io, "dot", "unexpected argument '%s'", argv[optind + 1]);
-	*program = argv[optind];
-	return 0;
+	return cli_one_operand(argc, argv, io, "dot", "PROGRAM", program);
 }
 
 int cmd_dot(int argc, char **argv, cli_io *io)

@@ -154,10 +154,8 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error(io, "layout", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, "layout", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "layout");
 		}
 	}
 	if (optind >= argc)

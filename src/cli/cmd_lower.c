@@ -29,7 +29,6 @@ static const char help[] =
 	"Example:\n"
 	"  hloi lower testdata/sources/matrix_plus_vector.hlo > plain.hlo\n";
 
-
 static const struct option options[] = {
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
@@ -58,18 +57,11 @@ static int parse(int argc, char **argv, cli_io *io, program_opts *po, const char
 		case 'h':
 			fputs(help, io->out);
 			return -1;
-		case ':':
-			return cli_usage_error(io, "lower", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(io, "lower", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "lower");
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(io, "lower", "missing PROGRAM");
-	if (optind + 1 < argc)
-		return cli_usage_error(io, "lower", "unexpected argument '%s'", argv[optind + 1]);
-	*program = argv[optind];
-	return 0;
+	return cli_one_operand(argc, argv, io, "lower", "PROGRAM", program);
 }
 
 int cmd_lower(int argc, char **argv, cli_io *io)

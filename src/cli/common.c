@@ -1,6 +1,7 @@
 /* Helpers shared by the commands: exit codes, colour, usage errors, option
  * values. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -162,4 +163,21 @@ int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_
 	default:
 		return cli_usage_error(io, cmd, "unknown option");
 	}
+}
+
+int cli_bad_option(int c, char **argv, cli_io *io, const char *cmd)
+{
+	if (c == ':')
+		return cli_usage_error(io, cmd, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(io, cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_one_operand(int argc, char **argv, cli_io *io, const char *cmd, const char *what, const char **out)
+{
+	if (optind >= argc)
+		return cli_usage_error(io, cmd, "missing %s", what);
+	if (optind + 1 < argc)
+		return cli_usage_error(io, cmd, "unexpected argument '%s'", argv[optind + 1]);
+	*out = argv[optind];
+	return 0;
 }
