@@ -871,8 +871,8 @@ static void conv_int(conv *c, const lit_node *n, etype t, void *p)
 		conv_fail(c, HLOI_EPARSE);
 		return;
 	}
-	int neg;
-	uint64_t mag;
+	int neg = 0;
+	uint64_t mag = 0; /* left alone by parse_int_token when it does not fit */
 	int fits = parse_int_token(n->text, &neg, &mag);
 	if (neg && mag == 0)
 		neg = 0;
