@@ -138,13 +138,17 @@ HLOI_API hloi_status hloi_literal_parse_list(hloi_literal ***out, size_t *count,
 					     const char *text, size_t len);
 HLOI_API void hloi_literal_array_free(hloi_literal **lits, size_t count);
 
-/* Reads a `.npy` file. When `expect` is given and its element type is bf16, a
- * `<u2` file is read as bf16 bits. A Fortran-order file gives a column-major
- * layout. Errors: HLOI_EIO, HLOI_EPARSE, HLOI_EUNSUPPORTED, HLOI_ENOMEM. */
+/* Reads a `.npy` file (at most 1 GiB; "-" is standard input). When `expect`
+ * is given and its element type is bf16, a `<u2` file is read as bf16 bits.
+ * A Fortran-order file gives a column-major layout. The data is read
+ * straight into the literal's buffer (no second copy in memory). Errors:
+ * HLOI_EIO, HLOI_EPARSE, HLOI_EUNSUPPORTED, HLOI_ENOMEM. */
 HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx,
 					   const char *path, const hloi_shape *expect);
 /* Writes a literal as `.npy`: the logical array (no padding), C order, or
- * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. */
+ * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. The
+ * data goes out straight from the literal's buffer (through a 1 MiB buffer
+ * when its layout is not the file's order). */
 HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,
 					    const char *path);
 
@@ -155,13 +159,32 @@ HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_contex
 HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
 				       const char *path, const hloi_shape *expect);
 /* Writes a literal to `path`: `.npy` as hloi_literal_write_npy, anything else
- * as literal text (what hloi_literal_print prints); "-" is standard output.
- * A failed write leaves no partial file. */
+ * as literal text (what hloi_literal_print prints, with its limit: an error
+ * `path: cannot write f32[100000000,0] as text: ...`, HLOI_ENOMEM); "-" is
+ * standard output. The text is written as it is formatted (memory does not
+ * grow with its size). A failed write leaves no partial file. */
 HLOI_API hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path);
 
 /* Prints the literal exactly as XLA's Literal::ToString() does, followed by a
- * newline. HLOI_EIO when writing fails. */
+ * newline, writing as it goes. HLOI_EIO when writing fails.
+ *
+ * The one limit: a zero-element array prints each of its (empty)
+ * sub-arrays, as XLA does (f32[2,0,3] prints two), so a tiny value such as
+ * f32[100000000,0] would print 100000000 of them. A literal whose text
+ * holds more than HLOI_PRINT_MAX_EMPTY_SUBARRAYS of them (see
+ * hloi_literal_empty_subarrays) is refused before anything is written:
+ * HLOI_ENOMEM, as for a value too large for the memory budget. Such values
+ * can be written as .npy. */
 HLOI_API hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f);
+
+#define HLOI_PRINT_MAX_EMPTY_SUBARRAYS 16777216u /* 2^24 */
+
+/* The number of empty sub-arrays the text of `lit` holds: for a
+ * zero-element array, its nested sub-arrays down to the first zero
+ * dimension (f32[3,0] -> 3, f32[2,3,0] -> 2 + 6 = 8, f32[0] -> 0); the sum
+ * over a tuple's elements; 0 for an array with elements. Saturates at
+ * UINT64_MAX. */
+HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);

@@ -1,6 +1,7 @@
 /* The public API (include/hloi.h): thin wrappers that connect the stages —
  * text front end, checker, engines, value I/O — and own nothing of their
  * own but the shape handles. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,36 +275,57 @@ hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *
 	return st;
 }
 
+uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit)
+{
+	return literal_print_empty_count(lit);
+}
+
 hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path)
 {
 	if (has_suffix(path, ".npy"))
 		return npy_write(lit, ctx, path);
-	strbuf b = STRBUF_INIT;
-	literal_print(&b, lit, 1, 0);
-	sb_putc(&b, '\n');
-	if (b.oom) {
-		sb_free(&b);
-		diag_error_where(ctx, path, "out of memory formatting the result");
+	uint64_t empty = literal_print_empty_count(lit);
+	if (empty > HLOI_PRINT_MAX_EMPTY_SUBARRAYS) {
+		strbuf sh = STRBUF_INIT;
+		shape_print(&sh, &lit->shape, 0);
+		diag_error_where(ctx, strcmp(path, "-") ? path : "<stdout>",
+				 "cannot write %s as text: %" PRIu64 " empty sub-arrays (the limit is %u); "
+				 "write it as .npy",
+				 sh.oom ? "the value" : sb_str(&sh), empty, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+		sb_free(&sh);
 		return HLOI_ENOMEM;
 	}
-	hloi_status st = file_write_all(ctx, path, sb_str(&b), b.len);
+	file_out o;
+	hloi_status st = file_out_open(&o, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	strbuf b = STRBUF_INIT;
+	b.sink = o.f;
+	literal_print(&b, lit, 1, 0);
+	sb_putc(&b, '\n');
+	sb_flush(&b);
+	int oom = b.oom;
+	if (b.werr && !o.err)
+		o.err = b.werr;
 	sb_free(&b);
-	return st;
+	if (oom)
+		diag_error_where(ctx, path, "out of memory formatting the result");
+	st = file_out_close(&o, ctx, oom);
+	return oom ? HLOI_ENOMEM : st;
 }
 
 hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f)
 {
+	if (literal_print_empty_count(lit) > HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		return HLOI_ENOMEM;
 	strbuf b = STRBUF_INIT;
+	b.sink = f;
 	literal_print(&b, lit, 1, 0);
 	sb_putc(&b, '\n');
-	if (b.oom) {
-		sb_free(&b);
-		return HLOI_ENOMEM;
-	}
-	size_t w = fwrite(sb_str(&b), 1, b.len, f);
-	size_t len = b.len;
+	sb_flush(&b);
+	hloi_status st = b.oom ? HLOI_ENOMEM : b.werr ? HLOI_EIO : HLOI_OK;
 	sb_free(&b);
-	return w == len ? HLOI_OK : HLOI_EIO;
+	return st;
 }
 
 const hloi_shape *hloi_literal_shape(const hloi_literal *lit)

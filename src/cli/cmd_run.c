@@ -1,5 +1,6 @@
 /* hloi run: evaluate a program on inputs and print or save the result. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,26 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 	return rc;
 }
 
+/* Whether `lit` can be printed as text: hloi_literal_print refuses a
+ * zero-element value with more than HLOI_PRINT_MAX_EMPTY_SUBARRAYS empty
+ * sub-arrays (f32[100000000,0]). If not, says so, naming the value (`what`)
+ * and what to do instead (`hint`). */
+static int printable(const hloi_literal *lit, const char *what, const char *hint, cli_io *io)
+{
+	uint64_t n = hloi_literal_empty_subarrays(lit);
+	if (n <= HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		return 1;
+	const hloi_shape *s = hloi_literal_shape(lit);
+	size_t len = hloi_shape_to_string(s, 0, NULL, 0);
+	char *text = malloc(len + 1);
+	if (text)
+		hloi_shape_to_string(s, 0, text, len + 1);
+	fprintf(io->err, "hloi run: cannot print %s %s as text: %" PRIu64 " empty sub-arrays (the limit is %u)%s%s\n",
+		what, text ? text : "", n, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, hint ? "; " : "", hint ? hint : "");
+	free(text);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv, cli_io *io)
 {
 	run_args a;
@@ -201,6 +222,14 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		goto cleanup;
 	/* before the run: an in-place run consumes its aliased input */
 	if (a.print_inputs) {
+		for (size_t i = 0; i < ninputs; i++) {
+			char what[256];
+			snprintf(what, sizeof what, "argument %zu (%s)", i, hloi_module_parameter_name(m, i));
+			if (!printable(inputs[i], what, "run without --print-inputs", io)) {
+				rc = EXIT_RUNTIME;
+				goto cleanup;
+			}
+		}
 		for (size_t i = 0; i < ninputs; i++) {
 			fprintf(io->out, "** Argument %zu (%s) **\n", i, hloi_module_parameter_name(m, i));
 			hloi_literal_print(inputs[i], io->out);
@@ -248,10 +277,21 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		}
 	}
 	if (!a.output || a.print) {
+		int tuple = hloi_shape_rank(hloi_literal_shape(result)) < 0;
+		if (!printable(result, "the result",
+			       a.output ? "drop --print (it is written to --output)"
+			       : tuple ? NULL : "write it with --output FILE.npy",
+			       io)) {
+			rc = EXIT_RUNTIME;
+			goto cleanup;
+		}
 		if (a.print_inputs)
 			fputs("** Result **\n", io->out);
-		if (hloi_literal_print(result, io->out) != HLOI_OK) {
-			fputs("hloi run: error writing the result\n", io->err);
+		st = hloi_literal_print(result, io->out);
+		if (st != HLOI_OK) {
+			fputs(st == HLOI_ENOMEM ? "hloi run: out of memory printing the result\n"
+						: "hloi run: error writing the result\n",
+			      io->err);
 			rc = EXIT_RUNTIME;
 		}
 	}

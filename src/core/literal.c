@@ -508,7 +508,82 @@ typedef struct print_state {
 	int oneline;
 	int rank;
 	int64_t idx[HLOI_MAX_RANK];
+	/* braces and separators are collected here and appended to b in
+	 * pieces: a zero-element array can have millions of sub-arrays
+	 * (literal_print_empty_count) and nothing else */
+	size_t used;
+	char text[512]; /* small: print_rec recurses into nested tuples */
 } print_state;
+
+/* Appends string t at q; returns the new end. */
+static char *put_str(char *q, const char *t)
+{
+	while (*t)
+		*q++ = *t++;
+	return q;
+}
+
+/* Appends the decimal digits of v >= 0 at q; returns the new end. */
+static char *put_decimal(char *q, int64_t v)
+{
+	char digits[24];
+	int k = 0;
+	do {
+		digits[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	while (k > 0)
+		*q++ = digits[--k];
+	return q;
+}
+
+/* The brace texts of the sub-array at `depth` (n elements), written at q
+ * (at most 40 bytes each); they return the new end. */
+static char *open_text(const print_state *ps, int depth, int64_t n, char *q)
+{
+	int remaining = ps->rank - depth;
+	if (ps->rank == 1)
+		return put_str(q, "{");
+	if (remaining == 1)
+		return put_str(put_str(q, ps->oneline ? "{" : "  {"), n > 1 ? " " : "");
+	if (ps->rank > 3 && depth > 0) {
+		q = put_decimal(put_str(q, "{ /*i"), depth - 1);
+		q = put_decimal(put_str(q, "="), ps->idx[depth - 1]);
+		return put_str(put_str(q, "*/"), n > 0 ? ps->lb : "");
+	}
+	return put_str(put_str(q, "{"), ps->lb);
+}
+
+static char *close_text(const print_state *ps, int depth, int64_t n, char *q)
+{
+	if (ps->rank == 1)
+		return put_str(q, "}");
+	if (ps->rank - depth == 1)
+		return put_str(q, n > 1 ? " }" : "}");
+	return put_str(put_str(q, ps->lb), "}");
+}
+
+/* What follows every element of the sub-array at `depth` but its last. */
+static char *separator_text(const print_state *ps, int depth, char *q)
+{
+	return put_str(put_str(q, ","), ps->rank - depth > 1 ? ps->lb : " ");
+}
+
+/* Appends the collected text to the output. */
+static void text_flush(print_state *ps)
+{
+	sb_putn(ps->b, ps->text, ps->used);
+	ps->used = 0;
+}
+
+/* Takes the text written at ps->text + ps->used up to `end`; flushes when
+ * less room than one brace text (40 bytes) and a separator remains. */
+static void text_took(print_state *ps, const char *end)
+{
+	ps->used = (size_t)(end - ps->text);
+	if (ps->used > sizeof ps->text - 64)
+		text_flush(ps);
+}
 
 static void print_dims(print_state *ps, int depth)
 {
@@ -516,6 +591,7 @@ static void print_dims(print_state *ps, int depth)
 	const shape *s = &ps->lit->shape;
 	int rank = ps->rank;
 	if (depth == rank) {
+		text_flush(ps);
 		const void *p = literal_element(ps->lit, ps->idx);
 		if (s->type == ET_PRED && rank > 0) {
 			uint8_t v;
@@ -527,42 +603,23 @@ static void print_dims(print_state *ps, int depth)
 		return;
 	}
 	int64_t n = s->dims[depth];
-	int remaining = rank - depth;
-	/* opening brace */
-	if (rank == 1) {
-		sb_putc(b, '{');
-	} else if (remaining == 1) {
-		sb_puts(b, ps->oneline ? "{" : "  {");
-		if (n > 1)
-			sb_putc(b, ' ');
-	} else if (rank > 3 && depth > 0) {
-		sb_printf(b, "{ /*i%d=%" PRId64 "*/", depth - 1, ps->idx[depth - 1]);
-		if (n > 0)
-			sb_puts(b, ps->lb);
-	} else {
-		sb_putc(b, '{');
-		sb_puts(b, ps->lb);
-	}
+	text_took(ps, open_text(ps, depth, n, ps->text + ps->used));
+	int empty_kids = depth + 1 < rank && s->dims[depth + 1] == 0;
 	for (int64_t i = 0; i < n; i++) {
 		ps->idx[depth] = i;
-		print_dims(ps, depth + 1);
-		if (i < n - 1) {
-			sb_putc(b, ',');
-			sb_puts(b, remaining > 1 ? ps->lb : " ");
+		if (empty_kids) {
+			/* print_dims(ps, depth + 1) without the call */
+			char *q = open_text(ps, depth + 1, 0, ps->text + ps->used);
+			q = close_text(ps, depth + 1, 0, q);
+			text_took(ps, i < n - 1 ? separator_text(ps, depth, q) : q);
+			continue;
 		}
+		print_dims(ps, depth + 1);
+		if (i < n - 1)
+			text_took(ps, separator_text(ps, depth, ps->text + ps->used));
 	}
 	ps->idx[depth] = 0;
-	/* closing brace */
-	if (rank == 1) {
-		sb_putc(b, '}');
-	} else if (remaining == 1) {
-		if (n > 1)
-			sb_putc(b, ' ');
-		sb_putc(b, '}');
-	} else {
-		sb_puts(b, ps->lb);
-		sb_putc(b, '}');
-	}
+	text_took(ps, close_text(ps, depth, n, ps->text + ps->used));
 }
 
 static void print_rec(strbuf *b, const hloi_literal *lit, int with_shape, int oneline)
@@ -607,11 +664,38 @@ static void print_rec(strbuf *b, const hloi_literal *lit, int with_shape, int on
 		return;
 	}
 	print_dims(&ps, 0);
+	text_flush(&ps);
 }
 
 void literal_print(strbuf *b, const hloi_literal *lit, int with_shape, int oneline)
 {
 	print_rec(b, lit, with_shape, oneline);
+}
+
+uint64_t literal_print_empty_count(const hloi_literal *lit)
+{
+	const shape *s = &lit->shape;
+	if (shape_is_tuple(s)) {
+		uint64_t sum = 0;
+		for (size_t i = 0; i < lit->nelems; i++) {
+			uint64_t k = literal_print_empty_count(lit->elems[i]);
+			sum = k > UINT64_MAX - sum ? UINT64_MAX : sum + k;
+		}
+		return sum;
+	}
+	if (s->type == ET_TOKEN || lit->elided)
+		return 0;
+	/* print_dims prints, at each depth up to the first zero dimension,
+	 * one sub-array per index of the dimensions before it */
+	uint64_t level = 1, total = 0;
+	for (int d = 0; d < s->rank; d++) {
+		uint64_t n = s->dims[d] > 0 ? (uint64_t)s->dims[d] : 0;
+		if (n == 0)
+			return total;
+		level = level > UINT64_MAX / n ? UINT64_MAX : level * n;
+		total = level > UINT64_MAX - total ? UINT64_MAX : total + level;
+	}
+	return 0;
 }
 
 /* --- conversion from the untyped tree --------------------------------------- */

@@ -76,6 +76,13 @@ hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, co
  * multi-line) — or, with oneline and no shape, the form HLO text uses inside
  * constant(...): `{ { 1, 2 }, { 3, 4 } }`, `{1, 2}`, `1`. */
 void literal_print(strbuf *b, const hloi_literal *lit, int with_shape, int oneline);
+/* How many sub-arrays (all empty) literal_print writes inside a
+ * zero-element array: at each depth up to the first zero dimension, one per
+ * index of the dimensions before it (f32[100000000,0] prints 100000000, as
+ * XLA does; f32[2,3,0] 2 + 6; f32[0] none); tuples sum their elements; 0
+ * for an array with elements. Saturates at UINT64_MAX. The public printers
+ * refuse more than HLOI_PRINT_MAX_EMPTY_SUBARRAYS. */
+uint64_t literal_print_empty_count(const hloi_literal *lit);
 /* Appends one element (pred as true/false, floats shortest round trip as
  * XLA's RoundTripFpToString). */
 void literal_print_element(strbuf *b, etype t, const void *p);

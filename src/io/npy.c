@@ -302,10 +302,12 @@ static void shape_tuple_text(strbuf *b, int rank, const int64_t *dims)
 
 /* --- reading --------------------------------------------------------------- */
 
-hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, const unsigned char *data,
-		      size_t len, const shape *expect)
+/* Checks the fixed start of a file: magic, version and header length. `data`
+ * holds the file's first `len` bytes: 10, or 12 for versions 2 and 3, unless
+ * the file is shorter. Sets *prefix (10 or 12) and *hlen. */
+static hloi_status check_prefix(hloi_context *ctx, const char *name, const unsigned char *data, size_t len,
+				size_t *prefix, uint32_t *hlen)
 {
-	*out = NULL;
 	if (len < 6 || memcmp(data, npy_magic, 6) != 0) {
 		diag_error_where(ctx, name, "not a .npy file (bad magic)");
 		return HLOI_EPARSE;
@@ -319,105 +321,273 @@ hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, c
 		diag_error_where(ctx, name, "unsupported .npy format version %u.%u", major, minor);
 		return HLOI_EUNSUPPORTED;
 	}
-	size_t prefix;
-	uint32_t hlen;
 	if (major == 1) {
-		prefix = 10;
-		hlen = (uint32_t)data[8] | (uint32_t)data[9] << 8;
+		*prefix = 10;
+		*hlen = (uint32_t)data[8] | (uint32_t)data[9] << 8;
 	} else {
 		if (len < 12) {
 			diag_error_where(ctx, name, "truncated .npy header");
 			return HLOI_EPARSE;
 		}
-		prefix = 12;
-		hlen = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
-		       (uint32_t)data[11] << 24;
+		*prefix = 12;
+		*hlen = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
+			(uint32_t)data[11] << 24;
 	}
-	if (hlen > NPY_MAX_HEADER) {
+	if (*hlen > NPY_MAX_HEADER) {
 		diag_error_where(ctx, name, ".npy header too large (%" PRIu32 " bytes; the limit is %u)",
-				 hlen, NPY_MAX_HEADER);
+				 *hlen, NPY_MAX_HEADER);
 		return HLOI_EPARSE;
 	}
-	if (hlen > len - prefix) {
-		diag_error_where(ctx, name,
-				 "truncated .npy header: header length %" PRIu32
-				 " runs past the end of the file (%zu bytes)",
-				 hlen, len);
-		return HLOI_EPARSE;
-	}
+	return HLOI_OK;
+}
+
+/* The header runs past the end of a file of `file_len` bytes. */
+static hloi_status header_truncated(hloi_context *ctx, const char *name, uint32_t hlen, size_t file_len)
+{
+	diag_error_where(ctx, name,
+			 "truncated .npy header: header length %" PRIu32
+			 " runs past the end of the file (%zu bytes)",
+			 hlen, file_len);
+	return HLOI_EPARSE;
+}
+
+/* Parses the header dictionary (`hlen` bytes found at file offset `prefix`)
+ * into the array's shape and data size in bytes. */
+static hloi_status parse_header(hloi_context *ctx, const char *name, const unsigned char *text, uint32_t hlen,
+				size_t prefix, const shape *expect, npy_header *hd, shape *s, int64_t *bytes)
+{
 	for (size_t i = 0; i < hlen; i++) {
-		if (data[prefix + i] >= 0x80 || data[prefix + i] == 0) {
+		if (text[i] >= 0x80 || text[i] == 0) {
 			diag_error_where(ctx, name, "malformed .npy header: non-ASCII byte at offset %zu",
 					 prefix + i);
 			return HLOI_EPARSE;
 		}
 	}
-	npy_header hd;
-	memset(&hd, 0, sizeof hd);
-	hdr_parser h = { (const char *)data + prefix, (const char *)data + prefix + hlen, ctx, name };
-	if (!parse_header_dict(&h, &hd))
+	memset(hd, 0, sizeof *hd);
+	hdr_parser h = { (const char *)text, (const char *)text + hlen, ctx, name };
+	if (!parse_header_dict(&h, hd))
 		return HLOI_EPARSE;
 	etype t = ET_INVALID;
-	hloi_status st = descr_type(ctx, name, &hd, expect, &t);
+	hloi_status st = descr_type(ctx, name, hd, expect, &t);
 	if (st != HLOI_OK)
 		return st;
-
-	shape s;
-	shape_make_array(&s, t, hd.rank, hd.dims);
-	if (hd.fortran && hd.rank >= 2)
-		for (int i = 0; i < hd.rank; i++)
-			s.layout.minor_to_major[i] = i;
-	int64_t count, bytes;
-	if (shape_element_count(&s, &count) || shape_byte_size(&s, &bytes) ||
-	    (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
+	shape_make_array(s, t, hd->rank, hd->dims);
+	if (hd->fortran && hd->rank >= 2)
+		for (int i = 0; i < hd->rank; i++)
+			s->layout.minor_to_major[i] = i;
+	int64_t count;
+	if (shape_element_count(s, &count) || shape_byte_size(s, bytes) ||
+	    (uint64_t)*bytes > (uint64_t)(SIZE_MAX / 2)) {
 		diag_error_where(ctx, name, "invalid .npy shape: the array is too large");
 		return HLOI_EINVAL;
 	}
-	size_t avail = len - prefix - hlen;
-	if (avail != (size_t)bytes) {
-		strbuf b = STRBUF_INIT;
-		shape_tuple_text(&b, hd.rank, hd.dims);
-		if (avail < (size_t)bytes)
-			diag_error_where(ctx, name,
-					 "truncated .npy data: shape %s of '%s' needs %" PRId64
-					 " bytes, the file has %zu",
-					 sb_str(&b), hd.descr, bytes, avail);
-		else
-			diag_error_where(ctx, name,
-					 ".npy data has %zu trailing bytes after the %" PRId64
-					 " bytes of shape %s of '%s'",
-					 avail - (size_t)bytes, bytes, sb_str(&b), hd.descr);
-		sb_free(&b);
-		return HLOI_EPARSE;
-	}
-	hloi_literal *lit = NULL;
-	st = literal_create(&lit, &s);
-	if (st != HLOI_OK) {
-		if (st == HLOI_EINVAL)
-			diag_error_where(ctx, name, "invalid .npy shape: the array is too large");
+	return HLOI_OK;
+}
+
+/* The file holds `avail` bytes of data where the header asks for `bytes`. */
+static hloi_status data_size_mismatch(hloi_context *ctx, const char *name, const npy_header *hd, int64_t bytes,
+				      size_t avail)
+{
+	strbuf b = STRBUF_INIT;
+	shape_tuple_text(&b, hd->rank, hd->dims);
+	if (avail < (size_t)bytes)
+		diag_error_where(ctx, name,
+				 "truncated .npy data: shape %s of '%s' needs %" PRId64 " bytes, the file has %zu",
+				 sb_str(&b), hd->descr, bytes, avail);
+	else
+		diag_error_where(ctx, name,
+				 ".npy data has %zu trailing bytes after the %" PRId64 " bytes of shape %s of '%s'",
+				 avail - (size_t)bytes, bytes, sb_str(&b), hd->descr);
+	sb_free(&b);
+	return HLOI_EPARSE;
+}
+
+/* The literal the data is read into (no padding: its buffer is the data). */
+static hloi_status new_literal(hloi_literal **out, hloi_context *ctx, const char *name, const shape *s)
+{
+	hloi_status st = literal_create(out, s);
+	if (st == HLOI_EINVAL)
+		diag_error_where(ctx, name, "invalid .npy shape: the array is too large");
+	return st;
+}
+
+/* NumPy's bool is one byte; any non-zero byte is true. */
+static void normalize_pred(unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = p[i] != 0;
+}
+
+hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, const unsigned char *data,
+		      size_t len, const shape *expect)
+{
+	*out = NULL;
+	size_t prefix = 0;
+	uint32_t hlen = 0;
+	hloi_status st = check_prefix(ctx, name, data, len, &prefix, &hlen);
+	if (st != HLOI_OK)
 		return st;
-	}
-	if (bytes > 0)
+	if (hlen > len - prefix)
+		return header_truncated(ctx, name, hlen, len);
+	npy_header hd;
+	shape s;
+	int64_t bytes = 0;
+	st = parse_header(ctx, name, data + prefix, hlen, prefix, expect, &hd, &s, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	size_t avail = len - prefix - hlen;
+	if (avail != (size_t)bytes)
+		return data_size_mismatch(ctx, name, &hd, bytes, avail);
+	hloi_literal *lit = NULL;
+	st = new_literal(&lit, ctx, name, &s);
+	if (st != HLOI_OK)
+		return st;
+	if (bytes > 0) {
 		memcpy(lit->data, data + prefix + hlen, (size_t)bytes);
-	if (t == ET_PRED) {
-		unsigned char *p = lit->data;
-		for (int64_t i = 0; i < bytes; i++)
-			p[i] = p[i] != 0;
+		if (s.type == ET_PRED)
+			normalize_pred(lit->data, (size_t)bytes);
 	}
 	*out = lit;
 	return HLOI_OK;
 }
 
+/* Reads and discards the rest of the file, counting its bytes; stops once
+ * the count exceeds `limit`. (size_t)-1 on a read error. */
+static size_t drain(file_in *in, hloi_context *ctx, size_t limit)
+{
+	unsigned char buf[16384];
+	size_t total = 0;
+	while (total <= limit) {
+		size_t n = file_in_read(in, ctx, buf, sizeof buf);
+		if (n == (size_t)-1)
+			return n;
+		total += n;
+		if (n < sizeof buf)
+			break;
+	}
+	return total;
+}
+
+/* The file is over the size limit (as file_read_all says for a stream). */
+static hloi_status too_large(hloi_context *ctx, const file_in *in)
+{
+	diag_error_where(ctx, in->where, "file is too large (the limit is 1 GiB)");
+	return HLOI_EINVAL;
+}
+
+/* Checks the amount of data in a stream, of which `have` bytes are already
+ * consumed, by reading the rest: the error of a file with too little or too
+ * much data, as npy_parse reports it for the whole file. */
+static hloi_status stream_data_error(hloi_context *ctx, const char *name, file_in *in, const npy_header *hd,
+				     int64_t bytes, size_t used, size_t have)
+{
+	size_t room = used + have < FILE_MAX_BYTES ? FILE_MAX_BYTES - used - have : 0;
+	size_t rest = drain(in, ctx, room);
+	if (rest == (size_t)-1)
+		return HLOI_EIO;
+	if (used + have + rest > FILE_MAX_BYTES)
+		return too_large(ctx, in);
+	return data_size_mismatch(ctx, name, hd, bytes, have + rest);
+}
+
+/* Streams the file: the header first, then the data straight into the
+ * literal's buffer, so the array is in memory once. The checks and messages
+ * are npy_parse's for the same bytes. */
 hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, const shape *expect)
 {
-	char *buf = NULL;
-	size_t len = 0;
 	*out = NULL;
-	hloi_status st = file_read_all(&buf, &len, ctx, path);
+	file_in in;
+	hloi_status st = file_in_open(&in, ctx, path);
 	if (st != HLOI_OK)
 		return st;
-	st = npy_parse(out, ctx, path, (const unsigned char *)buf, len, expect);
-	hloi_free(buf);
+	unsigned char *text = NULL;
+	hloi_literal *lit = NULL;
+	unsigned char start[12];
+	size_t got = file_in_read(&in, ctx, start, 10);
+	if (got == (size_t)-1) {
+		st = HLOI_EIO;
+		goto cleanup;
+	}
+	if (got == 10 && (start[6] == 2 || start[6] == 3) && start[7] == 0) {
+		/* versions 2 and 3 have a 4-byte header length */
+		size_t more = file_in_read(&in, ctx, start + 10, 2);
+		if (more == (size_t)-1) {
+			st = HLOI_EIO;
+			goto cleanup;
+		}
+		got += more;
+	}
+	size_t prefix = 0;
+	uint32_t hlen = 0;
+	st = check_prefix(ctx, path, start, got, &prefix, &hlen);
+	if (st != HLOI_OK)
+		goto cleanup;
+	text = hloi_malloc(hlen ? hlen : 1);
+	if (!text) {
+		st = HLOI_ENOMEM;
+		goto cleanup;
+	}
+	got = file_in_read(&in, ctx, text, hlen);
+	if (got == (size_t)-1) {
+		st = HLOI_EIO;
+		goto cleanup;
+	}
+	if (got < hlen) {
+		st = header_truncated(ctx, path, hlen, prefix + got);
+		goto cleanup;
+	}
+	npy_header hd;
+	shape s;
+	int64_t bytes = 0;
+	st = parse_header(ctx, path, text, hlen, prefix, expect, &hd, &s, &bytes);
+	if (st != HLOI_OK)
+		goto cleanup;
+	size_t used = prefix + hlen; /* bytes read so far, <= FILE_MAX_BYTES */
+	if (in.size >= 0) {
+		/* a regular file: its size says whether the data fits */
+		size_t avail = (size_t)in.size >= used ? (size_t)in.size - used : 0;
+		if (avail != (size_t)bytes) {
+			st = data_size_mismatch(ctx, path, &hd, bytes, avail);
+			goto cleanup;
+		}
+	} else if ((uint64_t)bytes > FILE_MAX_BYTES - used) {
+		/* a stream cannot hold this much: say what it does hold */
+		st = stream_data_error(ctx, path, &in, &hd, bytes, used, 0);
+		goto cleanup;
+	}
+	st = new_literal(&lit, ctx, path, &s);
+	if (st != HLOI_OK)
+		goto cleanup;
+	if (bytes > 0) {
+		got = file_in_read(&in, ctx, lit->data, (size_t)bytes);
+		if (got == (size_t)-1) {
+			st = HLOI_EIO;
+			goto cleanup;
+		}
+		if (got < (size_t)bytes) {
+			st = data_size_mismatch(ctx, path, &hd, bytes, got);
+			goto cleanup;
+		}
+		if (s.type == ET_PRED)
+			normalize_pred(lit->data, (size_t)bytes);
+	}
+	/* nothing may follow the data (a stream, or a file that grew) */
+	unsigned char extra;
+	got = file_in_read(&in, ctx, &extra, 1);
+	if (got == (size_t)-1) {
+		st = HLOI_EIO;
+		goto cleanup;
+	}
+	if (got == 1) {
+		st = stream_data_error(ctx, path, &in, &hd, bytes, used, (size_t)bytes + 1);
+		goto cleanup;
+	}
+	*out = lit;
+	lit = NULL;
+cleanup:
+	literal_destroy(lit);
+	hloi_free(text);
+	file_in_close(&in);
 	return st;
 }
 
@@ -444,11 +614,27 @@ static int index_next_colmajor(int rank, const int64_t *dims, int64_t *idx)
 	return 0;
 }
 
-static hloi_status serialize(unsigned char **out, size_t *len, hloi_context *ctx, const hloi_literal *lit,
-			     const char *name)
+/* What writing a literal as .npy takes: the header and how to produce the
+ * data in file order. */
+typedef struct npy_plan {
+	strbuf header;     /* magic, version, header length and dictionary */
+	const hloi_literal *lit;
+	int fortran;       /* the file is in Fortran order */
+	int plain;         /* the buffer is the data, in file order */
+	size_t w;          /* element bytes */
+	int64_t count, bytes;
+	/* position of the next element to produce */
+	int64_t next;
+	int64_t idx[HLOI_MAX_RANK];
+} npy_plan;
+
+/* Checks that the literal can be written and builds the header, as NumPy
+ * 1.24 writes it (keys sorted, growth padding, 64-byte alignment). */
+static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal *lit, const char *name)
 {
-	*out = NULL;
-	*len = 0;
+	memset(p, 0, sizeof *p);
+	p->header = (strbuf)STRBUF_INIT;
+	p->lit = lit;
 	const shape *s = &lit->shape;
 	if (shape_is_tuple(s)) {
 		diag_error_where(ctx, name, "cannot write a tuple as .npy");
@@ -466,68 +652,95 @@ static hloi_status serialize(unsigned char **out, size_t *len, hloi_context *ctx
 		diag_error_where(ctx, name, "cannot write an elided literal ({...}) as .npy");
 		return HLOI_EINVAL;
 	}
-	int fortran = is_column_major(s);
-	int64_t count, bytes;
-	size_t w = (size_t)etype_byte_width(s->type);
-	if (shape_element_count(s, &count) || ck_mul_i64(count, (int64_t)w, &bytes)) {
+	p->fortran = is_column_major(s);
+	p->w = (size_t)etype_byte_width(s->type);
+	if (shape_element_count(s, &p->count) || ck_mul_i64(p->count, (int64_t)p->w, &p->bytes) ||
+	    (uint64_t)p->bytes > (uint64_t)(SIZE_MAX / 2)) {
 		diag_error_where(ctx, name, "array too large for .npy");
 		return HLOI_EINVAL;
 	}
+	p->plain = s->layout.n_padded == 0 && (p->fortran || layout_is_default(s) || s->rank <= 1);
 
-	/* header, as NumPy 1.24 writes it (keys sorted, growth padding) */
-	strbuf h = STRBUF_INIT;
-	sb_printf(&h, "{'descr': '%s', 'fortran_order': %s, 'shape': ", descr,
-		  fortran ? "True" : "False");
-	shape_tuple_text(&h, s->rank, s->dims);
-	sb_puts(&h, ", }");
+	strbuf d = STRBUF_INIT;
+	sb_printf(&d, "{'descr': '%s', 'fortran_order': %s, 'shape': ", descr, p->fortran ? "True" : "False");
+	shape_tuple_text(&d, s->rank, s->dims);
+	sb_puts(&d, ", }");
 	if (s->rank > 0) {
 		char digits[32];
-		int nd = snprintf(digits, sizeof digits, "%" PRId64,
-				  s->dims[fortran ? s->rank - 1 : 0]);
+		int nd = snprintf(digits, sizeof digits, "%" PRId64, s->dims[p->fortran ? s->rank - 1 : 0]);
 		for (int i = nd; i < NPY_GROWTH_DIGITS; i++)
-			sb_putc(&h, ' ');
+			sb_putc(&d, ' ');
 	}
-	size_t hl = h.len + 1; /* with the final newline */
+	size_t hl = d.len + 1; /* with the final newline */
 	size_t pad = 64 - ((10 + hl) % 64);
 	for (size_t i = 0; i < pad; i++)
-		sb_putc(&h, ' ');
-	sb_putc(&h, '\n');
-	if (h.oom) {
-		sb_free(&h);
+		sb_putc(&d, ' ');
+	sb_putc(&d, '\n');
+	if (d.oom) {
+		sb_free(&d);
 		return HLOI_ENOMEM;
 	}
-	size_t total = 10 + h.len + (size_t)bytes;
+	unsigned char pre[10];
+	memcpy(pre, npy_magic, 6);
+	pre[6] = 1;
+	pre[7] = 0;
+	pre[8] = (unsigned char)(d.len & 0xff);
+	pre[9] = (unsigned char)(d.len >> 8);
+	sb_putn(&p->header, (const char *)pre, sizeof pre);
+	sb_putn(&p->header, d.s, d.len);
+	sb_free(&d);
+	if (p->header.oom) {
+		sb_free(&p->header);
+		return HLOI_ENOMEM;
+	}
+	return HLOI_OK;
+}
+
+/* Produces the next elements of the data, at most `max` of them, into dst;
+ * returns how many. */
+static size_t plan_data(npy_plan *p, unsigned char *dst, size_t max)
+{
+	const shape *s = &p->lit->shape;
+	size_t left = (size_t)(p->count - p->next), n = max < left ? max : left;
+	if (n == 0)
+		return 0;
+	if (p->plain) {
+		memcpy(dst, (const unsigned char *)p->lit->data + (size_t)p->next * p->w, n * p->w);
+	} else {
+		unsigned char *q = dst;
+		for (size_t i = 0; i < n; i++) {
+			memcpy(q, literal_element(p->lit, p->idx), p->w);
+			q += p->w;
+			if (p->fortran)
+				index_next_colmajor(s->rank, s->dims, p->idx);
+			else
+				index_next(s->rank, s->dims, p->idx);
+		}
+	}
+	if (s->type == ET_PRED)
+		normalize_pred(dst, n * p->w);
+	p->next += (int64_t)n;
+	return n;
+}
+
+static hloi_status serialize(unsigned char **out, size_t *len, hloi_context *ctx, const hloi_literal *lit,
+			     const char *name)
+{
+	*out = NULL;
+	*len = 0;
+	npy_plan p;
+	hloi_status st = plan_write(&p, ctx, lit, name);
+	if (st != HLOI_OK)
+		return st;
+	size_t total = p.header.len + (size_t)p.bytes;
 	unsigned char *buf = hloi_malloc(total);
 	if (!buf) {
-		sb_free(&h);
+		sb_free(&p.header);
 		return HLOI_ENOMEM;
 	}
-	memcpy(buf, npy_magic, 6);
-	buf[6] = 1;
-	buf[7] = 0;
-	buf[8] = (unsigned char)(h.len & 0xff);
-	buf[9] = (unsigned char)(h.len >> 8);
-	memcpy(buf + 10, h.s, h.len);
-	unsigned char *dst = buf + 10 + h.len;
-	sb_free(&h);
-
-	int plain = s->layout.n_padded == 0 && (fortran || layout_is_default(s) || s->rank <= 1);
-	if (count > 0) {
-		if (plain) {
-			memcpy(dst, lit->data, (size_t)bytes);
-		} else {
-			int64_t idx[HLOI_MAX_RANK] = { 0 };
-			unsigned char *q = dst;
-			do {
-				memcpy(q, literal_element(lit, idx), w);
-				q += w;
-			} while (fortran ? index_next_colmajor(s->rank, s->dims, idx)
-					 : index_next(s->rank, s->dims, idx));
-		}
-		if (s->type == ET_PRED)
-			for (int64_t i = 0; i < bytes; i++)
-				dst[i] = dst[i] != 0;
-	}
+	memcpy(buf, p.header.s, p.header.len);
+	plan_data(&p, buf + p.header.len, (size_t)p.count);
+	sb_free(&p.header);
 	*out = buf;
 	*len = total;
 	return HLOI_OK;
@@ -538,14 +751,43 @@ hloi_status npy_serialize(unsigned char **out, size_t *len, hloi_context *ctx, c
 	return serialize(out, len, ctx, lit, NULL);
 }
 
+#define NPY_STAGING_BYTES ((size_t)1 << 20)
+
+/* Streams the file: the header, then the data straight from the buffer when
+ * it is already in file order, else converted through a 1 MiB staging
+ * buffer. The bytes are npy_serialize's. */
 hloi_status npy_write(const hloi_literal *lit, hloi_context *ctx, const char *path)
 {
-	unsigned char *buf = NULL;
-	size_t len = 0;
-	hloi_status st = serialize(&buf, &len, ctx, lit, path);
+	npy_plan p;
+	hloi_status st = plan_write(&p, ctx, lit, path);
 	if (st != HLOI_OK)
 		return st;
-	st = file_write_all(ctx, path, buf, len);
-	hloi_free(buf);
+	file_out o;
+	st = file_out_open(&o, ctx, path);
+	if (st != HLOI_OK) {
+		sb_free(&p.header);
+		return st;
+	}
+	unsigned char *staging = NULL;
+	int abandon = 0;
+	file_out_write(&o, p.header.s, p.header.len);
+	if (p.count > 0 && p.plain && lit->shape.type != ET_PRED) {
+		file_out_write(&o, lit->data, (size_t)p.bytes);
+	} else if (p.count > 0) {
+		size_t cap = (size_t)p.bytes < NPY_STAGING_BYTES ? (size_t)p.bytes : NPY_STAGING_BYTES;
+		staging = hloi_malloc(cap);
+		if (!staging) {
+			st = HLOI_ENOMEM;
+			abandon = 1;
+		}
+		size_t n;
+		while (staging && !o.err && (n = plan_data(&p, staging, cap / p.w)) > 0)
+			file_out_write(&o, staging, n * p.w);
+	}
+	hloi_status cst = file_out_close(&o, ctx, abandon);
+	if (st == HLOI_OK)
+		st = cst;
+	hloi_free(staging);
+	sb_free(&p.header);
 	return st;
 }

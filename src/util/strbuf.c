@@ -1,6 +1,7 @@
-/* Growable string buffer. */
+/* Growable string buffer, optionally writing through to a FILE in chunks. */
 #include "util/strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,13 +46,36 @@ static int grow(strbuf *b, size_t extra)
 	return 1;
 }
 
+int sb_flush(strbuf *b)
+{
+	if (!b->sink)
+		return 0;
+	if (!b->werr && b->len > 0) {
+		errno = 0;
+		if (fwrite(b->s, 1, b->len, b->sink) != b->len)
+			b->werr = errno ? errno : EIO;
+	}
+	sb_reset(b);
+	return b->werr ? -1 : 0;
+}
+
+/* With a sink: writes the text out once a chunk's worth is buffered. */
+static void maybe_flush(strbuf *b)
+{
+	if (b->sink && b->len >= SB_SINK_CHUNK)
+		sb_flush(b);
+}
+
 void sb_putn(strbuf *b, const char *s, size_t n)
 {
+	if (b->sink && b->werr)
+		return;
 	if (!grow(b, n))
 		return;
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
+	maybe_flush(b);
 }
 
 void sb_puts(strbuf *b, const char *s)
@@ -66,6 +90,8 @@ void sb_putc(strbuf *b, char c)
 
 void sb_vprintf(strbuf *b, const char *fmt, va_list ap)
 {
+	if (b->sink && b->werr)
+		return;
 	va_list ap2;
 	va_copy(ap2, ap);
 	char small[256];
@@ -79,6 +105,7 @@ void sb_vprintf(strbuf *b, const char *fmt, va_list ap)
 	} else if (grow(b, (size_t)n)) {
 		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
 		b->len += (size_t)n;
+		maybe_flush(b);
 	}
 	va_end(ap2);
 }

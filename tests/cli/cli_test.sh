@@ -79,6 +79,24 @@ if [ ! -s "$tmp/out" ] && cmp -s "$tmp/r.txt" "$tmp/want"; then ok; else bad "--
 expect 0 "--output npy + --print" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/r.npy" --print
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--print with --output"; fi
 expect 0 "npy result as input" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/r.npy"
+cp "$tmp/out" "$tmp/plus_one_out"
+if mkfifo "$tmp/fifo.npy" 2>/dev/null; then
+	cat "$tmp/r.npy" >"$tmp/fifo.npy" &
+	expect 0 "npy input from a FIFO" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/fifo.npy"
+	wait
+	if cmp -s "$tmp/out" "$tmp/plus_one_out"; then ok; else bad "npy from a FIFO differs from the file"; fi
+fi
+
+# --- a zero-element result with 100000000 empty sub-arrays: text is refused
+# (exit 4) before anything is written; .npy works
+zs="$data/bad/print_zero_size_huge.hlo"
+expect 4 "huge zero-element result as text" -- "$hloi" run "$zs" --random-inputs --output "$tmp/zs.txt"
+contains "$tmp/err" "cannot write f32[100000000,0] as text: 100000000 empty sub-arrays (the limit is 16777216)" "refused text output says why"
+if [ -e "$tmp/zs.txt" ]; then bad "refused text output left a file"; else ok; fi
+expect 0 "huge zero-element result as .npy" -- "$hloi" run "$zs" --random-inputs --output "$tmp/zs.npy"
+expect 4 "--print-inputs of a huge zero-element input" -- "$hloi" run "$zs" --input "$tmp/zs.npy" --print-inputs
+contains "$tmp/err" "cannot print argument 0 (p) f32[100000000,0] as text" "refused input names the argument"
+if [ -s "$tmp/out" ]; then bad "refused --print-inputs printed something"; else ok; fi
 
 # --- invalid input (exit 3)
 expect 3 "missing program file" -- "$hloi" run "$tmp/nope.hlo" --random-inputs

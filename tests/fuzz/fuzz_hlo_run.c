@@ -60,11 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.max_memory = FUZZ_MAX_MEMORY;
 	st = hloi_module_run(m, ctx, in, nin, &opts, &out);
 	fuzz_check_status(ctx, st, out);
-	if (st == HLOI_OK) {
-		FILE *f = fuzz_sink();
-		if (f && fuzz_printable(out))
-			hloi_literal_print(out, f);
-	}
+	if (st == HLOI_OK)
+		fuzz_print(out);
 cleanup:
 	fuzz_flush(ctx);
 	hloi_literal_free(out);

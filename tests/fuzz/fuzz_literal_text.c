@@ -12,10 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	hloi_status st = hloi_literal_parse_list(&lits, &n, ctx, "fuzz.inputs", (const char *)data, size);
 	fuzz_check_status(ctx, st, lits);
-	FILE *f = fuzz_sink();
-	for (size_t i = 0; st == HLOI_OK && f && i < n; i++)
-		if (fuzz_printable(lits[i]))
-			hloi_literal_print(lits[i], f);
+	for (size_t i = 0; st == HLOI_OK && i < n; i++)
+		fuzz_print(lits[i]);
 	fuzz_flush(ctx);
 	hloi_literal_array_free(lits, n);
 	hloi_context_free(ctx);

@@ -13,9 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hloi_status st = npy_parse(&lit, ctx, "fuzz.npy", data, size, NULL);
 	fuzz_check_status(ctx, st, lit);
 	if (st == HLOI_OK) {
-		FILE *f = fuzz_sink();
-		if (f && fuzz_printable(lit))
-			hloi_literal_print(lit, f);
+		fuzz_print(lit);
 		unsigned char *bytes = NULL;
 		size_t len = 0;
 		st = npy_serialize(&bytes, &len, ctx, lit);

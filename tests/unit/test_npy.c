@@ -1,6 +1,7 @@
 /* Unit tests for .npy reading and writing (bytes produced by NumPy 1.24 are
- * embedded below; python is not needed at test time) and for whole-file
- * reading and writing. */
+ * embedded below; python is not needed at test time), streamed and in
+ * memory, for whole-file reading and writing, and for streamed literal text
+ * output with its limit on zero-element arrays. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -779,6 +780,477 @@ static void test_npy_out_of_memory(void)
 	CU_ASSERT(done);
 }
 
+/* --- streaming ------------------------------------------------------------- */
+
+static void put_file(const char *path, const void *data, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+	CU_ASSERT_FATAL(fp != NULL);
+	if (len)
+		CU_ASSERT(fwrite(data, 1, len, fp) == len);
+	CU_ASSERT(fclose(fp) == 0);
+}
+
+/* Equal bytes; on a difference, reports the sizes and first differing offset. */
+static void expect_same(const unsigned char *got, size_t glen, const unsigned char *want, size_t wlen,
+			const char *what)
+{
+	size_t i = 0;
+	while (i < glen && i < wlen && got[i] == want[i])
+		i++;
+	CU_ASSERT(glen == wlen && i == wlen);
+	if (glen != wlen || i != wlen)
+		fprintf(stderr, "\n  %s: %zu bytes, want %zu; first difference at %zu\n", what, glen, wlen, i);
+}
+
+/* npy_read streams a file (and a pipe, when the bytes fit in one) to the
+ * same outcome as npy_parse on its bytes: status, message, values. */
+static void read_like_parse(const char *path, const unsigned char *data, size_t len)
+{
+	hloi_context *a = NULL, *b = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&a) == HLOI_OK);
+	CU_ASSERT_FATAL(hloi_context_new(&b) == HLOI_OK);
+	hloi_literal *want = NULL;
+	hloi_status sa = npy_parse(&want, a, path, data, len, NULL);
+	put_file(path, data, len);
+	for (int use_pipe = 0; use_pipe < 2; use_pipe++) {
+		char name[64];
+		const char *p = path;
+		int fds[2] = { -1, -1 };
+		if (use_pipe) {
+			if (len > 4096)
+				break;
+			CU_ASSERT_FATAL(pipe(fds) == 0);
+			CU_ASSERT_FATAL(write(fds[1], data, len) == (ssize_t)len);
+			close(fds[1]);
+			snprintf(name, sizeof name, "/dev/fd/%d", fds[0]);
+			p = name;
+		}
+		hloi_context_clear(b);
+		hloi_literal *got = NULL;
+		hloi_status sb = npy_read(&got, b, p, NULL);
+		CU_ASSERT_EQUAL(sb, sa);
+		if (sa != HLOI_OK) {
+			const char *ma = hloi_context_last_error(a), *mb = hloi_context_last_error(b);
+			CU_ASSERT(ma && mb && !strcmp(ma, mb));
+			if (!ma || !mb || strcmp(ma, mb))
+				fprintf(stderr, "\n  %zu bytes%s:\n  parse: %s\n  read:  %s\n", len,
+					use_pipe ? " (pipe)" : "", ma ? ma : "-", mb ? mb : "-");
+			CU_ASSERT_PTR_NULL(got);
+		} else if (got) {
+			strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+			shape_print(&x, &got->shape, 1);
+			shape_print(&y, &want->shape, 1);
+			CU_ASSERT_STRING_EQUAL(sb_str(&x), sb_str(&y));
+			sb_free(&x);
+			sb_free(&y);
+			CU_ASSERT_EQUAL(got->nbytes, want->nbytes);
+			if (got->nbytes == want->nbytes && want->nbytes)
+				CU_ASSERT(memcmp(got->data, want->data, want->nbytes) == 0);
+		}
+		literal_destroy(got);
+		if (fds[0] >= 0)
+			close(fds[0]);
+	}
+	literal_destroy(want);
+	hloi_context_free(a);
+	hloi_context_free(b);
+}
+
+static void test_read_streamed(void)
+{
+	static const struct {
+		const unsigned char *bytes;
+		size_t len;
+	} files[] = {
+		{ np_f32_2x3, sizeof np_f32_2x3 }, { np_s32_fortran, sizeof np_s32_fortran },
+		{ np_f32_v3, sizeof np_f32_v3 },   { np_bool, sizeof np_bool },
+		{ np_i64_empty, sizeof np_i64_empty },
+	};
+	make_tmpdir();
+	char path[128];
+	snprintf(path, sizeof path, "%s/in.npy", tmpdir);
+	unsigned char buf[512];
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		size_t n = files[i].len;
+		CU_ASSERT_FATAL(n + 100 <= sizeof buf);
+		memcpy(buf, files[i].bytes, n);
+		/* every truncation, the file itself, and trailing bytes */
+		for (size_t k = 0; k <= n; k++)
+			read_like_parse(path, buf, k);
+		memset(buf + n, 'x', 100);
+		read_like_parse(path, buf, n + 1);
+		read_like_parse(path, buf, n + 100);
+	}
+	/* pred bytes other than 0/1 read as 1; a v2 header */
+	size_t len = 0;
+	const unsigned char pred[5] = { 0, 1, 2, 255, 0 };
+	unsigned char *f = make_npy(2, "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", pred, 5, &len);
+	read_like_parse(path, f, len);
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	hloi_literal *lit = NULL;
+	CU_ASSERT_FATAL(npy_read(&lit, ctx, path, NULL) == HLOI_OK);
+	CU_ASSERT_EQUAL(memcmp(lit->data, "\0\1\1\1\0", 5), 0);
+	literal_destroy(lit);
+	free(f);
+	/* "-" is standard input */
+	int saved = dup(STDIN_FILENO), fds[2];
+	CU_ASSERT_FATAL(saved >= 0 && pipe(fds) == 0);
+	CU_ASSERT_FATAL(write(fds[1], np_f32_2x3, sizeof np_f32_2x3) == (ssize_t)sizeof np_f32_2x3);
+	close(fds[1]);
+	CU_ASSERT_FATAL(dup2(fds[0], STDIN_FILENO) == STDIN_FILENO);
+	close(fds[0]);
+	CU_ASSERT_EQUAL(npy_read(&lit, ctx, "-", NULL), HLOI_OK);
+	CU_ASSERT(lit && lit->nbytes == 24 && ((float *)lit->data)[5] == 6.0f);
+	literal_destroy(lit);
+	lit = NULL;
+	CU_ASSERT_EQUAL(npy_read(&lit, ctx, "-", NULL), HLOI_EPARSE); /* now empty */
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "not a .npy file (bad magic)");
+	CU_ASSERT_STRING_EQUAL(ctx->diags[ctx->ndiags - 1].where, "-");
+	CU_ASSERT_FATAL(dup2(saved, STDIN_FILENO) == STDIN_FILENO);
+	close(saved);
+	/* more data than a stream may hold (1.2 GB): the same message */
+	f = make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (300000000,), }", "abc", 3, &len);
+	read_like_parse(path, f, len);
+	CU_ASSERT_EQUAL(npy_read(&lit, ctx, path, NULL), HLOI_EPARSE);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx),
+			       "truncated .npy data: shape (300000000,) of '<f4' needs 1200000000 bytes, the file has 3");
+	free(f);
+	hloi_context_free(ctx);
+	remove_tmpdir();
+}
+
+/* A literal of `type`, dims `d`, layout `m2m` (NULL: default) and padded
+ * dims `pad` (NULL: none), with every buffer byte set to a pattern (pred
+ * bytes other than 0 and 1 included). */
+static hloi_literal *pattern_literal(etype type, int rank, const int64_t *d, const int *m2m, const int64_t *pad)
+{
+	shape s;
+	shape_make_array(&s, type, rank, d);
+	if (m2m)
+		for (int i = 0; i < rank; i++)
+			s.layout.minor_to_major[i] = m2m[i];
+	if (pad) {
+		s.layout.n_padded = rank;
+		for (int i = 0; i < rank; i++)
+			s.layout.padded_dimensions[i] = pad[i];
+	}
+	hloi_literal *lit = NULL;
+	CU_ASSERT_FATAL(literal_create(&lit, &s) == HLOI_OK);
+	unsigned char *p = lit->data;
+	for (size_t i = 0; i < lit->nbytes; i++)
+		p[i] = (unsigned char)(i * 131 + i / 7 + 5);
+	return lit;
+}
+
+static void test_write_streamed(void)
+{
+	static const int64_t d345[3] = { 3, 4, 5 }, d35[2] = { 3, 5 }, p35[2] = { 4, 7 }, d73[2] = { 7, 3 },
+			     d52[2] = { 5, 2 }, big3[3] = { 300, 200, 10 }, big2[2] = { 2000, 1000 },
+			     d03[2] = { 0, 3 }, d6[1] = { 6 }, p6[1] = { 9 };
+	static const int cm3[3] = { 0, 1, 2 }, odd3[3] = { 1, 2, 0 }, cm2[2] = { 0, 1 }, rm2[2] = { 1, 0 };
+	static const struct {
+		etype type;
+		int rank;
+		const int64_t *d;
+		const int *m2m;
+		const int64_t *pad;
+	} cases[] = {
+		{ ET_F32, 3, d345, NULL, NULL },  /* C order */
+		{ ET_S32, 3, d345, cm3, NULL },   /* Fortran */
+		{ ET_F64, 3, d345, odd3, NULL },  /* another layout */
+		{ ET_F32, 2, d35, rm2, p35 },     /* padded */
+		{ ET_F16, 1, d6, NULL, p6 },      /* padded vector */
+		{ ET_PRED, 2, d73, NULL, NULL },  /* pred: bytes become 0/1 */
+		{ ET_PRED, 2, d73, cm2, NULL },
+		{ ET_BF16, 2, d52, NULL, NULL },
+		{ ET_BF16, 2, d52, cm2, NULL },
+		{ ET_S8, 0, d6, NULL, NULL },
+		{ ET_F32, 2, d03, NULL, NULL },
+		{ ET_F32, 3, big3, odd3, NULL },  /* 2.4 MB through the staging buffer */
+		{ ET_PRED, 2, big2, NULL, NULL }, /* 2 MB of pred, in chunks */
+		{ ET_U16, 2, big2, cm2, NULL },   /* 4 MB straight from the buffer */
+	};
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	make_tmpdir();
+	char path[128];
+	snprintf(path, sizeof path, "%s/out.npy", tmpdir);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hloi_literal *lit = pattern_literal(cases[i].type, cases[i].rank, cases[i].d, cases[i].m2m,
+						    cases[i].pad);
+		unsigned char *want = NULL;
+		size_t wlen = 0;
+		CU_ASSERT_FATAL(npy_serialize(&want, &wlen, ctx, lit) == HLOI_OK);
+		CU_ASSERT_EQUAL(npy_write(lit, ctx, path), HLOI_OK);
+		char *got = NULL;
+		size_t glen = 0;
+		CU_ASSERT_FATAL(file_read_all(&got, &glen, ctx, path) == HLOI_OK);
+		char what[32];
+		snprintf(what, sizeof what, "case %zu", i);
+		expect_same((const unsigned char *)got, glen, want, wlen, what);
+		CU_ASSERT_EQUAL(count_entries(tmpdir), 1);
+		/* and it reads back to the same logical values */
+		hloi_literal *back = NULL;
+		CU_ASSERT_FATAL(npy_read(&back, ctx, path, &lit->shape) == HLOI_OK);
+		int64_t n = 0, idx[HLOI_MAX_RANK] = { 0 };
+		size_t w = (size_t)etype_byte_width(lit->shape.type);
+		int bad = 0;
+		CU_ASSERT_FATAL(shape_element_count(&lit->shape, &n) == 0);
+		if (n > 0) {
+			do {
+				const unsigned char *x = literal_element(lit, idx), *y = literal_element(back, idx);
+				if (lit->shape.type == ET_PRED)
+					bad += (*x != 0) != *y;
+				else
+					bad += memcmp(x, y, w) != 0;
+			} while (index_next(lit->shape.rank, lit->shape.dims, idx));
+		}
+		CU_ASSERT_EQUAL(bad, 0);
+		literal_destroy(back);
+		hloi_free(got);
+		hloi_free(want);
+		/* a full disk, whichever way the data goes out */
+		if (n > 0 && access("/dev/full", W_OK) == 0) {
+			CU_ASSERT_EQUAL(npy_write(lit, ctx, "/dev/full"), HLOI_EIO);
+			CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot write: No space left on device");
+		}
+		literal_destroy(lit);
+	}
+	/* a failed write leaves nothing behind */
+	snprintf(path, sizeof path, "%s/nodir/out.npy", tmpdir);
+	hloi_literal *lit = pattern_literal(ET_F32, 3, big3, NULL, NULL);
+	CU_ASSERT_EQUAL(npy_write(lit, ctx, path), HLOI_EIO);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot create: No such file or directory");
+	literal_destroy(lit);
+	remove_tmpdir();
+	hloi_context_free(ctx);
+}
+
+/* Allocation failures while streaming: ENOMEM or OK, no leak, no file. */
+static void test_write_streamed_out_of_memory(void)
+{
+	static const int64_t d[3] = { 30, 20, 10 };
+	static const int odd[3] = { 1, 2, 0 };
+	make_tmpdir();
+	char path[128];
+	snprintf(path, sizeof path, "%s/out.npy", tmpdir);
+	hloi_literal *lit = pattern_literal(ET_F32, 3, d, odd, NULL);
+	int done = 0;
+	for (long n = 0; n < 50 && !done; n++) {
+		hloi_context *ctx = NULL;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		alloc_fail_after(n);
+		hloi_status st = npy_write(lit, ctx, path);
+		alloc_fail_after(-1);
+		CU_ASSERT(st == HLOI_OK || st == HLOI_ENOMEM);
+		CU_ASSERT_EQUAL(count_entries(tmpdir), st == HLOI_OK ? 1 : 0);
+		done = st == HLOI_OK;
+		hloi_context_free(ctx);
+	}
+	CU_ASSERT(done);
+	literal_destroy(lit);
+	remove_tmpdir();
+}
+
+/* --- text output ------------------------------------------------------------ */
+
+/* The whole content of an open file. */
+static char *slurp(FILE *fp, size_t *len)
+{
+	CU_ASSERT_FATAL(fflush(fp) == 0);
+	long n = ftell(fp);
+	CU_ASSERT_FATAL(n >= 0);
+	char *buf = malloc((size_t)n + 1);
+	rewind(fp);
+	CU_ASSERT_FATAL(fread(buf, 1, (size_t)n, fp) == (size_t)n);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static void test_strbuf_sink(void)
+{
+	strbuf all = STRBUF_INIT, b = STRBUF_INIT;
+	FILE *fp = tmpfile();
+	CU_ASSERT_FATAL(fp != NULL);
+	b.sink = fp;
+	size_t most = 0;
+	for (int i = 0; i < 60000; i++) {
+		sb_printf(&all, "%d, ", i);
+		sb_printf(&b, "%d, ", i);
+		most = b.len > most ? b.len : most;
+	}
+	CU_ASSERT(most < SB_SINK_CHUNK + 16); /* written out as it grows */
+	CU_ASSERT(b.cap <= 2 * SB_SINK_CHUNK);
+	CU_ASSERT_EQUAL(sb_flush(&b), 0);
+	CU_ASSERT_EQUAL(b.len, 0);
+	size_t n = 0;
+	char *text = slurp(fp, &n);
+	CU_ASSERT(n == all.len && !memcmp(text, all.s, n));
+	free(text);
+	fclose(fp);
+	sb_free(&b);
+	sb_free(&all);
+	/* a failed write is recorded, and later text dropped */
+	fp = fopen("/dev/full", "w");
+	if (fp) {
+		b.sink = fp;
+		for (int i = 0; i < 30000; i++)
+			sb_puts(&b, "0123456789");
+		CU_ASSERT_EQUAL(b.werr, ENOSPC);
+		CU_ASSERT_EQUAL(b.len, 0);
+		CU_ASSERT_EQUAL(sb_flush(&b), -1);
+		fclose(fp);
+		sb_free(&b);
+	}
+}
+
+static void test_print_streamed(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	make_tmpdir();
+	char path[128];
+	snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+	/* about 2 MB of text: print and save give the same bytes as literal_print */
+	static const int64_t d[2] = { 300, 400 };
+	hloi_literal *lit = pattern_literal(ET_S32, 2, d, NULL, NULL);
+	strbuf want = STRBUF_INIT;
+	literal_print(&want, lit, 1, 0);
+	sb_putc(&want, '\n');
+	CU_ASSERT_FATAL(!want.oom && want.len > 1000000);
+	FILE *fp = tmpfile();
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_OK);
+	size_t n = 0;
+	char *text = slurp(fp, &n);
+	CU_ASSERT(n == want.len && !memcmp(text, want.s, n));
+	free(text);
+	fclose(fp);
+	CU_ASSERT_EQUAL(hloi_literal_save(lit, ctx, path), HLOI_OK);
+	char *got = NULL;
+	CU_ASSERT_FATAL(file_read_all(&got, &n, ctx, path) == HLOI_OK);
+	CU_ASSERT(n == want.len && !memcmp(got, want.s, n));
+	hloi_free(got);
+	CU_ASSERT_EQUAL(count_entries(tmpdir), 1);
+	/* write errors */
+	fp = fopen(path, "r"); /* not open for writing */
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_EIO);
+	fclose(fp);
+	if (access("/dev/full", W_OK) == 0) {
+		CU_ASSERT_EQUAL(hloi_literal_save(lit, ctx, "/dev/full"), HLOI_EIO);
+		CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot write: No space left on device");
+	}
+	snprintf(path, sizeof path, "%s/nodir/out.txt", tmpdir);
+	CU_ASSERT_EQUAL(hloi_literal_save(lit, ctx, path), HLOI_EIO);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot create: No such file or directory");
+	sb_free(&want);
+	literal_destroy(lit);
+	remove_tmpdir();
+	hloi_context_free(ctx);
+}
+
+/* Zero-element arrays print each of their sub-arrays up to
+ * HLOI_PRINT_MAX_EMPTY_SUBARRAYS of them; beyond, printing is refused. */
+static void test_print_zero_size_limit(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	make_tmpdir();
+	char path[128];
+	snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+	static const struct {
+		int rank;
+		int64_t d[4];
+		uint64_t want;
+	} cases[] = {
+		{ 1, { 0 }, 0 },
+		{ 3, { 2, 0, 3 }, 2 },
+		{ 2, { 3, 4 }, 0 },
+		{ 0, { 0 }, 0 },
+		{ 4, { 3, 5, 0, 1000000000 }, 3 + 15 },
+		{ 4, { 4096, 4096, 1, 0 }, 4096 + 2 * 16777216 },
+		{ 2, { 16777216, 0 }, 16777216 },
+		{ 2, { 16777217, 0 }, 16777217 },
+		{ 2, { 100000000, 0 }, 100000000 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		shape s;
+		shape_make_array(&s, ET_F32, cases[i].rank, cases[i].d);
+		hloi_literal *lit = NULL;
+		if (literal_create(&lit, &s) != HLOI_OK) {
+			CU_FAIL("literal_create");
+			continue;
+		}
+		CU_ASSERT_EQUAL(hloi_literal_empty_subarrays(lit), cases[i].want);
+		literal_destroy(lit);
+	}
+	/* saturation (a shape no literal can be created for) */
+	hloi_literal big;
+	memset(&big, 0, sizeof big);
+	static const int64_t huge[4] = { INT64_MAX, INT64_MAX, INT64_MAX, 0 };
+	shape_make_array(&big.shape, ET_F32, 4, huge);
+	CU_ASSERT_EQUAL(literal_print_empty_count(&big), UINT64_MAX);
+	/* f32[2,0,3] prints as XLA prints it */
+	static const int64_t d203[3] = { 2, 0, 3 };
+	hloi_literal *lit = pattern_literal(ET_F32, 3, d203, NULL, NULL);
+	FILE *fp = tmpfile();
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_OK);
+	size_t n = 0;
+	char *text = slurp(fp, &n);
+	CU_ASSERT_STRING_EQUAL(text, "f32[2,0,3] {\n{\n\n},\n{\n\n}\n}\n");
+	free(text);
+	fclose(fp);
+	literal_destroy(lit);
+	/* at the limit it prints; one more is refused before anything is written */
+	static const int64_t at[2] = { 16777216, 0 }, over[2] = { 16777217, 0 };
+	lit = pattern_literal(ET_F32, 2, at, NULL, NULL);
+	fp = fopen("/dev/null", "w");
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_OK);
+	fclose(fp);
+	literal_destroy(lit);
+	lit = pattern_literal(ET_F32, 2, over, NULL, NULL);
+	fp = tmpfile();
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_ENOMEM);
+	CU_ASSERT_EQUAL(ftell(fp), 0);
+	fclose(fp);
+	CU_ASSERT_EQUAL(hloi_literal_save(lit, ctx, path), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx),
+			       "cannot write f32[16777217,0] as text: 16777217 empty sub-arrays (the limit is "
+			       "16777216); write it as .npy");
+	CU_ASSERT_STRING_EQUAL(ctx->diags[ctx->ndiags - 1].where, path);
+	CU_ASSERT_EQUAL(count_entries(tmpdir), 0);
+	/* .npy writes it */
+	snprintf(path, sizeof path, "%s/out.npy", tmpdir);
+	CU_ASSERT_EQUAL(hloi_literal_save(lit, ctx, path), HLOI_OK);
+	literal_destroy(lit);
+	/* a tuple counts all its elements */
+	shape el[2];
+	static const int64_t half[2] = { 10000000, 0 };
+	shape_make_array(&el[0], ET_F32, 2, half);
+	shape_make_array(&el[1], ET_S8, 2, half);
+	shape t;
+	memset(&t, 0, sizeof t);
+	t.type = ET_TUPLE;
+	t.ntuple = 2;
+	t.tuple = el;
+	CU_ASSERT_FATAL(literal_create(&lit, &t) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_literal_empty_subarrays(lit), 20000000);
+	fp = tmpfile();
+	CU_ASSERT_FATAL(fp != NULL);
+	CU_ASSERT_EQUAL(hloi_literal_print(lit, fp), HLOI_ENOMEM);
+	fclose(fp);
+	literal_destroy(lit);
+	remove_tmpdir();
+	hloi_context_free(ctx);
+}
+
 static const unit_test npy_tests[] = {
 	{ "read_numpy", test_read_numpy },
 	{ "header_variants", test_header_variants },
@@ -787,6 +1259,9 @@ static const unit_test npy_tests[] = {
 	{ "roundtrip_all_types", test_roundtrip_all_types },
 	{ "write_layouts", test_write_layouts },
 	{ "out_of_memory", test_npy_out_of_memory },
+	{ "read_streamed", test_read_streamed },
+	{ "write_streamed", test_write_streamed },
+	{ "write_streamed_out_of_memory", test_write_streamed_out_of_memory },
 	{ NULL, NULL },
 };
 
@@ -796,8 +1271,16 @@ static const unit_test file_tests[] = {
 	{ NULL, NULL },
 };
 
+static const unit_test text_tests[] = {
+	{ "strbuf_sink", test_strbuf_sink },
+	{ "print_streamed", test_print_streamed },
+	{ "print_zero_size_limit", test_print_zero_size_limit },
+	{ NULL, NULL },
+};
+
 const unit_suite unit_suites[] = {
 	{ "npy", npy_tests },
 	{ "file", file_tests },
+	{ "text", text_tests },
 	{ NULL, NULL },
 };
