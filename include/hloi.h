@@ -324,6 +324,18 @@ HLOI_API hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx,
 				     hloi_literal *const *inputs, size_t ninputs,
 				     const hloi_run_options *opts, hloi_literal **out);
 
+/* Like hloi_module_run, but writes the result into `result`, a literal the
+ * caller owns with exactly the shape and layouts of the module's result
+ * (typically the result of an earlier run): nothing is allocated for the
+ * result, so a loop that runs a module again and again (hloi bench, a
+ * serving loop) reaches a steady state without page faults. On failure
+ * `result` may hold partial values. HLOI_EINVAL when `result`'s shape or
+ * layout differs, when it shares a buffer with an input, or when the module
+ * aliases its result to an input (use hloi_module_run there). */
+HLOI_API hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx,
+					  hloi_literal *const *inputs, size_t ninputs,
+					  const hloi_run_options *opts, hloi_literal *result);
+
 /* The input hloi_module_run writes its result into (input_output_alias, see
  * above), or -1 when it writes none. Callers that run a module more than
  * once on the same inputs (benchmarks, engine comparisons) must give each

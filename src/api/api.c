@@ -625,6 +625,13 @@ hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *con
 	return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
 }
 
+hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs,
+				 size_t ninputs, const hloi_run_options *opts, hloi_literal *result)
+{
+	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
+	return eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
+}
+
 int hloi_module_aliased_input(const hloi_module *m)
 {
 	return m ? eval_aliased_parameter(m) : -1;

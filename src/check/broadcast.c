@@ -277,7 +277,10 @@ int check_broadcast_shapes(checker *c, instr *in, const shape *opnd, const shape
 			return 1;
 		}
 	}
-	for (int j = 0; j < dl->n; j++)
-		in->ops[0].out_dim[j] = (int8_t)dl->v[j];
+	if (in->nops < 1 || !in->ops)
+		return 1; /* not reached: the broadcast has its operand */
+	int8_t *out_dim = in->ops[0].out_dim;
+	for (int j = 0; j < dl->n && j < HLOI_MAX_RANK; j++)
+		out_dim[j] = (int8_t)dl->v[j];
 	return 0;
 }

@@ -20,7 +20,7 @@
 
 /* --- creation and destruction ---------------------------------------------- */
 
-static hloi_status create_rec(hloi_literal **out, const shape *s, int depth);
+static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero);
 
 void literal_destroy(hloi_literal *lit)
 {
@@ -36,7 +36,7 @@ void literal_destroy(hloi_literal *lit)
 	hloi_free(lit);
 }
 
-static hloi_status create_tuple(hloi_literal *lit, const shape *s, int depth)
+static hloi_status create_tuple(hloi_literal *lit, const shape *s, int depth, int zero)
 {
 	size_t n = s->ntuple > 0 ? (size_t)s->ntuple : 0;
 	lit->shape.ntuple = (int)n;
@@ -49,7 +49,7 @@ static hloi_status create_tuple(hloi_literal *lit, const shape *s, int depth)
 	if (!lit->elems || !lit->tuple_shapes)
 		return HLOI_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		hloi_status st = create_rec(&lit->elems[i], &s->tuple[i], depth + 1);
+		hloi_status st = create_rec(&lit->elems[i], &s->tuple[i], depth + 1, zero);
 		if (st != HLOI_OK)
 			return st;
 		/* the element's own shape copy points at the element's storage */
@@ -59,7 +59,7 @@ static hloi_status create_tuple(hloi_literal *lit, const shape *s, int depth)
 	return HLOI_OK;
 }
 
-static hloi_status create_rec(hloi_literal **out, const shape *s, int depth)
+static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero)
 {
 	*out = NULL;
 	if (depth > LIT_MAX_DEPTH)
@@ -70,7 +70,7 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth)
 	lit->shape = *s;
 	hloi_status st = HLOI_OK;
 	if (shape_is_tuple(s)) {
-		st = create_tuple(lit, s, depth);
+		st = create_tuple(lit, s, depth, zero);
 		goto cleanup;
 	}
 	lit->shape.ntuple = 0;
@@ -107,7 +107,8 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth)
 			st = HLOI_ENOMEM;
 			goto cleanup;
 		}
-		memset(lit->data, 0, lit->nbytes);
+		if (zero)
+			memset(lit->data, 0, lit->nbytes);
 		literal_fill_padding(lit);
 	}
 cleanup:
@@ -121,7 +122,12 @@ cleanup:
 
 hloi_status literal_create(hloi_literal **out, const shape *s)
 {
-	return create_rec(out, s, 0);
+	return create_rec(out, s, 0, 1);
+}
+
+hloi_status literal_create_uninit(hloi_literal **out, const shape *s)
+{
+	return create_rec(out, s, 0, 0);
 }
 
 /* An elided array literal (`{...}`): its values are unknown, so it has no
@@ -142,7 +148,9 @@ static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 	if (lit->elided && !shape_is_tuple(&lit->shape))
 		return literal_create_elided(out, &lit->shape);
 	hloi_literal *c = NULL;
-	hloi_status st = create_rec(&c, &lit->shape, 0);
+	/* an array's bytes are all copied below: no need to zero them first */
+	int copied = !shape_is_tuple(&lit->shape) && lit->nbytes && lit->data;
+	hloi_status st = create_rec(&c, &lit->shape, 0, !copied);
 	if (st != HLOI_OK) {
 		*out = NULL;
 		return st;
@@ -160,8 +168,11 @@ static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 			}
 			c->tuple_shapes[i] = c->elems[i]->shape;
 		}
-	} else if (lit->nbytes && c->data && lit->data) {
-		memcpy(c->data, lit->data, lit->nbytes);
+	} else if (copied && c->data) {
+		if (c->nbytes == lit->nbytes)
+			memcpy(c->data, lit->data, lit->nbytes);
+		else
+			memset(c->data, 0, c->nbytes); /* not reached: same shape */
 	}
 	*out = c;
 	return HLOI_OK;
@@ -282,28 +293,33 @@ void literal_fill_padding(hloi_literal *lit)
 		return;
 	int w = etype_byte_width(s->type);
 	int64_t nbuf;
-	if (w <= 0 || shape_buffer_elements(s, &nbuf))
+	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0)
 		return;
 	unsigned char pad[16];
 	literal_padding_bits(s, pad);
-	/* Walk the buffer in memory order with a counter per minor_to_major
-	 * position; a position is padding when any coordinate is past its
-	 * logical size. */
+	/* Walk the buffer a physical row (the most minor dimension) at a time
+	 * with a counter per outer minor_to_major position: a row whose outer
+	 * coordinates reach into the padding is all padding, any other row
+	 * has padding after its logical elements. Logical elements are not
+	 * touched. */
 	int64_t ctr[HLOI_MAX_RANK] = { 0 };
 	int64_t psize[HLOI_MAX_RANK], lsize[HLOI_MAX_RANK];
-	int outside = 0; /* number of coordinates currently in the padding */
+	int outside = 0; /* outer coordinates currently in the padding */
 	for (int i = 0; i < s->rank; i++) {
 		int d = (int)s->layout.minor_to_major[i];
 		psize[i] = shape_padded_dim(s, d);
 		lsize[i] = s->dims[d];
-		if (lsize[i] == 0)
+		if (i > 0 && lsize[i] == 0)
 			outside++;
 	}
+	int64_t rowlen = psize[0], rows = nbuf / rowlen;
 	unsigned char *p = lit->data;
-	for (int64_t lin = 0; lin < nbuf; lin++) {
-		if (outside)
-			memcpy(p + lin * w, pad, (size_t)w);
-		for (int i = 0; i < s->rank; i++) {
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t from = outside ? 0 : lsize[0];
+		unsigned char *row = p + r * rowlen * w;
+		for (int64_t k = from; k < rowlen; k++)
+			memcpy(row + k * w, pad, (size_t)w);
+		for (int i = 1; i < s->rank; i++) {
 			int64_t old = ctr[i];
 			ctr[i] = old + 1 < psize[i] ? old + 1 : 0;
 			int was = old >= lsize[i], now = ctr[i] >= lsize[i];

@@ -49,6 +49,9 @@ struct hloi_literal {
  * zero, padding holds the padding value. The shape (including tuple element
  * shapes, deeply) is copied. HLOI_ENOMEM / HLOI_EINVAL (size overflow). */
 hloi_status literal_create(hloi_literal **out, const shape *s);
+/* The same, but the logical elements are left unset (padding is filled):
+ * for engines that write every element, so a result costs no extra pass. */
+hloi_status literal_create_uninit(hloi_literal **out, const shape *s);
 void literal_destroy(hloi_literal *lit);
 /* An elided array literal (`{...}`): elided = 1 and no buffer (data NULL,
  * nbytes 0), whatever the size of `s`. */

@@ -13,6 +13,13 @@
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out);
 
+/* The same, writing the result into `result`, the caller's literal with the
+ * exact shape and layouts of the module's result (no result allocation).
+ * HLOI_EINVAL when its shape differs, when it shares a buffer with an input,
+ * or when the module aliases its result to an input. */
+hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			     const hloi_run_options *opts, hloi_literal *result);
+
 /* The parameter a checked module's whole result is written into
  * (input_output_alias with output index {}), or -1. */
 int eval_aliased_parameter(const module *m);

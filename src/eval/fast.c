@@ -11,15 +11,24 @@
 #include "core/index.h"
 #include "eval/fast.h"
 #include "eval/scalar.h"
+#include "util/alloc.h"
 
 /* Below this many elements per thread, another thread does not pay. */
 #define FAST_MIN_PER_THREAD ((int64_t)1 << 16)
-/* Bytes along each side of a cache tile (per row of the tile). */
-#define FAST_TILE_BYTES 1024
-/* At most this many elements per tile side. */
-#define FAST_TILE_MAX 1024
-/* Micro-tile side in elements. */
-#define FAST_MICRO 8
+/* Results at least this large are written with non-temporal stores: larger
+ * than a core's share of the last-level cache, they would only evict the
+ * operands on their way to memory. */
+#define FAST_STREAM_BYTES ((int64_t)8 << 20)
+/* Tiles when an operand's layout disagrees with the result's: FAST_TILE
+ * elements along the result's innermost dimension (runs of the result and
+ * of operands in its layout), as many along the strided operand's dense
+ * dimension as fit FAST_TILE_BYTES (its runs: 1024 elements of 4 bytes), so
+ * that a gathered tile stays in L2. Chosen by measurement (64 x 1024 beat
+ * square tiles of 64 to 256 and streaming stores). */
+#define FAST_TILE 64
+#define FAST_TILE_BYTES ((int64_t)256 << 10)
+/* The staging chunk of a thread, in bytes. */
+#define FAST_CHUNK_MAX 4096
 #define FAST_MAX_THREADS 64
 /* Contiguous loops run in multiples of this many elements, then a tail, so
  * that gcc -O2 (very cheap cost model) vectorises them. */
@@ -222,6 +231,47 @@ static fk_fn copy_kernel(int width)
 	}
 }
 
+/* --- writing results --------------------------------------------------------- */
+
+/* Non-temporal stores, where the compiler offers them: a result larger than
+ * the caches is written without first reading its lines (no
+ * read-for-ownership), which saves a third of the memory traffic of a
+ * binary op. Elsewhere the staging copy is a memcpy. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#define FAST_HAVE_STREAM 1
+#else
+#define FAST_HAVE_STREAM 0
+#endif
+
+static void copy_out(char *dst, const char *src, size_t bytes, int stream)
+{
+#if FAST_HAVE_STREAM
+	if (stream) {
+		while (bytes && ((uintptr_t)dst & 15)) {
+			*dst++ = *src++;
+			bytes--;
+		}
+		for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+			_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+		if (bytes)
+			memcpy(dst, src, bytes);
+		return;
+	}
+#else
+	(void)stream;
+#endif
+	memcpy(dst, src, bytes);
+}
+
+static void stream_fence(void)
+{
+#if FAST_HAVE_STREAM
+	_mm_sfence();
+#endif
+}
+
 /* --- the plan: merged dimensions in the output's physical order ------------ */
 
 typedef struct plan {
@@ -231,11 +281,22 @@ typedef struct plan {
 	int64_t w[3];                     /* element bytes */
 	char *base[3];
 	int tiled;                        /* dims 0 and 1 are traversed in tiles */
-	int64_t block;                    /* tile side in elements */
+	int pack[3];                      /* tiled: operand x is gathered per tile */
+	int64_t block;                    /* tile side along dimension 0 (elements) */
+	int64_t block1;                   /* ... and along dimension 1 */
+	int staged;                       /* rows go through a staging chunk */
+	int stream;                       /* ... and out with non-temporal stores */
+	int64_t chunk;                    /* staging chunk in output elements */
 	fk_fn fn;
 	cmp_direction d;
 	cmp_type t;
 } plan;
+
+/* Per-thread scratch: the staging chunk and the tiles of gathered operands. */
+typedef struct scratch {
+	char *tile[3];
+	char stage[FAST_CHUNK_MAX] __attribute__((aligned(64)));
+} scratch;
 
 static cmp_type effective_cmp_type(const instr *in, etype t)
 {
@@ -248,48 +309,164 @@ static cmp_type effective_cmp_type(const instr *in, etype t)
 	}
 }
 
+/* n output elements at o (element stride so), operands at a and b with
+ * element strides sa and sb. Staged plans (so is then 1) compute a chunk at a time into the
+ * thread's staging buffer and copy it out, so the kernel never writes
+ * memory an operand reads (in-place results) and large results can be
+ * streamed. */
+static void row(const plan *p, scratch *sc, char *o, const char *a, const char *b, int64_t n, int64_t so,
+		int64_t sa, int64_t sb)
+{
+	if (!p->staged) {
+		p->fn(o, a, b, n, so, sa, sb, p->d, p->t);
+		return;
+	}
+	int64_t wo = p->w[0], wa = p->w[1], wb = p->w[2], c = p->chunk;
+	for (int64_t i = 0; i < n; i += c) {
+		int64_t len = n - i < c ? n - i : c;
+		p->fn(sc->stage, a + i * sa * wa, b + i * sb * wb, len, 1, sa, sb, p->d, p->t);
+		copy_out(o + i * wo, sc->stage, (size_t)(len * wo), p->stream);
+	}
+}
+
+/* Gathers an ni x nj block of operand x (strides s0 along dimension 0, s1
+ * along dimension 1) into dst[j * B + i]: reads follow the operand's own
+ * memory order, the writes stay in the cache. */
+#define FAST_GATHER(T_)                                                                        \
+	do {                                                                                   \
+		T_ *restrict t = (T_ *)(void *)dst;                                            \
+		const T_ *restrict q = (const T_ *)(const void *)src;                          \
+		for (int64_t i = 0; i < ni; i++)                                               \
+			for (int64_t j = 0; j < nj; j++)                                       \
+				t[j * B + i] = q[i * s0 + j * s1];                             \
+	} while (0)
+
+#if FAST_HAVE_STREAM
+/* 4-byte elements contiguous along j (s1 == 1): 4 x 4 blocks transposed in
+ * registers; the edges element by element. */
+static void gather4_sse(char *dst, const char *src, int64_t ni, int64_t nj, int64_t s0, int64_t B)
+{
+	float *t = (float *)(void *)dst;
+	const float *q = (const float *)(const void *)src;
+	int64_t i = 0;
+	for (; i + 4 <= ni; i += 4) {
+		int64_t j = 0;
+		for (; j + 4 <= nj; j += 4) {
+			__m128 r0 = _mm_loadu_ps(q + (i + 0) * s0 + j);
+			__m128 r1 = _mm_loadu_ps(q + (i + 1) * s0 + j);
+			__m128 r2 = _mm_loadu_ps(q + (i + 2) * s0 + j);
+			__m128 r3 = _mm_loadu_ps(q + (i + 3) * s0 + j);
+			_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+			_mm_storeu_ps(t + (j + 0) * B + i, r0);
+			_mm_storeu_ps(t + (j + 1) * B + i, r1);
+			_mm_storeu_ps(t + (j + 2) * B + i, r2);
+			_mm_storeu_ps(t + (j + 3) * B + i, r3);
+		}
+		for (; j < nj; j++)
+			for (int64_t k = 0; k < 4; k++)
+				t[j * B + i + k] = q[(i + k) * s0 + j];
+	}
+	for (; i < ni; i++)
+		for (int64_t j = 0; j < nj; j++)
+			t[j * B + i] = q[i * s0 + j];
+}
+
+/* The same for 8-byte elements, 2 x 2 blocks. */
+static void gather8_sse(char *dst, const char *src, int64_t ni, int64_t nj, int64_t s0, int64_t B)
+{
+	double *t = (double *)(void *)dst;
+	const double *q = (const double *)(const void *)src;
+	int64_t i = 0;
+	for (; i + 2 <= ni; i += 2) {
+		int64_t j = 0;
+		for (; j + 2 <= nj; j += 2) {
+			__m128d r0 = _mm_loadu_pd(q + i * s0 + j);
+			__m128d r1 = _mm_loadu_pd(q + (i + 1) * s0 + j);
+			_mm_storeu_pd(t + j * B + i, _mm_unpacklo_pd(r0, r1));
+			_mm_storeu_pd(t + (j + 1) * B + i, _mm_unpackhi_pd(r0, r1));
+		}
+		for (; j < nj; j++) {
+			t[j * B + i] = q[i * s0 + j];
+			t[j * B + i + 1] = q[(i + 1) * s0 + j];
+		}
+	}
+	for (; i < ni; i++)
+		for (int64_t j = 0; j < nj; j++)
+			t[j * B + i] = q[i * s0 + j];
+}
+#endif
+
+/* Bits are moved, never values: floats (NaN payloads included) arrive as
+ * they were. */
+static void gather(char *dst, const char *src, int64_t w, int64_t ni, int64_t nj, int64_t s0, int64_t s1,
+		   int64_t B)
+{
+#if FAST_HAVE_STREAM
+	if (s1 == 1 && w == 4) {
+		gather4_sse(dst, src, ni, nj, s0, B);
+		return;
+	}
+	if (s1 == 1 && w == 8) {
+		gather8_sse(dst, src, ni, nj, s0, B);
+		return;
+	}
+#endif
+	switch (w) {
+	case 1: FAST_GATHER(uint8_t); break;
+	case 2: FAST_GATHER(uint16_t); break;
+	case 4: FAST_GATHER(uint32_t); break;
+	default: FAST_GATHER(uint64_t); break;
+	}
+}
+
 /* The innermost loop over dimension 0 (or, tiled, dimensions 0 and 1 with
  * dimension 1 restricted to [lo, hi)); pointers at the block's origin. */
-static void leaf(const plan *p, char *o, const char *a, const char *b, int64_t lo, int64_t hi)
+static void leaf(const plan *p, scratch *sc, char *o, const char *a, const char *b, int64_t lo, int64_t hi)
 {
 	const int64_t *so = p->st[0], *sa = p->st[1], *sb = p->st[2];
 	int64_t wo = p->w[0], wa = p->w[1], wb = p->w[2];
 	if (!p->tiled) {
-		p->fn(o + lo * so[0] * wo, a + lo * sa[0] * wa, b + lo * sb[0] * wb, hi - lo, so[0], sa[0], sb[0],
-		      p->d, p->t);
+		row(p, sc, o + lo * so[0] * wo, a + lo * sa[0] * wa, b + lo * sb[0] * wb, hi - lo, so[0], sa[0],
+		    sb[0]);
 		return;
 	}
-	/* Tiles of B x B, and within them micro-tiles of M x M, so that the
-	 * lines of an operand read across dimension 0 are reused from L1
-	 * while dimension 1 advances. */
-	int64_t B = p->block, M = FAST_MICRO, n0 = p->n[0];
-	for (int64_t j0 = lo; j0 < hi; j0 += B) {
-		int64_t j1 = j0 + B < hi ? j0 + B : hi;
+	/* B x B tiles of dimensions 0 and 1. An operand strided along
+	 * dimension 0 is gathered per tile (when its scratch exists) so that
+	 * every row below is contiguous; the output is written row by row. */
+	int64_t B = p->block, B1 = p->block1, n0 = p->n[0];
+	const char *src[3] = { o, a, b };
+	for (int64_t j0 = lo; j0 < hi; j0 += B1) {
+		int64_t nj = j0 + B1 < hi ? B1 : hi - j0;
 		for (int64_t i0 = 0; i0 < n0; i0 += B) {
-			int64_t i1 = i0 + B < n0 ? i0 + B : n0;
-			for (int64_t jm = j0; jm < j1; jm += M) {
-				int64_t jme = jm + M < j1 ? jm + M : j1;
-				for (int64_t im = i0; im < i1; im += M) {
-					int64_t len = im + M < i1 ? M : i1 - im;
-					for (int64_t j = jm; j < jme; j++)
-						p->fn(o + (im * so[0] + j * so[1]) * wo,
-						      a + (im * sa[0] + j * sa[1]) * wa,
-						      b + (im * sb[0] + j * sb[1]) * wb, len, so[0], sa[0], sb[0],
-						      p->d, p->t);
+			int64_t ni = i0 + B < n0 ? B : n0 - i0;
+			int packed[3] = { 0, 0, 0 };
+			for (int x = 1; x <= 2; x++) {
+				if (p->pack[x] && sc->tile[x]) {
+					gather(sc->tile[x], src[x] + (i0 * p->st[x][0] + j0 * p->st[x][1]) * p->w[x],
+					       p->w[x], ni, nj, p->st[x][0], p->st[x][1], B);
+					packed[x] = 1;
 				}
+			}
+			for (int64_t j = 0; j < nj; j++) {
+				const char *ra = packed[1] ? sc->tile[1] + j * B * wa
+							   : a + (i0 * sa[0] + (j0 + j) * sa[1]) * wa;
+				const char *rb = packed[2] ? sc->tile[2] + j * B * wb
+							   : b + (i0 * sb[0] + (j0 + j) * sb[1]) * wb;
+				row(p, sc, o + (i0 * so[0] + (j0 + j) * so[1]) * wo, ra, rb, ni, so[0],
+				    packed[1] ? 1 : sa[0], packed[2] ? 1 : sb[0]);
 			}
 		}
 	}
 }
 
 /* Runs the plan for the outermost dimension's indices [lo, hi). */
-static void run_range(const plan *p, int64_t lo, int64_t hi)
+static void run_range(const plan *p, scratch *sc, int64_t lo, int64_t hi)
 {
 	int inner = p->tiled ? 2 : 1, top = p->rank - 1;
 	if (lo >= hi)
 		return;
 	if (top < inner) {
-		leaf(p, p->base[0], p->base[1], p->base[2], lo, hi);
+		leaf(p, sc, p->base[0], p->base[1], p->base[2], lo, hi);
 		return;
 	}
 	int64_t idx[HLOI_MAX_RANK];
@@ -302,7 +479,7 @@ static void run_range(const plan *p, int64_t lo, int64_t hi)
 				off[x] += idx[d] * p->st[x][d];
 			off[x] *= p->w[x];
 		}
-		leaf(p, p->base[0] + off[0], p->base[1] + off[1], p->base[2] + off[2], 0, p->n[inner - 1]);
+		leaf(p, sc, p->base[0] + off[0], p->base[1] + off[1], p->base[2] + off[2], 0, p->n[inner - 1]);
 		int d = inner;
 		for (; d < top; d++) {
 			if (++idx[d] < p->n[d])
@@ -322,7 +499,16 @@ typedef struct job {
 static void *worker(void *arg)
 {
 	const job *j = arg;
-	run_range(j->p, j->lo, j->hi);
+	const plan *p = j->p;
+	scratch sc;
+	/* a tile that cannot be allocated leaves its operand strided */
+	for (int x = 0; x < 3; x++)
+		sc.tile[x] = p->pack[x] ? hloi_aligned_alloc((size_t)(p->block * p->block1 * p->w[x])) : NULL;
+	run_range(p, &sc, j->lo, j->hi);
+	if (p->stream)
+		stream_fence();
+	for (int x = 0; x < 3; x++)
+		hloi_aligned_free(sc.tile[x]);
 	return NULL;
 }
 
@@ -334,16 +520,18 @@ static int machine_threads(void)
 
 /* Runs the plan on up to `threads` threads (fewer when there is too little
  * work); a thread that cannot be started has its share run here. */
-static void run_threads(const plan *p, int64_t total, int threads)
+static void run_threads(const plan *p, int64_t total, int threads, int64_t min_per_thread)
 {
 	int64_t top = p->n[p->rank - 1];
 	int64_t nt = threads > 0 ? threads : machine_threads();
 	if (nt > FAST_MAX_THREADS)
 		nt = FAST_MAX_THREADS;
-	if (nt > total / FAST_MIN_PER_THREAD)
-		nt = total / FAST_MIN_PER_THREAD;
+	if (min_per_thread < 1)
+		min_per_thread = 1;
+	if (nt > total / min_per_thread)
+		nt = total / min_per_thread;
 	/* Tiled plans whose outer dimension is a tile side split on tile edges. */
-	int64_t unit = p->tiled && p->rank == 2 ? p->block : 1;
+	int64_t unit = p->tiled && p->rank == 2 ? p->block1 : 1;
 	int64_t units = (top + unit - 1) / unit;
 	if (nt > units)
 		nt = units;
@@ -370,8 +558,23 @@ static void run_threads(const plan *p, int64_t total, int threads)
 	}
 }
 
-int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads)
+void fast_default_tuning(fast_tuning *t)
 {
+	t->stream_bytes = FAST_STREAM_BYTES;
+	t->tile = FAST_TILE;
+	t->tile_bytes = FAST_TILE_BYTES;
+	t->chunk_bytes = FAST_CHUNK_MAX;
+	t->min_per_thread = FAST_MIN_PER_THREAD;
+}
+
+int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
+		     const fast_tuning *tuning)
+{
+	fast_tuning deflt;
+	if (!tuning) {
+		fast_default_tuning(&deflt);
+		tuning = &deflt;
+	}
 	const shape *os = &out->shape;
 	int nops = in->nops;
 	plan p;
@@ -466,8 +669,10 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 	}
 	p.rank = r;
 
-	/* An operand strided along the output's inner dimension but contiguous
-	 * (or nearly) along another: traverse dimension 0 and that one in tiles. */
+	/* An operand strided along the output's inner dimension (a layout that
+	 * disagrees with the result's): traverse dimension 0 and the dimension
+	 * along which that operand is densest in tiles, gathering each strided
+	 * operand's tile so that rows are read and written contiguously. */
 	if (r >= 2 && p.st[0][0] == 1) {
 		int q = -1;
 		for (int x = 1; x <= nops && q < 0; x++) {
@@ -494,15 +699,45 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 			p.n[1] = n;
 			for (int x = 0; x < 3; x++)
 				p.st[x][1] = s[x];
+			p.tiled = 1;
 			int64_t wmax = p.w[0] > p.w[1] ? p.w[0] : p.w[1];
 			if (p.w[2] > wmax)
 				wmax = p.w[2];
-			p.block = FAST_TILE_BYTES / (wmax > 0 ? wmax : 1);
-			if (p.block > FAST_TILE_MAX)
-				p.block = FAST_TILE_MAX;
-			p.tiled = 1;
+			p.block = tuning->tile > 0 ? tuning->tile : FAST_TILE;
+			p.block1 = (tuning->tile_bytes > 0 ? tuning->tile_bytes : FAST_TILE_BYTES) / (p.block * wmax);
+			if (p.block1 < 1)
+				p.block1 = 1;
+			for (int x = 1; x <= nops; x++)
+				p.pack[x] = p.st[x][0] != 0 && p.st[x][0] != 1;
 		}
 	}
-	run_threads(&p, total, threads);
+
+	/* A result that shares its buffer with an operand (in place) must be
+	 * read at the position it is written: equal strides everywhere. Rows
+	 * then go through the staging chunk, as do streamed results. */
+	int inplace = 0;
+	for (int x = 1; x <= nops; x++) {
+		if (ops[x - 1]->data != out->data)
+			continue;
+		if (p.w[x] != p.w[0] || p.pack[x])
+			return 1;
+		for (int d = 0; d < p.rank; d++)
+			if (p.st[x][d] != p.st[0][d])
+				return 1;
+		inplace = 1;
+	}
+	/* (Size-1 dimensions with padding leave the innermost stride above 1:
+	 * such results are written directly.) */
+	if (inplace && p.st[0][0] != 1)
+		return 1;
+	int64_t obytes = (int64_t)out->nbytes;
+	/* Tiled plans write short runs of many rows: streaming stores lose
+	 * there (measured), so they keep the cache's write-back. */
+	p.stream = FAST_HAVE_STREAM && obytes >= tuning->stream_bytes && p.st[0][0] == 1 && !p.tiled;
+	p.staged = inplace || p.stream;
+	int64_t cb = tuning->chunk_bytes > 0 && tuning->chunk_bytes < FAST_CHUNK_MAX ? tuning->chunk_bytes
+										     : FAST_CHUNK_MAX;
+	p.chunk = cb / p.w[0] > 0 ? cb / p.w[0] : 1;
+	run_threads(&p, total, threads, tuning->min_per_thread);
 	return 0;
 }

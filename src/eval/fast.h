@@ -6,11 +6,26 @@
 
 #include "ir/ir.h"
 
+/* Sizes the engine picks its strategies by; fast_default_tuning fills in the
+ * ones it uses. Tests shrink them so that small arrays take every path. */
+typedef struct fast_tuning {
+	int64_t stream_bytes;   /* results this large are written with non-temporal stores */
+	int64_t tile;           /* tile side along the result's inner dimension (elements) */
+	int64_t tile_bytes;     /* bytes of a gathered tile (sets its other side) */
+	int64_t chunk_bytes;    /* staging chunk (at most 4096 bytes) */
+	int64_t min_per_thread; /* fewer elements per thread do not get another thread */
+} fast_tuning;
+
+void fast_default_tuning(fast_tuning *t);
+
 /* Computes `in` into `out` (already allocated with in->result's shape and
  * layout, padding filled) from its operand values `ops` using `threads`
- * worker threads (0: the machine's cores). Returns 0 when it did the work,
- * nonzero when it does not cover this case — the caller then uses the
- * reference loop, so results never depend on which path ran. */
-int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads);
+ * worker threads (0: the machine's cores). `out` may share its buffer with
+ * an operand of the same type, dims and layout (in place). `tuning` may be
+ * NULL (the defaults). Returns 0 when it did the work, nonzero when it does
+ * not cover this case — the caller then uses the reference loop, so results
+ * never depend on which path ran. */
+int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
+		     const fast_tuning *tuning);
 
 #endif

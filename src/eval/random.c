@@ -54,6 +54,14 @@ static void fill(hloi_literal *lit, uint64_t *state)
 	int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
 	if (shape_element_count(s, &elems) || elems == 0 || !lit->data)
 		return;
+	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0) {
+		/* memory order is logical order: no index conversion */
+		size_t w = (size_t)etype_byte_width(s->type);
+		unsigned char *p = lit->data;
+		for (int64_t i = 0; i < elems; i++)
+			put(s->type, p + (size_t)i * w, splitmix64(state));
+		return;
+	}
 	do
 		put(s->type, literal_element(lit, idx), splitmix64(state));
 	while (index_next(s->rank, s->dims, idx));

@@ -99,13 +99,19 @@ typedef struct engine {
 	int fast;            /* try the fast engine first */
 	int threads;
 	int depth;           /* computations being evaluated */
+	hloi_literal *spare; /* a freed array kept for the next value of its size */
 } engine;
+
+/* Freed arrays at least this large are kept for reuse (smaller ones cost
+ * malloc nothing to get back). */
+#define EVAL_SPARE_MIN ((int64_t)64 << 10)
 
 /* One evaluation of a computation: a value per instruction position. */
 typedef struct frame {
 	const computation *comp;
 	hloi_literal **vals;
 	uint8_t *owned;
+	const int *last_use; /* position of each value's last reader */
 } frame;
 
 uint64_t eval_default_budget(void)
@@ -156,14 +162,37 @@ static hloi_status oom(engine *e, int64_t bytes)
 	return HLOI_ENOMEM;
 }
 
-/* A new value of shape `s`, within the budget. */
+static void free_spare(engine *e)
+{
+	if (!e->spare)
+		return;
+	e->live -= (uint64_t)e->spare->nbytes;
+	literal_destroy(e->spare);
+	e->spare = NULL;
+}
+
+/* A new value of shape `s`, within the budget: the spare array when its
+ * buffer has the size asked for (it is still counted in e->live). Its
+ * elements are left unset; padding holds the padding value. */
 static hloi_status new_value(engine *e, const shape *s, hloi_literal **out)
 {
 	int64_t bytes = value_bytes(s);
+	if (e->spare && !shape_is_tuple(s) && s->has_layout && bytes == (int64_t)e->spare->nbytes) {
+		hloi_literal *lit = e->spare;
+		e->spare = NULL;
+		lit->shape = *s;
+		lit->elided = 0;
+		literal_fill_padding(lit);
+		*out = lit;
+		return HLOI_OK;
+	}
+	/* the spare's memory is better spent on this value than refused */
+	if (e->spare && (bytes < 0 || e->live + (uint64_t)bytes > e->budget))
+		free_spare(e);
 	hloi_status st = reserve(e, bytes);
 	if (st != HLOI_OK)
 		return st;
-	st = literal_create(out, s);
+	st = literal_create_uninit(out, s);
 	if (st != HLOI_OK) {
 		e->live -= (uint64_t)bytes;
 		return st == HLOI_ENOMEM ? oom(e, bytes) : st;
@@ -171,11 +200,17 @@ static hloi_status new_value(engine *e, const shape *s, hloi_literal **out)
 	return HLOI_OK;
 }
 
-/* Frees a value new_value made. */
+/* Frees a value new_value made, or keeps it as the spare. */
 static void drop_value(engine *e, hloi_literal *lit)
 {
 	if (!lit)
 		return;
+	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
+	    value_bytes(&lit->shape) == (int64_t)lit->nbytes) {
+		free_spare(e);
+		e->spare = lit;
+		return;
+	}
 	int64_t bytes = value_bytes(&lit->shape);
 	e->live -= bytes > 0 ? (uint64_t)bytes : 0;
 	literal_destroy(lit);
@@ -262,7 +297,7 @@ static hloi_status clone_value(engine *e, const hloi_literal *lit, hloi_literal 
 typedef enum ew_kind { EW_BINARY, EW_COMPARE, EW_COPY, EW_SELECT, EW_CONVERT } ew_kind;
 
 /* out[i] = f(operands at i) for every logical position of out's buffer;
- * padding positions keep the padding value literal_create put there.
+ * padding positions keep the padding value new_value put there.
  * EW_COPY copies operand 0 (broadcast, copy, bitcast-convert), EW_SELECT
  * picks operand 1 or 2 by operand 0, EW_CONVERT converts operand 0. */
 static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, ew_kind kind, binop_fn fn,
@@ -401,6 +436,26 @@ static int dest_is_safe(const instr *in, hloi_literal *const *ops, const hloi_li
 
 static hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args,
 				    hloi_literal *dest, hloi_literal **out, int *out_owned);
+
+/* The operand whose buffer `in` may take over for its result, or -1: a
+ * value the frame owns, read here for the last time, of the result's exact
+ * type, dims and layout, and read at the position written (dest_is_safe). */
+static int reusable_operand(const frame *f, const instr *in, hloi_literal *const *ops)
+{
+	if (!reads_in_place(in) || shape_is_tuple(&in->result))
+		return -1;
+	for (int k = 0; k < in->nops && k < 3; k++) {
+		int d = in->ops[k].def->position;
+		const hloi_literal *op = ops[k];
+		if (!f->owned[d] || f->last_use[d] != in->position || !op || shape_is_tuple(&op->shape) ||
+		    !op->data || op->elided || op->shape.type != in->result.type ||
+		    !shape_same_dims(&op->shape, &in->result) || !layout_equal(&op->shape.layout, &in->result.layout))
+			continue;
+		if (dest_is_safe(in, ops, op))
+			return k;
+	}
+	return -1;
+}
 
 /* Runs a call or fusion: the callee with the operand values as its
  * parameters. The result is owned by the frame (or is dest). */
@@ -569,8 +624,13 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 	}
 	hloi_literal *res = NULL;
 	int direct = dest && dest_is_safe(in, ops, dest);
+	int k = dest ? -1 : reusable_operand(f, in, ops);
 	if (direct) {
 		res = dest;
+	} else if (k >= 0) {
+		/* in place: the operand's buffer becomes this value */
+		res = ops[k];
+		f->owned[in->ops[k].def->position] = 0;
 	} else {
 		st = new_value(e, &in->result, &res);
 		if (st != HLOI_OK)
@@ -587,7 +647,7 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 		transpose_values(in, res, ops[0]);
 		break;
 	default:
-		if (!hook || !e->fast || fast_elementwise(in, res, ops, e->threads) != 0)
+		if (!hook || !e->fast || fast_elementwise(in, res, ops, e->threads, NULL) != 0)
 			elementwise(in, res, ops, kind, fn, cf, ct);
 		break;
 	}
@@ -618,6 +678,7 @@ static hloi_status eval_computation(engine *e, const computation *comp, hloi_lit
 	f.vals = hloi_calloc((size_t)n, sizeof *f.vals);
 	f.owned = hloi_calloc((size_t)n, 1);
 	last_use = hloi_calloc((size_t)n, sizeof *last_use);
+	f.last_use = last_use;
 	if (!f.vals || !f.owned || !last_use) {
 		diag_error_where(e->ctx, NULL, "out of memory");
 		st = HLOI_ENOMEM;
@@ -728,14 +789,37 @@ int eval_aliased_parameter(const module *m)
 	return -1;
 }
 
-hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			const hloi_run_options *opts, hloi_literal **out)
+/* Whether `lit` shares a buffer with any of the inputs (tuples deeply). */
+static int shares_buffer(const hloi_literal *lit, const hloi_literal *in)
+{
+	if (!lit || !in)
+		return 0;
+	if (shape_is_tuple(&lit->shape)) {
+		for (size_t i = 0; i < lit->nelems; i++)
+			if (shares_buffer(lit->elems[i], in))
+				return 1;
+		return 0;
+	}
+	if (shape_is_tuple(&in->shape)) {
+		for (size_t i = 0; i < in->nelems; i++)
+			if (shares_buffer(lit, in->elems[i]))
+				return 1;
+		return 0;
+	}
+	return lit->data && lit->data == in->data;
+}
+
+/* Runs the module into `into` (the caller's literal of the result's exact
+ * shape) when given, else into a new literal in *out. */
+static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			      const hloi_run_options *opts, hloi_literal *into, hloi_literal **out)
 {
 	hloi_status st = HLOI_OK;
 	engine e;
 	hloi_literal **args = NULL;
 	uint8_t *args_owned = NULL;
-	*out = NULL;
+	if (out)
+		*out = NULL;
 	memset(&e, 0, sizeof e);
 	computation *comp = m->entry;
 	if (!m->checked || !comp || !comp->root) {
@@ -799,13 +883,15 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
 
 	/* input_output_alias: the result goes into the parameter's buffer. */
 	int ap = eval_aliased_parameter(m);
-	hloi_literal *dest = ap >= 0 ? args[ap] : NULL;
+	hloi_literal *dest = ap >= 0 ? args[ap] : into;
 	hloi_literal *r = NULL;
 	int owned = 0;
 	st = eval_computation(&e, comp, args, dest, &r, &owned);
 	if (st != HLOI_OK)
 		goto cleanup;
-	if (dest) {
+	if (into) {
+		/* the result is in the caller's literal */
+	} else if (dest) {
 		if (args_owned[ap]) {
 			/* the converted copy of the input is the result */
 			*out = dest;
@@ -836,7 +922,54 @@ cleanup:
 		for (size_t i = 0; i < ninputs; i++)
 			if (args_owned[i])
 				drop_value(&e, args[i]);
+	free_spare(&e);
 	hloi_free(args);
 	hloi_free(args_owned);
 	return st;
+}
+
+hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			const hloi_run_options *opts, hloi_literal **out)
+{
+	return run_module(m, ctx, inputs, ninputs, opts, NULL, out);
+}
+
+hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			     const hloi_run_options *opts, hloi_literal *result)
+{
+	const computation *comp = m->entry;
+	if (!m->checked || !comp || !comp->root) {
+		diag_error_where(ctx, NULL, "the module must be checked before it runs");
+		return HLOI_EINVAL;
+	}
+	if (!result) {
+		diag_error_where(ctx, NULL, "no result literal to run into");
+		return HLOI_EINVAL;
+	}
+	int ap = eval_aliased_parameter(m);
+	if (ap >= 0) {
+		diag_error_where(ctx, NULL,
+				 "the module writes its result into input %d (input_output_alias); run it without a result literal",
+				 ap);
+		return HLOI_EINVAL;
+	}
+	const shape *want = &comp->root->result;
+	if (!shape_compatible(&result->shape, want) || !same_layouts(&result->shape, want) || result->elided ||
+	    (!shape_is_tuple(want) && !result->data && value_bytes(want) > 0)) {
+		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		shape_print(&a, &result->shape, 1);
+		shape_print(&b, want, 1);
+		diag_error_where(ctx, NULL, "the result literal is %s%s, but the module's result is %s", sb_str(&a),
+				 result->elided ? " (elided)" : "", sb_str(&b));
+		sb_free(&a);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
+	for (size_t i = 0; i < ninputs; i++) {
+		if (inputs && shares_buffer(result, inputs[i])) {
+			diag_error_where(ctx, NULL, "the result literal shares its buffer with input %zu", i);
+			return HLOI_EINVAL;
+		}
+	}
+	return run_module(m, ctx, inputs, ninputs, opts, result, NULL);
 }

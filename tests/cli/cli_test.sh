@@ -129,12 +129,16 @@ expect 0 "bench --json" -- "$hloi" bench "$mpv" --inputs "$mpv_in" --iterations 
 for key in median_s min_s max_s bytes gbps engine threads; do
 	contains "$tmp/out" "\"$key\":" "bench --json has $key"
 done
+contains "$tmp/out" '"result":"reused"' "bench reuses the result by default"
+expect 0 "bench --fresh-result" -- "$hloi" bench "$mpv" --inputs "$mpv_in" --iterations 2 --warmup 0 --fresh-result --json
+contains "$tmp/out" '"result":"fresh"' "bench --fresh-result allocates every run"
 
 # --- an in-place (input_output_alias) module under --compare and bench: each
 # run gets its own copy of the input the result is written into
 alias="$data/alias/add_inplace_allowed"
 expect 0 "--compare on an in-place module" -- "$hloi" run "$alias.hlo" --inputs "$alias.inputs" --compare
 expect 0 "bench on an in-place module" -- "$hloi" bench "$alias.hlo" --inputs "$alias.inputs" --iterations 3 --warmup 1
+contains "$tmp/out" "fresh result" "bench on an in-place module makes each result from its copy"
 
 # --- convert: text -> pb -> pbtxt -> text gives the canonical text back
 expect 0 "fmt" -- "$hloi" fmt "$mpv"

@@ -608,22 +608,139 @@ static void test_memory_budget(void)
 {
 	prog p;
 	hloi_literal *out = NULL;
-	/* at most two intermediates live at once: a is freed after b */
+	/* a chain runs in place: b and c take over a's buffer, so one
+	 * intermediate is live at a time */
 	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
 		 "  ROOT c = add(b, b)\n}\n");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 32, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 16, &out), HLOI_OK);
 	CU_ASSERT_EQUAL(((float *)out->data)[3], 32.0f);
 	literal_destroy(out);
 	out = NULL;
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 31, &out), HLOI_ENOMEM);
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 15, &out), HLOI_ENOMEM);
 	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 16 bytes, budget 15 bytes");
+	unload(&p);
+
+	/* a is read again after b: two intermediates live at once; c then
+	 * takes over b's buffer (its last use) */
+	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
+		 "  ROOT c = add(b, a)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 32, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(((float *)out->data)[3], 24.0f);
+	literal_destroy(out);
+	out = NULL;
+	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 31, &out), HLOI_ENOMEM);
 	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	unload(&p);
+
+	/* a layout change cannot run in place: a new buffer */
+	load(&p, "ENTRY e {\n  x = f32[2,2] parameter(0)\n  a = f32[2,2]{1,0} add(x, x)\n"
+		 "  ROOT b = f32[2,2]{0,1} add(a, a)\n}\n");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 31, &out), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 32, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(((float *)out->data)[1], 12.0f); /* {0,1}: element [1,0] = 4*3 */
+	literal_destroy(out);
+	out = NULL;
 	unload(&p);
 
 	/* a relayouted input counts too */
 	load(&p, "ENTRY e {\n  x = f32[2,2]{0,1} parameter(0)\n  ROOT a = add(x, x)\n}\n");
 	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 20, &out), HLOI_ENOMEM);
 	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 20 bytes");
+	unload(&p);
+}
+
+/* Allocations of one run of p on inputs `in` (the reference engine: the
+ * fast one also allocates per-thread tiles). */
+static long run_allocs(prog *p, hloi_literal **in, size_t n)
+{
+	hloi_literal *out = NULL;
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	o.engine = HLOI_ENGINE_REFERENCE;
+	long before = alloc_count();
+	CU_ASSERT_EQUAL(eval_module(p->m, p->ctx, in, n, &o, &out), HLOI_OK);
+	long used = alloc_count() - before;
+	literal_destroy(out);
+	return used;
+}
+
+static void test_buffer_reuse(void)
+{
+	/* Layout changes cannot run in place, but a freed intermediate's
+	 * buffer is reused by the next value of its size: a longer chain
+	 * allocates nothing more. */
+	const char *head = "ENTRY e {\n  x = f32[128,128] parameter(0)\n  a = f32[128,128]{1,0} add(x, x)\n"
+			   "  b = f32[128,128]{0,1} add(a, a)\n";
+	char text3[512], text4[512];
+	snprintf(text3, sizeof text3, "%s  ROOT c = f32[128,128]{1,0} multiply(b, b)\n}\n", head);
+	snprintf(text4, sizeof text4,
+		 "%s  c = f32[128,128]{1,0} multiply(b, b)\n  ROOT d = f32[128,128]{0,1} subtract(c, x)\n}\n", head);
+	prog p3, p4;
+	load(&p3, text3);
+	load(&p4, text4);
+	hloi_literal **in = NULL;
+	size_t n = 0;
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&in, &n, p3.m, p3.ctx, 1), HLOI_OK);
+	long a3 = run_allocs(&p3, in, n), a4 = run_allocs(&p4, in, n);
+	CU_ASSERT(a3 > 0);
+	CU_ASSERT_EQUAL(a4, a3);
+	/* and the values are right: d[i,j] = (4x)^2 - x */
+	hloi_literal *out = NULL;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p4.m, p4.ctx, in, n, NULL, &out), HLOI_OK);
+	int64_t idx[2] = { 5, 77 };
+	float x = *(const float *)literal_element(in[0], idx), d = *(const float *)literal_element(out, idx);
+	CU_ASSERT_EQUAL(d, (4 * x) * (4 * x) - x);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	unload(&p3);
+	unload(&p4);
+}
+
+static void test_run_into(void)
+{
+	prog p;
+	hloi_literal **in = NULL, *out = NULL;
+	size_t n = 0;
+	load(&p, "ENTRY e {\n  x = f32[2,3] parameter(0)\n  y = f32[3] parameter(1)\n"
+		 "  ROOT r = f32[2,3] add(x, y), broadcast_dimensions={1}\n}\n");
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", "f32[2,3] {{1,2,3},{4,5,6}} f32[3] {10,20,30}",
+						      strlen("f32[2,3] {{1,2,3},{4,5,6}} f32[3] {10,20,30}")),
+			      HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, NULL, &out), HLOI_OK);
+	void *buf = out->data;
+	memset(out->data, 0, out->nbytes);
+	CU_ASSERT_EQUAL(hloi_module_run_into(p.m, p.ctx, in, n, NULL, out), HLOI_OK);
+	CU_ASSERT_PTR_EQUAL(out->data, buf); /* the same buffer, written again */
+	CU_ASSERT_EQUAL(((float *)out->data)[0], 11.0f);
+	CU_ASSERT_EQUAL(((float *)out->data)[5], 36.0f);
+	/* misuse: another shape, a buffer shared with an input */
+	hloi_literal *wrong = NULL;
+	hloi_shape *ws = NULL;
+	CU_ASSERT_EQUAL_FATAL(hloi_shape_parse(&ws, p.ctx, "s", "f32[3,2]"), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(literal_create(&wrong, ws), HLOI_OK);
+	hloi_shape_free(ws);
+	CU_ASSERT_EQUAL(hloi_module_run_into(p.m, p.ctx, in, n, NULL, wrong), HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "the result literal is f32[3,2]{1,0}, but the module's result is f32[2,3]{1,0}");
+	CU_ASSERT_EQUAL(hloi_module_run_into(p.m, p.ctx, in, n, NULL, in[0]), HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "the result literal shares its buffer with input 0");
+	literal_destroy(wrong);
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
+	unload(&p);
+
+	/* a module that aliases its result to an input refuses */
+	load(&p, "HloModule m, input_output_alias={ {}: (0, {}, must-alias) }\n"
+		 "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] add(x, x)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", "f32[2] {1,2}", strlen("f32[2] {1,2}")),
+			      HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(literal_create(&out, &p.m->entry->root->result), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_run_into(p.m, p.ctx, in, n, NULL, out), HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "the module writes its result into input 0 (input_output_alias); run it without a result literal");
+	literal_destroy(out);
+	hloi_literal_array_free(in, n);
 	unload(&p);
 }
 
@@ -1044,6 +1161,8 @@ static const unit_test engine_tests[] = {
 	{ "layouts", test_layouts },
 	{ "inputs", test_inputs },
 	{ "memory_budget", test_memory_budget },
+	{ "buffer_reuse", test_buffer_reuse },
+	{ "run_into", test_run_into },
 	{ "elided_constant", test_elided_constant },
 	{ "random_inputs", test_random_inputs },
 	{ "dispatch", test_dispatch },

@@ -314,7 +314,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 	module *m = NULL;
 	hloi_context *ctx = NULL;
 	hloi_literal *in[3] = { NULL, NULL, NULL };
-	hloi_literal *ref = NULL, *f1 = NULL, *f2 = NULL, *direct = NULL;
+	hloi_literal *ref = NULL, *f1 = NULL, *f2 = NULL, *direct = NULL, *small = NULL, *inplace = NULL;
 	size_t nin = 0;
 	int ok = 0;
 	make_program(&g, &r, large);
@@ -359,7 +359,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 			ops[k] = in[first->ops[k].def->parameter_number];
 		if (literal_create(&direct, &first->result) != HLOI_OK)
 			goto cleanup;
-		if (fast_elementwise(first, direct, ops, 2) != 0) {
+		if (fast_elementwise(first, direct, ops, 2, NULL) != 0) {
 			fprintf(stderr, "case %llu: not covered by the fast engine:\n%s", (unsigned long long)seed,
 				text);
 			goto cleanup;
@@ -367,6 +367,44 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		if (first == m->entry->root && !same_bits(ref, direct)) {
 			fprintf(stderr, "case %llu: direct hook differs:\n%s", (unsigned long long)seed, text);
 			goto cleanup;
+		}
+		/* Every strategy at small sizes: streamed stores, staging chunks
+		 * of a few elements, small odd tiles, a thread per element. */
+		fast_tuning tiny;
+		tiny.stream_bytes = rnd(&r, 2) ? 0 : 1 << 20;
+		tiny.tile = 1 + rnd(&r, 7);
+		tiny.tile_bytes = 8 * (1 + rnd(&r, 64));
+		tiny.chunk_bytes = 8 * (1 + rnd(&r, 8));
+		tiny.min_per_thread = 1;
+		if (literal_create(&small, &first->result) != HLOI_OK)
+			goto cleanup;
+		if (fast_elementwise(first, small, ops, 1 + rnd(&r, 3), &tiny) != 0 || !same_bits(direct, small)) {
+			fprintf(stderr, "case %llu: small tiles/chunks differ (tile %lld x %lld B, chunk %lld, stream %lld):\n%s",
+				(unsigned long long)seed, (long long)tiny.tile, (long long)tiny.tile_bytes, (long long)tiny.chunk_bytes,
+				(long long)tiny.stream_bytes, text);
+			goto cleanup;
+		}
+		/* In place: the result written over a copy of an operand with
+		 * the same type, dims and layout. */
+		for (int k = 0; k < first->nops; k++) {
+			if (!shape_same_dims(&ops[k]->shape, &first->result) ||
+			    ops[k]->shape.type != first->result.type ||
+			    !layout_equal(&ops[k]->shape.layout, &first->result.layout) ||
+			    (first->nops == 2 && ops[0] == ops[1]))
+				continue;
+			hloi_literal *ops2[2] = { ops[0], ops[1] };
+			literal_destroy(inplace);
+			inplace = NULL;
+			if (literal_clone(&inplace, ops[k]) != HLOI_OK)
+				goto cleanup;
+			literal_fill_padding(inplace); /* the inputs' padding is random */
+			ops2[k] = inplace;
+			const fast_tuning *tu = rnd(&r, 2) ? &tiny : NULL;
+			if (fast_elementwise(first, inplace, ops2, 2, tu) == 0 && !same_bits(direct, inplace)) {
+				fprintf(stderr, "case %llu: in place over operand %d differs:\n%s",
+					(unsigned long long)seed, k, text);
+				goto cleanup;
+			}
 		}
 	}
 	ok = 1;
@@ -376,6 +414,8 @@ cleanup:
 	literal_destroy(f1);
 	literal_destroy(f2);
 	literal_destroy(direct);
+	literal_destroy(small);
+	literal_destroy(inplace);
 	for (size_t i = 0; i < 3; i++)
 		literal_destroy(in[i]);
 	module_destroy(m);
