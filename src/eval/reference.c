@@ -263,6 +263,29 @@ static void copy_values(hloi_literal *dst, const hloi_literal *src)
 	while (index_next(dst->shape.rank, dst->shape.dims, idx));
 }
 
+/* Copies the array src into dst (same type and dims, another layout) with
+ * the fast engine's copy kernel, which tiles disagreeing layouts; nonzero
+ * when it does not cover the case. */
+static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
+{
+	if (!e->fast || shape_is_tuple(&dst->shape) || shape_is_tuple(&src->shape) ||
+	    dst->shape.rank != src->shape.rank || dst->shape.type != src->shape.type)
+		return 1;
+	/* a broadcast with the identity dimension map is a copy */
+	static const instr zero_instr;
+	static const operand zero_operand;
+	instr in = zero_instr;
+	operand op = zero_operand;
+	in.op = OP_BROADCAST;
+	in.nops = 1;
+	in.ops = &op;
+	in.result = dst->shape;
+	for (int j = 0; j < src->shape.rank; j++)
+		op.out_dim[j] = (int8_t)j;
+	hloi_literal *ops[1] = { src };
+	return fast_elementwise(&in, dst, ops, e->threads, NULL);
+}
+
 /* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
  * else a converted copy (*owned = 1). */
 static hloi_status conform(engine *e, hloi_literal *lit, const shape *target, hloi_literal **out, int *owned)
@@ -276,7 +299,8 @@ static hloi_status conform(engine *e, hloi_literal *lit, const shape *target, hl
 		*out = NULL;
 		return st;
 	}
-	copy_values(*out, lit);
+	if (lit->elided || relayout_fast(e, *out, lit) != 0)
+		copy_values(*out, lit);
 	(*out)->elided = lit->elided;
 	*owned = 1;
 	return HLOI_OK;
