@@ -228,8 +228,11 @@ HLOI_API void hloi_module_free(hloi_module *m);
  * text, or as an XLA-compatible HloModuleProto in binary (.pb) or text
  * (.pbtxt) format; HLOI_FORMAT_AUTO goes by the extension. The module need
  * not be checked (names are resolved here). A failed write leaves no
- * partial file. Errors: HLOI_EINVAL (unknown format, unresolved names),
- * HLOI_ENOMEM, HLOI_EIO. */
+ * partial file. As text it has hloi_module_print's limit: an error
+ * `path: cannot write constant 'k' (f32[1099511627776,0]) in computation
+ * 'e' as text: ...`, HLOI_ENOMEM, before anything is written (the proto
+ * formats have no such limit). Errors: HLOI_EINVAL (unknown format,
+ * unresolved names), HLOI_ENOMEM, HLOI_EIO. */
 HLOI_API hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char *path,
 				      hloi_format format);
 
@@ -271,8 +274,27 @@ HLOI_API hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx,
  * HLOI_ENOMEM. */
 HLOI_API hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx);
 
-/* Writes the module as canonical HLO text. HLOI_EIO when writing fails. */
+/* Writes the module as canonical HLO text, writing as it goes. HLOI_EIO
+ * when writing fails.
+ *
+ * The one limit is hloi_literal_print's: a constant loaded from a .pb or
+ * .pbtxt prints from its value, and a zero-element one prints each of its
+ * empty sub-arrays (a proto declares f32[1099511627776,0] in a few bytes;
+ * HLO text must spell them all). A module whose text holds more than
+ * HLOI_PRINT_MAX_EMPTY_SUBARRAYS of them in all (see
+ * hloi_module_empty_subarrays) is refused before anything is written:
+ * HLOI_ENOMEM. hloi_module_save can still write it as .pb or .pbtxt. */
 HLOI_API hloi_status hloi_module_print(const hloi_module *m, FILE *f);
+
+/* The number of empty sub-arrays the module's text holds: the sum of
+ * hloi_literal_empty_subarrays over the constants printed from their values
+ * (those loaded from a proto; a constant written in HLO text prints as
+ * written, and counts 0). Saturates at UINT64_MAX. When not NULL,
+ * `comp_name`, `constant` and `value` receive the computation's name, the
+ * instruction's name and the value of the constant with the most (NULL when
+ * none has any). Borrowed. */
+HLOI_API uint64_t hloi_module_empty_subarrays(const hloi_module *m, const char **comp_name,
+					      const char **constant, const hloi_literal **value);
 
 /* Writes the module's computation graph as Graphviz DOT: a node per
  * instruction (opcode, shape, layout), operand edges labelled with their

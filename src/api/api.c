@@ -498,6 +498,36 @@ hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *p
 	return st;
 }
 
+/* Whether the module's text is refused for holding more than
+ * HLOI_PRINT_MAX_EMPTY_SUBARRAYS empty sub-arrays (hloi_module_print); if
+ * so, says why, naming the constant with the most. */
+static int module_text_refused(const hloi_module *m, hloi_context *ctx, const char *path)
+{
+	const computation *c;
+	const instr *in;
+	uint64_t total = text_print_empty_count(m, &c, &in);
+	if (total <= HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		return 0;
+	uint64_t most = literal_print_empty_count(in->value);
+	strbuf sh = STRBUF_INIT;
+	shape_print(&sh, &in->value->shape, 0);
+	const char *where = strcmp(path, "-") ? path : "<stdout>";
+	const char *text = sh.oom ? "?" : sb_str(&sh);
+	if (most > HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		diag_error_where(ctx, where,
+				 "cannot write constant '%s' (%s) in computation '%s' as text: %" PRIu64
+				 " empty sub-arrays (the limit is %u); write the program as .pb or .pbtxt",
+				 in->name, text, c->name, most, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+	else
+		diag_error_where(ctx, where,
+				 "cannot write the program as text: its constants hold %" PRIu64
+				 " empty sub-arrays (the limit is %u), %" PRIu64
+				 " of them in constant '%s' (%s) in computation '%s'; write it as .pb or .pbtxt",
+				 total, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, most, in->name, text, c->name);
+	sb_free(&sh);
+	return 1;
+}
+
 hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char *path, hloi_format format)
 {
 	if (format == HLOI_FORMAT_AUTO)
@@ -505,6 +535,8 @@ hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char
 	hloi_status st;
 	switch (format) {
 	case HLOI_FORMAT_HLO: {
+		if (module_text_refused(m, ctx, path))
+			return HLOI_ENOMEM;
 		strbuf b = STRBUF_INIT;
 		text_print_module(&b, m);
 		if (b.oom) {
@@ -566,18 +598,32 @@ hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx)
 	return lower_module(m, ctx);
 }
 
+uint64_t hloi_module_empty_subarrays(const hloi_module *m, const char **comp_name,
+				     const char **constant, const hloi_literal **value)
+{
+	const computation *c;
+	const instr *in;
+	uint64_t total = text_print_empty_count(m, &c, &in);
+	if (comp_name)
+		*comp_name = c ? c->name : NULL;
+	if (constant)
+		*constant = in ? in->name : NULL;
+	if (value)
+		*value = in ? in->value : NULL;
+	return total;
+}
+
 hloi_status hloi_module_print(const hloi_module *m, FILE *f)
 {
-	strbuf b = STRBUF_INIT;
-	text_print_module(&b, m);
-	if (b.oom) {
-		sb_free(&b);
+	if (text_print_empty_count(m, NULL, NULL) > HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
 		return HLOI_ENOMEM;
-	}
-	size_t len = b.len;
-	size_t w = fwrite(sb_str(&b), 1, len, f);
+	strbuf b = STRBUF_INIT;
+	b.sink = f;
+	text_print_module(&b, m);
+	sb_flush(&b);
+	hloi_status st = b.oom ? HLOI_ENOMEM : b.werr ? HLOI_EIO : HLOI_OK;
 	sb_free(&b);
-	return w == len ? HLOI_OK : HLOI_EIO;
+	return st;
 }
 
 hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f)

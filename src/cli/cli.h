@@ -81,6 +81,12 @@ int cli_usage_error(cli_io *io, const char *cmd, const char *fmt, ...)
 /* Prints the context's diagnostics with io's flags. */
 void cli_print_diagnostics(cli_io *io, hloi_context *ctx);
 
+/* Whether hloi_module_print will print `m`: it refuses a module whose
+ * constants hold more than HLOI_PRINT_MAX_EMPTY_SUBARRAYS empty sub-arrays
+ * (a proto constant f32[1099511627776,0]). If not, prints `hloi CMD: ...`
+ * naming the constant with the most and returns 0. */
+int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd);
+
 /* Parses a --format value; returns -1 when unknown. */
 int cli_parse_format(const char *s, hloi_format *out);
 

@@ -94,7 +94,9 @@ static int run(int argc, char **argv, cli_io *io, int is_fmt)
 	rc = program_load(&m, ctx, io, program, &po, !is_fmt);
 	if (rc == EXIT_OK) {
 		if (is_fmt) {
-			if (hloi_module_print(m, io->out) != HLOI_OK) {
+			if (!cli_module_printable(m, io, cmd)) {
+				rc = EXIT_RUNTIME;
+			} else if (hloi_module_print(m, io->out) != HLOI_OK) {
 				fputs("hloi fmt: error writing output\n", io->err);
 				rc = EXIT_RUNTIME;
 			}

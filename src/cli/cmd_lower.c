@@ -88,6 +88,10 @@ int cmd_lower(int argc, char **argv, cli_io *io)
 		rc = cli_exit_code(st);
 		goto cleanup;
 	}
+	if (!cli_module_printable(m, io, "lower")) {
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
 	st = hloi_module_print(m, io->out);
 	if (st != HLOI_OK) {
 		fputs(st == HLOI_ENOMEM ? "hloi lower: out of memory\n" : "hloi lower: error writing output\n",

@@ -19,10 +19,11 @@ static const char help[] =
 	"              file exists (also NAME.pb and NAME.pbtxt)\n"
 	"  NAME.shape  `hloi layout SHAPE`, SHAPE being the file's text\n"
 	"A first line `// hloi-flags: FLAGS` adds flags; `// hloi-command: check`\n"
-	"(or fmt) runs that command instead of run. The expected output,\n"
-	"NAME.golden, is the diagnostics (file base names, no colour) followed by\n"
-	"the standard output. Prints a unified diff for every failing case and a\n"
-	"final line `N passed, M failed`; exit code 1 if any case failed.\n"
+	"(or fmt) runs that command instead of run (`# hloi-...` in a .pbtxt).\n"
+	"The expected output, NAME.golden, is the diagnostics (file base names,\n"
+	"no colour) followed by the standard output. Prints a unified diff for\n"
+	"every failing case and a final line `N passed, M failed`; exit code 1 if\n"
+	"any case failed.\n"
 	"\n"
 	"Options:\n"
 	"  --update     rewrite the golden files of failing cases (and say which)\n"
@@ -249,16 +250,21 @@ static char *run_case(const char *path, cli_io *outer)
 	str_list argv = { 0 };
 	char *command = dup_str(is_shape ? "layout" : "run");
 	str_list flags = { 0 };
-	/* directives on the leading lines */
+	/* directives on the leading lines, in the file's comments: `# ` in a
+	 * .pbtxt (protobuf text format), `// ` otherwise */
+	const char *lead = ends_with(path, ".pbtxt") ? "# " : "// ";
+	size_t lead_len = strlen(lead);
 	const char *p = text;
-	while (strncmp(p, "// hloi-", 8) == 0) {
+	while (strncmp(p, lead, lead_len) == 0 && strncmp(p + lead_len, "hloi-", 5) == 0) {
 		const char *eol = strchr(p, '\n');
 		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		if (strncmp(p, "// hloi-flags:", 14) == 0) {
-			split_words(&flags, p + 14, n - 14);
-		} else if (strncmp(p, "// hloi-command:", 16) == 0) {
+		const char *d = p + lead_len;
+		size_t dn = n - lead_len;
+		if (strncmp(d, "hloi-flags:", 11) == 0) {
+			split_words(&flags, d + 11, dn - 11);
+		} else if (strncmp(d, "hloi-command:", 13) == 0) {
 			str_list w = { 0 };
-			split_words(&w, p + 16, n - 16);
+			split_words(&w, d + 13, dn - 13);
 			if (w.n == 1) {
 				free(command);
 				command = w.v[0];

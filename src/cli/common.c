@@ -2,6 +2,7 @@
  * values. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -179,5 +180,32 @@ int cli_one_operand(int argc, char **argv, cli_io *io, const char *cmd, const ch
 	if (optind + 1 < argc)
 		return cli_usage_error(io, cmd, "unexpected argument '%s'", argv[optind + 1]);
 	*out = argv[optind];
+	return 0;
+}
+
+int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd)
+{
+	const char *comp, *name;
+	const hloi_literal *value;
+	uint64_t total = hloi_module_empty_subarrays(m, &comp, &name, &value);
+	if (total <= HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		return 1;
+	uint64_t most = hloi_literal_empty_subarrays(value);
+	const hloi_shape *s = hloi_literal_shape(value);
+	size_t len = hloi_shape_to_string(s, 0, NULL, 0);
+	char *text = malloc(len + 1);
+	if (text)
+		hloi_shape_to_string(s, 0, text, len + 1);
+	if (most > HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
+		fprintf(io->err,
+			"hloi %s: cannot print constant '%s' (%s) in computation '%s' as text: %" PRIu64
+			" empty sub-arrays (the limit is %u)\n",
+			cmd, name, text ? text : "?", comp, most, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+	else
+		fprintf(io->err,
+			"hloi %s: cannot print the program as text: its constants hold %" PRIu64
+			" empty sub-arrays (the limit is %u), %" PRIu64 " of them in constant '%s' (%s) in computation '%s'\n",
+			cmd, total, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, most, name, text ? text : "?", comp);
+	free(text);
 	return 0;
 }

@@ -87,6 +87,12 @@ static void put_ints(strbuf *b, const char *name, const int_list *l)
 	sb_putc(b, '}');
 }
 
+/* The value a constant prints from: one loaded from a proto has no text. */
+static const hloi_literal *printed_value(const instr *in)
+{
+	return in->op == OP_CONSTANT && !in->literal ? in->value : NULL;
+}
+
 static void put_instr(strbuf *b, const instr *in)
 {
 	sb_puts(b, in->is_root ? "  ROOT " : "  ");
@@ -102,7 +108,7 @@ static void put_instr(strbuf *b, const instr *in)
 		sb_printf(b, "%lld", (long long)in->parameter_number);
 	} else if (in->op == OP_CONSTANT && in->literal) {
 		put_literal(b, in->literal, 0);
-	} else if (in->op == OP_CONSTANT && in->value) {
+	} else if (printed_value(in)) {
 		/* from a proto: typed values, printed as HLO text writes them */
 		if (in->value->elided)
 			sb_puts(b, "{...}");
@@ -173,4 +179,29 @@ void text_print_module(strbuf *b, const module *m)
 			sb_putc(b, '\n');
 		put_computation(b, m->comps[i]);
 	}
+}
+
+uint64_t text_print_empty_count(const module *m, const computation **comp, const instr **in)
+{
+	uint64_t total = 0, most = 0;
+	if (comp)
+		*comp = NULL;
+	if (in)
+		*in = NULL;
+	for (int i = 0; i < m->ncomps; i++) {
+		const computation *c = m->comps[i];
+		for (int j = 0; j < c->ninstrs; j++) {
+			const hloi_literal *v = printed_value(c->instrs[j]);
+			uint64_t k = v ? literal_print_empty_count(v) : 0;
+			if (k > most) {
+				most = k;
+				if (comp)
+					*comp = c;
+				if (in)
+					*in = c->instrs[j];
+			}
+			total = k > UINT64_MAX - total ? UINT64_MAX : total + k;
+		}
+	}
+	return total;
 }

@@ -98,6 +98,29 @@ expect 4 "--print-inputs of a huge zero-element input" -- "$hloi" run "$zs" --in
 contains "$tmp/err" "cannot print argument 0 (p) f32[100000000,0] as text" "refused input names the argument"
 if [ -s "$tmp/out" ]; then bad "refused --print-inputs printed something"; else ok; fi
 
+# --- a proto constant f32[1099511627776,0]: as text it is refused (exit 4)
+# before anything is written; proto to proto, check, run and dot work
+zc="$data/bad/fmt_zero_size_huge_constant.pbtxt"
+zc_msg="constant 'k' (f32[1099511627776,0]) in computation 'main' as text: 1099511627776 empty sub-arrays (the limit is 16777216)"
+expect 0 "huge zero-element constant: pbtxt to pb" -- "$hloi" convert "$zc" "$tmp/zc.pb"
+expect 0 "huge zero-element constant: pb to pbtxt" -- "$hloi" convert "$tmp/zc.pb" "$tmp/zc.pbtxt"
+contains "$tmp/zc.pbtxt" "dimensions: 1099511627776" "pb to pbtxt keeps the shape"
+expect 4 "huge zero-element constant: pb to hlo" -- "$hloi" convert "$tmp/zc.pb" "$tmp/zc.hlo"
+contains "$tmp/err" "zc.hlo: error: cannot write $zc_msg; write the program as .pb or .pbtxt" "refused convert names the constant"
+if [ -e "$tmp/zc.hlo" ]; then bad "refused convert left a file"; else ok; fi
+expect 4 "huge zero-element constant: convert to stdout" -- "$hloi" convert "$zc" -
+contains "$tmp/err" "<stdout>: error: cannot write constant 'k'" "refused convert to stdout"
+if [ -s "$tmp/out" ]; then bad "refused convert to stdout printed something"; else ok; fi
+expect 4 "huge zero-element constant: fmt" -- "$hloi" fmt "$tmp/zc.pb"
+contains "$tmp/err" "hloi fmt: cannot print $zc_msg" "refused fmt names the constant"
+if [ -s "$tmp/out" ]; then bad "refused fmt printed something"; else ok; fi
+expect 4 "huge zero-element constant: lower" -- "$hloi" lower "$zc"
+contains "$tmp/err" "hloi lower: cannot print $zc_msg" "refused lower names the constant"
+if [ -s "$tmp/out" ]; then bad "refused lower printed something"; else ok; fi
+expect 0 "huge zero-element constant: check" -- "$hloi" check "$tmp/zc.pbtxt"
+expect 0 "huge zero-element constant: dot" -- "$hloi" dot "$zc"
+expect 0 "huge zero-element constant: run to .npy" -- "$hloi" run "$zc" --output "$tmp/zc.npy"
+
 # --- invalid input (exit 3)
 expect 3 "missing program file" -- "$hloi" run "$tmp/nope.hlo" --random-inputs
 contains "$tmp/err" "nope.hlo" "missing file is named"

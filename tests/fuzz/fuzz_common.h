@@ -58,6 +58,33 @@ static inline void fuzz_print(const hloi_literal *lit)
 	}
 }
 
+/* Prints a module as HLO text to the sink. Printing may only fail by
+ * refusing a module whose constants (loaded from a proto) would print more
+ * than HLOI_PRINT_MAX_EMPTY_SUBARRAYS empty sub-arrays in all
+ * (f32[1099511627776,0]); anything else aborts (a finding). */
+static inline void fuzz_print_module(const hloi_module *m)
+{
+	FILE *f = fuzz_sink();
+	const char *comp, *name;
+	const hloi_literal *value;
+
+	if (!f)
+		return;
+	hloi_status st = hloi_module_print(m, f);
+	uint64_t n = hloi_module_empty_subarrays(m, &comp, &name, &value);
+	int refused = n > HLOI_PRINT_MAX_EMPTY_SUBARRAYS;
+	if (refused ? st != HLOI_ENOMEM : st != HLOI_OK) {
+		fprintf(stderr, "fuzz: printing the module returned status %d (%s expected)\n", (int)st,
+			refused ? "HLOI_ENOMEM" : "HLOI_OK");
+		abort();
+	}
+	if (n > 0 && (!comp || !name || !value || hloi_literal_empty_subarrays(value) == 0)) {
+		fprintf(stderr, "fuzz: %llu empty sub-arrays without the constant that holds them\n",
+			(unsigned long long)n);
+		abort();
+	}
+}
+
 /* Prints and forgets the context's diagnostics. */
 static inline void fuzz_flush(hloi_context *ctx)
 {

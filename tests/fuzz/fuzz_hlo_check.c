@@ -13,13 +13,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hloi_status st = hloi_module_parse(&m, ctx, "fuzz.hlo", (const char *)data, size);
 	fuzz_check_status(ctx, st, m);
 	if (st == HLOI_OK) {
-		FILE *f = fuzz_sink();
-		if (f)
-			hloi_module_print(m, f);
+		fuzz_print_module(m);
 		st = hloi_module_check(m, ctx, NULL);
 		fuzz_check_status(ctx, st, NULL);
-		if (st == HLOI_OK && f)
-			hloi_module_print(m, f);
+		if (st == HLOI_OK)
+			fuzz_print_module(m);
 	}
 	fuzz_flush(ctx);
 	hloi_module_free(m);

@@ -15,9 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st == HLOI_OK) {
 		st = hloi_module_check(m, ctx, NULL);
 		fuzz_check_status(ctx, st, NULL);
-		FILE *f = fuzz_sink();
-		if (f)
-			hloi_module_print(m, f);
+		fuzz_print_module(m);
 	}
 	fuzz_flush(ctx);
 	hloi_module_free(m);

@@ -981,6 +981,148 @@ static void test_sniffing(void)
 	rmdir(dir);
 }
 
+/* --- the module printer's limit ------------------------------------------------------ */
+
+/* A module with constant `a` (f32[ROWS_A,0]) in ENTRY `main`, which calls
+ * `rows`, whose root is constant `b` (f32[ROWS_B,0]). */
+static char *zero_rows_pbtxt(const char *rows_a, const char *rows_b)
+{
+	static const char fmt[] =
+		"name: \"z\" entry_computation_name: \"main\"\n"
+		"computations { name: \"rows\" id: 2 root_id: 3\n"
+		"  instructions { name: \"b\" opcode: \"constant\" id: 3\n"
+		"    shape { element_type: F32 dimensions: [%s, 0] }\n"
+		"    literal { shape { element_type: F32 dimensions: [%s, 0] } } } }\n"
+		"computations { name: \"main\" id: 1 root_id: 2\n"
+		"  instructions { name: \"a\" opcode: \"constant\" id: 1\n"
+		"    shape { element_type: F32 dimensions: [%s, 0] }\n"
+		"    literal { shape { element_type: F32 dimensions: [%s, 0] } } }\n"
+		"  instructions { name: \"c\" opcode: \"call\" id: 2 called_computation_ids: 2\n"
+		"    shape { element_type: F32 dimensions: [%s, 0] } } }\n"
+		"entry_computation_id: 1\n";
+	size_t n = sizeof fmt + 5 * 32;
+	char *t = malloc(n);
+	CU_ASSERT_FATAL(t != NULL);
+	snprintf(t, n, fmt, rows_b, rows_b, rows_a, rows_a, rows_b);
+	return t;
+}
+
+static hloi_module *load_zero_rows(hloi_context *ctx, const char *rows_a, const char *rows_b)
+{
+	char *text = zero_rows_pbtxt(rows_a, rows_b);
+	module *m = NULL;
+	hloi_status st = proto_load_text(&m, ctx, "z.pbtxt", text, strlen(text));
+	free(text);
+	if (st != HLOI_OK)
+		hloi_context_print_diagnostics(ctx, stderr, 0);
+	CU_ASSERT_FATAL(st == HLOI_OK);
+	return m;
+}
+
+/* Prints the module to a temporary file; returns the status, *len the
+ * bytes written. */
+static hloi_status print_len(const hloi_module *m, long *len)
+{
+	FILE *f = tmpfile();
+	CU_ASSERT_FATAL(f != NULL);
+	hloi_status st = hloi_module_print(m, f);
+	fflush(f);
+	*len = ftell(f);
+	fclose(f);
+	return st;
+}
+
+static void test_print_limit(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	const char *comp = NULL, *name = NULL;
+	const hloi_literal *v = NULL;
+	long len = -1;
+
+	/* under the limit: counted over both computations, printed */
+	hloi_module *m = load_zero_rows(ctx, "3", "5");
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, &comp, &name, &v), 8);
+	CU_ASSERT_STRING_EQUAL(comp ? comp : "", "rows");
+	CU_ASSERT_STRING_EQUAL(name ? name : "", "b");
+	CU_ASSERT(v && hloi_literal_empty_subarrays(v) == 5);
+	CU_ASSERT_EQUAL(print_len(m, &len), HLOI_OK);
+	char *text = module_text(m);
+	CU_ASSERT(text && strstr(text, "a = f32[3,0] constant({ {}, {}, {} })"));
+	CU_ASSERT_EQUAL(len, text ? (long)strlen(text) : -2);
+	hloi_free(text);
+	hloi_module_free(m);
+
+	/* exactly the limit prints; one more is refused before anything is
+	 * written, and the most is named even when no constant alone is over */
+	m = load_zero_rows(ctx, "8388608", "8388608");
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, NULL, NULL, NULL), HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+	CU_ASSERT_EQUAL(print_len(m, &len), HLOI_OK);
+	CU_ASSERT(len > 4 * (long)HLOI_PRINT_MAX_EMPTY_SUBARRAYS - 16);
+	hloi_module_free(m);
+	m = load_zero_rows(ctx, "8388609", "8388608");
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, &comp, &name, &v), HLOI_PRINT_MAX_EMPTY_SUBARRAYS + 1u);
+	CU_ASSERT_STRING_EQUAL(comp ? comp : "", "main");
+	CU_ASSERT_STRING_EQUAL(name ? name : "", "a");
+	CU_ASSERT_EQUAL(print_len(m, &len), HLOI_ENOMEM);
+	CU_ASSERT_EQUAL(len, 0);
+
+	/* save: refused as text with a message, no file; the protos work */
+	char dir[] = "/tmp/hloi_limit_XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	char hlo[256], pbtxt[256], pb[256];
+	snprintf(hlo, sizeof hlo, "%s/m.hlo", dir);
+	snprintf(pbtxt, sizeof pbtxt, "%s/m.pbtxt", dir);
+	snprintf(pb, sizeof pb, "%s/m.pb", dir);
+	hloi_context_clear(ctx);
+	CU_ASSERT_EQUAL(hloi_module_save(m, ctx, hlo, HLOI_FORMAT_AUTO), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(last_error(ctx),
+			       "cannot write the program as text: its constants hold 16777217 empty sub-arrays "
+			       "(the limit is 16777216), 8388609 of them in constant 'a' (f32[8388609,0]) in "
+			       "computation 'main'; write it as .pb or .pbtxt");
+	CU_ASSERT_EQUAL(access(hlo, F_OK), -1);
+	hloi_module_free(m);
+	m = load_zero_rows(ctx, "1099511627776", "2");
+	hloi_context_clear(ctx);
+	CU_ASSERT_EQUAL(hloi_module_save(m, ctx, hlo, HLOI_FORMAT_AUTO), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(last_error(ctx),
+			       "cannot write constant 'a' (f32[1099511627776,0]) in computation 'main' as text: "
+			       "1099511627776 empty sub-arrays (the limit is 16777216); write the program as .pb or .pbtxt");
+	CU_ASSERT_EQUAL(access(hlo, F_OK), -1);
+	CU_ASSERT_EQUAL(hloi_module_save(m, ctx, pbtxt, HLOI_FORMAT_AUTO), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_save(m, ctx, pb, HLOI_FORMAT_AUTO), HLOI_OK);
+	hloi_module_free(m);
+	const char *paths[] = { pbtxt, pb };
+	for (int i = 0; i < 2; i++) {
+		m = NULL;
+		CU_ASSERT_FATAL(hloi_module_load(&m, ctx, paths[i], HLOI_FORMAT_AUTO) == HLOI_OK);
+		CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, NULL, NULL, NULL), 1099511627778u);
+		CU_ASSERT_EQUAL(print_len(m, &len), HLOI_ENOMEM);
+		hloi_module_free(m);
+	}
+	unlink(pbtxt);
+	unlink(pb);
+	rmdir(dir);
+
+	/* the count saturates: 5 levels of 2^62 sub-arrays */
+	m = load_zero_rows(ctx, "4611686018427387904, 1, 1, 1, 1", "4611686018427387904");
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, NULL, NULL, NULL), UINT64_MAX);
+	hloi_module_free(m);
+
+	/* a constant written as HLO text prints as written: it counts 0,
+	 * checked (with its value) or not */
+	static const char src[] = "HloModule t\n\nENTRY e {\n  ROOT k = f32[3,0] constant({ {}, {}, {} })\n}\n";
+	m = NULL;
+	CU_ASSERT_FATAL(hloi_module_parse(&m, ctx, "t.hlo", src, strlen(src)) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, &comp, &name, &v), 0);
+	CU_ASSERT(comp == NULL && name == NULL && v == NULL);
+	CU_ASSERT_FATAL(hloi_module_check(m, ctx, NULL) == HLOI_OK);
+	CU_ASSERT_PTR_NOT_NULL(find_instr(m, "k")->value);
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, NULL, NULL, NULL), 0);
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+}
+
 /* --- allocation failures --------------------------------------------------------------- */
 
 static void test_alloc_failures(void)
@@ -1053,6 +1195,7 @@ static const unit_test bad_tests[] = {
 
 static const unit_test api_tests[] = {
 	{ "formats by extension and by content", test_sniffing },
+	{ "printing refuses over 2^24 empty sub-arrays", test_print_limit },
 	{ NULL, NULL },
 };
 
