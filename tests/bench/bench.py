@@ -107,6 +107,14 @@ def ceiling(tmp, iterations):
     return json.loads(out)
 
 
+def transpose_probe(tmp, iterations):
+    exe = os.path.join(tmp, "transpose_probe")
+    subprocess.run(["cc", "-std=c11", "-O2", "-pthread", os.path.join(HERE, "transpose_probe.c"), "-o", exe],
+                   check=True)
+    out = subprocess.run([exe, str(iterations)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
 def max_rss(cmd):
     p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
@@ -144,6 +152,9 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         ceil = statistics.median(ceiling(tmp, args.iterations)["gbps"] for _ in range(args.repeat))
+        probe = None
+        if not only or "colmajor" in only:
+            probe = statistics.median(transpose_probe(tmp, args.iterations)["median_s"] for _ in range(args.repeat))
         rows = []
         threads = None
         for name, desc, target in WORKLOADS:
@@ -187,6 +198,11 @@ def main():
         print("| %s (%s) | %.2f | %.2f | %.2f | %s | %s | %.1f | %.2f %s | %.2f | %.2f |" % (
             name, desc, h * 1e3, n * 1e3, ratio, tgt, met, gbps, cl, "yes" if cl >= 0.85 else "NO",
             hf * 1e3, no * 1e3))
+    if probe:
+        print()
+        print("colmajor by hand (transpose_probe.c: fused 4x4 SSE transposes, 128x128 tiles, 2 threads): "
+              "%.2f ms, %.1f GB/s = %.2f of the C loop" % (probe * 1e3, 3 * N * N * 4 / probe / 1e9,
+                                                          3 * N * N * 4 / probe / 1e9 / ceil))
     if rss:
         size = rss["size"]
         print()
