@@ -51,6 +51,10 @@ int main(void)
 	if (hloi_module_run(m, ctx, inputs, 2, NULL, &result) != HLOI_OK)
 		goto cleanup;
 	hloi_literal_print(result, stdout);
+	/* a second run writes into the first run's result: no allocation */
+	memset(hloi_literal_data(result), 0, hloi_literal_size_bytes(result));
+	if (hloi_module_run_into(m, ctx, inputs, 2, NULL, result) != HLOI_OK)
+		goto cleanup;
 	if (hloi_literal_size_bytes(result) == sizeof want &&
 	    memcmp(hloi_literal_data(result), want, sizeof want) == 0)
 		rc = 0;
