@@ -40,6 +40,8 @@ size_t check_strict_attrs(const module *m, hloi_context *ctx, const hloi_check_o
 	size_t n = 0;
 	int src = m->src;
 	for (const unknown_attr *u = m->unknown; u; u = u->next) {
+		/* the parser's "skipped" warning becomes this error */
+		diag_drop_warning(ctx, src, u->at);
 		diag_error(ctx, src, u->at, "unknown %sattribute '%s' (not allowed with --strict)",
 			   u->header ? "header " : "", u->name);
 		n++;

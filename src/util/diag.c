@@ -132,6 +132,22 @@ static void record(hloi_context *ctx, diag_severity sev, int src, loc at, const 
 	d->message = msg;
 }
 
+int diag_drop_warning(hloi_context *ctx, int src, loc at)
+{
+	for (size_t i = ctx->ndiags; i-- > 0;) {
+		diag *d = &ctx->diags[i];
+		if (d->severity != DIAG_WARNING || d->source != src || d->at.start != at.start ||
+		    d->at.end != at.end)
+			continue;
+		hloi_free(d->where);
+		hloi_free(d->message);
+		memmove(d, d + 1, (ctx->ndiags - i - 1) * sizeof *d);
+		ctx->ndiags--;
+		return 1;
+	}
+	return 0;
+}
+
 void diag_emit(hloi_context *ctx, diag_severity sev, int src, loc at, const char *fmt, ...)
 {
 	va_list ap;

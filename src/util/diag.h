@@ -68,6 +68,9 @@ void diag_emit_where(hloi_context *ctx, diag_severity sev, const char *where, co
 	DIAG_PRINTF(4, 5);
 
 /* Line (1-based) and column (1-based, in bytes) of an offset. */
+/* Removes the last warning recorded at exactly `at` in source `src` (an
+ * error about the same thing replaces it); returns 1 when there was one. */
+int diag_drop_warning(hloi_context *ctx, int src, loc at);
 void diag_line_col(const source *s, size_t off, size_t *line, size_t *col);
 
 #endif
