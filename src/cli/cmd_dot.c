@@ -20,6 +20,8 @@ static const char help[] =
 	"written shapes and the diagnostics are printed too (exit code 3).\n"
 	"\n"
 	"Options:\n"
+	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
@@ -29,6 +31,8 @@ static const char help[] =
 
 
 static const struct option options[] = {
+	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
@@ -36,17 +40,20 @@ static const struct option options[] = {
 };
 
 /* Returns 0 with *program set, -1 after --help, or an exit code. */
-static int parse(int argc, char **argv, cli_io *io, hloi_format *format, const char **program)
+static int parse(int argc, char **argv, cli_io *io, hloi_format *format, hloi_check_options *check,
+		 const char **program)
 {
 	int c;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
+		case CLI_OPT_STRICT:
+		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_COLOR:
 		{
-			int e = cli_common_option(c, optarg, io, "dot", NULL, format, NULL);
+			int e = cli_common_option(c, optarg, io, "dot", check, format, NULL);
 			if (e)
 				return e;
 			break;
@@ -64,8 +71,9 @@ static int parse(int argc, char **argv, cli_io *io, hloi_format *format, const c
 int cmd_dot(int argc, char **argv, cli_io *io)
 {
 	hloi_format format = HLOI_FORMAT_AUTO;
+	hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
 	const char *program = NULL;
-	int rc = parse(argc, argv, io, &format, &program);
+	int rc = parse(argc, argv, io, &format, &opts, &program);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	hloi_context *ctx = NULL;
@@ -80,7 +88,6 @@ int cmd_dot(int argc, char **argv, cli_io *io)
 		rc = cli_exit_code(st);
 		goto cleanup;
 	}
-	hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
 	hloi_status check = hloi_module_check(m, ctx, &opts);
 	cli_print_diagnostics(io, ctx);
 	if (check == HLOI_ENOMEM) {

@@ -119,6 +119,14 @@ contains "$tmp/err" "hloi lower: cannot print $zc_msg" "refused lower names the 
 if [ -s "$tmp/out" ]; then bad "refused lower printed something"; else ok; fi
 expect 0 "huge zero-element constant: check" -- "$hloi" check "$tmp/zc.pbtxt"
 expect 0 "huge zero-element constant: dot" -- "$hloi" dot "$zc"
+
+# --- dot takes the checker's options: NumPy mode labels implicit broadcasts,
+# --strict rejects extensions (the graph is still printed, exit 3)
+expect 3 "dot: implicit broadcast in xla mode" -- "$hloi" dot "$data/broadcast/numpy_outer_flag.hlo"
+expect 0 "dot --broadcast-mode numpy" -- "$hloi" dot --broadcast-mode numpy "$data/broadcast/numpy_outer_flag.hlo"
+contains "$tmp/out" 'label="implicit broadcast_dimensions={1}"' "dot labels a NumPy broadcast"
+expect 3 "dot --strict" -- "$hloi" dot --strict "$data/sources/matrix_plus_vector.hlo"
+contains "$tmp/out" "digraph" "dot --strict still prints the graph"
 expect 0 "huge zero-element constant: run to .npy" -- "$hloi" run "$zc" --output "$tmp/zc.npy"
 
 # --- invalid input (exit 3)
