@@ -766,14 +766,14 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 		operand *op = &in->ops[k];
 		if (!op->has_shape)
 			continue;
-		if (shape_validate(&op->declared, msg, sizeof msg)) {
+		if (shape_validate(op->declared, msg, sizeof msg)) {
 			ck_error(c, op->at, "%s", msg);
 			continue;
 		}
-		if (op->def && ok[op->def->position] && !shape_compatible(&op->declared, &op->def->result))
+		if (op->def && ok[op->def->position] && !shape_compatible(op->declared, &op->def->result))
 			ck_error(c, op->at,
 				 "The declared operand shape %s is not compatible with the shape of the operand instruction %s.",
-				 ck_shape(a, &op->declared), ck_shape(b, &op->def->result));
+				 ck_shape(a, op->declared), ck_shape(b, &op->def->result));
 	}
 }
 

@@ -63,7 +63,7 @@ typedef struct operand {
 	const char *name;      /* without `%` */
 	loc at;
 	int has_shape;         /* written as `f32[2]{0} %a` */
-	shape declared;
+	shape *declared;       /* that shape (module arena), or NULL */
 	instr *def;            /* checker: the defining instruction */
 	/* checker: operand dimension j feeds result dimension out_dim[j]
 	 * (binary ops, compare and broadcast; a size-1 operand dimension

@@ -214,7 +214,7 @@ static const shape *operand_shape(const module *m, const computation *c, const i
 		return op->def ? &op->def->result : NULL;
 	if (pos >= 0 && c->instrs[pos]->has_shape)
 		return &c->instrs[pos]->shape;
-	return op->has_shape ? &op->declared : NULL;
+	return op->has_shape ? op->declared : NULL;
 }
 
 /* How operand k of a binary op or compare reaches the result: `scalar`, the

@@ -553,8 +553,7 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 				o->at = n->at;
 				if (n->p) {
 					o->has_shape = 1;
-					o->declared = *(shape *)n->p;
-					p_shape_free(st, n->p);
+					o->declared = n->p; /* in the module's arena */
 				}
 			}
 		}

@@ -198,7 +198,7 @@ static void test_axpy_long_format(void)
 	CU_ASSERT_EQUAL_FATAL(add->nops, 2);
 	CU_ASSERT_STRING_EQUAL(add->ops[0].name, "multiply");
 	CU_ASSERT_TRUE(add->ops[0].has_shape);
-	CU_ASSERT_EQUAL(add->ops[0].declared.dims[0], 2);
+	CU_ASSERT_EQUAL(add->ops[0].declared->dims[0], 2);
 	CU_ASSERT_TRUE(span_is(axpy, add->ops[1].at, "%y"));
 	CU_ASSERT_TRUE(span_is(axpy, add->name_at, "%add"));
 	CU_ASSERT_TRUE(span_is(axpy, add->op_at, "add"));
