@@ -450,7 +450,7 @@ static void leaf(const plan *p, scratch *sc, char *o, const char *a, const char 
 		    sb[0]);
 		return;
 	}
-	/* B x B tiles of dimensions 0 and 1. An operand strided along
+	/* B x B1 tiles of dimensions 0 and 1. An operand strided along
 	 * dimension 0 is gathered per tile (when its scratch exists) so that
 	 * every row below is contiguous; the output is written row by row. */
 	int64_t B = p->block, B1 = p->block1, n0 = p->n[0];

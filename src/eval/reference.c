@@ -272,10 +272,10 @@ static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
 	    dst->shape.rank != src->shape.rank || dst->shape.type != src->shape.type)
 		return 1;
 	/* a broadcast with the identity dimension map is a copy */
-	static const instr zero_instr;
-	static const operand zero_operand;
-	instr in = zero_instr;
-	operand op = zero_operand;
+	instr in;
+	operand op;
+	memset(&in, 0, sizeof in);
+	memset(&op, 0, sizeof op);
 	in.op = OP_BROADCAST;
 	in.nops = 1;
 	in.ops = &op;
@@ -475,6 +475,7 @@ static int reusable_operand(const frame *f, const instr *in, hloi_literal *const
 		    !op->data || op->elided || op->shape.type != in->result.type ||
 		    !shape_same_dims(&op->shape, &in->result) || !layout_equal(&op->shape.layout, &in->result.layout))
 			continue;
+		/* the other operands that share the buffer (dims, layout, map) */
 		if (dest_is_safe(in, ops, op))
 			return k;
 	}
