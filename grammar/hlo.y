@@ -1,6 +1,7 @@
 /* Grammar of HLO text (XLA's hlo_parser.cc as described in xla-facts §1.2-1.6)
- * with three entry points chosen by a start token the driver injects: a whole
- * module, a list of literals with their shapes, and a single shape. Values
+ * with entry points chosen by a start token the driver injects: a whole
+ * module, a list of literals with their shapes, a single shape, and the
+ * attribute values parsed in place (a list of shapes, a computation body). Values
  * live in the parser's arena, so nothing needs a %destructor; the actions
  * call the helpers of src/text/parse.c. */
 %code requires {
@@ -95,19 +96,18 @@ static int append(pstate *st, plist *l, const pnode *src)
 }
 
 %token START_MODULE "start of module" START_LITERALS "start of literals" START_SHAPE "start of shape"
+%token START_SHAPES "start of shapes" START_COMPUTATION "start of computation"
 %token <tok> KW_HLOMODULE "HloModule" KW_ENTRY "ENTRY" KW_ROOT "ROOT" KW_TRUE "true" KW_FALSE "false"
 %token <tok> IDENT "identifier" NAME "%name" LABEL "parameter name" TYPE "element type"
 %token <tok> INT "integer" DECIMAL "decimal number" FLOATWORD "inf or nan" STRING "string"
 %token <tok> RAWATTR "attribute"
-%token <tok> A_DIMENSIONS "dimensions=" A_BCAST "broadcast_dimensions=" A_DIRECTION "direction="
-%token <tok> A_TYPE "type=" A_INDEX "index=" A_IOTA "iota_dimension=" A_CALLEE "to_apply="
 %token <tok> KW_PARAMETER "parameter" KW_CONSTANT "constant"
 %token <tok> ARROW "->" LE "<=" DOTS "..." LAYOUT_LBRACE "layout"
 %token <tok> KW_STACKFRAMES "stack frame section"
 
 %type <tok> name
 %type <flag> entry root
-%type <list> hattrs operands op_list int_list ints m2m groups gitems sig_params sig_list
+%type <list> hattrs operands op_list ints m2m groups gitems sig_params sig_list
 %type <llist> instrs attrs layout_suffix layout_items lit_items shape_list
 %type <node> dim gitem group operand
 %type <shp> shape dims dim_list opt_layout
@@ -120,11 +120,17 @@ static int append(pstate *st, plist *l, const pnode *src)
 
 %%
 
-/* input ::= START_MODULE module | START_LITERALS {shape literal} | START_SHAPE shape */
+/* input ::= START_MODULE module | START_LITERALS {shape literal} | START_SHAPE shape
+ *         | START_SHAPES '{' [shape {',' shape}] '}' | START_COMPUTATION '{' {instruction} '}'
+ * (the last two parse attribute values in place: operand_layout_constraints,
+ * a computation written as to_apply={...}) */
 input
 	: START_MODULE module
 	| START_LITERALS lit_entries
 	| START_SHAPE shape			{ st->shape_out = $2; }
+	| START_SHAPES '{' '}'
+	| START_SHAPES '{' shape_list '}'	{ st->shape_list = $3; }
+	| START_COMPUTATION '{' instrs '}'	{ st->sub_instrs = $3; }
 	;
 
 /* module ::= [header] {stack_frame_section} computation {computation} */
@@ -236,10 +242,15 @@ instrs
 	: %empty				{ EMPTY($$); }
 	| instrs instruction			{
 		$$ = $1;
+		/* nested operand instructions come first, in the order they
+		 * were written inside out */
+		for (lnode *h = st->hoisted.head; h; h = h->next)
+			OOM(p_lpush(st, &$$, h->p));
+		EMPTY(st->hoisted);
 		if ($2)
 			OOM(p_lpush(st, &$$, $2));
 	}
-	| instrs error				{ $$ = $1; }
+	| instrs error				{ $$ = $1; EMPTY(st->hoisted); }
 	;
 
 /* instruction ::= ['ROOT'] name '=' [shape] opcall {',' attribute} */
@@ -302,10 +313,13 @@ op_list
 	| op_list ',' operand			{ $$ = $1; OOM(append(st, &$$, $3)); }
 	;
 
-/* operand ::= [shape] name */
+/* operand ::= [shape] name | [shape] opcall   (a nested instruction, no
+ * attributes: it becomes an instruction of its own before its user) */
 operand
 	: name					{ $$ = node(st, 0, &$1, @1); OOM(!$$); }
 	| shape name				{ $$ = node(st, 0, &$2, @2); OOM(!$$); $$->p = $1; }
+	| opcall				{ OOM(p_nested(st, &$$, NULL, $1, @1)); }
+	| shape opcall				{ OOM(p_nested(st, &$$, $1, $2, @$)); }
 	;
 
 attrs
@@ -313,88 +327,15 @@ attrs
 	| attrs ',' attribute			{ $$ = $1; OOM(p_lpush(st, &$$, $3)); }
 	;
 
-/* attribute ::= 'dimensions=' intlist | 'broadcast_dimensions=' intlist
- *             | 'direction=' word | 'type=' word | 'index=' int
- *             | 'iota_dimension=' int | ('to_apply=' | 'calls=') name
- *             | other '=' value      (the lexer keeps the value as written) */
+/* attribute ::= name '=' value   (the lexer captures the value's text; its
+ * syntax depends on the attribute: text/attr_text.c) */
 attribute
 	: RAWATTR				{
 		$$ = p_alloc(st, sizeof *$$);
 		OOM(!$$);
-		$$->kind = AK_RAW;
 		$$->name = $1;
 		$$->at = @$;
-		$$->vat = (loc){ $1.vs, $1.ve };
 	}
-	| A_DIMENSIONS int_list			{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_DIMENSIONS;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->ints = $2;
-	}
-	| A_BCAST int_list			{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_BCAST;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->ints = $2;
-	}
-	| A_DIRECTION IDENT			{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_DIRECTION;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->val = $2;
-	}
-	| A_TYPE IDENT				{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_TYPE;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->val = $2;
-	}
-	| A_INDEX INT				{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_INDEX;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->val = $2;
-	}
-	| A_IOTA INT				{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_IOTA;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->val = $2;
-	}
-	| A_CALLEE name				{
-		$$ = p_alloc(st, sizeof *$$);
-		OOM(!$$);
-		$$->kind = AK_CALLEE;
-		$$->name = $1;
-		$$->at = @$;
-		$$->vat = @2;
-		$$->val = $2;
-	}
-	;
-
-/* intlist ::= '{' [int {',' int}] '}' */
-int_list
-	: '{' '}'				{ EMPTY($$); }
-	| '{' ints '}'				{ $$ = $2; }
 	;
 
 ints
@@ -606,7 +547,7 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, void *scanner, struct
 	(void)scanner;
 	if (st->fatal || st->oom)
 		return 0;
-	enum { MAXEXP = 6 };
+	enum { MAXEXP = 12 };
 	yysymbol_kind_t exp[MAXEXP];
 	int n = yypcontext_expected_tokens(pctx, exp, MAXEXP);
 	yysymbol_kind_t la = yypcontext_token(pctx);
@@ -625,12 +566,22 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, void *scanner, struct
 	if (n > 0) {
 		const char *shown[MAXEXP];
 		int ns = 0;
+		/* In an operand list, nested instructions (`add(constant(1), x)`)
+		 * are rare: the usual ',' and ')' are what to suggest. */
+		int in_operands = st->before_tok == '(' || st->before_tok == ',';
+		for (int i = 0; i < n; i++) {
+			const char *d = sym_display(exp[i]);
+			in_operands |= d && !strcmp(d, "')'");
+		}
 		for (int i = 0; i < n; i++) {
 			const char *d = sym_display(exp[i]);
 			if (!d)
 				continue;
 			/* `name[` is only accepted to report an unknown element type */
 			if (st->before_tok == IDENT && !strcmp(d, "'['"))
+				continue;
+			if (in_operands && (!strcmp(d, "'parameter'") || !strcmp(d, "'constant'") ||
+					    (!strcmp(d, "'('") && (st->before_tok == IDENT || st->before_tok == NAME))))
 				continue;
 			int dup = 0;
 			for (int j = 0; j < ns; j++)

@@ -252,9 +252,14 @@ typedef struct hloi_check_options {
 	unsigned version;  /* HLOI_CHECK_OPTIONS_VERSION */
 	int strict;        /* accept exactly what XLA's verifier accepts */
 	hloi_broadcast_mode broadcast_mode;
+	/* (version >= 2) infer and verify shapes only: opcodes and element
+	 * types hloi does not evaluate are not reported (for printing and
+	 * converting programs hloi cannot run); the module is then not
+	 * runnable. */
+	int shapes_only;
 } hloi_check_options;
-#define HLOI_CHECK_OPTIONS_VERSION 1
-#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT }
+#define HLOI_CHECK_OPTIONS_VERSION 2
+#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0 }
 
 /* Type-checks the module: names, operand counts, shapes, broadcasting,
  * element types, layouts. Records every error found in ctx and returns

@@ -58,7 +58,7 @@ static void set_identity(operand *op, int rank, int offset)
 /* Same rank, no broadcast_dimensions (or the identity). */
 static int same_rank(checker *c, instr *in, const shape *lhs, const shape *rhs, shape *result)
 {
-	const int_list *bd = &in->broadcast_dimensions;
+	const int_list *bd = ck_ints(in, ATTR_BROADCAST_DIMENSIONS);
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	if (bd->present) {
 		int identity = bd->n == lhs->rank;
@@ -98,7 +98,7 @@ static int numpy_aligned(const shape *lo, const shape *hi)
  * operand through broadcast_dimensions, then the degenerate rule. */
 static int different_rank(checker *c, instr *in, const shape *lhs, const shape *rhs, shape *result)
 {
-	const int_list *bd = &in->broadcast_dimensions;
+	const int_list *bd = ck_ints(in, ATTR_BROADCAST_DIMENSIONS);
 	int lo_is_lhs = lhs->rank < rhs->rank;
 	const shape *lo = lo_is_lhs ? lhs : rhs, *hi = lo_is_lhs ? rhs : lhs;
 	operand *lo_op = &in->ops[lo_is_lhs ? 0 : 1], *hi_op = &in->ops[lo_is_lhs ? 1 : 0];
@@ -209,7 +209,7 @@ int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rh
 {
 	int err;
 	memset(result->dim_kind, 0, sizeof result->dim_kind);
-	if (c->mode == HLOI_BROADCAST_NUMPY && !in->broadcast_dimensions.present)
+	if (c->mode == HLOI_BROADCAST_NUMPY && !instr_ints(in, ATTR_BROADCAST_DIMENSIONS))
 		err = numpy_rule(c, in, lhs, rhs, result);
 	else if (lhs->rank == rhs->rank)
 		err = same_rank(c, in, lhs, rhs, result);
@@ -237,7 +237,7 @@ int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rh
 
 int check_broadcast_shapes(checker *c, instr *in, const shape *opnd, const shape *result)
 {
-	const int_list *dl = &in->dimensions;
+	const int_list *dl = ck_ints(in, ATTR_DIMENSIONS);
 	char a[CK_SHAPE_TEXT];
 	if (!dl->present) {
 		if (opnd->rank != 0) {

@@ -90,6 +90,42 @@ loc ck_attr_loc(const checker *c, loc value, const char *name)
 	return value;
 }
 
+void ck_identity_out_dims(instr *in)
+{
+	for (int k = 0; k < in->nops; k++)
+		for (int j = 0; j < in->ops[k].def->result.rank && j < HLOI_MAX_RANK; j++)
+			in->ops[k].out_dim[j] = (int8_t)j;
+}
+
+/* An operand that must be an array (not a tuple). */
+int ck_array_operand(checker *c, const instr *in, int k)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *s = &in->ops[k].def->result;
+	if (shape_is_tuple(s)) {
+		ck_error(c, in->op_at, "%s expects an array operand, but operand %d is the tuple %s",
+			 opcode_name(in->op), k, ck_shape(a, s));
+		return 0;
+	}
+	return 1;
+}
+
+int ck_needs_shape(checker *c, const instr *in)
+{
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
+		return 0;
+	}
+	if (shape_is_tuple(&in->shape)) {
+		char a[CK_SHAPE_TEXT];
+		ck_error(c, in->op_at, "%s cannot produce the tuple shape %s", opcode_name(in->op),
+			 ck_shape(a, &in->shape));
+		return 0;
+	}
+	return 1;
+}
+
+
 static int is_space(char ch)
 {
 	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
@@ -195,6 +231,8 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 				return 0;
 		return 1;
 	}
+	if (!c->report_unsupported)
+		return 1;
 	if (!etype_is_evaluated(s->type)) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
@@ -271,425 +309,6 @@ static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layou
 	return 0;
 }
 
-static void set_result(instr *in, const shape *inf)
-{
-	shape r;
-	shape_make_array(&r, inf->type, inf->rank, inf->dims);
-	if (in->has_shape && in->shape.has_layout && in->shape.rank == inf->rank)
-		r.layout = in->shape.layout;
-	in->result = r;
-}
-
-/* --- element types ---------------------------------------------------------- */
-
-/* SPEC §4's gates; the same sets as SC_OPS_* in eval/scalar.h. */
-static int type_gate(checker *c, const instr *in, etype t)
-{
-	etype_kind k = etype_get_kind(t);
-	const char *tn = etype_name(t);
-	switch (in->op) {
-	case OP_SUBTRACT:
-	case OP_DIVIDE:
-	case OP_REMAINDER:
-	case OP_POWER:
-	case OP_ATAN2:
-	case OP_SHIFT_LEFT:
-	case OP_SHIFT_RIGHT_ARITHMETIC:
-	case OP_SHIFT_RIGHT_LOGICAL:
-		if (k == KIND_PRED) {
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be arithmetic type for operation %s; got PRED.",
-				 opcode_name(in->op));
-			return 1;
-		}
-		break;
-	case OP_AND:
-	case OP_OR:
-	case OP_XOR:
-		if (k != KIND_PRED && k != KIND_SINT && k != KIND_UINT) {
-			ck_error(c, in->op_at,
-				 "Expected pred or integral type in argument to and/or/xor operation; got %s.", tn);
-			return 1;
-		}
-		break;
-	default:
-		break;
-	}
-	switch (in->op) {
-	case OP_SHIFT_LEFT:
-	case OP_SHIFT_RIGHT_ARITHMETIC:
-	case OP_SHIFT_RIGHT_LOGICAL:
-		if (k != KIND_SINT && k != KIND_UINT) {
-			ck_error(c, in->op_at, "Expected integral type for operation %s; got %s.",
-				 opcode_name(in->op), tn);
-			return 1;
-		}
-		break;
-	case OP_ATAN2:
-		if (k != KIND_FLOAT) {
-			ck_error(c, in->op_at, "Expected floating-point type for operation atan2; got %s.", tn);
-			return 1;
-		}
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static cmp_type default_cmp_type(etype t)
-{
-	switch (etype_get_kind(t)) {
-	case KIND_SINT: return CMPT_SIGNED;
-	case KIND_FLOAT:
-	case KIND_COMPLEX: return CMPT_FLOAT;
-	default: return CMPT_UNSIGNED;
-	}
-}
-
-static int compare_attrs(checker *c, const instr *in, const shape *lhs)
-{
-	int err = 0;
-	char a[CK_SHAPE_TEXT];
-	if (in->direction == CMP_NONE) {
-		ck_error(c, in->op_at, "attribute direction is expected but not seen");
-		err = 1;
-	}
-	if (in->comparison_type != CMPT_NONE) {
-		cmp_type def = default_cmp_type(lhs->type), t = in->comparison_type;
-		if (def == CMPT_FLOAT && t != CMPT_FLOAT && t != CMPT_TOTALORDER) {
-			ck_error(c, in->comparison_type_at,
-				 "Expected comparison type FLOAT or TOTALORDER; actual: %s, operand: %s.",
-				 cmp_type_name(t), ck_shape(a, lhs));
-			err = 1;
-		} else if (def != CMPT_FLOAT && t != def) {
-			ck_error(c, in->comparison_type_at,
-				 "Expected comparison type %s; actual: %s, operand: %s.", cmp_type_name(def),
-				 cmp_type_name(t), ck_shape(a, lhs));
-			err = 1;
-		}
-	}
-	return err;
-}
-
-/* --- instructions ------------------------------------------------------------ */
-
-static int binary(checker *c, instr *in, shape *inf)
-{
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	int err = 0;
-	if (lhs->type != rhs->type) {
-		ck_error(c, in->op_at, "Binary op %s with different element types: %s and %s.",
-			 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
-		err = 1;
-	} else if (in->op == OP_COMPARE) {
-		err = compare_attrs(c, in, lhs);
-	} else {
-		err = type_gate(c, in, lhs->type);
-	}
-	if (check_binary_shapes(c, in, lhs, rhs, inf))
-		err = 1;
-	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
-	return err;
-}
-
-static int broadcast(checker *c, instr *in, shape *inf)
-{
-	if (!in->has_shape) {
-		ck_error(c, in->op_at, "cannot infer shape for opcode: broadcast");
-		return 1;
-	}
-	*inf = in->shape;
-	inf->type = in->ops[0].def->result.type;
-	return check_broadcast_shapes(c, in, &in->ops[0].def->result, &in->shape);
-}
-
-static void identity_out_dims(instr *in)
-{
-	for (int k = 0; k < in->nops; k++)
-		for (int j = 0; j < in->ops[k].def->result.rank && j < HLOI_MAX_RANK; j++)
-			in->ops[k].out_dim[j] = (int8_t)j;
-}
-
-/* An operand that must be an array (not a tuple). */
-static int array_operand(checker *c, const instr *in, int k)
-{
-	char a[CK_SHAPE_TEXT];
-	const shape *s = &in->ops[k].def->result;
-	if (shape_is_tuple(s)) {
-		ck_error(c, in->op_at, "%s expects an array operand, but operand %d is the tuple %s",
-			 opcode_name(in->op), k, ck_shape(a, s));
-		return 0;
-	}
-	return 1;
-}
-
-static int needs_shape(checker *c, const instr *in)
-{
-	if (!in->has_shape) {
-		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
-		return 0;
-	}
-	if (shape_is_tuple(&in->shape)) {
-		char a[CK_SHAPE_TEXT];
-		ck_error(c, in->op_at, "%s cannot produce the tuple shape %s", opcode_name(in->op),
-			 ck_shape(a, &in->shape));
-		return 0;
-	}
-	return 1;
-}
-
-/* iota: the written shape; iota_dimension= in range. */
-static int iota(checker *c, instr *in, shape *inf)
-{
-	if (!needs_shape(c, in))
-		return 1;
-	if (!in->has_iota_dimension) {
-		ck_error(c, in->op_at, "attribute iota_dimension is expected but not seen");
-		return 1;
-	}
-	if (in->shape.rank == 0) {
-		ck_error(c, in->op_at, "Iota does not support scalars.");
-		return 1;
-	}
-	if (in->shape.type == ET_PRED) {
-		ck_error(c, in->op_at, "Iota does not support PRED.");
-		return 1;
-	}
-	if (in->iota_dimension < 0 || in->iota_dimension >= in->shape.rank) {
-		ck_error(c, in->op_at,
-			 "The iota dimension cannot go beyond the operation rank or be negative: iota_dimension=%lld, rank %d.",
-			 (long long)in->iota_dimension, in->shape.rank);
-		return 1;
-	}
-	*inf = in->shape;
-	return 0;
-}
-
-static int reshape(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	if (!needs_shape(c, in) || !array_operand(c, in, 0))
-		return 1;
-	const shape *op = &in->ops[0].def->result;
-	int64_t from, to;
-	if (shape_element_count(op, &from) || shape_element_count(&in->shape, &to) || from != to) {
-		shape want = in->shape;
-		want.type = op->type;
-		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
-			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, &want));
-		return 1;
-	}
-	shape_make_array(inf, op->type, in->shape.rank, in->shape.dims);
-	return 0;
-}
-
-static int transpose(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT];
-	if (!array_operand(c, in, 0))
-		return 1;
-	const shape *op = &in->ops[0].def->result;
-	const int_list *dl = &in->dimensions;
-	if (!dl->present) {
-		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
-		return 1;
-	}
-	int ok = dl->n == op->rank;
-	unsigned seen = 0;
-	for (int i = 0; ok && i < dl->n; i++) {
-		if (dl->v[i] < 0 || dl->v[i] >= op->rank || (seen & (1u << dl->v[i])))
-			ok = 0;
-		else
-			seen |= 1u << dl->v[i];
-	}
-	if (!ok) {
-		strbuf m = STRBUF_INIT;
-		sb_puts(&m, "Transpose dimensions [");
-		for (int i = 0; i < dl->n; i++)
-			sb_printf(&m, i ? ",%lld" : "%lld", (long long)dl->v[i]);
-		sb_printf(&m, "] are not a permutation of the operand dimensions (operand shape is %s).",
-			  ck_shape(a, op));
-		if (m.oom)
-			c->oom = 1;
-		else
-			ck_error(c, ck_attr_loc(c, dl->at, "dimensions"), "%s", sb_str(&m));
-		sb_free(&m);
-		return 1;
-	}
-	int64_t dims[HLOI_MAX_RANK];
-	for (int i = 0; i < op->rank; i++)
-		dims[i] = op->dims[dl->v[i]];
-	shape_make_array(inf, op->type, op->rank, dims);
-	return 0;
-}
-
-/* copy, convert, bitcast-convert: the operand's dims; copy keeps the type,
- * the others take the written one. */
-static int unary_shape(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	if (in->op == OP_COPY && shape_is_tuple(&in->ops[0].def->result)) {
-		*inf = in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
-		return 0;
-	}
-	if (!array_operand(c, in, 0))
-		return 1;
-	const shape *op = &in->ops[0].def->result;
-	etype t = op->type;
-	if (in->op != OP_COPY) {
-		if (!needs_shape(c, in))
-			return 1;
-		t = in->shape.type;
-	}
-	if (in->op == OP_BITCAST_CONVERT) {
-		if ((t == ET_PRED) != (op->type == ET_PRED)) {
-			ck_error(c, in->op_at, "bitcast-convert from or to pred is not allowed: %s to %s",
-				 etype_name(op->type), etype_name(t));
-			return 1;
-		}
-		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
-		if (wo != wr) {
-			shape r = in->shape;
-			ck_unsupported(c, in->op_at,
-				       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
-				       ck_shape(a, op), wo, ck_shape(b, &r), wr);
-			return 1;
-		}
-	}
-	shape_make_array(inf, t, op->rank, op->dims);
-	identity_out_dims(in);
-	return 0;
-}
-
-/* select(pred, on_true, on_false): pred is PRED with the others' dims, or a
- * scalar (an extension, as newer XLA allows; not under --strict); on_true
- * and on_false have the same shape. */
-static int select_op(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	for (int k = 0; k < 3; k++)
-		if (!array_operand(c, in, k))
-			return 1;
-	const shape *p = &in->ops[0].def->result, *t = &in->ops[1].def->result, *f = &in->ops[2].def->result;
-	if (p->type != ET_PRED) {
-		ck_error(c, in->op_at, "Select's pred operand must have PRED element type; got %s.", ck_shape(a, p));
-		return 1;
-	}
-	if (!shape_compatible(t, f)) {
-		ck_error(c, in->op_at, "Operands to select must be the same shape; got %s and %s.", ck_shape(a, t),
-			 ck_shape(b, f));
-		return 1;
-	}
-	if ((p->rank != 0 || c->strict) && !shape_same_dims(p, t)) {
-		ck_error(c, in->op_at, "Operands to select and predicate must be the same shape; got %s and %s.",
-			 ck_shape(a, p), ck_shape(b, t));
-		return 1;
-	}
-	shape_make_array(inf, t->type, t->rank, t->dims);
-	identity_out_dims(in);
-	return 0;
-}
-
-static int tuple_op(checker *c, instr *in, shape *inf)
-{
-	memset(inf, 0, sizeof *inf);
-	inf->type = ET_TUPLE;
-	inf->ntuple = in->nops;
-	if (in->nops == 0)
-		return 0;
-	shape *el = arena_array(&c->m->arena, (size_t)in->nops, sizeof *el);
-	if (!el) {
-		c->oom = 1;
-		return 1;
-	}
-	for (int k = 0; k < in->nops; k++)
-		el[k] = in->ops[k].def->result;
-	inf->tuple = el;
-	return 0;
-}
-
-static int get_tuple_element(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT];
-	const shape *op = &in->ops[0].def->result;
-	if (!in->has_index) {
-		ck_error(c, in->op_at, "attribute index is expected but not seen");
-		return 1;
-	}
-	if (!shape_is_tuple(op)) {
-		ck_error(c, in->op_at, "get-tuple-element expects a tuple operand; got %s.", ck_shape(a, op));
-		return 1;
-	}
-	if (in->index < 0 || in->index >= op->ntuple) {
-		ck_error(c, in->op_at, "Cannot infer shape: attempt to index out of tuple bounds: %lld > %s",
-			 (long long)in->index, ck_shape(a, op));
-		return 1;
-	}
-	*inf = op->tuple[in->index];
-	return 0;
-}
-
-static int check_computation(checker *c, computation *comp);
-
-/* Checks a callee before its caller; 0 when its root is usable. */
-static int ensure_checked(checker *c, instr *in, computation *callee)
-{
-	int idx = -1;
-	for (int i = 0; i < c->m->ncomps; i++)
-		if (c->m->comps[i] == callee)
-			idx = i;
-	if (idx < 0 || !c->comp_state)
-		return 1;
-	if (c->comp_state[idx] == 1) {
-		ck_error(c, in->callee_at, "computation %s calls itself (recursion is not supported)", callee->name);
-		return 1;
-	}
-	if (c->comp_state[idx] == 0) {
-		if (c->depth >= 64) {
-			ck_unsupported(c, in->callee_at, "unsupported nesting of calls deeper than 64");
-			return 1;
-		}
-		c->depth++;
-		check_computation(c, callee);
-		c->depth--;
-	}
-	return c->comp_state[idx] == 2 ? 0 : 1;
-}
-
-/* call (to_apply=) and fusion (calls=): the callee runs with the operands as
- * its parameters; the result is its root's. */
-static int call_op(checker *c, instr *in, shape *inf)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	computation *callee = in->callee;
-	if (!in->callee_name) {
-		ck_error(c, in->op_at, "attribute %s is expected but not seen",
-			 in->op == OP_FUSION ? "calls" : "to_apply");
-		return 1;
-	}
-	if (!callee)
-		return 1;  /* reported already */
-	if (ensure_checked(c, in, callee))
-		return 1;
-	if (callee->nparams != in->nops) {
-		ck_error(c, in->op_at, "%s has %d operand%s, but computation %s takes %d parameter%s",
-			 opcode_name(in->op), in->nops, in->nops == 1 ? "" : "s", callee->name, callee->nparams,
-			 callee->nparams == 1 ? "" : "s");
-		return 1;
-	}
-	for (int k = 0; k < in->nops; k++) {
-		const shape *os = &in->ops[k].def->result, *ps = &callee->params[k]->result;
-		if (!shape_compatible(os, ps)) {
-			ck_error(c, in->ops[k].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
-				 k, opcode_name(in->op), ck_shape(a, os), k, callee->name, ck_shape(b, ps));
-			return 1;
-		}
-	}
-	*inf = callee->root->result;
-	return 0;
-}
 
 static int store_value(checker *c, hloi_literal *lit)
 {
@@ -777,37 +396,72 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 	}
 }
 
+/* The shape rule of every opcode, from the table (ir/opcodes.def). */
+typedef int (*infer_fn)(checker *c, instr *in, shape *inf);
+static const infer_fn infer_rules[OP_COUNT] = {
+#define X(E, text, arity, cat, infer, ev) [OP_##E] = infer_##infer,
+#include "ir/opcodes.def"
+#undef X
+};
+
+/* Resolves the computations `in` calls (AK_COMP and AK_COMPS attributes, in
+ * the table's order: to_apply, calls, condition, body, branches, ...). */
+static int resolve_called(checker *c, instr *in)
+{
+	int n = 0, good = 1;
+	for (int i = 0; i < in->nattrs; i++) {
+		const attr *a = &in->attrs[i];
+		if (a->kind == AK_COMP)
+			n++;
+		else if (a->kind == AK_COMPS)
+			n += a->u.words.n;
+	}
+	in->ncalled = 0;
+	in->called = NULL;
+	in->callee = NULL;
+	if (!n)
+		return 1;
+	in->called = arena_array(&c->m->arena, (size_t)n, sizeof *in->called);
+	if (!in->called) {
+		c->oom = 1;
+		return 0;
+	}
+	for (int id = 0; id < ATTR_COUNT; id++) {
+		const attr *a = instr_attr(in, (attr_id)id);
+		if (!a || (a->kind != AK_COMP && a->kind != AK_COMPS))
+			continue;
+		int k = a->kind == AK_COMP ? 1 : a->u.words.n;
+		for (int j = 0; j < k; j++) {
+			const char *name = a->kind == AK_COMP ? a->u.s : a->u.words.v[j];
+			loc at = a->kind == AK_COMP ? a->vat : a->u.words.at[j];
+			computation *cc = module_find_computation(c->m, name);
+			if (!cc) {
+				ck_error(c, at, "computation does not exist: %s", name);
+				good = 0;
+			}
+			in->called[in->ncalled++] = cc;
+		}
+	}
+	in->callee = in->called[0];
+	return good;
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], msg[1024];
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	int good = resolve_operands(c, in, nt, ok);
 	loc sat = shape_loc(c, in);
 
-	if (in->callee_name) {
-		in->callee = module_find_computation(c->m, in->callee_name);
-		if (!in->callee)
-			ck_error(c, in->callee_at, "computation does not exist: %s", in->callee_name);
-	}
+	if (!resolve_called(c, in))
+		good = 0;
 	int arity = opcode_arity(in->op);
 	if (arity >= 0 && in->nops != arity) {
 		ck_error(c, in->op_at, "%s expects %d operands, but has %d operands", opcode_name(in->op),
 			 arity, in->nops);
 		good = 0;
 	}
-	if (!opcode_is_evaluated(in->op)) {
+	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
-		/* Users are still checked against the written shape. */
-		if (in->has_shape) {
-			if (shape_validate(&in->shape, msg, sizeof msg)) {
-				ck_error(c, sat, "%s", msg);
-			} else if (shape_is_array(&in->shape) && etype_is_evaluated(in->shape.type) &&
-				   shape_is_static(&in->shape) && in->shape.layout.ntiles == 0) {
-				set_result(in, &in->shape);
-				ok[in->position] = 1;
-			}
-		}
-		return;
-	}
 	if (in->has_shape && !usable_shape(c, &in->shape, sat))
 		good = 0;
 	written_operand_shapes(c, in, ok);
@@ -816,60 +470,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 
 	shape inf;
 	memset(&inf, 0, sizeof inf);
-	int err = 0, keep_layout = 0;
-	switch (in->op) {
-	case OP_PARAMETER:
-	case OP_CONSTANT:
-		if (!in->has_shape) {
-			ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
-			return;
-		}
-		inf = in->shape;
-		break;
-	case OP_BROADCAST:
-		err = broadcast(c, in, &inf);
-		break;
-	case OP_IOTA:
-		err = iota(c, in, &inf);
-		break;
-	case OP_RESHAPE:
-		err = reshape(c, in, &inf);
-		break;
-	case OP_TRANSPOSE:
-		err = transpose(c, in, &inf);
-		break;
-	case OP_COPY:
-	case OP_CONVERT:
-	case OP_BITCAST_CONVERT:
-		err = unary_shape(c, in, &inf);
-		break;
-	case OP_SELECT:
-		err = select_op(c, in, &inf);
-		break;
-	case OP_TUPLE:
-		err = tuple_op(c, in, &inf);
-		break;
-	case OP_GET_TUPLE_ELEMENT:
-		err = get_tuple_element(c, in, &inf);
-		keep_layout = 1;
-		break;
-	case OP_CALL:
-	case OP_FUSION:
-		err = call_op(c, in, &inf);
-		keep_layout = 1;
-		break;
-	default:
-		if (opcode_category(in->op) == OPC_BINARY || opcode_category(in->op) == OPC_COMPARE) {
-			for (int k = 0; k < in->nops && !err; k++)
-				err = !array_operand(c, in, k);
-			if (!err)
-				err = binary(c, in, &inf);
-		} else {
-			ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
-			return;
-		}
-		break;
-	}
+	c->keep_layout = 0;
+	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
 	if (in->has_shape) {
@@ -882,12 +484,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			return;
 		}
 	}
-	if (in->op == OP_PARAMETER && shape_is_tuple(&inf)) {
-		if (set_result_ex(c, in, &inf, 1))
-			return;
-	} else if (set_result_ex(c, in, &inf, keep_layout)) {
+	if (set_result_ex(c, in, &inf, c->keep_layout))
 		return;
-	}
 	if (in->op == OP_CONSTANT && constant(c, in))
 		return;
 	ok[in->position] = 1;
@@ -949,7 +547,7 @@ static int comp_index(const checker *c, const computation *comp)
 
 /* Checks one computation (its callees first, through ensure_checked) and
  * records in comp_state whether its root and parameters are usable. */
-static int check_computation(checker *c, computation *comp)
+int ck_check_computation(checker *c, computation *comp)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	name_table nt = { 0, NULL };
@@ -1125,6 +723,7 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 	c.ctx = ctx;
 	c.text = m->src >= 0 ? diag_source(ctx, m->src) : NULL;
 	c.strict = opts ? opts->strict : 0;
+	c.report_unsupported = !(opts && opts->version >= 2 && opts->shapes_only);
 	c.mode = opts ? opts->broadcast_mode : HLOI_BROADCAST_DEFAULT;
 	if (c.mode == HLOI_BROADCAST_DEFAULT)
 		c.mode = m->broadcast_mode;
@@ -1141,7 +740,7 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 		return HLOI_ENOMEM;
 	for (int i = 0; i < m->ncomps && !c.oom; i++)
 		if (c.comp_state[i] == 0)
-			check_computation(&c, m->comps[i]);
+			ck_check_computation(&c, m->comps[i]);
 	/* The aliases, once the entry's root is known. */
 	int entry_ok = 0;
 	for (int i = 0; i < m->ncomps; i++)
@@ -1158,6 +757,8 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 		return HLOI_ETYPE;
 	if (c.nunsupported)
 		return HLOI_EUNSUPPORTED;
+	if (!c.report_unsupported)
+		return HLOI_OK;  /* shapes are inferred, but the module is not runnable */
 	m->checked = 1;
 	m->checked_mode = c.mode;
 	return HLOI_OK;

@@ -20,6 +20,9 @@ typedef struct checker {
 	const source *text;        /* m's source in ctx, or NULL */
 	int strict;
 	hloi_broadcast_mode mode;  /* XLA or NUMPY */
+	int report_unsupported;    /* report what hloi does not evaluate (for run/check) */
+	int keep_layout;           /* set by a shape rule: the inferred shape's layouts
+				    * are the result's (tuple elements, callees' roots) */
 	size_t nerrors;            /* type errors */
 	size_t nunsupported;       /* things hloi does not evaluate */
 	int oom;
@@ -37,11 +40,42 @@ void ck_error(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
 void ck_unsupported(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
 void ck_note(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);
 
+/* The int list attribute `id` of `in`, or an empty one (present = 0). */
+static inline const int_list *ck_ints(const instr *in, attr_id id)
+{
+	static const int_list none = { 0, 0, NULL, { 0, 0 } };
+	const int_list *l = instr_ints(in, id);
+	return l ? l : &none;
+}
+
 /* The shape as text without layout (`f32[2,3]`) in buf. Returns buf. */
 const char *ck_shape(char *buf, const shape *s);
 /* The span of an attribute `name={...}` given the span of its value (the
  * span is returned as is when the text before it is not `name=`). */
 loc ck_attr_loc(const checker *c, loc value, const char *name);
+
+/* --- shared by the shape rules --------------------------------------------- */
+
+/* Operand k must be an array (not a tuple); reports and returns 0 if not. */
+int ck_array_operand(checker *c, const instr *in, int k);
+/* The result shape must have been written (and be an array). */
+int ck_needs_shape(checker *c, const instr *in);
+/* Every operand's dimension j feeds result dimension j. */
+void ck_identity_out_dims(instr *in);
+/* compare's default type= for an element type. */
+cmp_type ck_default_cmp_type(etype t);
+/* Checks a callee before its caller (called from shape rules); 0 when its
+ * root and parameters are usable. `at` locates a recursion error. */
+int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at);
+int ck_check_computation(checker *c, computation *comp);
+
+/* The shape rules named by ir/opcodes.def's `infer` column: each infers
+ * the result of `in` from its operands and attributes into *inf (element
+ * type, dims; layouts only where c->keep_layout says so), reporting errors;
+ * 0 when fine. */
+#define X(E, text, arity, cat, infer, ev) int infer_##infer(checker *c, instr *in, shape *inf);
+#include "ir/opcodes.def"
+#undef X
 
 /* Binary op or compare: infers the result dims into `result` (element type
  * and layout are the caller's business) and fills both operands' out_dim,

@@ -120,18 +120,11 @@ static instr *new_instr(lowerer *lw, const instr *like, opcode op, const char *b
 	return in;
 }
 
-static int set_list(lowerer *lw, int_list *l, const int64_t *v, int n)
+static int set_list(lowerer *lw, instr *in, attr_id id, const int64_t *v, int n)
 {
-	l->present = 1;
-	l->n = n;
-	l->v = NULL;
-	if (n > 0) {
-		l->v = arena_array(&lw->m->arena, (size_t)n, sizeof *l->v);
-		if (!l->v) {
-			lw->oom = 1;
-			return -1;
-		}
-		memcpy(l->v, v, (size_t)n * sizeof *v);
+	if (instr_set_ints(&lw->m->arena, in, id, v, n)) {
+		lw->oom = 1;
+		return -1;
 	}
 	return 0;
 }
@@ -171,7 +164,7 @@ static void lower_operand(lowerer *lw, instr *in, operand *o, const char *side)
 			return;
 	}
 	instr *b = new_instr(lw, in, OP_BROADCAST, in->name, bs, from, s->type, r->rank, r->dims);
-	if (!b || set_list(lw, &b->dimensions, outs, n))
+	if (!b || set_list(lw, b, ATTR_DIMENSIONS, outs, n))
 		return;
 	for (int j = 0; j < n; j++)
 		b->ops[0].out_dim[j] = (int8_t)outs[j];
@@ -192,7 +185,7 @@ static void lower_broadcast(lowerer *lw, instr *in)
 	if (n == s->rank)
 		return;
 	instr *rs = new_instr(lw, in, OP_RESHAPE, in->name, "reshape", o->def, s->type, n, sizes);
-	if (!rs || set_list(lw, &in->dimensions, outs, n))
+	if (!rs || set_list(lw, in, ATTR_DIMENSIONS, outs, n))
 		return;
 	o->name = rs->name;
 	o->def = rs;
@@ -210,7 +203,7 @@ static void lower_select(lowerer *lw, instr *in)
 		return;
 	instr *b = new_instr(lw, in, OP_BROADCAST, in->name, "pred.broadcast", o->def, s->type, r->rank,
 			     r->dims);
-	if (!b || set_list(lw, &b->dimensions, NULL, 0))
+	if (!b || set_list(lw, b, ATTR_DIMENSIONS, NULL, 0))
 		return;
 	o->name = b->name;
 	o->def = b;
@@ -253,14 +246,15 @@ static void lower_computation(lowerer *lw, computation *c)
 			lower_operand(lw, in, &in->ops[0], "lhs");
 			lower_operand(lw, in, &in->ops[1], "rhs");
 			if (!lw->oom) {
-				in->broadcast_dimensions.present = 0;
-				in->broadcast_dimensions.n = 0;
+				instr_remove_attr(in, ATTR_BROADCAST_DIMENSIONS);
 			}
 		} else if (in->op == OP_BROADCAST && in->nops == 1) {
 			lower_broadcast(lw, in);
 		} else if (in->op == OP_SELECT && in->nops == 3) {
 			lower_select(lw, in);
 		}
+		/* attributes hloi skipped as unknown are not XLA's either */
+		instr_remove_attr(in, ATTR_COUNT);
 		if (!lw->oom) {
 			in->has_shape = 1;
 			in->shape = in->result;

@@ -13,24 +13,12 @@
 static int identity_bcast_attr(const instr *in)
 {
 	op_category cat = opcode_category(in->op);
-	if ((cat != OPC_BINARY && cat != OPC_COMPARE) || !in->broadcast_dimensions.present)
+	if ((cat != OPC_BINARY && cat != OPC_COMPARE) || !instr_ints(in, ATTR_BROADCAST_DIMENSIONS))
 		return 0;
 	/* only where the checker inferred a result (else it reported errors) */
 	if (in->nops != 2 || !in->ops[0].def || !in->ops[1].def || in->result.type == ET_INVALID)
 		return 0;
 	return shape_same_dims(&in->ops[0].def->result, &in->ops[1].def->result);
-}
-
-/* The span of `broadcast_dimensions={...}` given its value's span. */
-static loc attr_span(hloi_context *ctx, int src, loc value)
-{
-	static const char name[] = "broadcast_dimensions=";
-	size_t k = sizeof name - 1;
-	const source *s = src >= 0 ? diag_source(ctx, src) : NULL;
-	if (s && value.start >= k && value.start <= s->len &&
-	    memcmp(s->text + value.start - k, name, k) == 0)
-		value.start -= k;
-	return value;
 }
 
 size_t check_strict_attrs(const module *m, hloi_context *ctx, const hloi_check_options *opts)
@@ -60,7 +48,7 @@ size_t check_strict_attrs(const module *m, hloi_context *ctx, const hloi_check_o
 			const instr *in = comp->instrs[i];
 			if (!identity_bcast_attr(in))
 				continue;
-			diag_error(ctx, src, attr_span(ctx, src, in->broadcast_dimensions.at),
+			diag_error(ctx, src, instr_attr_loc(in, ATTR_BROADCAST_DIMENSIONS),
 				   "attribute broadcast_dimensions is an hloi extension (not allowed with --strict)");
 			n++;
 		}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/index.h"
+#include "eval/engine.h"
 #include "eval/fast.h"
 #include "eval/scalar.h"
 #include "util/alloc.h"
@@ -302,16 +303,6 @@ typedef struct scratch {
 	char stage[FAST_CHUNK_MAX] __attribute__((aligned(64)));
 } scratch;
 
-static cmp_type effective_cmp_type(const instr *in, etype t)
-{
-	if (in->comparison_type != CMPT_NONE)
-		return in->comparison_type;
-	switch (etype_get_kind(t)) {
-	case KIND_SINT: return CMPT_SIGNED;
-	case KIND_FLOAT: return CMPT_FLOAT;
-	default: return CMPT_UNSIGNED;
-	}
-}
 
 /* n output elements at o (element stride so), operands at a and b with
  * element strides sa and sb. Staged plans (so is then 1) compute a chunk at a time into the
@@ -613,7 +604,10 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 	for (int k = 0; k < nops; k++)
 		if (!ops[k] || shape_is_tuple(&ops[k]->shape) || ops[k]->shape.rank > os->rank)
 			return 1;
-	if (in->op == OP_BROADCAST) {
+	if (in->op == OP_BROADCAST || in->op == OP_COPY ||
+	    (in->op == OP_BITCAST_CONVERT && etype_byte_width(os->type) == etype_byte_width(ops[0]->shape.type))) {
+		/* element copies: a broadcast, a copy into another layout, bits
+		 * reinterpreted in place */
 		if (nops != 1)
 			return 1;
 		p.fn = copy_kernel(etype_byte_width(os->type));
@@ -622,8 +616,8 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 		if (nops != 2 || os->type != ET_PRED)
 			return 1;
 		p.fn = compare_kernel(t);
-		p.d = in->direction;
-		p.t = effective_cmp_type(in, t);
+		p.d = instr_direction(in);
+		p.t = eval_cmp_type(in, t);
 	} else {
 		if (nops != 2)
 			return 1;

@@ -5,20 +5,16 @@
 
 #include "util/alloc.h"
 
-#define EVAL 1
-#define NOEVAL 0
 static const struct {
 	const char *name;
 	int arity;
 	op_category cat;
-	int evaluated;
+	const char *kernel;   /* the eval column: "none" when not evaluated */
 } ops[] = {
-#define X(E, text, arity, cat, ev) { text, arity, cat, ev },
+#define X(E, text, arity, cat, infer, ev) { text, arity, cat, #ev },
 #include "ir/opcodes.def"
 #undef X
 };
-#undef EVAL
-#undef NOEVAL
 
 const char *opcode_name(opcode op)
 {
@@ -27,8 +23,10 @@ const char *opcode_name(opcode op)
 
 opcode opcode_from_name(const char *s, size_t len)
 {
+	/* 136 names: a linear scan with a first-byte filter is plenty */
 	for (int i = 0; i < OP_COUNT; i++)
-		if (strlen(ops[i].name) == len && memcmp(ops[i].name, s, len) == 0)
+		if (ops[i].name[0] == (len ? s[0] : 0) && strlen(ops[i].name) == len &&
+		    memcmp(ops[i].name, s, len) == 0)
 			return (opcode)i;
 	return OP_COUNT;
 }
@@ -45,7 +43,7 @@ op_category opcode_category(opcode op)
 
 int opcode_is_evaluated(opcode op)
 {
-	return ops[op].evaluated;
+	return op < OP_COUNT && strcmp(ops[op].kernel, "none") != 0;
 }
 
 static const char *const dir_names[] = { NULL, "EQ", "NE", "LT", "LE", "GT", "GE" };
@@ -110,4 +108,107 @@ computation *module_find_computation(const module *m, const char *name)
 		if (strcmp(m->comps[i]->name, name) == 0)
 			return m->comps[i];
 	return NULL;
+}
+
+/* --- attribute lookups ------------------------------------------------------ */
+
+const attr *instr_attr(const instr *in, attr_id id)
+{
+	for (int i = 0; i < in->nattrs; i++)
+		if (in->attrs[i].id == id)
+			return &in->attrs[i];
+	return NULL;
+}
+
+const int_list *instr_ints(const instr *in, attr_id id)
+{
+	const attr *a = instr_attr(in, id);
+	return a && a->kind == AK_INTS ? &a->u.ints : NULL;
+}
+
+int instr_int(const instr *in, attr_id id, int64_t *out)
+{
+	const attr *a = instr_attr(in, id);
+	if (!a || (a->kind != AK_INT && a->kind != AK_BOOL))
+		return 0;
+	*out = a->u.i;
+	return 1;
+}
+
+int instr_bool(const instr *in, attr_id id, int dflt)
+{
+	const attr *a = instr_attr(in, id);
+	return a && a->kind == AK_BOOL ? a->u.i != 0 : dflt;
+}
+
+const char *instr_text(const instr *in, attr_id id)
+{
+	const attr *a = instr_attr(in, id);
+	if (!a)
+		return NULL;
+	switch (a->kind) {
+	case AK_WORD:
+	case AK_STRING:
+	case AK_RAW:
+	case AK_COMP:
+	case AK_DIM_LABELS:
+		return a->u.s;
+	default:
+		return NULL;
+	}
+}
+
+cmp_direction instr_direction(const instr *in)
+{
+	const char *w = instr_text(in, ATTR_DIRECTION);
+	return w ? cmp_direction_from_name(w, strlen(w)) : CMP_NONE;
+}
+
+cmp_type instr_comparison_type(const instr *in)
+{
+	const char *w = instr_text(in, ATTR_TYPE);
+	return w ? cmp_type_from_name(w, strlen(w)) : CMPT_NONE;
+}
+
+loc instr_attr_loc(const instr *in, attr_id id)
+{
+	const attr *a = instr_attr(in, id);
+	return a ? a->at : in->op_at;
+}
+
+int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)
+{
+	attr *at = (attr *)instr_attr(in, id);
+	if (!at) {
+		attr *na = arena_array(a, (size_t)in->nattrs + 1, sizeof *na);
+		if (!na)
+			return -1;
+		if (in->nattrs)
+			memcpy(na, in->attrs, (size_t)in->nattrs * sizeof *na);
+		at = &na[in->nattrs];
+		memset(at, 0, sizeof *at);
+		in->attrs = na;
+		in->nattrs++;
+	}
+	at->id = (uint16_t)id;
+	at->kind = AK_INTS;
+	memset(&at->u, 0, sizeof at->u);
+	at->u.ints.present = 1;
+	at->u.ints.n = n;
+	if (n > 0) {
+		at->u.ints.v = arena_array(a, (size_t)n, sizeof *v);
+		if (!at->u.ints.v)
+			return -1;
+		memcpy(at->u.ints.v, v, (size_t)n * sizeof *v);
+	}
+	return 0;
+}
+
+void instr_remove_attr(instr *in, attr_id id)
+{
+	int k = 0;
+	for (int i = 0; i < in->nattrs; i++)
+		if (in->attrs[i].id != id)
+			in->attrs[k++] = in->attrs[i];
+	in->nattrs = k;
 }

@@ -13,11 +13,12 @@
 #include "core/literal.h"
 #include "core/shape.h"
 #include "hloi.h"
+#include "ir/attrs.h"
 #include "util/arena.h"
 #include "util/diag.h"
 
 typedef enum opcode {
-#define X(E, text, arity, cat, ev) OP_##E,
+#define X(E, text, arity, cat, infer, ev) OP_##E,
 #include "ir/opcodes.def"
 #undef X
 	OP_COUNT
@@ -30,6 +31,7 @@ const char *opcode_name(opcode op);
 opcode opcode_from_name(const char *s, size_t len);
 int opcode_arity(opcode op);             /* -1: any number */
 op_category opcode_category(opcode op);
+/* Whether the engines evaluate it (its eval column is not `none`). */
 int opcode_is_evaluated(opcode op);
 
 typedef enum cmp_direction { CMP_NONE = 0, CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_direction;
@@ -39,17 +41,8 @@ cmp_direction cmp_direction_from_name(const char *s, size_t len); /* CMP_NONE if
 const char *cmp_type_name(cmp_type t);             /* "FLOAT" */
 cmp_type cmp_type_from_name(const char *s, size_t len);           /* CMPT_NONE if unknown */
 
-/* A `{1,2}` list attribute. */
-typedef struct int_list {
-	int present;
-	int n;
-	int64_t *v;
-	loc at;        /* the whole value */
-} int_list;
-
-/* An attribute kept as written: `name=value`, value being its exact source
- * text (metadata, backend_config, sharding, ..., and every attribute of an
- * opcode hloi does not evaluate). Printed back verbatim. */
+/* An attribute hloi keeps as written at the module level (header
+ * attributes): `name=value`, value being its exact source text. */
 typedef struct raw_attr {
 	const char *name;
 	const char *value;
@@ -82,30 +75,20 @@ struct instr {
 	int nops;
 	operand *ops;
 
-	/* attributes */
 	int64_t parameter_number;        /* parameter(N) */
 	loc parameter_at;
 	lit_node *literal;               /* constant(...) */
-	int_list broadcast_dimensions;   /* binary ops and compare (extension) */
-	int_list dimensions;             /* broadcast, transpose, ... */
-	cmp_direction direction;
-	loc direction_at;
-	cmp_type comparison_type;        /* CMPT_NONE: not written */
-	loc comparison_type_at;
-	int has_index;
-	int64_t index;                   /* get-tuple-element index= */
-	int has_iota_dimension;
-	int64_t iota_dimension;
-	const char *callee_attr;         /* "to_apply", "calls", ... or NULL */
-	const char *callee_name;
-	loc callee_at;
-	int nraw;
-	raw_attr *raw;
+
+	/* attributes, in written order (ir/attrs.h) */
+	int nattrs;
+	attr *attrs;
 
 	/* checker */
 	int position;          /* index in its computation */
 	shape result;          /* inferred shape, with its layout */
-	computation *callee;
+	int ncalled;           /* the computations it calls, in XLA's order */
+	computation **called;  /* (to_apply, calls, condition, body, branches, ...) */
+	computation *callee;   /* called[0], or NULL */
 	hloi_literal *value;   /* constants: the converted literal (owned by the module) */
 };
 
@@ -179,5 +162,26 @@ hloi_status module_create(module **out);
 void module_destroy(module *m);
 /* Finds a computation by name, or NULL. */
 computation *module_find_computation(const module *m, const char *name);
+
+/* --- attribute lookups (NULL / 0 when the instruction has no such
+ * attribute, or one of another kind) ---------------------------------------- */
+const attr *instr_attr(const instr *in, attr_id id);
+const int_list *instr_ints(const instr *in, attr_id id);
+/* AK_INT / AK_BOOL: 1 and *out set when present. */
+int instr_int(const instr *in, attr_id id, int64_t *out);
+/* AK_BOOL: the value, or `dflt` when absent. */
+int instr_bool(const instr *in, attr_id id, int dflt);
+/* AK_WORD / AK_STRING / AK_RAW / AK_COMP text, or NULL. */
+const char *instr_text(const instr *in, attr_id id);
+/* compare's direction= and type= decoded (CMP_NONE / CMPT_NONE if absent). */
+cmp_direction instr_direction(const instr *in);
+cmp_type instr_comparison_type(const instr *in);
+/* Sets (adds or replaces) int list attribute `id` of `in` with n values
+ * copied into arena `a`; -1 when out of memory. */
+int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n);
+void instr_remove_attr(instr *in, attr_id id);
+/* Where to point a diagnostic about attribute `id` (its value, else the
+ * instruction). */
+loc instr_attr_loc(const instr *in, attr_id id);
 
 #endif

@@ -13,6 +13,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "proto/proto_internal.h"
+#include "text/parse.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -544,24 +545,55 @@ static const char *fa_get(const Xla__FrontendAttributes *fa, const char *key)
 	return NULL;
 }
 
-static int list_in(loader *L, int_list *out, const int64_t *v, size_t n, int present)
-{
-	out->present = present || n > 0;
-	out->n = (int)n;
-	if (n) {
-		out->v = arena_array(&L->m->arena, n, sizeof *out->v);
-		if (!out->v)
-			return loom(L);
-		memcpy(out->v, v, n * sizeof *v);
-	}
-	return 0;
-}
-
-/* The raw attributes being collected for one instruction. */
+/* The attributes being collected for one instruction, as XLA's text spells
+ * them (parsed into typed attributes at the end, text/attr_text.c). */
 typedef struct raws {
 	raw_attr *v;
 	int n, cap;
 } raws;
+
+static int raw_add(loader *L, raws *r, const char *name, const char *value);
+
+/* `name={v0,v1,...}` when there are values or the attribute is `present`. */
+static int list_in(loader *L, raws *r, const char *name, const int64_t *v, size_t n, int present)
+{
+	if (!present && n == 0)
+		return 0;
+	strbuf b = STRBUF_INIT;
+	sb_putc(&b, '{');
+	for (size_t i = 0; i < n; i++)
+		sb_printf(&b, i ? ",%lld" : "%lld", (long long)v[i]);
+	sb_putc(&b, '}');
+	int rc = b.oom ? loom(L) : raw_add(L, r, name, sb_str(&b));
+	sb_free(&b);
+	return rc;
+}
+
+static int int_in(loader *L, raws *r, const char *name, int64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", (long long)v);
+	return raw_add(L, r, name, buf);
+}
+
+/* The collected attributes, typed. */
+static int attrs_in(loader *L, instr *in, const raws *r)
+{
+	in->nattrs = 0;
+	in->attrs = r->n ? arena_array(&L->m->arena, (size_t)r->n, sizeof *in->attrs) : NULL;
+	if (r->n && !in->attrs)
+		return loom(L);
+	for (int i = 0; i < r->n; i++) {
+		hloi_status st = text_parse_attr(&in->attrs[in->nattrs], L->m, L->ctx, L->file, r->v[i].name,
+						 r->v[i].value);
+		if (st == HLOI_ENOMEM)
+			return loom(L);
+		if (st != HLOI_OK)
+			return lfail(L, "attribute %s has a malformed value: %s", r->v[i].name, r->v[i].value);
+		in->nattrs++;
+	}
+	return 0;
+}
 
 static int raw_add(loader *L, raws *r, const char *name, const char *value)
 {
@@ -649,10 +681,8 @@ static int callees_in(loader *L, instr *in, const Xla__HloInstructionProto *ip, 
 	}
 	const char *typed = callee_typed_attr(in->op);
 	if (typed && n == 1) {
-		const char *attr = fa_get(ip->frontend_attributes, HLOI_KEY_PREFIX "callee_attr");
-		in->callee_attr = lstrdup(L, attr ? attr : typed);
-		in->callee_name = names[0];
-		return in->callee_attr ? 0 : -1;
+		const char *spelled = fa_get(ip->frontend_attributes, HLOI_KEY_PREFIX "callee_attr");
+		return raw_add(L, r, spelled ? spelled : typed, names[0]);
 	}
 	/* Stashed spellings win (e.g. true_computation= / false_computation=). */
 	static const char *const spelled[] = { "condition", "body", "select", "scatter",
@@ -765,10 +795,12 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 		in->ops[k].name = c->instrs[p]->name;
 	}
 
+	raws r;
+	memset(&r, 0, sizeof r);
 	switch (opcode_category(in->op)) {
 	case OPC_BINARY:
 	case OPC_COMPARE:
-		if (list_in(L, &in->broadcast_dimensions, ip->dimensions, ip->n_dimensions,
+		if (list_in(L, &r, "broadcast_dimensions", ip->dimensions, ip->n_dimensions,
 			    stash_get(fa, "broadcast_dimensions") != NULL))
 			return -1;
 		break;
@@ -777,11 +809,9 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			if (ip->n_dimensions > 1)
 				return lfail(L, "iota has %zu dimensions; it takes one (iota_dimension)",
 					     ip->n_dimensions);
-			if (ip->n_dimensions == 1) {
-				in->has_iota_dimension = 1;
-				in->iota_dimension = ip->dimensions[0];
-			}
-		} else if (list_in(L, &in->dimensions, ip->dimensions, ip->n_dimensions,
+			if (ip->n_dimensions == 1 && int_in(L, &r, "iota_dimension", ip->dimensions[0]))
+				return -1;
+		} else if (list_in(L, &r, "dimensions", ip->dimensions, ip->n_dimensions,
 				   opcode_always_has_dimensions(in->op) || stash_get(fa, "dimensions") != NULL)) {
 			return -1;
 		}
@@ -795,25 +825,24 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 	if (in->op == OP_GET_TUPLE_ELEMENT) {
 		if (ip->tuple_index < 0)
 			return lfail(L, "negative tuple_index %" PRId64, ip->tuple_index);
-		in->has_index = 1;
-		in->index = ip->tuple_index;
+		if (int_in(L, &r, "index", ip->tuple_index))
+			return -1;
 	}
 	if (ip->comparison_direction[0]) {
-		in->direction = cmp_direction_from_name(ip->comparison_direction,
-							strlen(ip->comparison_direction));
-		if (in->direction == CMP_NONE)
+		if (cmp_direction_from_name(ip->comparison_direction, strlen(ip->comparison_direction)) == CMP_NONE)
 			return lfail(L, "invalid comparison_direction '%s'", ip->comparison_direction);
+		if (raw_add(L, &r, "direction", ip->comparison_direction))
+			return -1;
 	}
 	if (ip->comparison_type[0]) {
-		in->comparison_type = cmp_type_from_name(ip->comparison_type, strlen(ip->comparison_type));
-		if (in->comparison_type == CMPT_NONE)
+		if (cmp_type_from_name(ip->comparison_type, strlen(ip->comparison_type)) == CMPT_NONE)
 			return lfail(L, "invalid comparison_type '%s'", ip->comparison_type);
+		if (raw_add(L, &r, "type", ip->comparison_type))
+			return -1;
 	}
 	if (in->op == OP_CONSTANT && constant_in(L, in, ip))
 		return -1;
 
-	raws r;
-	memset(&r, 0, sizeof r);
 	if (callees_in(L, in, ip, comps, cids, ncids, comp_pos, &r))
 		return -1;
 	if (ip->fusion_kind[0] && !stash_get(fa, "kind") && raw_add(L, &r, "kind", ip->fusion_kind))
@@ -873,9 +902,7 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			return -1;
 	}
 	raw_order(&r, fa);
-	in->nraw = r.n;
-	in->raw = r.v;
-	return 0;
+	return attrs_in(L, in, &r);
 }
 
 /* --- computations and the module ---------------------------------------------------- */

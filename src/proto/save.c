@@ -15,6 +15,7 @@
 #include "core/literal.h"
 #include "proto/pbtxt.h"
 #include "proto/proto_internal.h"
+#include "text/attr_text.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -362,16 +363,74 @@ static int raw_callees(saver *S, const raw_attr *r, const computation ***out, si
 	return 0;
 }
 
+/* to_apply= or calls=: the callee the proto's typed field holds first. */
+static const attr *typed_callee_attr(const instr *in)
+{
+	const attr *a = instr_attr(in, ATTR_TO_APPLY);
+	return a ? a : instr_attr(in, ATTR_CALLS);
+}
+
 static const computation *typed_callee(saver *S, const instr *in)
 {
-	if (in->callee)
-		return in->callee;
-	if (!in->callee_name)
+	const attr *a = typed_callee_attr(in);
+	if (!a)
 		return NULL;
-	const computation *c = module_find_computation(S->m, in->callee_name);
+	if (in->callee && in->callee == in->called[0] && !strcmp(in->callee->name, a->u.s))
+		return in->callee;
+	const computation *c = module_find_computation(S->m, a->u.s);
 	if (!c)
-		sfail(S, &in->callee_at, "computation does not exist: %s", in->callee_name);
+		sfail(S, &a->vat, "computation does not exist: %s", a->u.s);
 	return c;
+}
+
+/* The attributes other than those with a field of their own (dimensions,
+ * broadcast_dimensions, iota_dimension, index, direction, type, to_apply,
+ * calls), as `name=value` text. */
+static int raw_view(saver *S, const instr *in, raw_attr **out, int *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!in->nattrs)
+		return 0;
+	raw_attr *v = sarray(S, (size_t)in->nattrs, sizeof *v);
+	if (!v)
+		return -1;
+	strbuf b = STRBUF_INIT;
+	for (int i = 0; i < in->nattrs; i++) {
+		const attr *a = &in->attrs[i];
+		switch (a->id) {
+		case ATTR_DIMENSIONS:
+		case ATTR_BROADCAST_DIMENSIONS:
+		case ATTR_IOTA_DIMENSION:
+		case ATTR_INDEX:
+		case ATTR_DIRECTION:
+		case ATTR_TYPE:
+		case ATTR_TO_APPLY:
+		case ATTR_CALLS:
+			if (a->kind != AK_RAW)
+				continue;
+			break;
+		default:
+			break;
+		}
+		sb_reset(&b);
+		attr_print_value(&b, a);
+		if (b.oom) {
+			sb_free(&b);
+			return soom(S);
+		}
+		raw_attr *r = &v[(*n)++];
+		r->name = attr_text_name(a);
+		r->value = arena_strdup(S->a, sb_str(&b));
+		r->at = a->at;
+		if (!r->value) {
+			sb_free(&b);
+			return soom(S);
+		}
+	}
+	sb_free(&b);
+	*out = v;
+	return 0;
 }
 
 /* Depth-first post order of the computations over their callees. */
@@ -389,17 +448,21 @@ static int order_comps(saver *S, int *order, int *state, int ci, int *n)
 		const instr *in = c->instrs[i];
 		S->comp = c->name;
 		S->inst = in->name;
-		const computation *tc = in->callee_name || in->callee ? typed_callee(S, in) : NULL;
-		if ((in->callee_name || in->callee) && !tc)
+		const computation *tc = typed_callee_attr(in) ? typed_callee(S, in) : NULL;
+		if (typed_callee_attr(in) && !tc)
 			return -1;
 		if (tc && order_comps(S, order, state, comp_index(m, tc), n))
 			return -1;
-		for (int r = 0; r < in->nraw; r++) {
-			if (!is_callee_raw(&in->raw[r]))
+		raw_attr *rv;
+		int nrv;
+		if (raw_view(S, in, &rv, &nrv))
+			return -1;
+		for (int r = 0; r < nrv; r++) {
+			if (!is_callee_raw(&rv[r]))
 				continue;
 			const computation **cs;
 			size_t k;
-			if (raw_callees(S, &in->raw[r], &cs, &k))
+			if (raw_callees(S, &rv[r], &cs, &k))
 				return -1;
 			for (size_t j = 0; j < k; j++)
 				if (order_comps(S, order, state, comp_index(m, cs[j]), n))
@@ -430,12 +493,16 @@ static int control_preds(saver *S, const computation *c, const namepos *names, c
 {
 	*out = NULL;
 	*n = 0;
-	for (int r = 0; r < in->nraw; r++) {
-		if (strcmp(in->raw[r].name, "control-predecessors") != 0)
+	raw_attr *rv;
+	int nrv;
+	if (raw_view(S, in, &rv, &nrv))
+		return -1;
+	for (int r = 0; r < nrv; r++) {
+		if (strcmp(rv[r].name, "control-predecessors") != 0)
 			continue;
 		char **v;
 		size_t k;
-		if (attr_parse_names(in->raw[r].value, &v, &k, S->a))
+		if (attr_parse_names(rv[r].value, &v, &k, S->a))
 			return 0; /* kept as text */
 		int *pos = sarray(S, k ? k : 1, sizeof *pos);
 		if (!pos)
@@ -588,14 +655,14 @@ static int same_text(const strbuf *b, const char *value)
 }
 
 static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const computation *c,
-		     const namepos *names, const int *ids, kvs *fa, int callees_reproduced)
+		     const namepos *names, const int *ids, kvs *fa, int callees_reproduced, const raw_attr *rv, int nrv)
 {
 	strbuf b = STRBUF_INIT;
 	int rc = 0;
 	char **ukeys = NULL, **uvals = NULL;
 	size_t nuser = 0;
-	for (int r = 0; r < in->nraw && rc == 0; r++) {
-		const raw_attr *ra = &in->raw[r];
+	for (int r = 0; r < nrv && rc == 0; r++) {
+		const raw_attr *ra = &rv[r];
 		int exact = 0;
 		sb_reset(&b);
 		if (strcmp(ra->name, "metadata") == 0) {
@@ -674,15 +741,15 @@ static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, co
 	/* The order the loader rebuilds (attr_order_cmp) must be the written
 	 * one; else keep the written order. */
 	int sorted = 1;
-	for (int r = 1; r < in->nraw; r++)
-		if (attr_order_cmp(in->raw[r - 1].name, in->raw[r].name) > 0)
+	for (int r = 1; r < nrv; r++)
+		if (attr_order_cmp(rv[r - 1].name, rv[r].name) > 0)
 			sorted = 0;
 	if (!sorted && rc == 0) {
 		sb_reset(&b);
-		for (int r = 0; r < in->nraw; r++) {
+		for (int r = 0; r < nrv; r++) {
 			if (r)
 				sb_putc(&b, ',');
-			sb_puts(&b, in->raw[r].name);
+			sb_puts(&b, rv[r].name);
 		}
 		rc = b.oom ? soom(S) : kv_add(S, fa, HLOI_KEY_ATTR_ORDER, sb_str(&b));
 	}
@@ -694,19 +761,20 @@ static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, co
  * the opcode. *reproduced says whether the loader's rendering of the raw
  * ones gives back the written text. */
 static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const int *comp_ids,
-		       kvs *fa, int *reproduced)
+		       kvs *fa, int *reproduced, const raw_attr *rv, int nrv)
 {
 	*reproduced = 1;
 	const computation *list[64];
 	size_t n = 0;
-	const computation *tc = typed_callee(S, in);
-	if ((in->callee || in->callee_name) && !tc)
+	const attr *ta = typed_callee_attr(in);
+	const computation *tc = ta ? typed_callee(S, in) : NULL;
+	if (ta && !tc)
 		return -1;
 	if (tc) {
 		list[n++] = tc;
 		const char *want = callee_typed_attr(in->op);
-		if (in->callee_attr && (!want || strcmp(want, in->callee_attr) != 0) &&
-		    kv_add(S, fa, HLOI_KEY_PREFIX "callee_attr", in->callee_attr))
+		const char *have = attr_name((attr_id)ta->id);
+		if ((!want || strcmp(want, have) != 0) && kv_add(S, fa, HLOI_KEY_PREFIX "callee_attr", have))
 			return -1;
 	}
 	/* Raw callee attributes in canonical order: while (condition, body),
@@ -719,8 +787,8 @@ static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, 
 	const char *an[2];
 	char *av[2];
 	for (size_t k = 0; k < sizeof canon / sizeof canon[0]; k++) {
-		for (int r = 0; r < in->nraw; r++) {
-			const raw_attr *ra = &in->raw[r];
+		for (int r = 0; r < nrv; r++) {
+			const raw_attr *ra = &rv[r];
 			if (strcmp(ra->name, canon[k]) != 0)
 				continue;
 			const computation **cs;
@@ -734,8 +802,8 @@ static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, 
 			}
 		}
 	}
-	for (int r = 0; r < in->nraw; r++)
-		if (is_callee_raw(&in->raw[r]))
+	for (int r = 0; r < nrv; r++)
+		if (is_callee_raw(&rv[r]))
 			nraw++;
 	size_t first_raw = tc ? 1 : 0;
 	if (nraw) {
@@ -747,10 +815,10 @@ static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, 
 			return soom(S);
 		/* the rendering reproduces the text when it has the same attributes, in order */
 		int j = 0;
-		for (int r = 0; r < in->nraw && *reproduced; r++) {
-			if (!is_callee_raw(&in->raw[r]))
+		for (int r = 0; r < nrv && *reproduced; r++) {
+			if (!is_callee_raw(&rv[r]))
 				continue;
-			if (j >= k || strcmp(in->raw[r].name, an[j]) != 0 || strcmp(in->raw[r].value, av[j]) != 0)
+			if (j >= k || strcmp(rv[r].name, an[j]) != 0 || strcmp(rv[r].value, av[j]) != 0)
 				*reproduced = 0;
 			j++;
 		}
@@ -817,41 +885,46 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const
 	}
 	const int_list *dims = NULL;
 	const char *dims_name = NULL;
+	int64_t iota_dim, index;
 	switch (opcode_category(in->op)) {
 	case OPC_BINARY:
 	case OPC_COMPARE:
-		dims = &in->broadcast_dimensions;
+		dims = instr_ints(in, ATTR_BROADCAST_DIMENSIONS);
 		dims_name = "broadcast_dimensions";
 		break;
 	default:
-		if (in->op == OP_IOTA && in->has_iota_dimension) {
+		if (in->op == OP_IOTA && instr_int(in, ATTR_IOTA_DIMENSION, &iota_dim)) {
 			ip->n_dimensions = 1;
 			if (!(ip->dimensions = sarray(S, 1, sizeof(int64_t))))
 				return NULL;
-			ip->dimensions[0] = in->iota_dimension;
+			ip->dimensions[0] = iota_dim;
 		} else {
-			dims = &in->dimensions;
+			dims = instr_ints(in, ATTR_DIMENSIONS);
 			dims_name = "dimensions";
 		}
 		break;
 	}
-	if (dims && dims->present) {
+	if (dims) {
 		if (int_list_out(S, dims, &ip->n_dimensions, &ip->dimensions))
 			return NULL;
-		int implied = dims == &in->dimensions && opcode_always_has_dimensions(in->op);
+		int implied = !strcmp(dims_name, "dimensions") && opcode_always_has_dimensions(in->op);
 		if (dims->n == 0 && !implied && kv_stash(S, &fa, HLOI_KEY_ATTR, dims_name, "{}"))
 			return NULL;
 	}
-	if (in->has_index)
-		ip->tuple_index = in->index;
-	if (in->direction != CMP_NONE)
-		ip->comparison_direction = (char *)cmp_direction_name(in->direction);
-	if (in->comparison_type != CMPT_NONE)
-		ip->comparison_type = (char *)cmp_type_name(in->comparison_type);
-	int reproduced;
-	if (callees_out(S, in, ip, comp_ids, &fa, &reproduced))
+	if (instr_int(in, ATTR_INDEX, &index))
+		ip->tuple_index = index;
+	if (instr_direction(in) != CMP_NONE)
+		ip->comparison_direction = (char *)cmp_direction_name(instr_direction(in));
+	if (instr_comparison_type(in) != CMPT_NONE)
+		ip->comparison_type = (char *)cmp_type_name(instr_comparison_type(in));
+	raw_attr *rv;
+	int nrv;
+	if (raw_view(S, in, &rv, &nrv))
 		return NULL;
-	if (attrs_out(S, in, ip, c, names, ids, &fa, reproduced))
+	int reproduced;
+	if (callees_out(S, in, ip, comp_ids, &fa, &reproduced, rv, nrv))
+		return NULL;
+	if (attrs_out(S, in, ip, c, names, ids, &fa, reproduced, rv, nrv))
 		return NULL;
 	if (fa.n && !(ip->frontend_attributes = kv_message(S, &fa)))
 		return NULL;
@@ -1092,7 +1165,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 		const computation *c = m->comps[i];
 		for (int k = 0; k < c->ninstrs; k++) {
 			const instr *in = c->instrs[k];
-			if (in->op == OP_FUSION && (in->callee || in->callee_name)) {
+			if (in->op == OP_FUSION && typed_callee_attr(in)) {
 				const computation *t = typed_callee(&S, in);
 				if (t)
 					fusion[comp_index(m, t)] = 1;

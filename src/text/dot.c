@@ -2,6 +2,7 @@
  * opcode, shape with layout), operand edges labelled with how the operand is
  * broadcast, called computations as clusters reached by dashed edges. */
 #include "text/dot.h"
+#include "text/attr_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -110,18 +111,18 @@ static void put_opcode_line(strbuf *lab, const instr *in)
 			lab->oom = 1;
 		sb_free(&t);
 	}
-	if (in->dimensions.present && in->op != OP_BROADCAST) {
-		sb_puts(lab, " dimensions=");
-		put_list(lab, in->dimensions.v, in->dimensions.n);
+	for (int i = 0; i < in->nattrs; i++) {
+		const attr *a = &in->attrs[i];
+		/* on edges instead: broadcast's dimensions, broadcast_dimensions,
+		 * called computations; not what it computes: metadata & co */
+		if ((in->op == OP_BROADCAST && a->id == ATTR_DIMENSIONS) || a->id == ATTR_BROADCAST_DIMENSIONS ||
+		    a->id == ATTR_KIND ||
+		    a->kind == AK_COMP || a->kind == AK_COMPS || a->kind == AK_RAW || a->kind == AK_NAMES ||
+		    a->kind == AK_LITERAL)
+			continue;
+		sb_putc(lab, ' ');
+		attr_print(lab, a);
 	}
-	if (in->direction != CMP_NONE)
-		sb_printf(lab, " direction=%s", cmp_direction_name(in->direction));
-	if (in->comparison_type != CMPT_NONE)
-		sb_printf(lab, " type=%s", cmp_type_name(in->comparison_type));
-	if (in->has_index)
-		sb_printf(lab, " index=%lld", (long long)in->index);
-	if (in->has_iota_dimension)
-		sb_printf(lab, " iota_dimension=%lld", (long long)in->iota_dimension);
 }
 
 /* The shape an instruction's node shows, or NULL when it is not known. */
@@ -226,9 +227,9 @@ static void binary_edge_label(strbuf *lab, const module *m, const instr *in, int
 {
 	if (!os || !rs || !shape_is_array(os) || !shape_is_array(rs) || os->rank > rs->rank)
 		return;
-	const int_list *bd = &in->broadcast_dimensions;
+	const int_list *bd = instr_ints(in, ATTR_BROADCAST_DIMENSIONS);
 	int64_t map[HLOI_MAX_RANK];
-	int written = bd->present && os->rank < rs->rank;
+	int written = bd && os->rank < rs->rank;
 	if (m->checked) {
 		for (int j = 0; j < os->rank; j++)
 			map[j] = in->ops[k].out_dim[j];
@@ -296,8 +297,9 @@ static void put_operand_edges(strbuf *b, const char *ind, const module *m, const
 		}
 		strbuf lab = STRBUF_INIT;
 		if (in->op == OP_BROADCAST) {
+			const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
 			sb_puts(&lab, "dimensions=");
-			put_list(&lab, in->dimensions.v, in->dimensions.present ? in->dimensions.n : 0);
+			put_list(&lab, dl ? dl->v : NULL, dl ? dl->n : 0);
 		} else if (cat == OPC_BINARY || cat == OPC_COMPARE) {
 			binary_edge_label(&lab, m, in, k, operand_shape(m, c, in, k, pos),
 					  result_shape(m, in));
@@ -360,18 +362,25 @@ static void put_call_edges(strbuf *b, const module *m)
 		const computation *c = m->comps[ci];
 		for (int i = 0; i < c->ninstrs; i++) {
 			const instr *in = c->instrs[i];
-			if (!in->callee_name)
-				continue;
-			const computation *callee = module_find_computation(m, in->callee_name);
-			if (!callee || !callee->root)
-				continue;
-			int cc = comp_index(m, callee), ri = instr_index(callee, callee->root);
-			if (cc < 0 || ri < 0)
-				continue;
-			sb_printf(b, "\tn_%d_%d -> n_%d_%d [style=dashed, constraint=false, label=", ci, i,
-				  cc, ri);
-			put_quoted(b, in->callee_attr ? in->callee_attr : "calls");
-			sb_puts(b, "];\n");
+			for (int j = 0; j < in->nattrs; j++) {
+				const attr *a = &in->attrs[j];
+				if (a->kind != AK_COMP && a->kind != AK_COMPS)
+					continue;
+				int n = a->kind == AK_COMP ? 1 : a->u.words.n;
+				for (int k = 0; k < n; k++) {
+					const char *name = a->kind == AK_COMP ? a->u.s : a->u.words.v[k];
+					const computation *callee = module_find_computation(m, name);
+					if (!callee || !callee->root)
+						continue;
+					int cc = comp_index(m, callee), ri = instr_index(callee, callee->root);
+					if (cc < 0 || ri < 0)
+						continue;
+					sb_printf(b, "\tn_%d_%d -> n_%d_%d [style=dashed, constraint=false, label=", ci,
+						  i, cc, ri);
+					put_quoted(b, attr_text_name(a));
+					sb_puts(b, "];\n");
+				}
+			}
 		}
 	}
 }

@@ -337,60 +337,34 @@ int p_literal_entry(pstate *st, shape *s, lit_node *lit)
 
 /* --- instructions ------------------------------------------------------------ */
 
-/* Attributes every instruction may carry, kept as written. */
-static int always_raw(const char *name)
-{
-	static const char *const names[] = {
-		"metadata", "backend_config", "sharding", "frontend_attributes", "control-predecessors",
-		"statistics", "origin", "parameter_replication", "result_accuracy",
-	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!strcmp(names[i], name))
-			return 1;
-	return 0;
-}
-
-/* Attributes of an evaluated opcode that do not change its result: kept
- * verbatim (a fusion's kind, a reshape's inferred_dimension, ...). */
-static int op_raw_attr(opcode op, const char *name)
-{
-	switch (op) {
-	case OP_FUSION:
-		return !strcmp(name, "kind") || !strcmp(name, "output_to_operand_aliasing");
-	case OP_CALL:
-		return !strncmp(name, "composite.", 10) || !strcmp(name, "is_composite");
-	case OP_RESHAPE:
-		return !strcmp(name, "inferred_dimension");
-	default:
-		return 0;
-	}
-}
-
-/* Opcodes whose result shape may be left out (the brief's CanInferShape subset). */
+/* Opcodes whose result shape may be left out: XLA's CanInferShape list
+ * (hlo_parser.cc), plus the ones XLA chose to require although their shape
+ * follows from the operands (slice, dynamic-slice, collectives, ...). */
 static int can_infer_shape(opcode op)
 {
-	op_category c = opcode_category(op);
-	return c == OPC_BINARY || c == OPC_COMPARE || c == OPC_UNARY || op == OP_SELECT ||
-	       op == OP_TUPLE || op == OP_GET_TUPLE_ELEMENT;
-}
-
-static int to_int_list(pstate *st, int_list *il, const attr_item *a)
-{
-	il->present = 1;
-	il->n = a->ints.n;
-	il->at = a->at;
-	il->v = NULL;
-	if (a->ints.n) {
-		il->v = arena_array(st->a, (size_t)a->ints.n, sizeof *il->v);
-		if (!il->v) {
-			st->oom = 1;
-			return -1;
-		}
-		int i = 0;
-		for (pnode *n = a->ints.head; n; n = n->next)
-			il->v[i++] = n->i;
+	switch (op) {
+	case OP_BITCAST:
+	case OP_BITCAST_CONVERT:
+	case OP_CONSTANT:
+	case OP_CONVERT:
+	case OP_CUSTOM_CALL:
+	case OP_FUSION:
+	case OP_INFEED:
+	case OP_IOTA:
+	case OP_OUTFEED:
+	case OP_PARAMETER:
+	case OP_REDUCE_PRECISION:
+	case OP_RESHAPE:
+	case OP_RNG:
+	case OP_RNG_BIT_GENERATOR:
+	case OP_RNG_GET_AND_UPDATE_STATE:
+	case OP_STOCHASTIC_CONVERT:
+	case OP_BROADCAST:
+	case OP_DYNAMIC_RESHAPE:
+		return 0;
+	default:
+		return 1;
 	}
-	return 0;
 }
 
 static int same_name(const pstate *st, const tokval *a, const tokval *b)
@@ -417,86 +391,65 @@ static void note_unknown(pstate *st, const char *name, loc at, int header)
 	st->m->nunknown++;
 }
 
+/* Attributes of XLA's that hloi keeps as written without a table row:
+ * a composite call's `composite.*`. */
+static int quietly_kept(const char *name)
+{
+	return !strncmp(name, "composite.", 10);
+}
+
 static int apply_attrs(pstate *st, instr *in, const llist *attrs)
 {
-	int nraw = 0;
-	in->raw = attrs->n ? arena_array(st->a, (size_t)attrs->n, sizeof *in->raw) : NULL;
-	if (attrs->n && !in->raw) {
+	in->attrs = attrs->n ? arena_array(st->a, (size_t)attrs->n, sizeof *in->attrs) : NULL;
+	if (attrs->n && !in->attrs) {
 		st->oom = 1;
 		return -1;
 	}
-	int evaluated = opcode_is_evaluated(in->op);
-	for (lnode *n = attrs->head; n; n = n->next) {
-		const attr_item *a = n->p;
+	int n = 0;
+	for (lnode *ln = attrs->head; ln; ln = ln->next) {
+		const attr_item *it = ln->p;
 		int dup = 0;
-		for (lnode *m = attrs->head; m != n; m = m->next)
-			dup |= same_name(st, &((attr_item *)m->p)->name, &a->name);
-		char *name = p_text(st, a->name.s, a->name.e);
+		for (lnode *m = attrs->head; m != ln; m = m->next)
+			dup |= same_name(st, &((attr_item *)m->p)->name, &it->name);
+		char *name = p_text(st, it->name.s, it->name.e);
 		if (!name)
 			return -1;
 		if (dup) {
-			diag_error(st->ctx, st->src, a->at, "attribute %s already exists", name);
+			diag_error(st->ctx, st->src, it->at, "attribute %s already exists", name);
 			continue;
 		}
-		switch (a->kind) {
-		case AK_DIMENSIONS:
-			if (to_int_list(st, &in->dimensions, a))
-				return -1;
-			break;
-		case AK_BCAST:
-			if (to_int_list(st, &in->broadcast_dimensions, a))
-				return -1;
-			break;
-		case AK_DIRECTION:
-			in->direction = cmp_direction_from_name(st->text + a->val.s, a->val.e - a->val.s);
-			in->direction_at = a->at;
-			if (in->direction == CMP_NONE)
-				diag_error(st->ctx, st->src, a->vat, "Unknown comparison direction: %.*s",
-					   (int)(a->val.e - a->val.s), st->text + a->val.s);
-			break;
-		case AK_TYPE:
-			in->comparison_type = cmp_type_from_name(st->text + a->val.s, a->val.e - a->val.s);
-			in->comparison_type_at = a->at;
-			if (in->comparison_type == CMPT_NONE)
-				diag_error(st->ctx, st->src, a->vat, "Unknown comparison type: %.*s",
-					   (int)(a->val.e - a->val.s), st->text + a->val.s);
-			break;
-		case AK_INDEX:
-			in->has_index = 1;
-			p_int64(st, &a->val, a->vat, &in->index);
-			break;
-		case AK_IOTA:
-			in->has_iota_dimension = 1;
-			p_int64(st, &a->val, a->vat, &in->iota_dimension);
-			break;
-		case AK_CALLEE:
-			in->callee_attr = name;
-			in->callee_name = p_text(st, a->val.s, a->val.e);
-			if (!in->callee_name)
-				return -1;
-			in->callee_at = a->vat;
-			break;
-		default:
-			if (evaluated && !always_raw(name) && !op_raw_attr(in->op, name)) {
-				diag_warning(st->ctx, st->src, a->at, "unknown attribute '%s' skipped", name);
-				note_unknown(st, name, a->at, 0);
-				break;
+		attr *a = &in->attrs[n];
+		memset(a, 0, sizeof *a);
+		a->id = (uint16_t)attr_from_name(name, strlen(name));
+		a->at = it->at;
+		a->vat = (loc){ it->name.vs, it->name.ve };
+		if (a->id == ATTR_COUNT) {
+			if (!quietly_kept(name)) {
+				diag_warning(st->ctx, st->src, it->at, "unknown attribute '%s' skipped", name);
+				note_unknown(st, name, it->at, 0);
 			}
-			raw_attr *r = &in->raw[nraw++];
-			r->name = name;
-			r->value = p_text(st, a->name.vs, a->name.ve);
-			r->at = a->at;
-			if (!r->value)
+			a->kind = AK_RAW;
+			a->uname = name;
+			a->u.s = p_text(st, it->name.vs, it->name.ve);
+			if (!a->u.s)
 				return -1;
-			break;
+			n++;
+			continue;
 		}
+		int rc = p_attr_value(st, a, name, in->name, it->name.vs, it->name.ve);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			n++;
 	}
-	in->nraw = nraw;
+	in->nattrs = n;
 	return 0;
 }
 
-int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,
-	    shape *sh, opcall *oc, const llist *attrs, loc at)
+/* The instruction `name = [sh] oc` without its attributes; *out NULL (and
+ * 0 returned) when the opcode is unknown. */
+static int make_instr(pstate *st, instr **out, int is_root, const char *name, loc name_at, shape *sh,
+		      opcall *oc, loc at)
 {
 	*out = NULL;
 	opcode op;
@@ -515,9 +468,7 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 	if (!in)
 		return -1;
 	in->op = op;
-	in->name = p_text(st, name->s, name->e);
-	if (!in->name)
-		return -1;
+	in->name = name;
 	in->at = at;
 	in->name_at = name_at;
 	in->op_at = oc->op_at;
@@ -547,11 +498,11 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 			}
 			for (pnode *n = oc->operands.head; n; n = n->next) {
 				operand *o = &in->ops[in->nops++];
-				o->name = p_text(st, n->tok.s, n->tok.e);
+				o->name = n->kind == OPERAND_NESTED ? n->p : p_text(st, n->tok.s, n->tok.e);
 				if (!o->name)
 					return -1;
 				o->at = n->at;
-				if (n->p) {
+				if (n->kind != OPERAND_NESTED && n->p) {
 					o->has_shape = 1;
 					o->declared = n->p; /* in the module's arena */
 				}
@@ -559,9 +510,55 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 		}
 		break;
 	}
-	if (apply_attrs(st, in, attrs))
-		return -1;
 	*out = in;
+	return 0;
+}
+
+int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,
+	    shape *sh, opcall *oc, const llist *attrs, loc at)
+{
+	*out = NULL;
+	char *n = p_text(st, name->s, name->e);
+	if (!n || make_instr(st, out, is_root, n, name_at, sh, oc, at))
+		return -1;
+	if (*out && apply_attrs(st, *out, attrs))
+		return -1;
+	return 0;
+}
+
+/* Nested instructions are named `<opcode>.nested.<k>`, k counting them in
+ * the text being parsed, so the names are unique and say where they came
+ * from. */
+int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at)
+{
+	*out = NULL;
+	pnode *nd = p_alloc(st, sizeof *nd);
+	if (!nd)
+		return -1;
+	nd->at = at;
+	char buf[96];
+	const char *opname = oc->kind == OC_PARAMETER ? "parameter"
+			     : oc->kind == OC_CONSTANT ? "constant"
+						       : NULL;
+	size_t oplen = opname ? strlen(opname) : oc->op.e - oc->op.s;
+	if (oplen > 48)
+		oplen = 48;
+	snprintf(buf, sizeof buf, "%.*s.nested.%d", (int)oplen, opname ? opname : st->text + oc->op.s,
+		 st->nhoisted++);
+	char *name = arena_strdup(st->a, buf);
+	if (!name) {
+		st->oom = 1;
+		return -1;
+	}
+	instr *in = NULL;
+	if (make_instr(st, &in, 0, name, oc->op_at, sh, oc, at))
+		return -1;
+	if (in && p_lpush(st, &st->hoisted, in))
+		return -1;
+	/* the operand names it; its span is the whole nested text */
+	nd->kind = OPERAND_NESTED;
+	nd->p = name;
+	*out = nd;
 	return 0;
 }
 
@@ -611,15 +608,13 @@ static int comp_name_add(pstate *st, char *name)
 	return 0;
 }
 
-int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
-		  sigval *sig, const llist *instrs)
+static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
+			     const llist *instrs)
 {
 	computation *c = p_alloc(st, sizeof *c);
 	if (!c)
 		return -1;
-	c->name = p_text(st, name->s, name->e);
-	if (!c->name)
-		return -1;
+	c->name = name;
 	c->name_at = name_at;
 	c->is_entry = is_entry;
 	if (is_entry) {
@@ -683,80 +678,77 @@ int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, lo
 	return p_lpush(st, &st->comps, c);
 }
 
-/* A cursor over an attribute value's text, for input_output_alias. */
-typedef struct vcur {
-	pstate *st;
-	size_t p, end;
-	int bad;
-} vcur;
-
-static void vc_skip(vcur *c)
+int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
+		  sigval *sig, const llist *instrs)
 {
-	const char *t = c->st->text;
-	while (c->p < c->end) {
-		char ch = t[c->p];
-		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f') {
-			c->p++;
-		} else if (ch == '/' && c->p + 1 < c->end && t[c->p + 1] == '/') {
-			while (c->p < c->end && t[c->p] != '\n')
-				c->p++;
-		} else if (ch == '/' && c->p + 1 < c->end && t[c->p + 1] == '*') {
-			size_t q = c->p + 2;
-			while (q + 1 < c->end && !(t[q] == '*' && t[q + 1] == '/'))
-				q++;
-			c->p = q + 2 <= c->end ? q + 2 : c->end;
-		} else {
-			break;
-		}
-	}
+	char *n = p_text(st, name->s, name->e);
+	return n ? build_computation(st, is_entry, entry_at, n, name_at, sig, instrs) : -1;
 }
 
-static void vc_fail(vcur *c, const char *what)
+int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs)
 {
-	if (c->bad)
-		return;
-	c->bad = 1;
-	loc at = { c->p, c->p < c->end ? c->p + 1 : c->p };
-	diag_error(c->st->ctx, c->st->src, at, "malformed input_output_alias: expects %s", what);
+	return build_computation(st, 0, at, (char *)name, at, NULL, instrs);
 }
 
-static int vc_eat(vcur *c, char ch)
+/* Attribute values nest computations at most this deep (each level is a
+ * parser on the C stack). */
+#define PARSE_MAX_SUB_DEPTH 32
+
+int p_subparse(pstate *st, int what, size_t s, size_t e, pstate **out)
 {
-	vc_skip(c);
-	if (c->p < c->end && c->st->text[c->p] == ch) {
-		c->p++;
+	*out = NULL;
+	if (st->sub_depth >= PARSE_MAX_SUB_DEPTH) {
+		diag_error(st->ctx, st->src, (loc){ s, s + 1 },
+			   "computations written in attributes nest too deeply (more than %d levels)",
+			   PARSE_MAX_SUB_DEPTH);
 		return 1;
 	}
-	return 0;
-}
-
-static void vc_expect(vcur *c, char ch)
-{
-	if (!c->bad && !vc_eat(c, ch)) {
-		char what[4] = { '\'', ch, '\'', '\0' };
-		vc_fail(c, what);
+	pstate *c = hloi_calloc(1, sizeof *c);
+	if (!c) {
+		st->oom = 1;
+		return -1;
 	}
-}
-
-static int64_t vc_int(vcur *c)
-{
-	vc_skip(c);
-	const char *t = c->st->text;
-	int64_t v = 0;
-	size_t start = c->p;
-	while (c->p < c->end && t[c->p] >= '0' && t[c->p] <= '9') {
-		int d = t[c->p] - '0';
-		if (v > (INT64_MAX - d) / 10) {
-			c->p = start;
-			vc_fail(c, "a smaller integer");
-			return 0;
+	c->ctx = st->ctx;
+	c->src = st->src;
+	c->text = st->text;
+	c->pos = s;
+	c->len = e;
+	c->a = st->a;
+	c->m = st->m;
+	c->sub_depth = st->sub_depth + 1;
+	c->depth = st->depth;
+	switch (what) {
+	case P_SUB_SHAPE: c->start_token = START_SHAPE; break;
+	case P_SUB_SHAPES: c->start_token = START_SHAPES; break;
+	case P_SUB_LITERAL:
+		c->start_token = START_LITERALS;
+		c->literal_mode = 1;
+		break;
+	default: c->start_token = START_COMPUTATION; break;
+	}
+	size_t errors = st->ctx->nerrors;
+	int r = hlo_text_run(c);
+	hloi_free(c->comp_names);
+	c->comp_names = NULL;
+	if (c->oom || st->ctx->oom) {
+		st->oom = 1;
+		hloi_free(c);
+		return -1;
+	}
+	if (r != 0 || st->ctx->nerrors > errors) {
+		if (st->ctx->nerrors == errors)
+			diag_error(st->ctx, st->src, (loc){ c->pos, c->pos }, "syntax error");
+		hloi_free(c);
+		return 1;
+	}
+	/* computations it made (written in its own attributes) join ours */
+	for (lnode *n = c->comps.head; n; n = n->next)
+		if (p_lpush(st, &st->comps, n->p)) {
+			hloi_free(c);
+			return -1;
 		}
-		v = v * 10 + d;
-		c->p++;
-	}
-	if (c->p == start)
-		vc_fail(c, "an integer");
-	return v;
+	*out = c;
+	return 0;
 }
 
 /* `{1,2}` into idx; returns the count. */
@@ -785,7 +777,8 @@ static int vc_index(vcur *c, int64_t *idx)
 /* input_output_alias={ {out}: (param, {idx}[, may-alias|must-alias]), ... } */
 static int parse_alias(pstate *st, module *m, size_t vs, size_t ve)
 {
-	vcur c = { st, vs, ve, 0 };
+	vcur c;
+	vc_init(&c, st, vs, ve, "input_output_alias");
 	plist entries = { NULL, NULL, 0 };
 	vc_expect(&c, '{');
 	if (!c.bad && !vc_eat(&c, '}')) {
@@ -1050,6 +1043,46 @@ hloi_status text_parse_shape(shape *out, arena *a, hloi_context *ctx, const char
 		*out = *ps->shape_out;
 	else if (st == HLOI_OK)
 		st = HLOI_EPARSE;
+	hloi_free(ps);
+	return st;
+}
+
+hloi_status text_parse_attr(attr *out, module *m, hloi_context *ctx, const char *where, const char *name,
+			    const char *value)
+{
+	memset(out, 0, sizeof *out);
+	pstate *ps = hloi_calloc(1, sizeof *ps);
+	if (!ps)
+		return HLOI_ENOMEM;
+	ps->ctx = ctx;
+	ps->a = &m->arena;
+	ps->m = m;
+	ps->text = value;
+	ps->len = strlen(value);
+	ps->src = diag_add_source(ctx, where, value, ps->len);
+	hloi_status st = HLOI_OK;
+	if (ps->src < 0) {
+		st = HLOI_ENOMEM;
+		goto done;
+	}
+	char *n = arena_strdup(&m->arena, name);
+	if (!n) {
+		st = HLOI_ENOMEM;
+		goto done;
+	}
+	out->id = (uint16_t)attr_from_name(name, strlen(name));
+	out->at = out->vat = (loc){ 0, ps->len };
+	if (out->id == ATTR_COUNT) {
+		out->kind = AK_RAW;
+		out->uname = n;
+		out->u.s = arena_strdup(&m->arena, value);
+		st = out->u.s ? HLOI_OK : HLOI_ENOMEM;
+		goto done;
+	}
+	int rc = p_attr_value(ps, out, n, "", 0, ps->len);
+	st = rc < 0 || ps->oom ? HLOI_ENOMEM : rc ? HLOI_EPARSE : HLOI_OK;
+done:
+	hloi_free(ps->comp_names);
 	hloi_free(ps);
 	return st;
 }

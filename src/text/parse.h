@@ -29,4 +29,11 @@ hloi_status text_parse_literals(arena *a, hloi_context *ctx, int *src, const cha
 hloi_status text_parse_shape(shape *out, arena *a, hloi_context *ctx, const char *name,
 			     const char *text, size_t len);
 
+/* Parses `value` as the value of attribute `name` in XLA's text syntax into
+ * *out (strings and arrays in m's arena); an unknown name gives an AK_RAW
+ * attribute keeping the text. Errors are reported in ctx against a source
+ * named `where`. HLOI_EPARSE or HLOI_ENOMEM on failure. */
+hloi_status text_parse_attr(attr *out, module *m, hloi_context *ctx, const char *where, const char *name,
+			    const char *value);
+
 #endif

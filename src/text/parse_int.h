@@ -40,6 +40,9 @@ typedef struct pnode {
 	tokval tok;
 } pnode;
 
+/* pnode.kind of an operand that is a nested instruction (p: its name). */
+#define OPERAND_NESTED 'N'
+
 typedef struct plist {
 	pnode *head, *tail;
 	int n;
@@ -64,17 +67,10 @@ typedef struct layout_item {
 	plist groups;    /* of plist* (p), each a list of group items */
 } layout_item;
 
-/* One parsed attribute before it is sorted into the instruction. */
-enum attr_kind {
-	AK_RAW, AK_DIMENSIONS, AK_BCAST, AK_DIRECTION, AK_TYPE, AK_INDEX, AK_IOTA, AK_CALLEE
-};
+/* One attribute as the lexer captured it: its name and its value's text. */
 typedef struct attr_item {
-	int kind;
-	tokval name;     /* the name; RAWATTR also the value span */
+	tokval name;     /* the name; vs, ve: the value's span */
 	loc at;          /* from the name to the end of the value */
-	loc vat;         /* the value */
-	plist ints;      /* int lists: each node's i and at */
-	tokval val;      /* IDENT / INT / callee name */
 } attr_item;
 
 /* `name(args)`: the part after the result shape. */
@@ -117,6 +113,7 @@ typedef struct pstate {
 	size_t bad_end;       /* end of the last invalid character reported */
 	size_t attr_start, attr_name_end, val_start, val_end;
 	int vdepth, vseen;
+	int vgap;             /* the value may go on after one blank (literal=) */
 	int skip;             /* error recovery: drop tokens up to a line start */
 	int fatal;            /* the lexer stopped; no syntax error to add */
 	int nsyntax;          /* syntax errors reported */
@@ -133,12 +130,48 @@ typedef struct pstate {
 	llist lits;           /* literal mode: the values */
 	llist lit_shapes;     /* and their shapes */
 	shape *shape_out;
+	llist shape_list;     /* P_SUB_SHAPES: the shapes */
+	llist sub_instrs;     /* P_SUB_COMPUTATION: the instructions */
+	int sub_depth;        /* parsers this one is nested in (values parsed in place) */
+	int nhoisted;         /* nested instructions named so far in this computation */
+	llist hoisted;        /* nested operand instructions waiting for their user */
 	shape *free_shapes;   /* temporary shapes to reuse (linked through .tuple) */
 } pstate;
 
-/* Runs the scanner and the parser over st->text (grammar/hlo.l). Returns
- * bison's result: 0 accepted, 1 syntax errors, 2 out of memory. */
+/* Runs the scanner and the parser over st->text from st->pos to st->len
+ * (grammar/hlo.l). Returns bison's result: 0 accepted, 1 syntax errors,
+ * 2 out of memory. */
 int hlo_text_run(pstate *st);
+
+/* Values parsed by another entry point of the grammar, in place: a child
+ * parser over text[s, e) of the same source, arena, module and diagnostics.
+ * Returns 0 with *out (hloi_free it) when the value parsed, 1 when it had
+ * errors (reported), -1 when out of memory. */
+enum { P_SUB_SHAPE, P_SUB_SHAPES, P_SUB_LITERAL, P_SUB_COMPUTATION };
+int p_subparse(pstate *st, int what, size_t s, size_t e, pstate **out);
+
+/* --- attribute values (text/attr_text.c) -------------------------------------- */
+
+/* A cursor over a value's text; errors read "malformed <what>: expects ...". */
+typedef struct vcur {
+	pstate *st;
+	size_t p, end;
+	int bad;
+	const char *what;
+} vcur;
+void vc_init(vcur *c, pstate *st, size_t s, size_t e, const char *what);
+void vc_skip(vcur *c);
+void vc_fail(vcur *c, const char *what);
+int vc_peek(vcur *c);          /* the next non-blank byte, or -1 */
+int vc_eat(vcur *c, char ch);
+void vc_expect(vcur *c, char ch);
+int64_t vc_int(vcur *c);
+int vc_word(vcur *c, size_t *s, size_t *e);
+
+/* Parses the value text[vs, ve) of attribute `a` (a->id set; `name` its
+ * written name) of instruction `instr_name`. 0 when fine, 1 after a
+ * reported error, -1 when out of memory. */
+int p_attr_value(pstate *st, attr *a, const char *name, const char *instr_name, size_t vs, size_t ve);
 
 /* --- helpers for the grammar actions (src/text/parse.c) ------------------- */
 
@@ -162,8 +195,14 @@ int p_lit_scalar(pstate *st, lit_node **out, int kind, loc at);
 int p_lit_list(pstate *st, lit_node **out, int kind, const llist *items, loc at);
 int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,
 	    shape *sh, opcall *oc, const llist *attrs, loc at);
+/* A nested instruction written as an operand (`add(f32[] constant(1), x)`):
+ * made an instruction of its own, queued on st->hoisted, and *out is an
+ * operand node naming it. */
+int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at);
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
 		  sigval *sig, const llist *instrs);
+/* A computation written in place (an attribute's value) named `name`. */
+int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs);
 int p_header(pstate *st, const tokval *name, const plist *attrs);
 int p_literal_entry(pstate *st, shape *s, lit_node *lit);
 

@@ -3,9 +3,11 @@
  * operand shapes, literals in XLA's one-line spelling, comments dropped). */
 #include "text/print.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "core/types.h"
+#include "text/attr_text.h"
 
 /* Words the lexer reserves: such names need their `%` to read back. */
 static int reserved(const char *name)
@@ -17,7 +19,7 @@ static int reserved(const char *name)
 	return etype_from_name(name, strlen(name)) != ET_INVALID;
 }
 
-static void put_name(strbuf *b, const char *name)
+void text_put_name(strbuf *b, const char *name)
 {
 	if (reserved(name))
 		sb_putc(b, '%');
@@ -79,12 +81,9 @@ static void put_literal(strbuf *b, const lit_node *n, int nested)
 	sb_puts(b, pad ? " }" : "}");
 }
 
-static void put_ints(strbuf *b, const char *name, const int_list *l)
+void text_put_literal(strbuf *b, const lit_node *n)
 {
-	sb_printf(b, ", %s={", name);
-	for (int i = 0; i < l->n; i++)
-		sb_printf(b, i ? ",%lld" : "%lld", (long long)l->v[i]);
-	sb_putc(b, '}');
+	put_literal(b, n, 0);
 }
 
 /* The value a constant prints from: one loaded from a proto has no text. */
@@ -96,7 +95,7 @@ static const hloi_literal *printed_value(const instr *in)
 static void put_instr(strbuf *b, const instr *in)
 {
 	sb_puts(b, in->is_root ? "  ROOT " : "  ");
-	put_name(b, in->name);
+	text_put_name(b, in->name);
 	sb_puts(b, " = ");
 	if (in->has_shape) {
 		put_shape(b, &in->shape);
@@ -118,28 +117,28 @@ static void put_instr(strbuf *b, const instr *in)
 		for (int i = 0; i < in->nops; i++) {
 			if (i)
 				sb_puts(b, ", ");
-			put_name(b, in->ops[i].name);
+			text_put_name(b, in->ops[i].name);
 		}
 	}
 	sb_putc(b, ')');
-	if (in->dimensions.present)
-		put_ints(b, "dimensions", &in->dimensions);
-	if (in->broadcast_dimensions.present)
-		put_ints(b, "broadcast_dimensions", &in->broadcast_dimensions);
-	if (in->direction != CMP_NONE)
-		sb_printf(b, ", direction=%s", cmp_direction_name(in->direction));
-	if (in->comparison_type != CMPT_NONE)
-		sb_printf(b, ", type=%s", cmp_type_name(in->comparison_type));
-	if (in->has_index)
-		sb_printf(b, ", index=%lld", (long long)in->index);
-	if (in->has_iota_dimension)
-		sb_printf(b, ", iota_dimension=%lld", (long long)in->iota_dimension);
-	if (in->callee_attr) {
-		sb_printf(b, ", %s=", in->callee_attr);
-		put_name(b, in->callee_name);
+	/* in attrs.def's order (stable: unknown attributes as written) */
+	int last = -1;
+	for (int done = 0; done < in->nattrs;) {
+		int next = INT32_MAX;
+		for (int i = 0; i < in->nattrs; i++) {
+			int k = attr_order_key(&in->attrs[i]);
+			if (k > last && k < next)
+				next = k;
+		}
+		for (int i = 0; i < in->nattrs; i++) {
+			if (attr_order_key(&in->attrs[i]) != next)
+				continue;
+			sb_puts(b, ", ");
+			attr_print(b, &in->attrs[i]);
+			done++;
+		}
+		last = next;
 	}
-	for (int i = 0; i < in->nraw; i++)
-		sb_printf(b, ", %s=%s", in->raw[i].name, in->raw[i].value);
 	sb_putc(b, '\n');
 }
 
@@ -147,7 +146,7 @@ static void put_computation(strbuf *b, const computation *c)
 {
 	if (c->is_entry)
 		sb_puts(b, "ENTRY ");
-	put_name(b, c->name);
+	text_put_name(b, c->name);
 	if (c->has_signature) {
 		sb_puts(b, " (");
 		for (int i = 0; i < c->nsig_params; i++) {
@@ -169,7 +168,7 @@ void text_print_module(strbuf *b, const module *m)
 {
 	if (m->has_header) {
 		sb_puts(b, "HloModule ");
-		put_name(b, m->name);
+		text_put_name(b, m->name);
 		for (int i = 0; i < m->nheader_attrs; i++)
 			sb_printf(b, ", %s=%s", m->header_attrs[i].name, m->header_attrs[i].value);
 		sb_puts(b, "\n\n");

@@ -217,11 +217,12 @@ static void test_axpy_long_format(void)
 	CU_ASSERT_TRUE(span_is(axpy, y->name_at, "%y"));
 
 	const instr *bc = find_instr(c, "broadcast");
-	CU_ASSERT_TRUE(bc->dimensions.present);
-	CU_ASSERT_EQUAL(bc->dimensions.n, 0);
-	CU_ASSERT_TRUE(span_is(axpy, bc->dimensions.at, "dimensions={}"));
-	CU_ASSERT_FALSE(bc->broadcast_dimensions.present);
-	CU_ASSERT_EQUAL(bc->nraw, 0);
+	const int_list *bd = instr_ints(bc, ATTR_DIMENSIONS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(bd);
+	CU_ASSERT_EQUAL(bd->n, 0);
+	CU_ASSERT_TRUE(span_is(axpy, instr_attr_loc(bc, ATTR_DIMENSIONS), "dimensions={}"));
+	CU_ASSERT_PTR_NULL(instr_ints(bc, ATTR_BROADCAST_DIMENSIONS));
+	CU_ASSERT_EQUAL(bc->nattrs, 1);
 	module_destroy(m);
 	hloi_context_free(ctx);
 
@@ -320,10 +321,9 @@ static void test_no_header_and_computations(void)
 	CU_ASSERT_STRING_EQUAL(main->root->name, "t");
 	CU_ASSERT_FALSE(main->root->is_root);
 	const instr *r = find_instr(main, "r");
-	CU_ASSERT_STRING_EQUAL(r->callee_attr, "to_apply");
-	CU_ASSERT_STRING_EQUAL(r->callee_name, "add_f32");
-	CU_ASSERT_TRUE(span_is(text, r->callee_at, "%add_f32"));
-	CU_ASSERT_EQUAL(r->dimensions.n, 1);
+	CU_ASSERT_STRING_EQUAL(instr_text(r, ATTR_TO_APPLY), "add_f32");
+	CU_ASSERT_TRUE(span_is(text, instr_attr(r, ATTR_TO_APPLY)->vat, "add_f32"));
+	CU_ASSERT_EQUAL(instr_ints(r, ATTR_DIMENSIONS)->n, 1);
 	CU_ASSERT_STRING_EQUAL(m->comps[0]->root->name, "s");
 	module_destroy(m);
 
@@ -660,38 +660,61 @@ static void test_attributes(void)
 	CU_ASSERT_STRING_EQUAL(buf, "4:53-65 warning: unknown attribute 'foo' skipped");
 	computation *c = m->entry;
 	const instr *a = find_instr(c, "a");
-	CU_ASSERT_EQUAL_FATAL(a->nraw, 2);
-	CU_ASSERT_STRING_EQUAL(a->raw[0].name, "sharding");
-	CU_ASSERT_STRING_EQUAL(a->raw[0].value, "{replicated}");
-	CU_ASSERT_STRING_EQUAL(a->raw[1].value, "{op_name=\"a, b\" source_line=3}");
+	CU_ASSERT_EQUAL_FATAL(a->nattrs, 2);
+	CU_ASSERT_EQUAL(a->attrs[0].id, ATTR_SHARDING);
+	CU_ASSERT_STRING_EQUAL(instr_text(a, ATTR_SHARDING), "{replicated}");
+	CU_ASSERT_STRING_EQUAL(instr_text(a, ATTR_METADATA), "{op_name=\"a, b\" source_line=3}");
 	const instr *ci = find_instr(c, "c");
-	CU_ASSERT_TRUE(ci->broadcast_dimensions.present);
-	CU_ASSERT_EQUAL(ci->broadcast_dimensions.n, 1);
-	CU_ASSERT_EQUAL(ci->broadcast_dimensions.v[0], 1);
-	CU_ASSERT_TRUE(span_is(text, ci->broadcast_dimensions.at, "broadcast_dimensions={1}"));
-	CU_ASSERT_EQUAL_FATAL(ci->nraw, 1);
-	CU_ASSERT_STRING_EQUAL(ci->raw[0].value, "{\"x\": [1, {}]}");
+	const int_list *cb = instr_ints(ci, ATTR_BROADCAST_DIMENSIONS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cb);
+	CU_ASSERT_EQUAL(cb->n, 1);
+	CU_ASSERT_EQUAL(cb->v[0], 1);
+	CU_ASSERT_TRUE(span_is(text, instr_attr_loc(ci, ATTR_BROADCAST_DIMENSIONS), "broadcast_dimensions={1}"));
+	CU_ASSERT_EQUAL_FATAL(ci->nattrs, 3);
+	CU_ASSERT_EQUAL(ci->attrs[1].id, ATTR_COUNT);
+	CU_ASSERT_STRING_EQUAL(ci->attrs[1].uname, "foo");
+	CU_ASSERT_STRING_EQUAL(ci->attrs[1].u.s, "{1, (2)}");
+	CU_ASSERT_STRING_EQUAL(instr_text(ci, ATTR_BACKEND_CONFIG), "{\"x\": [1, {}]}");
 	const instr *d = find_instr(c, "d");
-	CU_ASSERT_EQUAL(d->direction, CMP_GE);
-	CU_ASSERT_EQUAL(d->comparison_type, CMPT_TOTALORDER);
-	CU_ASSERT_TRUE(span_is(text, d->direction_at, "direction=GE"));
+	CU_ASSERT_EQUAL(instr_direction(d), CMP_GE);
+	CU_ASSERT_EQUAL(instr_comparison_type(d), CMPT_TOTALORDER);
+	CU_ASSERT_TRUE(span_is(text, instr_attr_loc(d, ATTR_DIRECTION), "direction=GE"));
 	const instr *e = find_instr(c, "e");
-	CU_ASSERT_EQUAL_FATAL(e->nraw, 3);
-	CU_ASSERT_STRING_EQUAL(e->raw[2].name, "operand_precision");
+	CU_ASSERT_EQUAL_FATAL(e->nattrs, 3);
+	const attr *prec = instr_attr(e, ATTR_OPERAND_PRECISION);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(prec);
+	CU_ASSERT_EQUAL_FATAL(prec->u.words.n, 2);
+	CU_ASSERT_STRING_EQUAL(prec->u.words.v[1], "high");
+	CU_ASSERT_EQUAL(instr_ints(e, ATTR_LHS_CONTRACTING_DIMS)->v[0], 1);
 	const instr *f = find_instr(c, "f");
-	CU_ASSERT_EQUAL_FATAL(f->nraw, 2);
-	CU_ASSERT_STRING_EQUAL(f->raw[1].value, "b01f_01io->b01f");
+	CU_ASSERT_EQUAL_FATAL(f->nattrs, 2);
+	const attr *win = instr_attr(f, ATTR_WINDOW);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(win);
+	CU_ASSERT_EQUAL_FATAL(win->u.win.n, 2);
+	CU_ASSERT_EQUAL(win->u.win.d[1].size, 1);
+	CU_ASSERT_EQUAL(win->u.win.d[1].stride, 1);
+	const attr *lab = instr_attr(f, ATTR_DIM_LABELS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab->conv);
+	CU_ASSERT_EQUAL(lab->conv->nspatial, 2);
+	CU_ASSERT_EQUAL(lab->conv->input_feature, 3);
+	CU_ASSERT_EQUAL(lab->conv->kernel_output_feature, 3);
 	const instr *g = find_instr(c, "g");
-	CU_ASSERT_TRUE(g->has_iota_dimension);
+	int64_t iod = -1;
+	CU_ASSERT_TRUE(instr_int(g, ATTR_IOTA_DIMENSION, &iod));
+	CU_ASSERT_EQUAL(iod, 0);
 	CU_ASSERT_EQUAL(g->nops, 0);
 	const instr *h = find_instr(c, "h");
-	CU_ASSERT_STRING_EQUAL(h->raw[0].value, "[2,4]<=[8]");
+	const attr *rg = instr_attr(h, ATTR_REPLICA_GROUPS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rg);
+	CU_ASSERT_EQUAL(rg->u.rg->form, RG_IOTA);
+	CU_ASSERT_EQUAL(rg->u.rg->ngroup_dims, 2);
+	CU_ASSERT_EQUAL(rg->u.rg->reshape_dims[0], 8);
 	const instr *i = find_instr(c, "i");
-	CU_ASSERT_STRING_EQUAL(i->callee_attr, "calls");
-	CU_ASSERT_STRING_EQUAL(i->callee_name, "fused");
-	CU_ASSERT_EQUAL_FATAL(i->nraw, 2);
-	CU_ASSERT_STRING_EQUAL(i->raw[0].value, "kLoop");
-	CU_ASSERT_STRING_EQUAL(i->raw[1].value, "\"{\\\"k\\\": 1}\"");
+	CU_ASSERT_STRING_EQUAL(instr_text(i, ATTR_CALLS), "fused");
+	CU_ASSERT_EQUAL_FATAL(i->nattrs, 3);
+	CU_ASSERT_STRING_EQUAL(instr_text(i, ATTR_KIND), "kLoop");
+	CU_ASSERT_STRING_EQUAL(instr_text(i, ATTR_BACKEND_CONFIG), "\"{\\\"k\\\": 1}\"");
 	module_destroy(m);
 	hloi_context_free(ctx);
 
@@ -699,13 +722,13 @@ static void test_attributes(void)
 		    "ENTRY e {\n"
 		    "  a = f32[2,3] parameter(0), sharding={replicated}, metadata={op_name=\"a, b\" source_line=3}\n"
 		    "  b = f32[3] parameter(1)\n"
-		    "  c = f32[2,3] add(a, b), broadcast_dimensions={1}, backend_config={\"x\": [1, {}]}\n"
+		    "  c = f32[2,3] add(a, b), broadcast_dimensions={1}, foo={1, (2)}, backend_config={\"x\": [1, {}]}\n"
 		    "  d = pred[2,3] compare(a, c), direction=GE, type=TOTALORDER, frontend_attributes={k=\"v\"}\n"
 		    "  e = f32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}, operand_precision={default,high}\n"
-		    "  f = f32[2,3] convolution(a, a), window={size=1x1 pad=0_0x0_0}, dim_labels=b01f_01io->b01f\n"
+		    "  f = f32[2,3] convolution(a, a), window={size=1x1}, dim_labels=b01f_01io->b01f\n"
 		    "  g = s32[4] iota(), iota_dimension=0\n"
-		    "  h = s32[8] all-reduce(g), to_apply=sum, replica_groups=[2,4]<=[8]\n"
-		    "  ROOT i = f32[2,3] fusion(a), calls=fused, kind=kLoop, backend_config=\"{\\\"k\\\": 1}\"\n"
+		    "  h = s32[8] all-reduce(g), replica_groups=[2,4]<=[8], to_apply=sum\n"
+		    "  ROOT i = f32[2,3] fusion(a), kind=kLoop, calls=fused, backend_config=\"{\\\"k\\\": 1}\"\n"
 		    "}\n");
 	/* structured attributes print in a fixed order */
 	check_print("ENTRY e {\n  x = s32[2] parameter(0)\n"

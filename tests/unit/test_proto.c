@@ -374,12 +374,14 @@ static void test_roundtrip_extras(void)
 	const instr *e = find_instr(m2, "e");
 	CU_ASSERT_TRUE(e->value && e->value->elided);
 	const instr *io = find_instr(m2, "io");
-	CU_ASSERT_TRUE(io->has_iota_dimension && io->iota_dimension == 0);
+	int64_t iod = -1;
+	CU_ASSERT_TRUE(instr_int(io, ATTR_IOTA_DIMENSION, &iod) && iod == 0);
 	const instr *f = find_instr(m2, "f");
-	CU_ASSERT_STRING_EQUAL(f->callee_attr, "calls");
-	CU_ASSERT_STRING_EQUAL(f->callee_name, "fused");
+	CU_ASSERT_PTR_NOT_NULL(instr_attr(f, ATTR_CALLS));
+	CU_ASSERT_STRING_EQUAL(instr_text(f, ATTR_CALLS), "fused");
 	const instr *ad = find_instr(m2, "ad");
-	CU_ASSERT_TRUE(ad->broadcast_dimensions.present && ad->broadcast_dimensions.n == 0);
+	const int_list *adb = instr_ints(ad, ATTR_BROADCAST_DIMENSIONS);
+	CU_ASSERT_TRUE(adb && adb->n == 0);
 	const instr *pd = find_instr(m2, "pd");
 	CU_ASSERT_EQUAL(pd->value->shape.layout.n_padded, 2);
 	/* the padded, column-major constant keeps its values */
@@ -422,13 +424,13 @@ static void test_xla_style(void)
 	CU_ASSERT_STRING_EQUAL(s, "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}");
 	hloi_free(s);
 	const instr *add = find_instr(m, "add.3");
-	CU_ASSERT_EQUAL(add->nraw, 1);
-	CU_ASSERT_STRING_EQUAL(add->raw[0].name, "metadata");
-	CU_ASSERT_STRING_EQUAL(add->raw[0].value, "{op_type=\"add\" op_name=\"jit(f)/jit(main)/add\"}");
+	CU_ASSERT_EQUAL(add->nattrs, 1);
+	CU_ASSERT_EQUAL(add->attrs[0].id, ATTR_METADATA);
+	CU_ASSERT_STRING_EQUAL(instr_text(add, ATTR_METADATA), "{op_type=\"add\" op_name=\"jit(f)/jit(main)/add\"}");
 	/* empty metadata {} and frontend_attributes {} and the unknown
 	 * sharding field leave no attributes */
-	CU_ASSERT_EQUAL(find_instr(m, "Arg_0.1")->nraw, 0);
-	CU_ASSERT_EQUAL(find_instr(m, "broadcast.5")->dimensions.present, 1);
+	CU_ASSERT_EQUAL(find_instr(m, "Arg_0.1")->nattrs, 0);
+	CU_ASSERT_PTR_NOT_NULL(instr_ints(find_instr(m, "broadcast.5"), ATTR_DIMENSIONS));
 	CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
 	hloi_literal **in = NULL;
 	size_t n = 0;
@@ -474,8 +476,9 @@ static void test_snapshot(void)
 	CU_ASSERT_STRING_EQUAL(s, "bf16[2] {1, -2}");
 	hloi_free(s);
 	const instr *y = find_instr(m, "y");
-	CU_ASSERT_TRUE(y->broadcast_dimensions.present && y->broadcast_dimensions.n == 1);
-	CU_ASSERT_STRING_EQUAL(y->raw[0].value, "{op_type=\"mul\" op_name=\"tab\\there \\\"quoted\\\"\"}");
+	const int_list *yb = instr_ints(y, ATTR_BROADCAST_DIMENSIONS);
+	CU_ASSERT_TRUE(yb && yb->n == 1);
+	CU_ASSERT_STRING_EQUAL(instr_text(y, ATTR_METADATA), "{op_type=\"mul\" op_name=\"tab\\there \\\"quoted\\\"\"}");
 	module_destroy(m);
 	hloi_context_free(ctx);
 }

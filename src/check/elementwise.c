@@ -1,0 +1,218 @@
+/* Shape rules of the elementwise ops (XLA's shape_inference.cc: binary and
+ * unary ops, compare, select, convert, bitcast-convert, copy) and the
+ * element-type gates of SPEC §4. */
+#include <string.h>
+
+#include "check/check_internal.h"
+
+/* SPEC §4's gates; the same sets as SC_OPS_* in eval/scalar.h. */
+static int type_gate(checker *c, const instr *in, etype t)
+{
+	etype_kind k = etype_get_kind(t);
+	const char *tn = etype_name(t);
+	switch (in->op) {
+	case OP_SUBTRACT:
+	case OP_DIVIDE:
+	case OP_REMAINDER:
+	case OP_POWER:
+	case OP_ATAN2:
+	case OP_SHIFT_LEFT:
+	case OP_SHIFT_RIGHT_ARITHMETIC:
+	case OP_SHIFT_RIGHT_LOGICAL:
+		if (k == KIND_PRED) {
+			ck_error(c, in->op_at,
+				 "Expected element type in shape to be arithmetic type for operation %s; got PRED.",
+				 opcode_name(in->op));
+			return 1;
+		}
+		break;
+	case OP_AND:
+	case OP_OR:
+	case OP_XOR:
+		if (k != KIND_PRED && k != KIND_SINT && k != KIND_UINT) {
+			ck_error(c, in->op_at,
+				 "Expected pred or integral type in argument to and/or/xor operation; got %s.", tn);
+			return 1;
+		}
+		break;
+	default:
+		break;
+	}
+	switch (in->op) {
+	case OP_SHIFT_LEFT:
+	case OP_SHIFT_RIGHT_ARITHMETIC:
+	case OP_SHIFT_RIGHT_LOGICAL:
+		if (k != KIND_SINT && k != KIND_UINT) {
+			ck_error(c, in->op_at, "Expected integral type for operation %s; got %s.",
+				 opcode_name(in->op), tn);
+			return 1;
+		}
+		break;
+	case OP_ATAN2:
+		if (k != KIND_FLOAT) {
+			ck_error(c, in->op_at, "Expected floating-point type for operation atan2; got %s.", tn);
+			return 1;
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+cmp_type ck_default_cmp_type(etype t)
+{
+	switch (etype_get_kind(t)) {
+	case KIND_SINT: return CMPT_SIGNED;
+	case KIND_FLOAT:
+	case KIND_COMPLEX: return CMPT_FLOAT;
+	default: return CMPT_UNSIGNED;
+	}
+}
+
+static int compare_attrs(checker *c, const instr *in, const shape *lhs)
+{
+	int err = 0;
+	char a[CK_SHAPE_TEXT];
+	if (instr_direction(in) == CMP_NONE) {
+		ck_error(c, in->op_at, "attribute direction is expected but not seen");
+		err = 1;
+	}
+	cmp_type t = instr_comparison_type(in);
+	if (t != CMPT_NONE) {
+		cmp_type def = ck_default_cmp_type(lhs->type);
+		if (def == CMPT_FLOAT && t != CMPT_FLOAT && t != CMPT_TOTALORDER) {
+			ck_error(c, instr_attr_loc(in, ATTR_TYPE),
+				 "Expected comparison type FLOAT or TOTALORDER; actual: %s, operand: %s.",
+				 cmp_type_name(t), ck_shape(a, lhs));
+			err = 1;
+		} else if (def != CMPT_FLOAT && t != def) {
+			ck_error(c, instr_attr_loc(in, ATTR_TYPE),
+				 "Expected comparison type %s; actual: %s, operand: %s.", cmp_type_name(def),
+				 cmp_type_name(t), ck_shape(a, lhs));
+			err = 1;
+		}
+	}
+	return err;
+}
+
+/* --- binary ops and compare ---------------------------------------------------- */
+
+int infer_binary(checker *c, instr *in, shape *inf)
+{
+	for (int k = 0; k < in->nops; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	int err = 0;
+	if (lhs->type != rhs->type) {
+		ck_error(c, in->op_at, "Binary op %s with different element types: %s and %s.",
+			 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
+		err = 1;
+	} else if (in->op == OP_COMPARE) {
+		err = compare_attrs(c, in, lhs);
+	} else {
+		err = type_gate(c, in, lhs->type);
+	}
+	if (check_binary_shapes(c, in, lhs, rhs, inf))
+		err = 1;
+	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
+	return err;
+}
+
+/* --- unary ops --------------------------------------------------------------- */
+
+/* The operand's shape; the element type by XLA's rules for the opcode. */
+int infer_unary(checker *c, instr *in, shape *inf)
+{
+	if (!ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	shape_make_array(inf, op->type, op->rank, op->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
+/* copy, convert, bitcast-convert: the operand's dims; copy keeps the type,
+ * the others take the written one. */
+static int unary_shape(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (in->op == OP_COPY && shape_is_tuple(&in->ops[0].def->result)) {
+		*inf = in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
+		return 0;
+	}
+	if (!ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	etype t = op->type;
+	if (in->op != OP_COPY) {
+		if (!ck_needs_shape(c, in))
+			return 1;
+		t = in->shape.type;
+	}
+	if (in->op == OP_BITCAST_CONVERT) {
+		if ((t == ET_PRED) != (op->type == ET_PRED)) {
+			ck_error(c, in->op_at, "bitcast-convert from or to pred is not allowed: %s to %s",
+				 etype_name(op->type), etype_name(t));
+			return 1;
+		}
+		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
+		if (wo != wr) {
+			shape r = in->shape;
+			ck_unsupported(c, in->op_at,
+				       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
+				       ck_shape(a, op), wo, ck_shape(b, &r), wr);
+			return 1;
+		}
+	}
+	shape_make_array(inf, t, op->rank, op->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
+int infer_same(checker *c, instr *in, shape *inf)
+{
+	return unary_shape(c, in, inf);
+}
+
+int infer_convert(checker *c, instr *in, shape *inf)
+{
+	return unary_shape(c, in, inf);
+}
+
+int infer_bitcast_convert(checker *c, instr *in, shape *inf)
+{
+	return unary_shape(c, in, inf);
+}
+
+/* select(pred, on_true, on_false): pred is PRED with the others' dims, or a
+ * scalar (an extension, as newer XLA allows; not under --strict); on_true
+ * and on_false have the same shape. */
+int infer_select(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	for (int k = 0; k < 3; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *p = &in->ops[0].def->result, *t = &in->ops[1].def->result, *f = &in->ops[2].def->result;
+	if (p->type != ET_PRED) {
+		ck_error(c, in->op_at, "Select's pred operand must have PRED element type; got %s.", ck_shape(a, p));
+		return 1;
+	}
+	if (!shape_compatible(t, f)) {
+		ck_error(c, in->op_at, "Operands to select must be the same shape; got %s and %s.", ck_shape(a, t),
+			 ck_shape(b, f));
+		return 1;
+	}
+	if ((p->rank != 0 || c->strict) && !shape_same_dims(p, t)) {
+		ck_error(c, in->op_at, "Operands to select and predicate must be the same shape; got %s and %s.",
+			 ck_shape(a, p), ck_shape(b, t));
+		return 1;
+	}
+	shape_make_array(inf, t->type, t->rank, t->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+

@@ -1,0 +1,118 @@
+/* Shape rules of the data-movement ops (XLA's shape_inference.cc):
+ * broadcast, iota, reshape, transpose; and the rule of the opcodes whose
+ * result is the written shape. */
+#include <string.h>
+
+#include "check/check_internal.h"
+#include "util/strbuf.h"
+
+/* The written result shape (parameter, constant, and the opcodes whose own
+ * rule hloi does not have yet). */
+int infer_declared(checker *c, instr *in, shape *inf)
+{
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
+		return 1;
+	}
+	*inf = in->shape;
+	c->keep_layout = 1;
+	return 0;
+}
+
+int infer_broadcast(checker *c, instr *in, shape *inf)
+{
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "cannot infer shape for opcode: broadcast");
+		return 1;
+	}
+	*inf = in->shape;
+	inf->type = in->ops[0].def->result.type;
+	return check_broadcast_shapes(c, in, &in->ops[0].def->result, &in->shape);
+}
+
+/* iota: the written shape; iota_dimension= in range. */
+int infer_iota(checker *c, instr *in, shape *inf)
+{
+	if (!ck_needs_shape(c, in))
+		return 1;
+	int64_t dim;
+	if (!instr_int(in, ATTR_IOTA_DIMENSION, &dim)) {
+		ck_error(c, in->op_at, "attribute iota_dimension is expected but not seen");
+		return 1;
+	}
+	if (in->shape.rank == 0) {
+		ck_error(c, in->op_at, "Iota does not support scalars.");
+		return 1;
+	}
+	if (in->shape.type == ET_PRED) {
+		ck_error(c, in->op_at, "Iota does not support PRED.");
+		return 1;
+	}
+	if (dim < 0 || dim >= in->shape.rank) {
+		ck_error(c, in->op_at,
+			 "The iota dimension cannot go beyond the operation rank or be negative: iota_dimension=%lld, rank %d.",
+			 (long long)dim, in->shape.rank);
+		return 1;
+	}
+	*inf = in->shape;
+	return 0;
+}
+
+int infer_reshape(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!ck_needs_shape(c, in) || !ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	int64_t from, to;
+	if (shape_element_count(op, &from) || shape_element_count(&in->shape, &to) || from != to) {
+		shape want = in->shape;
+		want.type = op->type;
+		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
+			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, &want));
+		return 1;
+	}
+	shape_make_array(inf, op->type, in->shape.rank, in->shape.dims);
+	return 0;
+}
+
+int infer_transpose(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	if (!dl) {
+		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
+		return 1;
+	}
+	int ok = dl->n == op->rank;
+	unsigned seen = 0;
+	for (int i = 0; ok && i < dl->n; i++) {
+		if (dl->v[i] < 0 || dl->v[i] >= op->rank || (seen & (1u << dl->v[i])))
+			ok = 0;
+		else
+			seen |= 1u << dl->v[i];
+	}
+	if (!ok) {
+		strbuf m = STRBUF_INIT;
+		sb_puts(&m, "Transpose dimensions [");
+		for (int i = 0; i < dl->n; i++)
+			sb_printf(&m, i ? ",%lld" : "%lld", (long long)dl->v[i]);
+		sb_printf(&m, "] are not a permutation of the operand dimensions (operand shape is %s).",
+			  ck_shape(a, op));
+		if (m.oom)
+			c->oom = 1;
+		else
+			ck_error(c, ck_attr_loc(c, dl->at, "dimensions"), "%s", sb_str(&m));
+		sb_free(&m);
+		return 1;
+	}
+	int64_t dims[HLOI_MAX_RANK];
+	for (int i = 0; i < op->rank; i++)
+		dims[i] = op->dims[dl->v[i]];
+	shape_make_array(inf, op->type, op->rank, dims);
+	return 0;
+}
+

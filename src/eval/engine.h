@@ -1,0 +1,120 @@
+/* The engine's internal interface, shared by the files of src/eval/:
+ *
+ *   values.c     memory: the budget, value buffers, the spare buffer, copies
+ *                between layouts
+ *   run.c        the driver: evaluates computations instruction by
+ *                instruction through the kernel table, frees values after
+ *                their last use, writes aliased results in place
+ *   control.c    kernels of parameters, constants, tuples and calls
+ *   elementwise.c / data.c   kernels of the elementwise and data-movement
+ *                ops: the fast engine (fast.c) where it covers the case,
+ *                else the reference engine (reference.c)
+ *   reference.c  the per-element oracle (SPEC §9)
+ *   scalar.h     the semantics of every element operation, written once
+ *
+ * A kernel is named by the `eval` column of ir/opcodes.def; the driver
+ * never knows which engine computed a value.
+ */
+#ifndef HLOI_EVAL_ENGINE_H
+#define HLOI_EVAL_ENGINE_H
+
+#include <stdint.h>
+
+#include "eval/eval.h"
+#include "ir/ir.h"
+
+/* Calls nested deeper than this are refused (the checker rejects recursion,
+ * so only very deep chains of computations reach it). */
+#define EVAL_MAX_DEPTH 64
+
+typedef struct engine {
+	module *m;
+	hloi_context *ctx;
+	uint64_t budget;     /* bytes the engine may hold at once */
+	uint64_t live;       /* bytes it holds now */
+	int fast;            /* try the fast engine first */
+	int threads;
+	int depth;           /* computations being evaluated */
+	hloi_literal *spare; /* a freed array kept for the next value of its size */
+} engine;
+
+/* One evaluation of a computation: a value per instruction position. */
+typedef struct frame {
+	const computation *comp;
+	hloi_literal **vals;
+	uint8_t *owned;
+	const int *last_use; /* position of each value's last reader */
+} frame;
+
+/* --- values (values.c) ------------------------------------------------------ */
+
+/* Buffer bytes of a value (tuples: the sum over their elements); -1 on overflow. */
+int64_t value_bytes(const shape *s);
+/* Reports an allocation failure of `bytes`; returns HLOI_ENOMEM. */
+hloi_status value_oom(engine *e, int64_t bytes);
+/* A new value of shape `s` within the budget (the spare array when its
+ * buffer has the size asked for). Its elements are unset; padding holds the
+ * padding value. */
+hloi_status value_new(engine *e, const shape *s, hloi_literal **out);
+/* Frees a value value_new made, or keeps it as the spare. */
+void value_drop(engine *e, hloi_literal *lit);
+void value_free_spare(engine *e);
+/* Drops the frame's value at `pos` if it owns it. */
+void value_release(engine *e, frame *f, int pos);
+/* Equal layouts everywhere (tuples element by element). */
+int value_same_layouts(const shape *a, const shape *b);
+/* Copies the values of src into dst (same type and dims; any layouts). */
+void value_copy(hloi_literal *dst, const hloi_literal *src);
+/* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
+ * else a converted copy (*owned = 1). */
+hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hloi_literal **out, int *owned);
+/* A copy of `lit` of its own, within the budget. */
+hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
+
+/* --- the driver (run.c) ----------------------------------------------------- */
+
+/* Evaluates comp on args. The root's value comes back in *out: owned by the
+ * caller when *out_owned, else borrowed (an argument, a constant, or dest).
+ * With dest, the root's result is written into dest and *out is dest. */
+hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
+			     hloi_literal **out, int *out_owned);
+
+/* --- kernels ------------------------------------------------------------------ */
+
+/* What a kernel gets: the instruction, its operands' values (in->nops of
+ * them), the computation's arguments (for parameters) and, for the root of
+ * an aliased computation, where its result must end up (or NULL). It sets
+ * f->vals[in->position] and f->owned[in->position]. */
+typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+				 hloi_literal *const *args, hloi_literal *dest);
+
+/* The kernels named by ir/opcodes.def's `eval` column; kernel_none
+ * reports an opcode hloi does not evaluate. */
+#define X(E, text, arity, cat, infer, ev) hloi_status kernel_##ev(engine *, frame *, const instr *, \
+	hloi_literal *const *, hloi_literal *const *, hloi_literal *);
+#include "ir/opcodes.def"
+#undef X
+
+/* An array result computed by `fill` into a buffer of in->result's shape:
+ * dest when it is safe to write there, an operand's buffer when this is its
+ * last use and the op reads every element where it writes it (`in_place`),
+ * else a new value. */
+typedef void (*fill_fn)(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out);
+hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *dest,
+			 int in_place, fill_fn fill);
+
+/* compare's type=, or the default for the operands' element type. */
+cmp_type eval_cmp_type(const instr *in, etype t);
+
+/* --- the reference engine (reference.c) --------------------------------------- */
+
+/* out[i] = op(operands at i) through index conversion, for every elementwise
+ * op (binary, compare, select, convert, copy, broadcast, bitcast-convert). */
+void ref_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops);
+/* Whether ref_elementwise evaluates `in` for its operand and result types. */
+int ref_elementwise_supported(const instr *in);
+void ref_reshape(hloi_literal *out, const hloi_literal *op);
+void ref_transpose(const instr *in, hloi_literal *out, const hloi_literal *op);
+void ref_iota(const instr *in, hloi_literal *out);
+
+#endif

@@ -1,0 +1,218 @@
+/* The engine's memory: every buffer it holds is counted against one budget
+ * (--max-memory), freed after its value's last use, and the last freed
+ * array of some size is kept for the next value of that size. Also the
+ * copies between layouts that inputs, tuples and aliased results need. */
+#include <string.h>
+#include <unistd.h>
+
+#include "core/index.h"
+#include "eval/engine.h"
+#include "eval/fast.h"
+#include "util/alloc.h"
+
+/* Freed arrays at least this large are kept for reuse (smaller ones cost
+ * malloc nothing to get back). */
+#define EVAL_SPARE_MIN ((int64_t)64 << 10)
+
+uint64_t eval_default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+	if (pages <= 0 || size <= 0)
+		return UINT64_MAX;
+	return (uint64_t)pages / 2 * (uint64_t)size;
+}
+
+/* Reserves `bytes` of the budget. */
+static hloi_status reserve(engine *e, int64_t bytes)
+{
+	uint64_t need = e->live + (uint64_t)bytes;
+	if (bytes < 0 || need < e->live || need > e->budget) {
+		if (bytes < 0 || need < e->live)
+			diag_error_where(e->ctx, NULL, "memory budget exceeded: need more than %llu bytes, budget %llu bytes",
+					 (unsigned long long)INT64_MAX, (unsigned long long)e->budget);
+		else
+			diag_error_where(e->ctx, NULL, "memory budget exceeded: need %llu bytes, budget %llu bytes",
+					 (unsigned long long)need, (unsigned long long)e->budget);
+		return HLOI_ENOMEM;
+	}
+	e->live = need;
+	return HLOI_OK;
+}
+
+/* Buffer bytes of a value (tuples: the sum over their elements); -1 on overflow. */
+int64_t value_bytes(const shape *s)
+{
+	if (shape_is_tuple(s)) {
+		int64_t total = 0;
+		for (int i = 0; i < s->ntuple; i++) {
+			int64_t b = value_bytes(&s->tuple[i]);
+			if (b < 0 || total > INT64_MAX - b)
+				return -1;
+			total += b;
+		}
+		return total;
+	}
+	int64_t bytes;
+	return shape_byte_size(s, &bytes) ? -1 : bytes;
+}
+
+hloi_status value_oom(engine *e, int64_t bytes)
+{
+	diag_error_where(e->ctx, NULL, "out of memory allocating %lld bytes", (long long)bytes);
+	return HLOI_ENOMEM;
+}
+
+void value_free_spare(engine *e)
+{
+	if (!e->spare)
+		return;
+	e->live -= (uint64_t)e->spare->nbytes;
+	literal_destroy(e->spare);
+	e->spare = NULL;
+}
+
+/* A new value of shape `s`, within the budget: the spare array when its
+ * buffer has the size asked for (it is still counted in e->live). Its
+ * elements are left unset; padding holds the padding value. */
+hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
+{
+	int64_t bytes = value_bytes(s);
+	if (e->spare && !shape_is_tuple(s) && s->has_layout && bytes == (int64_t)e->spare->nbytes) {
+		hloi_literal *lit = e->spare;
+		e->spare = NULL;
+		lit->shape = *s;
+		lit->elided = 0;
+		literal_fill_padding(lit);
+		*out = lit;
+		return HLOI_OK;
+	}
+	/* the spare's memory is better spent on this value than refused */
+	if (e->spare && (bytes < 0 || e->live + (uint64_t)bytes > e->budget))
+		value_free_spare(e);
+	hloi_status st = reserve(e, bytes);
+	if (st != HLOI_OK)
+		return st;
+	st = literal_create_uninit(out, s);
+	if (st != HLOI_OK) {
+		e->live -= (uint64_t)bytes;
+		return st == HLOI_ENOMEM ? value_oom(e, bytes) : st;
+	}
+	return HLOI_OK;
+}
+
+/* Frees a value new_value made, or keeps it as the spare. */
+void value_drop(engine *e, hloi_literal *lit)
+{
+	if (!lit)
+		return;
+	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
+	    value_bytes(&lit->shape) == (int64_t)lit->nbytes) {
+		value_free_spare(e);
+		e->spare = lit;
+		return;
+	}
+	int64_t bytes = value_bytes(&lit->shape);
+	e->live -= bytes > 0 ? (uint64_t)bytes : 0;
+	literal_destroy(lit);
+}
+
+void value_release(engine *e, frame *f, int pos)
+{
+	if (f->vals[pos] && f->owned[pos])
+		value_drop(e, f->vals[pos]);
+	f->vals[pos] = NULL;
+	f->owned[pos] = 0;
+}
+
+/* Equal layouts everywhere (tuples element by element). */
+int value_same_layouts(const shape *a, const shape *b)
+{
+	if (shape_is_tuple(a) || shape_is_tuple(b)) {
+		if (!shape_is_tuple(a) || !shape_is_tuple(b) || a->ntuple != b->ntuple)
+			return 0;
+		for (int i = 0; i < a->ntuple; i++)
+			if (!value_same_layouts(&a->tuple[i], &b->tuple[i]))
+				return 0;
+		return 1;
+	}
+	return layout_equal(&a->layout, &b->layout);
+}
+
+/* Copies the values of src into dst (same type and dims; any layouts). */
+void value_copy(hloi_literal *dst, const hloi_literal *src)
+{
+	if (shape_is_tuple(&dst->shape)) {
+		for (size_t i = 0; i < dst->nelems && i < src->nelems; i++)
+			value_copy(dst->elems[i], src->elems[i]);
+		return;
+	}
+	if (dst->data == src->data)
+		return;
+	if (layout_equal(&dst->shape.layout, &src->shape.layout)) {
+		if (dst->nbytes && dst->nbytes == src->nbytes)
+			memcpy(dst->data, src->data, dst->nbytes);
+		return;
+	}
+	int64_t n;
+	if (shape_element_count(&dst->shape, &n) || n == 0)
+		return;
+	size_t w = (size_t)etype_byte_width(dst->shape.type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	do
+		memcpy(literal_element(dst, idx), literal_element(src, idx), w);
+	while (index_next(dst->shape.rank, dst->shape.dims, idx));
+}
+
+/* Copies the array src into dst (same type and dims, another layout) with
+ * the fast engine's copy kernel, which tiles disagreeing layouts; nonzero
+ * when it does not cover the case. */
+static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
+{
+	if (!e->fast || shape_is_tuple(&dst->shape) || shape_is_tuple(&src->shape) ||
+	    dst->shape.rank != src->shape.rank || dst->shape.type != src->shape.type)
+		return 1;
+	/* a broadcast with the identity dimension map is a copy */
+	instr in;
+	operand op;
+	memset(&in, 0, sizeof in);
+	memset(&op, 0, sizeof op);
+	in.op = OP_BROADCAST;
+	in.nops = 1;
+	in.ops = &op;
+	in.result = dst->shape;
+	for (int j = 0; j < src->shape.rank; j++)
+		op.out_dim[j] = (int8_t)j;
+	hloi_literal *ops[1] = { src };
+	return fast_elementwise(&in, dst, ops, e->threads, NULL);
+}
+
+/* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
+ * else a converted copy (*owned = 1). */
+hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hloi_literal **out, int *owned)
+{
+	*owned = 0;
+	*out = lit;
+	if (value_same_layouts(&lit->shape, target))
+		return HLOI_OK;
+	hloi_status st = value_new(e, target, out);
+	if (st != HLOI_OK) {
+		*out = NULL;
+		return st;
+	}
+	if (lit->elided || relayout_fast(e, *out, lit) != 0)
+		value_copy(*out, lit);
+	(*out)->elided = lit->elided;
+	*owned = 1;
+	return HLOI_OK;
+}
+
+/* A copy of `lit` of its own, within the budget. */
+hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out)
+{
+	hloi_status st = value_new(e, &lit->shape, out);
+	if (st != HLOI_OK)
+		return st;
+	value_copy(*out, lit);
+	return HLOI_OK;
+}
+
