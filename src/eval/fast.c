@@ -5,6 +5,7 @@
  * tiles when an operand's layout disagrees with the result's, and threads
  * over the outermost dimension. Bit-identical to the reference engine. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -532,10 +533,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Asked once: sysconf reads a file each time, three system calls that
+ * cost more than a small instruction (they dominated while loops). */
 static int machine_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > FAST_MAX_THREADS ? FAST_MAX_THREADS : (int)n;
+	static _Atomic int cached;
+	int c = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (c == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		c = n < 1 ? 1 : n > FAST_MAX_THREADS ? FAST_MAX_THREADS : (int)n;
+		atomic_store_explicit(&cached, c, memory_order_relaxed);
+	}
+	return c;
 }
 
 /* Runs the plan on up to `threads` threads (fewer when there is too little
