@@ -34,6 +34,8 @@ static const char help[] =
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
 	"                          (default: half of physical memory)\n"
+	"  --max-steps N           evaluate at most N instructions, calls included\n"
+	"                          (default 100000000); exit 4 beyond\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
@@ -49,7 +51,8 @@ enum {
 	OPT_OUTPUT,
 	OPT_PRINT,
 	OPT_PRINT_INPUTS,
-	OPT_COMPARE
+	OPT_COMPARE,
+	OPT_MAX_STEPS
 };
 
 static const struct option options[] = {
@@ -59,6 +62,7 @@ static const struct option options[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "print", no_argument, NULL, OPT_PRINT },
 	{ "print-inputs", no_argument, NULL, OPT_PRINT_INPUTS },
+	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
@@ -110,6 +114,13 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		case OPT_COMPARE:
 			a->compare = 1;
 			break;
+		case OPT_MAX_STEPS: {
+			int64_t n;
+			if (cli_parse_int(optarg, &n) || n < 1)
+				return cli_usage_error(io, "run", "invalid --max-steps '%s' (1 or more)", optarg);
+			a->run.max_steps = (uint64_t)n;
+			break;
+		}
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_ENGINE:

@@ -1,0 +1,539 @@
+/* The fast engine's reductions by a known monoid (add, multiply, maximum,
+ * minimum, and, or; reduce.c recognises the computation).
+ *
+ * reduce: the input's dimensions in its physical order, size-1 ones
+ * dropped, neighbours of one kind (reduced or kept) merged when contiguous.
+ * When the innermost is kept ("columns"), each thread takes strips of it
+ * (REDUCE_STRIP_MAX elements) and adds every reduced row into a strip of
+ * accumulators: contiguous loads, vectorised elementwise combines, and the
+ * order of combination per result element is XLA's (the reduced elements
+ * in the input's minor-to-major order). When the innermost is reduced
+ * ("rows"), each result element folds its contiguous runs with 8 partial
+ * accumulators (another order), threads taking result elements; a reduction
+ * to one element splits its run into fixed chunks whose partial results are
+ * combined in order, so results never depend on the number of threads.
+ * Float add accumulates in double (as XLA's evaluator does), rounded once
+ * to the result type; the other ops compute in the element type with
+ * eval/scalar.h. Integer and pred results equal the reference engine's;
+ * float add and multiply differ within the documented tolerance (README);
+ * max and min only in which NaN comes out when several are reduced.
+ *
+ * reduce-window: strips along the result's innermost dimension; each window
+ * position (in row-major order) combines its valid range of the strip at
+ * once. Combined in XLA's order in the element type: bit for bit the
+ * reference engine's values. */
+#include <string.h>
+
+#include "core/half.h"
+#include "core/index.h"
+#include "eval/apply.h"
+#include "eval/reduce.h"
+#include "eval/scalar.h"
+#include "util/checked.h"
+
+/* Fewer input elements per thread do not get another thread. */
+#define RF_MIN_PER_THREAD ((int64_t)1 << 16)
+/* A reduction to one element: chunks of its run reduced in parallel. */
+#define RF_CHUNK ((int64_t)1 << 15)
+/* Contiguous loops run in multiples of this many elements, then a tail
+ * (gcc -O2's very cheap cost model vectorises them so). */
+#define RF_VEC 32
+#define RF_LANES 8
+
+/* --- kernels per (op, element type) --------------------------------------------- */
+
+typedef struct rf_kernels {
+	int asize;  /* bytes of an accumulator */
+	/* acc[0..n) = init */
+	void (*init)(void *acc, const void *init, int64_t n);
+	/* acc[j] = op(acc[j], x[j * sx]) */
+	void (*col)(void *acc, const void *x, int64_t n, int64_t sx);
+	/* *acc = op(*acc, x[0] op ... op x[(n - 1) * sx]), in partial lanes */
+	void (*row)(void *acc, const void *x, int64_t n, int64_t sx);
+	/* *acc = op(*acc, *b) */
+	void (*combine)(void *acc, const void *b);
+	/* out[j * so] = acc[j] */
+	void (*store)(void *out, int64_t so, const void *acc, int64_t n);
+} rf_kernels;
+
+#define RF_DEF(NAME, T_, A_, LOAD, COMB, STORE)                                                         \
+	static void rf_init_##NAME(void *vacc, const void *vinit, int64_t n)                            \
+	{                                                                                               \
+		A_ *acc = vacc;                                                                         \
+		T_ x;                                                                                   \
+		memcpy(&x, vinit, sizeof x);                                                            \
+		A_ a = LOAD(x);                                                                         \
+		for (int64_t j = 0; j < n; j++)                                                         \
+			acc[j] = a;                                                                     \
+	}                                                                                               \
+	static void rf_col_##NAME(void *restrict vacc, const void *restrict vx, int64_t n, int64_t sx)  \
+	{                                                                                               \
+		A_ *restrict acc = vacc;                                                                \
+		const T_ *restrict x = vx;                                                              \
+		if (sx == 1) {                                                                          \
+			int64_t nv = n & ~(int64_t)(RF_VEC - 1), j = 0;                                 \
+			for (; j < nv; j++)                                                             \
+				acc[j] = COMB(acc[j], LOAD(x[j]));                                      \
+			for (; j < n; j++)                                                              \
+				acc[j] = COMB(acc[j], LOAD(x[j]));                                      \
+		} else {                                                                                \
+			for (int64_t j = 0; j < n; j++)                                                 \
+				acc[j] = COMB(acc[j], LOAD(x[j * sx]));                                 \
+		}                                                                                       \
+	}                                                                                               \
+	static void rf_row_##NAME(void *vacc, const void *restrict vx, int64_t n, int64_t sx)           \
+	{                                                                                               \
+		A_ *acc = vacc;                                                                         \
+		const T_ *restrict x = vx;                                                              \
+		int64_t i = 0;                                                                          \
+		if (sx == 1 && n >= 2 * RF_LANES) {                                                     \
+			A_ l[RF_LANES];                                                                 \
+			for (int k = 0; k < RF_LANES; k++)                                              \
+				l[k] = LOAD(x[k]);                                                      \
+			for (i = RF_LANES; i + RF_LANES <= n; i += RF_LANES)                            \
+				for (int k = 0; k < RF_LANES; k++)                                      \
+					l[k] = COMB(l[k], LOAD(x[i + k]));                              \
+			for (int w = RF_LANES / 2; w >= 1; w /= 2)                                      \
+				for (int k = 0; k < w; k++)                                             \
+					l[k] = COMB(l[k], l[k + w]);                                    \
+			*acc = COMB(*acc, l[0]);                                                        \
+		}                                                                                       \
+		for (; i < n; i++)                                                                      \
+			*acc = COMB(*acc, LOAD(x[i * sx]));                                             \
+	}                                                                                               \
+	static void rf_combine_##NAME(void *vacc, const void *vb)                                       \
+	{                                                                                               \
+		A_ *acc = vacc;                                                                         \
+		const A_ *b = vb;                                                                       \
+		*acc = COMB(*acc, *b);                                                                  \
+	}                                                                                               \
+	static void rf_store_##NAME(void *vout, int64_t so, const void *vacc, int64_t n)                \
+	{                                                                                               \
+		T_ *out = vout;                                                                         \
+		const A_ *acc = vacc;                                                                   \
+		for (int64_t j = 0; j < n; j++)                                                         \
+			out[j * so] = STORE(acc[j]);                                                    \
+	}                                                                                               \
+	static const rf_kernels rf_##NAME = { (int)sizeof(A_), rf_init_##NAME, rf_col_##NAME, rf_row_##NAME, \
+					      rf_combine_##NAME, rf_store_##NAME };
+
+#define RF_SAME(x) (x)
+#define RF_D_F32(x) ((double)(x))
+#define RF_D_F64(x) (x)
+#define RF_D_F16(x) ((double)f16_to_f32(x))
+#define RF_D_BF16(x) ((double)bf16_to_f32(x))
+#define RF_S_F32(a) ((float)(a))
+#define RF_S_F64(a) (a)
+#define RF_S_F16(a) f32_to_f16((float)(a))
+#define RF_S_BF16(a) f32_to_bf16((float)(a))
+#define RF_DADD(a, b) ((a) + (b))
+
+/* One instance per (op, type): NAME_E with the element type's sc_<op>_E. */
+#define RF_OP(OPN, E, T_) RF_DEF(OPN##_##E, T_, T_, RF_SAME, sc_##OPN##_##E, RF_SAME)
+#define RF_KIND_INT(E, T_)                                                              \
+	RF_OP(add, E, T_) RF_OP(multiply, E, T_) RF_OP(maximum, E, T_) RF_OP(minimum, E, T_) \
+	RF_OP(and, E, T_) RF_OP(or, E, T_)
+#define RF_KIND_SINT(E, T_) RF_KIND_INT(E, T_)
+#define RF_KIND_UINT(E, T_) RF_KIND_INT(E, T_)
+#define RF_KIND_PRED(E, T_) RF_KIND_INT(E, T_)
+#define RF_KIND_FLOAT(E, T_)                                                            \
+	RF_OP(add, E, T_) RF_OP(multiply, E, T_) RF_OP(maximum, E, T_) RF_OP(minimum, E, T_) \
+	RF_DEF(dadd_##E, T_, double, RF_D_##E, RF_DADD, RF_S_##E)
+#define RF_ROW_EVAL(E, T_, kind) RF_##kind(E, T_)
+#define RF_ROW_NOEVAL(E, T_, kind)
+#define X(E, name, num, width, kind, ctype, ev, npy) RF_ROW_##ev(E, ctype, kind)
+#include "core/types.def"
+#undef X
+
+/* The kernels of op on type t: `exact` asks for XLA's per-step semantics in
+ * the element type (reduce-window), else reduce's (float add in double;
+ * no multiply of f16 or bf16, whose per-step rounding is left to the
+ * reference order). NULL when not covered. */
+static const rf_kernels *rf_lookup(opcode op, etype t, int exact)
+{
+#define RF_CASE_INT(E)                                      \
+	case ET_##E:                                        \
+		switch (op) {                               \
+		case OP_ADD: return &rf_add_##E;            \
+		case OP_MULTIPLY: return &rf_multiply_##E;  \
+		case OP_MAXIMUM: return &rf_maximum_##E;    \
+		case OP_MINIMUM: return &rf_minimum_##E;    \
+		case OP_AND: return &rf_and_##E;            \
+		case OP_OR: return &rf_or_##E;              \
+		default: return NULL;                       \
+		}
+#define RF_CASE_FLOAT(E, HALF)                                                 \
+	case ET_##E:                                                           \
+		switch (op) {                                                  \
+		case OP_ADD: return exact ? &rf_add_##E : &rf_dadd_##E;        \
+		case OP_MULTIPLY: return exact || !HALF ? &rf_multiply_##E : NULL; \
+		case OP_MAXIMUM: return &rf_maximum_##E;                       \
+		case OP_MINIMUM: return &rf_minimum_##E;                       \
+		default: return NULL;                                          \
+		}
+	switch (t) {
+	RF_CASE_INT(PRED)
+	RF_CASE_INT(S8)
+	RF_CASE_INT(S16)
+	RF_CASE_INT(S32)
+	RF_CASE_INT(S64)
+	RF_CASE_INT(U8)
+	RF_CASE_INT(U16)
+	RF_CASE_INT(U32)
+	RF_CASE_INT(U64)
+	RF_CASE_FLOAT(F16, 1)
+	RF_CASE_FLOAT(BF16, 1)
+	RF_CASE_FLOAT(F32, 0)
+	RF_CASE_FLOAT(F64, 0)
+	default:
+		return NULL;
+	}
+#undef RF_CASE_INT
+#undef RF_CASE_FLOAT
+}
+
+/* --- reduce ---------------------------------------------------------------------- */
+
+typedef struct rdim {
+	int64_t n, is, os;  /* size, input stride, result stride (elements) */
+} rdim;
+
+typedef struct rplan {
+	const rf_kernels *k;
+	const char *x;
+	char *out;
+	const void *init;
+	int64_t wx, wo;
+	int nk, nr;               /* kept and reduced dimensions, innermost first */
+	rdim kd[HLOI_MAX_RANK], rd[HLOI_MAX_RANK];
+	int col;                  /* the innermost dimension is kept */
+	int64_t rtotal;           /* reduced elements per result element */
+	/* columns: the strip dimension kd[0] in strips of `strip` */
+	int64_t strip, nstrips;
+	/* a reduction to one element: chunks of its run and their results */
+	int64_t chunk, nchunks;
+	char *partial;
+} rplan;
+
+/* Offsets of unit index u over dims d[0..n) (d[0] fastest). */
+static void unravel(const rdim *d, int n, int64_t u, int64_t *ix, int64_t *ox)
+{
+	*ix = *ox = 0;
+	for (int j = 0; j < n; j++) {
+		int64_t i = u % d[j].n;
+		u /= d[j].n;
+		*ix += i * d[j].is;
+		*ox += i * d[j].os;
+	}
+}
+
+/* Calls fn(rd offsets) for every combination of reduced dims d[from..nr)
+ * in XLA's order (d[from] fastest). */
+#define RF_FOR_REDUCED(p, from, OFF, BODY)                                          \
+	do {                                                                        \
+		int64_t cnt_[HLOI_MAX_RANK] = { 0 }, OFF = 0;                       \
+		int nr_ = (p)->nr;                                                  \
+		for (;;) {                                                          \
+			BODY;                                                       \
+			int j_ = (from);                                            \
+			for (; j_ < nr_; j_++) {                                    \
+				OFF += (p)->rd[j_].is;                              \
+				if (++cnt_[j_] < (p)->rd[j_].n)                     \
+					break;                                      \
+				OFF -= (p)->rd[j_].n * (p)->rd[j_].is;              \
+				cnt_[j_] = 0;                                       \
+			}                                                           \
+			if (j_ == nr_)                                              \
+				break;                                              \
+		}                                                                   \
+	} while (0)
+
+static void col_units(void *ctx, int64_t lo, int64_t hi)
+{
+	const rplan *p = ctx;
+	union {
+		double d[REDUCE_STRIP_MAX];
+		uint64_t u[REDUCE_STRIP_MAX];
+	} acc;
+	rdim strip = p->nk ? p->kd[0] : (rdim){ 1, 0, 0 };
+	for (int64_t u = lo; u < hi; u++) {
+		int64_t s = u % p->nstrips, ix, ox;
+		unravel(p->kd + 1, p->nk > 1 ? p->nk - 1 : 0, u / p->nstrips, &ix, &ox);
+		int64_t j0 = s * p->strip, len = strip.n - j0 < p->strip ? strip.n - j0 : p->strip;
+		ix += j0 * strip.is;
+		ox += j0 * strip.os;
+		p->k->init(acc.d, p->init, len);
+		if (p->rtotal > 0)
+			RF_FOR_REDUCED(p, 0, off, p->k->col(acc.d, p->x + (ix + off) * p->wx, len, strip.is));
+		p->k->store(p->out + ox * p->wo, strip.os, acc.d, len);
+	}
+}
+
+static void row_units(void *ctx, int64_t lo, int64_t hi)
+{
+	const rplan *p = ctx;
+	uint64_t acc;
+	for (int64_t u = lo; u < hi; u++) {
+		int64_t ix, ox;
+		unravel(p->kd, p->nk, u, &ix, &ox);
+		p->k->init(&acc, p->init, 1);
+		if (p->rtotal > 0)
+			RF_FOR_REDUCED(p, 1, off, p->k->row(&acc, p->x + (ix + off) * p->wx, p->rd[0].n, p->rd[0].is));
+		p->k->store(p->out + ox * p->wo, 0, &acc, 1);
+	}
+}
+
+/* A reduction to one element: chunk c of the run into partial[c]. */
+static void chunk_units(void *ctx, int64_t lo, int64_t hi)
+{
+	const rplan *p = ctx;
+	int64_t n = p->rd[0].n;
+	for (int64_t c = lo; c < hi; c++) {
+		int64_t i0 = c * p->chunk, len = n - i0 < p->chunk ? n - i0 : p->chunk;
+		char *acc = p->partial + c * p->k->asize;
+		const char *x = p->x + i0 * p->rd[0].is * p->wx;
+		/* the chunk's first element starts its partial result */
+		p->k->init(acc, x, 1);
+		p->k->row(acc, x + p->rd[0].is * p->wx, len - 1, p->rd[0].is);
+	}
+}
+
+int fast_reduce(const engine *e, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+		hloi_literal *out, const reduce_tuning *t)
+{
+	rplan p;
+	memset(&p, 0, sizeof p);
+	etype ty = x->shape.type;
+	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape))
+		return 1;
+	p.k = rf_lookup(op, ty, 0);
+	if (!p.k || (!x->data && value_bytes(&x->shape) > 0) || !init->data)
+		return 1;
+	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
+	int64_t min_per = t && t->min_per_thread > 0 ? t->min_per_thread : RF_MIN_PER_THREAD;
+	const shape *xs = &x->shape;
+	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
+	int reduced[HLOI_MAX_RANK] = { 0 }, rdim_of[HLOI_MAX_RANK];
+	for (int j = 0; dims && j < dims->n; j++)
+		reduced[dims->v[j]] = 1;
+	int64_t ist[HLOI_MAX_RANK], ost[HLOI_MAX_RANK];
+	index_strides(xs, ist);
+	index_strides(&out->shape, ost);
+	for (int d = 0, j = 0; d < xs->rank; d++)
+		rdim_of[d] = reduced[d] ? -1 : j++;
+	int64_t nout = 1;
+	p.rtotal = 1;
+	int last = -1;  /* kind of the last dimension placed: 0 kept, 1 reduced */
+	for (int i = 0; i < xs->rank; i++) {
+		int d = (int)xs->layout.minor_to_major[i];
+		int64_t n = xs->dims[d];
+		if (reduced[d])
+			p.rtotal *= n;
+		else
+			nout *= n;
+		if (n == 1)
+			continue;
+		int kind = reduced[d];
+		rdim *list = kind ? p.rd : p.kd;
+		int *cnt = kind ? &p.nr : &p.nk;
+		rdim nd = { n, ist[d], kind ? 0 : ost[rdim_of[d]] };
+		if (last < 0)
+			p.col = !kind;
+		if (last == kind && *cnt > 0) {
+			rdim *prev = &list[*cnt - 1];
+			if (nd.is == prev->is * prev->n && (kind || nd.os == prev->os * prev->n)) {
+				prev->n *= n;
+				continue;
+			}
+		}
+		list[(*cnt)++] = nd;
+		last = kind;
+	}
+	if (nout == 0)
+		return 0;
+	p.x = x->data;
+	p.out = out->data;
+	p.init = init->data;
+	p.wx = etype_byte_width(ty);
+	p.wo = p.wx;
+	if (p.nr == 0)
+		p.col = 1;
+	int64_t threads = e->threads;
+	if (p.col) {
+		rdim strip = p.nk ? p.kd[0] : (rdim){ 1, 0, 0 };
+		int64_t outer = 1;
+		for (int j = 1; j < p.nk; j++)
+			outer *= p.kd[j].n;
+		p.strip = strip.n < strip_max ? strip.n : strip_max;
+		/* too few units for the threads: narrower strips (the order of
+		 * combination does not depend on them) */
+		int64_t want = threads > 0 ? threads : 2;
+		if (outer < want && p.strip > 64) {
+			int64_t s = (strip.n + want - 1) / want;
+			s = (s + 63) & ~(int64_t)63;
+			if (s < p.strip)
+				p.strip = s;
+		}
+		p.nstrips = (strip.n + p.strip - 1) / p.strip;
+		int64_t units = outer * p.nstrips, per = p.rtotal * p.strip;
+		eval_parallel(e->threads, units, per ? min_per / per + 1 : units, col_units, &p);
+		return 0;
+	}
+	if (p.nk == 0 && p.nr == 1 && p.rd[0].n > 2 * RF_CHUNK && p.k->asize <= 8) {
+		/* one result element: fixed chunks, their results in order */
+		uint64_t partial[4096];
+		p.chunk = RF_CHUNK;
+		p.nchunks = (p.rd[0].n + p.chunk - 1) / p.chunk;
+		if (p.nchunks <= (int64_t)(sizeof partial / sizeof partial[0])) {
+			p.partial = (char *)partial;
+			eval_parallel(e->threads, p.nchunks, min_per / p.chunk + 1, chunk_units, &p);
+			uint64_t acc;
+			p.k->init(&acc, p.init, 1);
+			for (int64_t c = 0; c < p.nchunks; c++)
+				p.k->combine(&acc, p.partial + c * p.k->asize);
+			p.k->store(p.out, 0, &acc, 1);
+			return 0;
+		}
+	}
+	int64_t per = p.rtotal;
+	eval_parallel(e->threads, nout, per ? min_per / per + 1 : nout, row_units, &p);
+	return 0;
+}
+
+/* --- reduce-window ------------------------------------------------------------------ */
+
+typedef struct wplan {
+	const rf_kernels *k;
+	const hloi_literal *x;
+	hloi_literal *out;
+	const void *init;
+	int rank, d0;             /* d0: the result's innermost dimension */
+	const window_dim *w;
+	int64_t ist[HLOI_MAX_RANK], ost[HLOI_MAX_RANK];
+	int64_t odims[HLOI_MAX_RANK];
+	int64_t wn;               /* window positions */
+	int64_t strip, nstrips;
+	int64_t wx;
+} wplan;
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static void win_units(void *ctx, int64_t lo, int64_t hi)
+{
+	const wplan *p = ctx;
+	union {
+		double d[REDUCE_STRIP_MAX];
+		uint64_t u[REDUCE_STRIP_MAX];
+	} acc;
+	const window_dim *w0 = &p->w[p->d0];
+	int64_t n0 = p->odims[p->d0], N0 = p->x->shape.dims[p->d0];
+	for (int64_t u = lo; u < hi; u++) {
+		/* the result index of every dimension but d0 */
+		int64_t oi[HLOI_MAX_RANK], rest = u / p->nstrips, s = u % p->nstrips;
+		for (int d = p->rank - 1; d >= 0; d--) {
+			if (d == p->d0)
+				continue;
+			oi[d] = rest % p->odims[d];
+			rest /= p->odims[d];
+		}
+		int64_t c0 = s * p->strip, len = n0 - c0 < p->strip ? n0 - c0 : p->strip;
+		p->k->init(acc.d, p->init, len);
+		int64_t wi[HLOI_MAX_RANK] = { 0 };
+		for (int64_t q = 0; q < p->wn; q++) {
+			int64_t base = 0;
+			int valid = 1;
+			for (int d = 0; d < p->rank && valid; d++) {
+				if (d == p->d0)
+					continue;
+				const window_dim *w = &p->w[d];
+				int64_t b = oi[d] * w->stride + wi[d] * w->rhs_dilate - w->pad_lo;
+				if (w->lhs_dilate != 1) {
+					if (b % w->lhs_dilate != 0) {
+						valid = 0;
+						break;
+					}
+					b /= w->lhs_dilate;
+				}
+				if (b < 0 || b >= p->x->shape.dims[d])
+					valid = 0;
+				base += b * p->ist[d];
+			}
+			if (valid) {
+				/* b(o) = o * stride + off in [0, N0) */
+				int64_t off = wi[p->d0] * w0->rhs_dilate - w0->pad_lo;
+				int64_t olo = -floor_div(off, w0->stride);  /* ceil(-off / stride) */
+				if (olo * w0->stride + off < 0)
+					olo++;
+				int64_t ohi = floor_div(N0 - 1 - off, w0->stride) + 1;
+				if (olo < c0)
+					olo = c0;
+				if (ohi > c0 + len)
+					ohi = c0 + len;
+				if (olo < ohi)
+					p->k->col((char *)acc.d + (olo - c0) * p->k->asize,
+						  (const char *)p->x->data + (base + (olo * w0->stride + off) * p->ist[p->d0]) * p->wx,
+						  ohi - olo, w0->stride * p->ist[p->d0]);
+			}
+			for (int d = p->rank - 1; d >= 0; d--) {
+				if (++wi[d] < p->w[d].size)
+					break;
+				wi[d] = 0;
+			}
+		}
+		int64_t ox = c0 * p->ost[p->d0];
+		for (int d = 0; d < p->rank; d++)
+			if (d != p->d0)
+				ox += oi[d] * p->ost[d];
+		p->k->store((char *)p->out->data + ox * p->wx, p->ost[p->d0], acc.d, len);
+	}
+}
+
+int fast_reduce_window(const engine *e, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+		       hloi_literal *out, const reduce_tuning *t)
+{
+	wplan p;
+	memset(&p, 0, sizeof p);
+	etype ty = x->shape.type;
+	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape) || x->shape.rank == 0)
+		return 1;
+	p.k = rf_lookup(op, ty, 1);
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	if (!p.k || !wa || wa->kind != AK_WINDOW || wa->u.win.n != x->shape.rank || !init->data)
+		return 1;
+	p.x = x;
+	p.out = out;
+	p.init = init->data;
+	p.rank = x->shape.rank;
+	p.w = wa->u.win.d;
+	p.d0 = (int)out->shape.layout.minor_to_major[0];
+	if (p.w[p.d0].lhs_dilate != 1)
+		return 1;
+	int64_t nout;
+	if (shape_element_count(&out->shape, &nout))
+		return 1;
+	if (nout == 0)
+		return 0;
+	if (!x->data || !out->data)
+		return 1;
+	index_strides(&x->shape, p.ist);
+	index_strides(&out->shape, p.ost);
+	p.wn = 1;
+	for (int d = 0; d < p.rank; d++) {
+		p.odims[d] = out->shape.dims[d];
+		if (ck_mul_i64(p.wn, p.w[d].size, &p.wn))
+			return 1;
+	}
+	p.wx = etype_byte_width(ty);
+	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
+	int64_t min_per = t && t->min_per_thread > 0 ? t->min_per_thread : RF_MIN_PER_THREAD;
+	int64_t n0 = p.odims[p.d0];
+	p.strip = n0 < strip_max ? n0 : strip_max;
+	p.nstrips = (n0 + p.strip - 1) / p.strip;
+	int64_t units = nout / n0 * p.nstrips, per = p.strip * p.wn;
+	eval_parallel(e->threads, units, per ? min_per / per + 1 : units, win_units, &p);
+	return 0;
+}
