@@ -398,14 +398,16 @@ HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *coun
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
 
-/* Compares two array literals of the same element type and dimensions
+/* Compares two literals of the same element type and dimensions
  * (their layouts may differ) element by element, as `hloi run --compare`
  * does: floats match when equal, both NaN, or within abs_tol or rel_tol of
  * `expected` (a mismatch needs both exceeded); integers and pred exactly.
  * *mismatches gets the number of differing elements; the first `max_report`
  * of them are described on `report` (may be NULL), one line each:
- * `index (1,2): expected 1.5, got 1.75`. HLOI_EINVAL (with a message in ctx)
- * when the types or dimensions differ or a literal is a tuple. */
+ * `index (1,2): expected 1.5, got 1.75`. Tuples are compared element by
+ * element, their report lines prefixed with the element's index (`{1,0}: `).
+ * HLOI_EINVAL (with a message in ctx) when the types, dimensions or tuple
+ * structures differ. */
 HLOI_API hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual,
 					  hloi_context *ctx, double abs_tol, double rel_tol,
 					  FILE *report, size_t max_report, size_t *mismatches);

@@ -740,12 +740,24 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 	return !(err > abs_tol && rel > rel_tol);
 }
 
-hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
-				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
-				 size_t *mismatches)
+/* Compares arrays, or tuples element by element; `path` names the tuple
+ * element in report lines (`{1,0}: index (2): ...`). */
+static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+			       double abs_tol, double rel_tol, FILE *report, size_t max_report, size_t *bad,
+			       int64_t *path, int depth)
 {
-	*mismatches = 0;
 	const shape *es = &expected->shape, *as = &actual->shape;
+	if (shape_is_tuple(es) && shape_is_tuple(as) && es->ntuple == as->ntuple && depth < HLOI_MAX_RANK &&
+	    expected->nelems == (size_t)es->ntuple && actual->nelems == (size_t)as->ntuple) {
+		for (int i = 0; i < es->ntuple; i++) {
+			path[depth] = i;
+			hloi_status st = compare_rec(expected->elems[i], actual->elems[i], ctx, abs_tol, rel_tol, report,
+						     max_report, bad, path, depth + 1);
+			if (st != HLOI_OK)
+				return st;
+		}
+		return HLOI_OK;
+	}
 	if (!shape_is_array(es) || !shape_is_array(as) || !shape_compatible(es, as)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		shape_print(&a, es, 0);
@@ -759,13 +771,18 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 	if (shape_element_count(es, &n) || n == 0 || !expected->data || !actual->data)
 		return HLOI_OK;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
-	size_t bad = 0;
 	do {
 		const void *e = literal_element(expected, idx), *a = literal_element(actual, idx);
 		if (elements_match(es->type, e, a, abs_tol, rel_tol))
 			continue;
-		if (report && bad < max_report) {
+		if (report && *bad < max_report) {
 			strbuf b = STRBUF_INIT;
+			if (depth > 0) {
+				sb_putc(&b, '{');
+				for (int d = 0; d < depth; d++)
+					sb_printf(&b, "%s%lld", d ? "," : "", (long long)path[d]);
+				sb_puts(&b, "}: ");
+			}
 			sb_puts(&b, "index (");
 			for (int d = 0; d < es->rank; d++)
 				sb_printf(&b, "%s%lld", d ? "," : "", (long long)idx[d]);
@@ -776,8 +793,16 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 			fprintf(report, "%s\n", sb_str(&b));
 			sb_free(&b);
 		}
-		bad++;
+		(*bad)++;
 	} while (index_next(es->rank, es->dims, idx));
-	*mismatches = bad;
 	return HLOI_OK;
+}
+
+hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
+				 size_t *mismatches)
+{
+	int64_t path[HLOI_MAX_RANK];
+	*mismatches = 0;
+	return compare_rec(expected, actual, ctx, abs_tol, rel_tol, report, max_report, mismatches, path, 0);
 }

@@ -196,11 +196,11 @@ int infer_while(checker *c, instr *in, shape *inf)
 	const shape *cr = &cond->root->result, *br = &body->root->result;
 	int err = 1;
 	if (shape_is_tuple(cr) || cr->type != ET_PRED || cr->rank != 0) {
-		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must return a boolean; got %s", sb_str(&m));
+		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must return a boolean; got %s.", sb_str(&m));
 	} else if (!shape_compatible(br, &cond->params[0]->result) || !shape_compatible(br, &body->params[0]->result) ||
 		   !shape_compatible(br, init)) {
 		ck_error(c, in->op_at,
-			 "The parameter of condition and body, the result of the body, and init must all have the same shape; got %s",
+			 "The parameter of condition and body, the result of the body, and init must all have the same shape; got %s.",
 			 sb_str(&m));
 	} else {
 		err = 0;

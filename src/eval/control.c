@@ -3,6 +3,7 @@
  * the callee evaluated inline), while loops and conditionals; and the
  * count of evaluated steps that bounds a run (eval_step). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eval/engine.h"
@@ -80,12 +81,14 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 	if (e->uncounted && !stopped)
 		return HLOI_OK;  /* bounded by the operands' sizes */
 	if (e->loop && !stopped && l->steps >= l->max_steps) {
+		char at[512] = "";
+		if (in != e->loop)
+			snprintf(at, sizeof at, " (at instruction '%s' in computation '%s')", in->name, comp->name);
 		diag_error_where(e->ctx, NULL,
 				 "while loop '%s' in computation '%s' reached the limit of %" PRIu64
-				 " evaluated instruction%s in its iteration %" PRId64 " (at instruction '%s' in computation '%s'); "
-				 "raise it with max_steps (hloi: --max-steps)",
-				 e->loop->name, e->loop_comp->name, l->max_steps, l->max_steps == 1 ? "" : "s",
-				 e->loop_iter, in->name, comp->name);
+				 " evaluated instruction%s in its iteration %" PRId64 "%s; raise it with max_steps (hloi: --max-steps)",
+				 e->loop->name, e->loop_comp->name, l->max_steps, l->max_steps == 1 ? "" : "s", e->loop_iter,
+				 at);
 		return HLOI_ESTOPPED;
 	}
 	return eval_limits_step(l, e->ctx, comp, in);

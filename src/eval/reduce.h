@@ -20,8 +20,9 @@ opcode reduce_monoid(const computation *comp);
 typedef struct reduce_tuning {
 	int64_t strip;          /* elements of a column strip (at most REDUCE_STRIP_MAX) */
 	int64_t min_per_thread; /* elements read per thread at least */
+	int64_t block;          /* rows of a block of a column reduction */
 } reduce_tuning;
-#define REDUCE_STRIP_MAX 2048
+#define REDUCE_STRIP_MAX 4096
 
 /* reduce of x with init by monoid `op` into out (allocated with the
  * result's shape): vectorised and threaded. Returns 0 when done, nonzero
