@@ -3,20 +3,23 @@
  *
  * reduce: the input's dimensions in its physical order, size-1 ones
  * dropped, neighbours of one kind (reduced or kept) merged when contiguous.
- * When the innermost is kept ("columns"), each thread takes strips of it
- * (REDUCE_STRIP_MAX elements) and adds every reduced row into a strip of
- * accumulators: contiguous loads, vectorised elementwise combines, and the
- * order of combination per result element is XLA's (the reduced elements
- * in the input's minor-to-major order). When the innermost is reduced
- * ("rows"), each result element folds its contiguous runs with 32 partial
- * accumulators (another order), threads taking result elements; a reduction
- * to one element splits its run into fixed chunks whose partial results are
- * combined in order, so results never depend on the number of threads.
- * Float add accumulates in double (as XLA's evaluator does), rounded once
- * to the result type; the other ops compute in the element type with
- * eval/scalar.h. Integer and pred results equal the reference engine's;
- * float add and multiply differ within the documented tolerance (README);
- * max and min only in which NaN comes out when several are reduced.
+ * When the innermost is kept ("columns"), a strip of it (up to
+ * REDUCE_STRIP_MAX elements: whole rows, read sequentially) accumulates
+ * the reduced rows, eight at a time combined as a pairwise tree, then
+ * added to the strip in row order; when there are fewer strips than
+ * threads could share, the rows are cut into fixed blocks whose partial
+ * strips are combined in block order. When the innermost is reduced
+ * ("rows"), each result element folds its contiguous runs with four sets
+ * of eight partial accumulators; a reduction of one run to one element
+ * cuts it into fixed blocks combined in order. Blocks depend only on the
+ * shapes, so results never depend on the number of threads.
+ *
+ * Float add accumulates in double (as XLA's evaluator does), rounded once to
+ * the result type; the other ops compute in the element type with
+ * eval/scalar.h's semantics. Integer, pred, max and min results equal the
+ * reference engine's (max and min up to which NaN comes out when several
+ * are reduced); float add and multiply, combined in another order, agree
+ * within the tolerance README documents.
  *
  * reduce-window: strips along the result's innermost dimension; each window
  * position (in row-major order) combines its valid range of the strip at
