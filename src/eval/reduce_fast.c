@@ -340,6 +340,10 @@ static void rwalk_seek(const rplan *p, int from, rwalk *w, int64_t start)
 {
 	w->off = 0;
 	for (int j = from; j < p->nr; j++) {
+		if (p->rd[j].n == 0) {  /* nothing to walk */
+			w->cnt[j] = 0;
+			continue;
+		}
 		w->cnt[j] = start % p->rd[j].n;
 		start /= p->rd[j].n;
 		w->off += w->cnt[j] * p->rd[j].is;

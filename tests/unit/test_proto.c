@@ -86,6 +86,17 @@ static const instr *find_instr(const module *m, const char *name)
 	return NULL;
 }
 
+/* The instruction `name` of computation `comp` (names are unique within a
+ * computation only). */
+static const instr *find_instr_in(const module *m, const char *comp, const char *name)
+{
+	const computation *cc = module_find_computation(m, comp);
+	for (int i = 0; cc && i < cc->ninstrs; i++)
+		if (strcmp(cc->instrs[i]->name, name) == 0)
+			return cc->instrs[i];
+	return NULL;
+}
+
 /* --- round trips of the golden programs ---------------------------------------- */
 
 typedef struct rt_stats {
@@ -132,7 +143,7 @@ static void compare_constants(const char *path, const module *a, const module *b
 			const instr *x = a->comps[c]->instrs[i];
 			if (x->op != OP_CONSTANT || !x->value)
 				continue;
-			const instr *y = find_instr(b, x->name);
+			const instr *y = find_instr_in(b, a->comps[c]->name, x->name);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y->value);
 			char *sx = literal_text(x->value), *sy = literal_text(y->value);

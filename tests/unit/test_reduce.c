@@ -626,7 +626,26 @@ static void test_max_steps(void)
 	}
 }
 
+/* A reduce without dimensions= is refused as XLA's parser refuses it (not
+ * a golden: a proto cannot tell an absent list from an empty one). */
+static void test_missing_dimensions(void)
+{
+	static const char text[] =
+		"HloModule t\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+		"ENTRY e {\n  x = f32[2,3] parameter(0)\n  z = f32[] constant(0)\n"
+		"  ROOT r = f32[2] reduce(x, z), to_apply=add\n}\n";
+	hloi_context *ctx = NULL;
+	module *m = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) == HLOI_OK);
+	CU_ASSERT_EQUAL(check_module(m, ctx, NULL), HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "attribute dimensions is expected but not seen");
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
 static const unit_test reduce_tests[] = {
+	{ "missing_dimensions", test_missing_dimensions },
 	{ "xla_sum", test_xla_sum },
 	{ "driver_path", test_driver_path },
 	{ "max_steps", test_max_steps },
