@@ -101,6 +101,11 @@ struct instr {
 	loc callee_at;
 	int nraw;
 	raw_attr *raw;
+	/* Read from a proto: the message's fields the IR does not model (and
+	 * unknown ones), as wire bytes in the module arena; the proto writer
+	 * merges them back. NULL when not read from a proto. */
+	const uint8_t *pb_rest;
+	size_t pb_rest_len;
 
 	/* checker */
 	int position;          /* index in its computation */
@@ -123,6 +128,8 @@ struct computation {
 	shape *sig_shapes;
 	shape sig_result;
 	loc sig_at;
+	const uint8_t *pb_rest;  /* as instr's */
+	size_t pb_rest_len;
 	/* checker */
 	int nparams;
 	instr **params;        /* by parameter number */
@@ -170,6 +177,8 @@ struct hloi_module {
 	hloi_literal **snapshot_args;
 	int nunknown;          /* attributes skipped as unknown, source order */
 	unknown_attr *unknown;
+	const uint8_t *pb_rest;  /* as instr's */
+	size_t pb_rest_len;
 };
 typedef struct hloi_module module;
 
