@@ -537,6 +537,7 @@ hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char
 	case HLOI_FORMAT_HLO: {
 		if (module_text_refused(m, ctx, path))
 			return HLOI_ENOMEM;
+		proto_warn_text_drops(m, ctx, strcmp(path, "-") ? path : "<stdout>");
 		strbuf b = STRBUF_INIT;
 		text_print_module(&b, m);
 		if (b.oom) {

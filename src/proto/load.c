@@ -25,6 +25,8 @@ typedef struct loader {
 	const char *inst;       /* the instruction being read, or NULL */
 	int64_t inst_id;
 	hloi_status st;
+	proto_loss loss;        /* fields kept nowhere (proto_rest_take) */
+	const char *loss_comp, *loss_inst;
 } loader;
 
 #if defined(__GNUC__)
@@ -65,6 +67,19 @@ static char *lstrdup(loader *L, const char *s)
 	if (!r)
 		loom(L);
 	return r;
+}
+
+/* Keeps what the IR does not model of a message (the rest, rest.c). */
+static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint8_t **out, size_t *len)
+{
+	size_t before = L->loss.n;
+	if (proto_rest_take(&L->m->arena, msg, op, out, len, &L->loss))
+		return loom(L);
+	if (!before && L->loss.n) {
+		L->loss_comp = L->comp;
+		L->loss_inst = L->inst;
+	}
+	return 0;
 }
 
 /* --- shapes ------------------------------------------------------------------ */
@@ -902,7 +917,9 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			return -1;
 	}
 	raw_order(&r, fa);
-	return attrs_in(L, in, &r);
+	if (attrs_in(L, in, &r))
+		return -1;
+	return rest_in(L, &ip->base, in->op, &in->pb_rest, &in->pb_rest_len);
 }
 
 /* --- computations and the module ---------------------------------------------------- */
@@ -1032,6 +1049,7 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			goto out;
 		}
 	}
+	rc = rest_in(L, &cp->base, OP_COUNT, &c->pb_rest, &c->pb_rest_len);
 out:
 	hloi_free(ids);
 	hloi_free(names);
@@ -1261,6 +1279,8 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	m->entry = m->comps[e];
 	m->entry->is_entry = !fa_get(mp->frontend_attributes, HLOI_KEY_IMPLICIT_ENTRY);
 	rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+	if (rc == 0)
+		rc = rest_in(L, &mp->base, OP_COUNT, &m->pb_rest, &m->pb_rest_len);
 out:
 	hloi_free(cids);
 	hloi_free(names);
@@ -1358,6 +1378,24 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 		module_destroy(L.m);
 		L.m = NULL;
 		goto done;
+	}
+	if (L.loss.n) {
+		strbuf w = STRBUF_INIT;
+		if (L.loss.field)
+			sb_printf(&w, "field %s of a %s", L.loss.field, L.loss.message);
+		else
+			sb_printf(&w, "an unknown field of a %s", L.loss.message);
+		if (L.loss_comp)
+			sb_printf(&w, " in computation '%s'", L.loss_comp);
+		if (L.loss_comp && L.loss_inst)
+			sb_printf(&w, ", instruction '%s'", L.loss_inst);
+		if (!w.oom)
+			diag_emit_where(ctx, DIAG_WARNING, name,
+					"%zu proto field%s inside repeated shapes, tiles, literals or "
+					"aliases %s nowhere for hloi to keep and %s dropped (the first: %s)",
+					L.loss.n, L.loss.n == 1 ? "" : "s", L.loss.n == 1 ? "has" : "have",
+					L.loss.n == 1 ? "is" : "are", sb_str(&w));
+		sb_free(&w);
 	}
 	*out = L.m;
 done:

@@ -20,7 +20,12 @@ hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, c
 			    size_t len);
 /* Serialises a checked module as an HloModuleProto; *out is hloi_malloc'd. */
 hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx);
-/* The same in protobuf text format. */
+/* The same in protobuf text format. Fields unknown to hloi's schema have
+ * no text form: a warning says how many are dropped. */
 hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_context *ctx);
+/* Before writing a module read from a proto as HLO text: warns (at `where`)
+ * about the proto fields the IR keeps aside and HLO text cannot show, by
+ * name and count, unknown fields included. */
+void proto_warn_text_drops(const module *m, hloi_context *ctx, const char *where);
 
 #endif

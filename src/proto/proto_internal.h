@@ -87,6 +87,46 @@ void pbtxt_print_message(strbuf *b, const ProtobufCMessage *msg);
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
 			       hloi_context *ctx);
 
+/* --- rest.c: the fields the IR does not model ---------------------------------- */
+
+/* What a load could not keep anywhere (fields inside repeated messages the
+ * IR models, such as a tuple element's layout split_configs): how many,
+ * and the first one's message and field (NULL: an unknown field). */
+typedef struct proto_loss {
+	size_t n;
+	const char *message, *field;
+} proto_loss;
+
+/* Packs into arena `a` the fields of a module, computation or instruction
+ * message (op: the instruction's opcode, else OP_COUNT) that the IR does
+ * not model, unknown fields included; *out is never NULL on success.
+ * Returns -1 when out of memory. */
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint8_t **out, size_t *len,
+		    proto_loss *loss);
+/* Unpacks such bytes as message type `d`, allocating in `a`; NULL when out
+ * of memory. */
+ProtobufCMessage *proto_rest_decode(arena *a, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+				    size_t n);
+/* The id those bytes hold for message type `d` (instruction: field 35,
+ * computation and module: 5), 0 when absent; -1 when malformed. */
+int proto_rest_id(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, int64_t *id);
+/* Merges the rest of a module, computation or instruction into `dst`
+ * without unpacking it, when it holds only the id and empty submessages
+ * (the common case): 1 when done, 0 when the rest needs
+ * proto_rest_decode and proto_merge, -1 when out of memory. */
+int proto_rest_merge_simple(arena *a, ProtobufCMessage *dst, const uint8_t *p, size_t n);
+/* Merges `src` into `dst` (the same type) as protobuf merges a message read
+ * after another; new arrays and copies come from `a`. -1 when out of
+ * memory. */
+int proto_merge(arena *a, ProtobufCMessage *dst, const ProtobufCMessage *src, int depth);
+/* How many unknown fields a message holds, nested ones included; *first
+ * gets the first one's number when it is 0. */
+size_t proto_count_unknown(const ProtobufCMessage *m, uint32_t *first);
+/* Whether a field of a message is set (proto3: not its zero value; -0.0
+ * is set), and the size of one value of a type in a message struct. */
+int proto_field_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f);
+size_t proto_elem_size(ProtobufCType t);
+
 /* --- attrs.c: attributes that have XLA fields, as HLO text ------------------ */
 
 /* `{op_type="add" op_name="x" source_line=3}` as XLA prints OpMetadata, or

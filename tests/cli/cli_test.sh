@@ -181,6 +181,19 @@ if cmp -s "$tmp/back.hlo" "$tmp/canonical.hlo"; then ok; else bad "text -> pb ->
 expect 0 "run the pb" -- "$hloi" run "$tmp/m.pb" --inputs "$mpv_in"
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "pb result"; fi
 
+# --- convert keeps the fields a newer XLA writes (unknown to hloi's schema),
+# and a conversion that cannot keep them says so
+uf="$data/proto/unknown_fields.pb"
+expect 0 "convert pb with unknown fields to pb" -- "$hloi" convert "$uf" "$tmp/uf.pb"
+if cmp -s "$uf" "$tmp/uf.pb"; then ok; else bad "unknown fields: pb -> pb changed the bytes"; fi
+if [ -s "$tmp/err" ]; then bad "pb -> pb warned"; sed 's/^/  | /' "$tmp/err"; else ok; fi
+expect 0 "convert pb with unknown fields to hlo" -- "$hloi" convert "$uf" "$tmp/uf.hlo"
+contains "$tmp/err" "uf.hlo: warning: HLO text has no form for these fields of the proto, which are dropped:" "pb -> hlo warns"
+contains "$tmp/err" "unknown field 1000 (1 instruction)" "pb -> hlo names the field"
+contains "$tmp/err" "7 of them are unknown to hloi's schema" "pb -> hlo counts the unknown fields"
+expect 0 "convert pb with unknown fields to pbtxt" -- "$hloi" convert "$uf" "$tmp/uf.pbtxt"
+contains "$tmp/err" "7 are dropped" "pb -> pbtxt counts the unknown fields"
+
 # --- golden runner: a failing case gives exit 1, a diff and the summary line
 mkdir -p "$tmp/gold"
 cp "$mpv" "$tmp/gold/case.hlo"
