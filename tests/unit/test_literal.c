@@ -724,8 +724,8 @@ static void test_from_tree_errors(void)
 	EXPECT_MSG(&f, "Constant is out of range for double (+/-1.79769e+308) and so is unparsable.");
 
 	shape c64 = mk1(ET_C64, 1);
-	CU_ASSERT_EQUAL(from_text(&f, "{1}", &c64), HLOI_EUNSUPPORTED);
-	EXPECT_MSG(&f, "unsupported element type 'c64'");
+	CU_ASSERT_EQUAL(from_text(&f, "{1}", &c64), HLOI_EPARSE);
+	EXPECT_MSG(&f, "expects '(' before complex number (real, imag) for primitive type: c64");
 	fixture_done(&f);
 }
 
