@@ -566,15 +566,19 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 			return 1;
 		t = in->shape.type;
 	}
-	if (in->op == OP_CONVERT && etype_get_kind(op->type) == KIND_COMPLEX && etype_get_kind(t) != KIND_COMPLEX) {
+	int cfrom = etype_get_kind(op->type) == KIND_COMPLEX, cto = etype_get_kind(t) == KIND_COMPLEX;
+	if ((in->op == OP_CONVERT && cfrom && !cto) || (in->op == OP_BITCAST_CONVERT && cfrom != cto)) {
 		char up[16];
 		const char *tn = etype_name(t);
 		size_t i = 0;
 		for (; tn && tn[i] && i + 1 < sizeof up; i++)
 			up[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
 		up[i] = '\0';
-		ck_error(c, in->op_at, "Conversion from complex to real type %s => %s is not implemented.",
-			 ck_shape(a, op), up);
+		if (in->op == OP_CONVERT)
+			ck_error(c, in->op_at, "Conversion from complex to real type %s => %s is not implemented.",
+				 ck_shape(a, op), up);
+		else
+			ck_error(c, in->op_at, "Conversion between complex and real type %s => %s.", ck_shape(a, op), up);
 		return 1;
 	}
 	if (in->op == OP_BITCAST_CONVERT) {

@@ -31,12 +31,16 @@ const f8_format *f8_format_of(etype t)
 
 static uint8_t sign_bit(const f8_format *f)
 {
-	return f->is_signed ? (uint8_t)(1u << (f->bits - 1)) : 0;
+	if (!f->is_signed)
+		return 0;
+	return (uint8_t)(1u << (f->bits - 1));
 }
 
 uint8_t f8_from_byte(const f8_format *f, uint8_t byte)
 {
-	return f->bits == 8 ? byte : (uint8_t)(byte & ((1u << f->bits) - 1u));
+	if (f->bits == 8)
+		return byte;
+	return (uint8_t)(byte & ((1u << f->bits) - 1u));
 }
 
 int f8_is_nan(const f8_format *f, uint8_t v)
