@@ -106,8 +106,10 @@ static inline uint64_t sc_mask(int n)
 	static inline T sc_wrap_##E(uint64_t r)                                      \
 	{                                                                            \
 		const int n = SC_NBITS_##E;                                          \
+		if (n == 8 * (W)) /* the full width: truncation (and vectorises) */  \
+			return (T)(SC_UT_##W)r;                                      \
 		r &= sc_mask(n);                                                     \
-		if (SC_SIGNED_##KIND && n < 64 && ((r >> (n - 1)) & 1))              \
+		if (SC_SIGNED_##KIND && ((r >> (n - 1)) & 1))                        \
 			r |= ~sc_mask(n);                                            \
 		return (T)(SC_UT_##W)r;                                              \
 	}                                                                            \
