@@ -8,6 +8,7 @@
 
 #include "check/check.h"
 #include "check/lower.h"
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "core/literal.h"
@@ -698,7 +699,7 @@ hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const 
 
 /* --- comparing results (hloi run --compare) -------------------------------- */
 
-/* A float element as double (f16 and bf16 widened exactly). */
+/* A float element as double (f16, bf16 and the f8/f4 types widened exactly). */
 static double element_as_double(etype t, const void *p)
 {
 	switch (t) {
@@ -718,6 +719,9 @@ static double element_as_double(etype t, const void *p)
 		return (double)f;
 	}
 	default: {
+		const f8_format *f8 = f8_format_of(t);
+		if (f8)
+			return f8_to_f64(f8, *(const uint8_t *)p);
 		double d;
 		memcpy(&d, p, 8);
 		return d;
@@ -729,6 +733,13 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 {
 	if (t == ET_PRED)
 		return (*(const uint8_t *)e != 0) == (*(const uint8_t *)a != 0);
+	if (etype_get_kind(t) == KIND_COMPLEX) {
+		/* each part as a float of the part type */
+		etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+		size_t w = (size_t)etype_byte_width(pt);
+		return elements_match(pt, e, a, abs_tol, rel_tol) &&
+		       elements_match(pt, (const char *)e + w, (const char *)a + w, abs_tol, rel_tol);
+	}
 	if (!etype_is_float(t))
 		return memcmp(e, a, (size_t)etype_byte_width(t)) == 0;
 	double x = element_as_double(t, e), y = element_as_double(t, a);

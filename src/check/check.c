@@ -246,8 +246,11 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 		ck_unsupported(c, at, "unsupported tiled layout");
 		return 0;
 	}
+	/* E(n) is accepted at the type's own width (E(4) on s4: buffers still
+	 * hold one element per byte, as XLA's literals do) */
 	if (s->has_layout && s->layout.element_size_in_bits &&
-	    s->layout.element_size_in_bits != 8 * etype_byte_width(s->type)) {
+	    s->layout.element_size_in_bits != 8 * etype_byte_width(s->type) &&
+	    s->layout.element_size_in_bits != etype_bit_width(s->type)) {
 		ck_unsupported(c, at, "unsupported element size in bits E(%lld)",
 			       (long long)s->layout.element_size_in_bits);
 		return 0;

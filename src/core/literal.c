@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "util/alloc.h"
@@ -222,8 +223,12 @@ static void put_float_bits(etype t, double v, void *out)
 		memcpy(out, d, 16);
 		break;
 	}
-	default:
+	default: {
+		const f8_format *f = f8_format_of(t);
+		if (f)
+			*(uint8_t *)out = f8_from_f64(f, v);
 		break;
+	}
 	}
 }
 
@@ -279,8 +284,13 @@ void literal_padding_bits(const shape *s, void *out)
 		uint64_t v = pv == PAD_ONE ? 1 : pv == PAD_LOWEST ? 0 : max;
 		put_int_bits(t, 0, v, out);
 	} else if (k == KIND_FLOAT || k == KIND_COMPLEX) {
-		if (w == 1)
-			return; /* f8/f4 types: not evaluated, left zero */
+		const f8_format *f = f8_format_of(t);
+		if (f && !f->has_inf && pv != PAD_ONE) {
+			/* no infinity: the lowest / highest finite value */
+			uint8_t lo = f->is_signed ? f8_negate(f, f->max) : 0;
+			*(uint8_t *)out = pv == PAD_LOWEST ? lo : f->max;
+			return;
+		}
 		double v = pv == PAD_ONE ? 1.0 : pv == PAD_LOWEST ? -INFINITY : INFINITY;
 		put_float_bits(t, v, out);
 	}
@@ -416,6 +426,19 @@ static void print_half(strbuf *b, uint16_t h, int is_bf16)
 	}
 }
 
+/* The f8/f4 types as f16 and bf16: `%.*g` at the format's max_digits10
+ * (2 or 3), via double, and a NaN payload where the format has payloads
+ * (the IEEE-like e5m2, e4m3, e3m4). The fnuz NaN (0x80) prints `-nan`. */
+static void print_small_float(strbuf *b, const f8_format *f, uint8_t v)
+{
+	double d = f8_to_f64(f, v);
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.*g", f->max_digits10, d);
+	sb_puts(b, buf);
+	if (isnan(d) && f->payload_bits > 0)
+		nan_payload_suffix(b, v & ((1u << f->payload_bits) - 1u), 1u << (f->payload_bits - 1));
+}
+
 void literal_print_element(strbuf *b, etype t, const void *p)
 {
 	switch (t) {
@@ -505,11 +528,10 @@ void literal_print_element(strbuf *b, etype t, const void *p)
 			memcpy(&v, p, 8);
 		}
 		sb_printf(b, "%" PRIu64, v);
-	} else if (w == 1) {
-		/* f8/f4 types are not evaluated: show the raw bits */
+	} else if (f8_format_of(t)) {
 		uint8_t x;
 		memcpy(&x, p, 1);
-		sb_printf(b, "0x%02x", x);
+		print_small_float(b, f8_format_of(t), x);
 	} else {
 		sb_puts(b, "?");
 	}
@@ -797,13 +819,28 @@ static void store_nan(etype t, int neg, uint64_t frac, void *p)
 		memcpy(p, &u, 8);
 		break;
 	}
-	default:
+	default: {
+		const f8_format *f = f8_format_of(t);
+		if (!f)
+			break;
+		if (f->payload_bits == 0) {
+			/* one NaN encoding: what a NaN converts to (f4e2m1fn: -0 / +0) */
+			*(uint8_t *)p = f8_from_f64(f, neg ? -(double)NAN : (double)NAN);
+			break;
+		}
+		unsigned emax = ((1u << f->ebits) - 1u) << f->mbits;
+		*(uint8_t *)p = (uint8_t)((neg ? 0x80u : 0u) | emax | (unsigned)frac);
 		break;
+	}
 	}
 }
 
+/* NaN payload bits of a float type (0: it has no payloads). */
 static int frac_bits(etype t)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return f->payload_bits;
 	switch (t) {
 	case ET_F16:
 		return 10;
@@ -818,9 +855,23 @@ static int frac_bits(etype t)
 	}
 }
 
+static double float_max(etype t);
+
+/* Lowest finite value of a float type (f8e8m0fnu: its smallest, 2^-127). */
+static double float_lowest(etype t)
+{
+	const f8_format *f = f8_format_of(t);
+	if (f && !f->is_signed)
+		return f8_to_f64(f, 0);
+	return -float_max(t);
+}
+
 /* Largest finite value of a float type, as a double. */
 static double float_max(etype t)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return f8_to_f64(f, f->max);
 	switch (t) {
 	case ET_F16:
 		return 65504.0;
@@ -833,9 +884,14 @@ static double float_max(etype t)
 	}
 }
 
-/* Whether the double rounds to infinity in type t. */
+/* Whether the double rounds to infinity in type t (for the f8/f4 types:
+ * to anything but a finite value, as XLA's parser checks: the fn/fnuz
+ * formats overflow to NaN, f8e8m0fnu has no zero or negative values). */
 static int float_overflows(etype t, double d)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return !isfinite(f8_to_f64(f, f8_from_f64(f, d)));
 	switch (t) {
 	case ET_F16:
 		return (f64_to_f16(d) & 0x7fffu) == 0x7c00u;
@@ -860,7 +916,17 @@ static void conv_word_float(conv *c, const lit_node *n, etype t, void *p)
 		store_float(t, neg ? -INFINITY : INFINITY, p);
 		return;
 	}
-	if (!strncmp(w, "nan", 3)) {
+	if (!strncmp(w, "nan", 3) && frac_bits(t) == 0) {
+		if (w[3] == '\0') {
+			store_nan(t, neg, 0, p);
+			return;
+		}
+		if (w[3] == '(') {
+			diag_error(c->ctx, c->src, n->at, "%s does not support NaN payloads", etype_name(t));
+			conv_fail(c, HLOI_EPARSE);
+			return;
+		}
+	} else if (!strncmp(w, "nan", 3)) {
 		int fb = frac_bits(t);
 		uint64_t quiet = UINT64_C(1) << (fb - 1);
 		uint64_t mask = (UINT64_C(1) << fb) - 1;
@@ -931,10 +997,9 @@ static void conv_number_float(conv *c, const lit_node *n, etype t, void *p)
 		return;
 	}
 	if (float_overflows(t, d)) {
-		double m = float_max(t);
 		diag_error(c->ctx, c->src, n->at,
 			   "value %g is out of range for literal's primitive type %s namely [%g, %g].", d,
-			   etype_name(t), -m, m);
+			   etype_name(t), float_lowest(t), float_max(t));
 		conv_fail(c, HLOI_EPARSE);
 		return;
 	}
@@ -1005,8 +1070,89 @@ static void conv_int(conv *c, const lit_node *n, etype t, void *p)
 	store_int(t, neg, mag, p);
 }
 
+/* One part of a complex literal into a float or double. XLA checks the
+ * written value against the part type's finite range (no rounding first). */
+static void conv_complex_part(conv *c, const lit_node *n, etype pt, const char *which, etype t, void *p)
+{
+	if (n->kind == LIT_WORD && (!strcmp(n->text, "true") || !strcmp(n->text, "false"))) {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (n->kind == LIT_WORD) {
+		conv_word_float(c, n, pt, p);
+		return;
+	}
+	if (n->kind != LIT_NUMBER) {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(n->text, &end);
+	if (end == n->text || *end != '\0') {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (errno == ERANGE && isinf(d)) {
+		diag_error(c->ctx, c->src, n->at,
+			   "Constant is out of range for double (+/-%g) and so is unparsable.", DBL_MAX);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	double m = float_max(pt);
+	if (d > m || d < -m) {
+		diag_error(c->ctx, c->src, n->at,
+			   "%s part %g is out of range for literal's primitive type %s, namely [%g, %g].", which, d,
+			   etype_name(t), -m, m);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	store_float(pt, d, p);
+}
+
+/* A complex value: `(real, imag)`, each part as a float. (XLA's parser
+ * checks the real part twice for NaN, so it turns `(nan, 1)` into
+ * `(nan, nan)`; hloi reads each part on its own.) */
+static void conv_complex(conv *c, const lit_node *n, etype t, void *p)
+{
+	etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+	size_t w = t == ET_C64 ? 4 : 8;
+	if (n->kind != LIT_TUPLE) {
+		diag_error(c->ctx, c->src, n->at, "expects '(' before complex number (real, imag) for primitive type: %s",
+			   etype_name(t));
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (n->n != 2) {
+		diag_error(c->ctx, c->src, n->at, "expects a complex number (real, imag) with 2 parts, but sees %d", n->n);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	unsigned char parts[16];
+	conv_complex_part(c, n->kids[0], pt, "real", t, parts);
+	if (c->st != HLOI_OK)
+		return;
+	conv_complex_part(c, n->kids[1], pt, "imaginary", t, parts + w);
+	if (c->st != HLOI_OK)
+		return;
+	memcpy(p, parts, 2 * w);
+}
+
 static void conv_value(conv *c, const lit_node *n, etype t, void *p)
 {
+	if (etype_get_kind(t) == KIND_COMPLEX) {
+		conv_complex(c, n, t, p);
+		return;
+	}
+	if (n->kind == LIT_TUPLE) {
+		diag_error(c->ctx, c->src, n->at,
+			   "unexpected '(' in literal.  Parens are only valid for complex literals");
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
 	if (t == ET_PRED || etype_is_integer(t)) {
 		conv_int(c, n, t, p);
 		return;
@@ -1070,7 +1216,7 @@ static int conv_list(arr_conv *a, const lit_node *n, int level)
 			diag_error(c->ctx, c->src, k->at,
 				   "expects `...` at nest level 1, but sees it at nest level %d", level + 1);
 			return 0;
-		} else if (k->kind == LIT_TUPLE) {
+		} else if (k->kind == LIT_TUPLE && etype_get_kind(a->lit->shape.type) != KIND_COMPLEX) {
 			diag_error(c->ctx, c->src, k->at,
 				   "unexpected '(' in literal.  Parens are only valid for complex literals");
 			return 0;
@@ -1137,7 +1283,7 @@ static void conv_fill(conv *c, hloi_literal *lit, const lit_node *n, int depth)
 		conv_fail(c, HLOI_EUNSUPPORTED);
 		return;
 	}
-	if (n->kind == LIT_TUPLE) {
+	if (n->kind == LIT_TUPLE && (s->rank > 0 || etype_get_kind(s->type) != KIND_COMPLEX)) {
 		diag_error(c->ctx, c->src, n->at,
 			   "unexpected '(' in literal.  Parens are only valid for complex literals");
 		conv_fail(c, HLOI_EPARSE);

@@ -98,6 +98,8 @@ static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const 
 	for (int k = 0; k < nops; k++)
 		wk[k] = (size_t)etype_byte_width(ops[k]->shape.type);
 	etype from = nops ? ops[0]->shape.type : s->type;
+	/* bitcast-convert to a sub-byte type takes the source's low bits */
+	int low_bits = in->op == OP_BITCAST_CONVERT && s->type != ET_PRED && etype_bit_width(s->type) < 8;
 	unsigned char *o = out->data;
 	cmp_direction dir = instr_direction(in);
 	int64_t idx[HLOI_MAX_RANK], oi[HLOI_MAX_RANK];
@@ -120,7 +122,10 @@ static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const 
 			*dst = cf(p[0], p[1], dir, ct);
 			break;
 		case EW_COPY:
-			memcpy(dst, p[0], w);
+			if (low_bits)
+				*dst = etype_from_low_bits(s->type, *p[0]);
+			else
+				memcpy(dst, p[0], w);
 			break;
 		case EW_SELECT:
 			memcpy(dst, *p[0] ? p[1] : p[2], w);
@@ -184,7 +189,8 @@ cmp_type eval_cmp_type(const instr *in, etype t)
 		return ct;
 	switch (etype_get_kind(t)) {
 	case KIND_SINT: return CMPT_SIGNED;
-	case KIND_FLOAT: return CMPT_FLOAT;
+	case KIND_FLOAT:
+	case KIND_COMPLEX: return CMPT_FLOAT;
 	default: return CMPT_UNSIGNED;
 	}
 }

@@ -5,8 +5,12 @@
 #include "core/literal.h"
 #include "hloi.h"
 
-/* Parses .npy bytes. `expect` (may be NULL): when its type is bf16, `<u2`
- * data is taken as bf16 bits. Fortran order gives a column-major layout.
+/* Parses .npy bytes. `expect` (may be NULL) is the parameter's shape; its
+ * type decides the dtypes that travel under another name (README): bf16 as
+ * `<u2` bits (or ml_dtypes' `<V2`), s1/s2/s4 values in `|i1`, u1/u2/u4
+ * values in `|u1`, the f8/f4 types' raw bits in `|u1` (f8e5m2 also `<f1`),
+ * and any one-byte type in ml_dtypes' `|V1` (low bits kept). Sub-byte
+ * values out of range are errors. Fortran order gives a column-major layout.
  * Errors name `name` and say why (bad magic, unsupported descr, ...). */
 hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, const unsigned char *data,
 		      size_t len, const shape *expect);

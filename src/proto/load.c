@@ -278,30 +278,6 @@ static int64_t phys_next(phys_iter *it)
 	return -1;
 }
 
-static int range_check(loader *L, etype t, const uint8_t *p, size_t n)
-{
-	int bits;
-	int is_signed;
-	switch (t) {
-	case ET_S1: bits = 1; is_signed = 1; break;
-	case ET_S2: bits = 2; is_signed = 1; break;
-	case ET_S4: bits = 4; is_signed = 1; break;
-	case ET_U1: bits = 1; is_signed = 0; break;
-	case ET_U2: bits = 2; is_signed = 0; break;
-	case ET_U4: bits = 4; is_signed = 0; break;
-	default: return 0;
-	}
-	int lo = is_signed ? -(1 << (bits - 1)) : 0;
-	int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-	for (size_t i = 0; i < n; i++) {
-		int v = is_signed ? (int)(int8_t)p[i] : (int)p[i];
-		if (v < lo || v > hi)
-			return lfail(L, "literal value %d at position %zu is out of range for %s", v, i,
-				     etype_name(t));
-	}
-	return 0;
-}
-
 /* Where an array literal's values are and how many there must be. */
 typedef struct payload {
 	const char *field;
@@ -356,8 +332,6 @@ static int payload_of(loader *L, const shape *s, Xla__LiteralProto *lp, payload 
 			   pl->field, pl->have);
 		goto out;
 	}
-	if (pl->is_bytes)
-		rc = range_check(L, t, pl->bytes, pl->have);
 out:
 	sb_free(&sb);
 	return rc;
@@ -395,7 +369,9 @@ static void array_fill(hloi_literal *lit, Xla__LiteralProto *lp, const payload *
 				uint16_t v = (uint16_t)(src[2 * k] | (src[2 * k + 1] << 8));
 				memcpy(dst, &v, 2);
 			} else {
-				dst[0] = src[k];
+				/* sub-byte integers and f4e2m1fn: one element per byte
+				 * in the low bits, the bits above ignored (XLA) */
+				dst[0] = etype_from_low_bits(t, src[k]);
 			}
 			break;
 		}

@@ -293,6 +293,9 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 			memcpy(&v, p, 2);
 			out[2 * k] = (unsigned char)(v & 0xff);
 			out[2 * k + 1] = (unsigned char)(v >> 8);
+		} else if (w == 1 && etype_bit_width(t) < 8) {
+			/* sub-byte integers and f4e2m1fn: the low bits, as XLA writes them */
+			out[k] = (unsigned char)(p[0] & ((1u << etype_bit_width(t)) - 1u));
 		} else {
 			memcpy(out + k * w, p, w);
 		}
