@@ -37,7 +37,9 @@ typedef enum hloi_status {
 	HLOI_EINVAL = -3,       /* an invalid argument or input value */
 	HLOI_EUNSUPPORTED = -4, /* valid, but not something hloi evaluates */
 	HLOI_ENOMEM = -5,       /* allocation failed or the memory budget is exceeded */
-	HLOI_EIO = -6           /* reading or writing a file failed */
+	HLOI_EIO = -6,          /* reading or writing a file failed */
+	HLOI_ESTOPPED = -7      /* a run was stopped: its stop flag was set or it
+				   reached its step limit (hloi_run_options) */
 } hloi_status;
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
@@ -316,21 +318,41 @@ typedef enum hloi_engine {
 	HLOI_ENGINE_FAST
 } hloi_engine;
 
+/* The default bound on evaluated instructions per run (max_steps). */
+#define HLOI_DEFAULT_MAX_STEPS 100000000u /* 10^8 */
+
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
 	int threads;          /* 0: the machine's cores */
 	uint64_t max_memory;  /* bytes; 0: half of physical memory */
+	/* Since version 2. When not NULL, the run stops with HLOI_ESTOPPED
+	 * once *stop is nonzero: it is checked before every instruction is
+	 * evaluated, so a signal handler or a timer may set it (the worker
+	 * threads of the instruction under way finish and are joined first).
+	 * From a signal handler, write a `volatile sig_atomic_t` that is an
+	 * int (it is on glibc, musl and the BSDs). */
+	const volatile int *stop;
+	/* Since version 2. The most instructions one run evaluates, those of
+	 * called computations (and, once there are loops, of every iteration)
+	 * included; beyond it the run stops with HLOI_ESTOPPED and an error
+	 * naming the instruction it stopped at. 0: HLOI_DEFAULT_MAX_STEPS;
+	 * UINT64_MAX: no limit. */
+	uint64_t max_steps;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 1
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0 }
+#define HLOI_RUN_OPTIONS_VERSION 2
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0 }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
  * converted). An input whose element type or dimensions differ from its
  * parameter is an HLOI_EINVAL error naming the parameter. The result is
  * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
- * (e.g. an elided constant), HLOI_ENOMEM (memory budget).
+ * (e.g. an elided constant), HLOI_ENOMEM (memory budget), HLOI_ESTOPPED
+ * (opts->stop was set, or opts->max_steps was reached; nothing is returned
+ * and every intermediate value is freed). An `opts` of version 1 (built
+ * against an older header) is read as version 1 and gets the defaults for
+ * the later fields.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result

@@ -314,6 +314,7 @@ const char *hloi_status_name(hloi_status st)
 	case HLOI_EUNSUPPORTED: return "unsupported";
 	case HLOI_ENOMEM: return "out of memory";
 	case HLOI_EIO: return "I/O error";
+	case HLOI_ESTOPPED: return "stopped";
 	}
 	return "unknown status";
 }
