@@ -190,6 +190,11 @@ HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The number of elements of a tuple literal (0 for an array). */
+HLOI_API size_t hloi_literal_tuple_size(const hloi_literal *lit);
+/* Element i of a tuple literal, or NULL when i is out of range or `lit` is
+ * an array. Borrowed: it lives as long as the tuple. */
+HLOI_API hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i);
 /* The literal's buffer (physical order, padding included) and its size in
  * bytes. Borrowed; NULL for tuples and elided ({...}) literals. */
 HLOI_API void *hloi_literal_data(hloi_literal *lit);
@@ -200,6 +205,25 @@ HLOI_API void hloi_literal_free(hloi_literal *lit);
 /* A deep copy of `lit` (same shape, layout and values). HLOI_ENOMEM on
  * allocation failure. */
 HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
+
+/* --- XLA's run_hlo_module literals ---------------------------------------- */
+
+/* Reads the arguments recorded in a RunHloModuleLiterals file (XLA's
+ * xla/tools/run_hlo_module.proto; run_hlo_module --output_literals_file
+ * writes one): binary, or protobuf text for a `.pbtxt`/`.txt` name or
+ * content that is not binary; those of its first iteration. A file holding
+ * a bare RunHloModuleIterationLiterals is read too (as run_hlo_module
+ * does). *out gets *count literals; free with hloi_literal_array_free.
+ * Errors: HLOI_EINVAL (cannot open), HLOI_EPARSE, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
+					    const char *path);
+/* Writes a RunHloModuleLiterals with one iteration: `args`, `result` and
+ * `reference_result` (may be NULL), as protobuf text when `path` ends in
+ * `.pbtxt`, else binary; like hloi_literal_save, a failed write leaves no
+ * partial file. Errors: HLOI_EINVAL, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args,
+					    size_t nargs, const hloi_literal *result,
+					    const hloi_literal *reference_result);
 
 /* --- Modules -------------------------------------------------------------- */
 
