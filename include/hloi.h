@@ -343,7 +343,7 @@ typedef enum hloi_engine {
 } hloi_engine;
 
 /* The default bound on evaluated instructions per run (max_steps). */
-#define HLOI_DEFAULT_MAX_STEPS 100000000u /* 10^8 */
+#define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
 
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */

@@ -49,7 +49,7 @@ static const char help[] =
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
 	"                          (default: half of physical memory)\n"
 	"  --max-steps N           evaluate at most N instructions, calls included\n"
-	"                          (default 100000000); exit 4 beyond\n"
+	"                          (default 10000000); exit 4 beyond\n"
 	"  --timeout SECONDS       stop a run that takes longer; exit 4\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension, else by\n"
 	"                          content)\n"
