@@ -2,8 +2,8 @@
 """Differential test of hloi against NumPy: random one-op programs (every
 binary op and compare, every evaluated element type, scalars, size-1 and
 size-0 dims, broadcast_dimensions under the XLA and the NumPy rule, layouts
-and padding, Fortran-order inputs) run through `hloi test` in-process with
-.npy inputs and outputs, compared with a NumPy model of SPEC §4.
+and padding, Fortran-order inputs) run through `hloi run`, --jobs at a time,
+with .npy inputs and outputs, compared with a NumPy model of SPEC §4.
 
 Exact for integers, pred and float add/subtract/multiply/divide/remainder/
 maximum/minimum/compare; power and atan2 within a few ULP (NumPy may use
@@ -16,6 +16,7 @@ usage: numpy_diff.py HLOI [--cases N] [--seed S] [--jobs J] [--only I]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
 import argparse
+import concurrent.futures
 import os
 import random
 import shutil
@@ -558,8 +559,8 @@ def write_case(case, d):
         if fortran and v.ndim >= 2:
             v = np.asfortranarray(v)
         np.save(base + suffix, v, allow_pickle=False)
-    # no .golden: `hloi test` runs a case without one (and calls it failed,
-    # which does not matter here: the result is in BASE.out.npy)
+    # the flags on the first line document how the case runs (`hloi run`
+    # reads the line as a comment)
     with open(base + ".hlo", "w") as f:
         f.write("// hloi-flags: " + " ".join(flags(case, base)) + "\n")
         f.write(program_text(case))
@@ -585,14 +586,16 @@ def run_single(hloi, base, case):
     return p.stderr.strip() or p.stdout.strip()
 
 
-def run_parts(hloi, dirs, update=False):
-    """One in-process `hloi test` per directory, in parallel."""
-    cmd = [hloi, "test"] + (["--update"] if update else [])
-    procs = [subprocess.Popen(cmd + [d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for d in dirs]
-    for d, p in zip(dirs, procs):
-        if p.wait() < 0:
-            print("numpy_diff: hloi test %s died of signal %d" % (d, -p.returncode))
+def run_all(commands, jobs):
+    """Runs the commands (argument lists), `jobs` at a time; returns what
+    each printed (diagnostics, then standard output)."""
+    def one(cmd):
+        p = subprocess.run(cmd, capture_output=True)
+        if p.returncode < 0:
+            print("numpy_diff: %s died of signal %d" % (" ".join(cmd), -p.returncode))
+        return (p.stderr + p.stdout).decode("utf-8", "replace")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, commands))
 
 
 def make_dirs(tmp, name, jobs):
@@ -611,24 +614,21 @@ def lower_pass(hloi, cases, tmp, jobs):
         return chosen
     ldirs = make_dirs(tmp, "lower", jobs)
     rdirs = make_dirs(tmp, "lowered", jobs)
+    commands = []
     for n, case in enumerate(chosen):
         name = os.path.basename(case["base"])
         src = os.path.join(ldirs[n % jobs], name)
         with open(src + ".hlo", "w") as f:
-            f.write("// hloi-command: lower\n")
-            if case["mode"] == "numpy-flag":
-                f.write("// hloi-flags: --broadcast-mode=numpy\n")
             f.write(program_text(case))
         case["lower_src"] = src
-    run_parts(hloi, ldirs, update=True)
+        commands.append([hloi, "lower", src + ".hlo"] +
+                        (["--broadcast-mode=numpy"] if case["mode"] == "numpy-flag" else []))
+    texts = run_all(commands, jobs)
+    commands = []
     for n, case in enumerate(chosen):
         name = os.path.basename(case["base"])
         dst = os.path.join(rdirs[n % jobs], name)
-        try:
-            with open(case["lower_src"] + ".golden") as f:
-                text = f.read()
-        except OSError:
-            text = "(hloi lower wrote nothing)\n"
+        text = texts[n] or "(hloi lower wrote nothing)\n"
         case["lowered_text"] = text
         run_flags = [x for x in flags(case, case["base"]) if not x.startswith("--broadcast-mode")]
         run_flags[run_flags.index("--output") + 1] = case["base"] + ".low.npy"
@@ -637,7 +637,8 @@ def lower_pass(hloi, cases, tmp, jobs):
             f.write("// hloi-flags: " + " ".join(case["lowered_flags"]) + "\n")
             f.write(text)
         case["lowered_hlo"] = dst + ".hlo"
-    run_parts(hloi, rdirs)
+        commands.append([hloi, "run", dst + ".hlo"] + case["lowered_flags"])
+    run_all(commands, jobs)
     return chosen
 
 
@@ -671,12 +672,7 @@ def main():
         case["lower"] = random.Random(args.seed * 7919 + i).random() < args.lower_fraction
         case["base"] = write_case(case, dirs[n % jobs])
         cases.append(case)
-    run_parts(args.hloi, dirs)
-    # a crash ends a part early: run the cases without a result one by one
-    for case in cases:
-        if not os.path.exists(case["base"] + ".out.npy"):
-            subprocess.run([args.hloi, "run", case["base"] + ".hlo"] + flags(case, case["base"]),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_all([[args.hloi, "run", c["base"] + ".hlo"] + flags(c, c["base"]) for c in cases], jobs)
     lowered = lower_pass(args.hloi, cases, tmp, jobs)
     failed = 0
     failed_by = {}
