@@ -84,8 +84,9 @@ typedef struct hloi_shape hloi_shape;
 
 /* Parses a shape such as `f32[2,3]{0,1:pad(3,5)}` (a missing layout is the
  * default, row-major one) and validates its layout. `name` labels
- * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout),
- * HLOI_ENOMEM. Free with hloi_shape_free. */
+ * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout, or an
+ * unbounded dynamic dimension `?`, which has no size), HLOI_ENOMEM. Free
+ * with hloi_shape_free. */
 HLOI_API hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *name,
 				      const char *text);
 HLOI_API void hloi_shape_free(hloi_shape *s);
@@ -155,9 +156,10 @@ HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_contex
 					    const char *path);
 
 /* Reads values from a file: a `.npy` file gives one literal (read as
- * hloi_literal_read_npy with `expect`); any other file, or "-" (standard
- * input), is literal text as hloi_literal_parse_list reads it. Free *out with
- * hloi_literal_array_free. */
+ * hloi_literal_read_npy with `expect`); any other file is literal text as
+ * hloi_literal_parse_list reads it. "-" is standard input, read whole, then
+ * taken as .npy when it starts with the .npy magic, else as literal text.
+ * Free *out with hloi_literal_array_free. */
 HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
 				       const char *path, const hloi_shape *expect);
 /* Writes a literal to `path`: `.npy` as hloi_literal_write_npy, anything else

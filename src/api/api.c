@@ -58,6 +58,17 @@ hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *na
 		st = HLOI_EINVAL;
 		goto fail;
 	}
+	/* an unbounded dynamic dimension (`?`) has no size to lay out */
+	for (int d = 0; shape_is_array(&o->s) && d < o->s.rank; d++) {
+		if (o->s.dims[d] < 0) {
+			diag_error_where(ctx, name,
+					 "dimension %d is dynamic ('?') and has no size; give a size (f32[4]) or a bound "
+					 "(f32[<=4], laid out at its bound)",
+					 d);
+			st = HLOI_EINVAL;
+			goto fail;
+		}
+	}
 	*out = &o->s;
 	return HLOI_OK;
 fail:
@@ -270,7 +281,21 @@ hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *
 	hloi_status st = file_read_all(&text, &len, ctx, path);
 	if (st != HLOI_OK)
 		return st;
-	st = hloi_literal_parse_list(out, count, ctx, path, text, len);
+	int is_stdin = strcmp(path, "-") == 0;
+	static const char npy_magic[6] = { (char)0x93, 'N', 'U', 'M', 'P', 'Y' };
+	if (is_stdin && len >= 6 && memcmp(text, npy_magic, 6) == 0) {
+		/* standard input has no name to go by: a .npy by its magic */
+		hloi_literal **arr = hloi_calloc(1, sizeof *arr);
+		st = arr ? npy_parse(&arr[0], ctx, "<stdin>", (const unsigned char *)text, len, expect) : HLOI_ENOMEM;
+		if (st == HLOI_OK) {
+			*out = arr;
+			*count = 1;
+		} else {
+			hloi_free(arr);
+		}
+	} else {
+		st = hloi_literal_parse_list(out, count, ctx, is_stdin ? "<stdin>" : path, text, len);
+	}
 	hloi_free(text);
 	return st;
 }
