@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +63,9 @@ static const char help[] =
 	"  --timeout SECONDS  a case running longer fails (default 300)\n"
 	"  --list             print the cases that would run, one a line, and exit\n"
 	"  --quiet            no progress line (it is shown only on a terminal)\n"
+	"  --outputs DIR      keep what cases write with --output in DIR/NAME (NAME:\n"
+	"                     the case's file name without its extension) instead\n"
+	"                     of a temporary directory removed after the case\n"
 	"  --update           rewrite the golden files of failing cases (and say which)\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -69,7 +73,7 @@ static const char help[] =
 	"  hloi test testdata\n"
 	"  hloi test -j 8 --shard 2/4 --junit report.xml testdata\n";
 
-enum { OPT_UPDATE = 256, OPT_SHARD, OPT_JUNIT, OPT_TIMEOUT, OPT_LIST, OPT_QUIET };
+enum { OPT_UPDATE = 256, OPT_SHARD, OPT_JUNIT, OPT_TIMEOUT, OPT_LIST, OPT_QUIET, OPT_OUTPUTS };
 
 static const struct option options[] = {
 	{ "update", no_argument, NULL, OPT_UPDATE },
@@ -79,6 +83,7 @@ static const struct option options[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "outputs", required_argument, NULL, OPT_OUTPUTS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -565,89 +570,133 @@ static int write_golden(const char *path, const char *text)
 	return ok ? 0 : -1;
 }
 
-/* --- running the cases: one child process each, up to `jobs` at a time ----- */
+/* --- running the cases: `jobs` worker processes --------------------------------- */
 
+/* Each worker is a child process that runs the cases it is sent, one at a
+ * time, in-process: it reads a case's index from its command pipe and
+ * answers on its result pipe with a frame: 'O' (output) or 'P' (problem),
+ * 8 bytes of length, the text. A case that runs past the timeout, or that
+ * kills its worker, fails, and a new worker takes the next case. At the
+ * end the workers see their command pipes close and exit, so the
+ * sanitizers' leak check covers every case a worker ran. */
 typedef struct slot {
-	pid_t pid;
-	int fd;          /* the read end of the child's pipe, -1 when free */
-	size_t idx;      /* its case */
+	pid_t pid;       /* 0: no worker */
+	int cmd, res;    /* the command pipe's write end, the result pipe's read end */
+	long idx;        /* the case it runs, -1 when idle */
 	double start;
 	char *buf;
 	size_t len, cap;
 } slot;
 
-/* In the child: runs the case and sends 'O' + output or 'P' + problem. */
-static void child_run(const char *path, int fd)
+static int write_all(int fd, const void *data, size_t n)
 {
-	char *problem = NULL;
-	char *out = test_case_run(path, &problem);
-	const char *msg = out ? out : problem ? problem : "out of memory";
-	char tag = out ? 'O' : 'P';
-	size_t n = strlen(msg);
-	int ok = write(fd, &tag, 1) == 1;
-	for (size_t off = 0; ok && off < n;) {
-		ssize_t w = write(fd, msg + off, n - off);
+	const char *p = data;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		ok = w > 0;
-		off += ok ? (size_t)w : 0;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
 	}
-	close(fd);
-	free(out);
-	free(problem);
+	return 0;
 }
 
-static int start_case(slot *s, size_t idx, const char *path, slot *slots, int nslots)
+static int read_all(int fd, void *data, size_t n)
 {
-	int p[2];
-	if (pipe(p) != 0)
+	char *p = data;
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The worker's loop (in the child). */
+static void worker_loop(const case_list *cases, int cmd, int res)
+{
+	uint64_t idx;
+	while (read_all(cmd, &idx, sizeof idx) == 0 && idx < cases->n) {
+		char *problem = NULL;
+		char *out = test_case_run(cases->v[idx].path, &problem);
+		const char *msg = out ? out : problem ? problem : "out of memory";
+		char head[9];
+		uint64_t n = strlen(msg);
+		head[0] = out ? 'O' : 'P';
+		memcpy(head + 1, &n, 8);
+		int bad = write_all(res, head, 9) || write_all(res, msg, (size_t)n);
+		free(out);
+		free(problem);
+		if (bad)
+			break;
+	}
+}
+
+static int start_worker(slot *s, const case_list *cases, slot *slots, int nslots)
+{
+	int c[2], r[2];
+	if (pipe(c) != 0)
 		return -1;
+	if (pipe(r) != 0) {
+		close(c[0]);
+		close(c[1]);
+		return -1;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
 	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
+		close(c[0]);
+		close(c[1]);
+		close(r[0]);
+		close(r[1]);
 		return -1;
 	}
 	if (pid == 0) {
-		close(p[0]);
-		for (int k = 0; k < nslots; k++)
-			if (slots[k].fd >= 0)
-				close(slots[k].fd);
+		close(c[1]);
+		close(r[0]);
+		for (int k = 0; k < nslots; k++) {
+			if (slots[k].pid) {
+				close(slots[k].cmd);
+				close(slots[k].res);
+			}
+		}
 		signal(SIGPIPE, SIG_IGN);
-		child_run(path, p[1]);
+		worker_loop(cases, c[0], r[1]);
+		close(c[0]);
+		close(r[1]);
 		/* exit, not _exit: the sanitizers' leak check runs at exit */
 		exit(0);
 	}
-	close(p[1]);
+	close(c[0]);
+	close(r[1]);
 	s->pid = pid;
-	s->fd = p[0];
-	s->idx = idx;
-	s->start = now_seconds();
+	s->cmd = c[1];
+	s->res = r[0];
+	s->idx = -1;
 	s->len = 0;
 	return 0;
 }
 
-/* Appends what the child sent; 1 at the end of its output, 0 for more,
- * -1 when out of memory. */
-static int drain(slot *s)
+/* Ends a worker (killing it first when `kill_it`); returns its wait status. */
+static int stop_worker(slot *s, int kill_it)
 {
-	if (s->cap - s->len < 65536) {
-		size_t cap = s->cap ? s->cap * 2 : 131072;
-		char *b = realloc(s->buf, cap + 1);
-		if (!b)
-			return -1;
-		s->buf = b;
-		s->cap = cap;
-	}
-	ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len);
-	if (r < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : 1;
-	if (r == 0)
-		return 1;
-	s->len += (size_t)r;
-	return 0;
+	int status = 0;
+	if (kill_it)
+		kill(s->pid, SIGKILL);
+	close(s->cmd);
+	close(s->res);
+	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	s->pid = 0;
+	s->idx = -1;
+	return status;
 }
 
 typedef struct runner {
@@ -656,6 +705,7 @@ typedef struct runner {
 	double timeout;
 	size_t updated;
 	int io_error;
+	int worker_failed; /* a worker exited badly at the end (a leak report) */
 	cli_io *io;
 } runner;
 
@@ -700,36 +750,81 @@ static void judge(runner *r, tcase *c)
 	c->report = report;
 }
 
-static void finish(runner *r, slot *s, int timed_out)
+/* A case's frame has arrived: its outcome. */
+static void finish(runner *r, slot *s)
 {
 	tcase *c = &r->cases->v[s->idx];
-	int status = 0;
-	if (timed_out)
-		kill(s->pid, SIGKILL);
-	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	close(s->fd);
-	s->fd = -1;
+	uint64_t n;
+	memcpy(&n, s->buf + 1, 8);
+	s->buf[9 + n] = '\0';
+	c->seconds = now_seconds() - s->start;
+	c->done = 1;
+	if (s->buf[0] == 'P')
+		c->problem = dup_str(s->buf + 9);
+	else
+		c->output = dup_str(s->buf + 9);
+	if (!c->problem && !c->output)
+		c->problem = dup_str("out of memory");
+	judge(r, c);
+	s->idx = -1;
+	s->len = 0;
+}
+
+/* A case whose worker died or was killed: the reason, then its outcome. */
+static void fail_case(runner *r, slot *s, int status, int timed_out)
+{
+	tcase *c = &r->cases->v[s->idx];
 	c->seconds = now_seconds() - s->start;
 	c->done = 1;
 	if (timed_out) {
 		c->timed_out = 1;
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || s->len == 0) {
+	} else {
 		char msg[160];
 		if (WIFSIGNALED(status))
 			snprintf(msg, sizeof msg, "the case's process was killed by signal %d", WTERMSIG(status));
 		else
-			snprintf(msg, sizeof msg, "the case's process exited with status %d%s",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1, s->len ? "" : " and no output");
+			snprintf(msg, sizeof msg, "the case's process exited with status %d",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		c->problem = dup_str(msg);
-	} else {
-		s->buf[s->len] = '\0';
-		if (s->buf[0] == 'P')
-			c->problem = dup_str(s->buf + 1);
-		else
-			c->output = dup_str(s->buf + 1);
 	}
 	judge(r, c);
+}
+
+/* Reads what worker s sent; returns 1 when its case's frame is complete,
+ * 0 for more, -1 when the worker is gone (EOF), -2 when out of memory. */
+static int drain(slot *s)
+{
+	if (s->cap - s->len < 65536) {
+		size_t cap = s->cap ? s->cap * 2 : 131072;
+		char *b = realloc(s->buf, cap + 1);
+		if (!b)
+			return -2;
+		s->buf = b;
+		s->cap = cap;
+	}
+	ssize_t got = read(s->res, s->buf + s->len, s->cap - s->len);
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (got == 0)
+		return -1;
+	s->len += (size_t)got;
+	if (s->len < 9)
+		return 0;
+	uint64_t n;
+	memcpy(&n, s->buf + 1, 8);
+	if (n > SIZE_MAX - 10)
+		return -1;
+	if (s->len < 9 + n) {
+		if (s->cap < 9 + n) {
+			char *b = realloc(s->buf, (size_t)n + 10);
+			if (!b)
+				return -2;
+			s->buf = b;
+			s->cap = (size_t)n + 9;
+		}
+		return 0;
+	}
+	return 1;
 }
 
 static void progress(runner *r, size_t shown, int on)
@@ -769,51 +864,57 @@ static int run_all(runner *r, int jobs, int show)
 	case_list *l = r->cases;
 	slot *slots = calloc((size_t)jobs, sizeof *slots);
 	struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
-	if (!slots || !pf) {
+	int *map = calloc((size_t)jobs, sizeof *map);
+	if (!slots || !pf || !map) {
 		free(slots);
 		free(pf);
+		free(map);
 		return -1;
 	}
-	for (int k = 0; k < jobs; k++)
-		slots[k].fd = -1;
 	size_t next = 0, printed = 0;
-	int running = 0, rc = 0;
-	while (printed < l->n) {
-		while (running < jobs && next < l->n) {
-			tcase *c = &l->v[next];
-			if (c->problem) {
-				c->done = 1;
-				judge(r, c);
+	int rc = 0;
+	while (printed < l->n && rc == 0) {
+		/* give every idle worker (starting one where needed) a case */
+		for (int k = 0; k < jobs && next < l->n; k++) {
+			if (slots[k].pid && slots[k].idx >= 0)
+				continue;
+			while (next < l->n && l->v[next].problem) {
+				l->v[next].done = 1;
+				judge(r, &l->v[next]);
 				next++;
+			}
+			if (next >= l->n)
+				break;
+			if (!slots[k].pid && start_worker(&slots[k], l, slots, jobs) != 0) {
+				rc = -1;
+				break;
+			}
+			uint64_t idx = next;
+			if (write_all(slots[k].cmd, &idx, sizeof idx) != 0) {
+				stop_worker(&slots[k], 1);
+				k--; /* a new worker for this slot */
 				continue;
 			}
-			int k = 0;
-			while (slots[k].fd >= 0)
-				k++;
-			if (start_case(&slots[k], next, c->path, slots, jobs) != 0) {
-				c->problem = dup_str("cannot start a process for the case");
-				c->done = 1;
-				judge(r, c);
-			} else {
-				running++;
-			}
+			slots[k].idx = (long)next;
+			slots[k].start = now_seconds();
+			slots[k].len = 0;
 			next++;
 		}
-		if (running > 0) {
-			int np = 0, map[1024];
-			double t = now_seconds(), wait_s = r->timeout;
-			for (int k = 0; k < jobs && np < 1024; k++) {
-				if (slots[k].fd < 0)
-					continue;
-				double left = slots[k].start + r->timeout - t;
-				if (left < wait_s)
-					wait_s = left;
-				pf[np].fd = slots[k].fd;
-				pf[np].events = POLLIN;
-				pf[np].revents = 0;
-				map[np++] = k;
-			}
-			int ms = wait_s <= 0 ? 0 : wait_s > 1.0 ? 1000 : (int)(wait_s * 1000) + 1;
+		int np = 0;
+		double t = now_seconds(), wait_s = 1.0;
+		for (int k = 0; k < jobs; k++) {
+			if (!slots[k].pid || slots[k].idx < 0)
+				continue;
+			double left = slots[k].start + r->timeout - t;
+			if (left < wait_s)
+				wait_s = left;
+			pf[np].fd = slots[k].res;
+			pf[np].events = POLLIN;
+			pf[np].revents = 0;
+			map[np++] = k;
+		}
+		if (np > 0) {
+			int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
 			int got = poll(pf, (nfds_t)np, ms);
 			if (got < 0 && errno != EINTR) {
 				rc = -1;
@@ -824,38 +925,49 @@ static int run_all(runner *r, int jobs, int show)
 					continue;
 				slot *s = &slots[map[q]];
 				int d = drain(s);
-				if (d < 0) {
+				if (d == -2) {
 					rc = -1;
 					break;
 				}
-				if (d > 0) {
-					finish(r, s, 0);
-					running--;
+				if (d == 1) {
+					finish(r, s);
+				} else if (d == -1) {
+					/* the worker died running the case */
+					slot dead = *s;
+					int status = stop_worker(s, 0);
+					fail_case(r, &dead, status, 0);
 				}
 			}
 			t = now_seconds();
 			for (int k = 0; k < jobs; k++) {
-				if (slots[k].fd >= 0 && t - slots[k].start > r->timeout) {
-					finish(r, &slots[k], 1);
-					running--;
+				if (slots[k].pid && slots[k].idx >= 0 && t - slots[k].start > r->timeout) {
+					slot late = slots[k];
+					stop_worker(&slots[k], 1);
+					fail_case(r, &late, 0, 1);
 				}
 			}
-			if (rc)
-				break;
 		}
 		printed = flush_in_order(r, printed, show);
 		progress(r, printed, show);
 	}
+	/* the end: idle workers exit when their command pipes close */
 	for (int k = 0; k < jobs; k++) {
-		if (slots[k].fd >= 0) {
-			kill(slots[k].pid, SIGKILL);
-			waitpid(slots[k].pid, NULL, 0);
-			close(slots[k].fd);
+		if (slots[k].pid) {
+			int busy = slots[k].idx >= 0;
+			int status = stop_worker(&slots[k], busy);
+			if (!busy && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+				fprintf(r->io->err, "hloi test: a worker process ended with %s %d after its cases "
+					"(see its messages above)\n",
+					WIFSIGNALED(status) ? "signal" : "status",
+					WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+				r->worker_failed = 1;
+			}
 		}
 		free(slots[k].buf);
 	}
 	free(slots);
 	free(pf);
+	free(map);
 	return rc;
 }
 
@@ -1034,6 +1146,9 @@ int cmd_test(int argc, char **argv, cli_io *io)
 		case OPT_QUIET:
 			quiet = 1;
 			break;
+		case OPT_OUTPUTS:
+			test_case_outputs_dir = optarg;
+			break;
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;
@@ -1080,7 +1195,7 @@ int cmd_test(int argc, char **argv, cli_io *io)
 		cases_free(&cases);
 		return EXIT_OK;
 	}
-	runner r = { &cases, update, timeout, 0, 0, io };
+	runner r = { &cases, update, timeout, 0, 0, 0, io };
 	int show = !quiet && !io->in_test && isatty(fileno(io->err));
 	double t0 = now_seconds();
 	if (run_all(&r, (int)jobs, show)) {
@@ -1107,5 +1222,7 @@ int cmd_test(int argc, char **argv, cli_io *io)
 	cases_free(&cases);
 	if (r.io_error)
 		return EXIT_RUNTIME;
+	if (r.worker_failed && rc == EXIT_OK)
+		rc = EXIT_MISMATCH;
 	return rc;
 }

@@ -128,9 +128,13 @@ static int plain_relative(const char *v, int no_dirs)
 	return 1;
 }
 
+const char *test_case_outputs_dir;
+
 typedef struct case_ctx {
+	const char *path;  /* the case */
 	const char *dir;   /* the case's directory */
 	char *scratch;     /* its scratch directory, made on first use */
+	int keep;          /* scratch is under test_case_outputs_dir: kept */
 	char *problem;
 } case_ctx;
 
@@ -183,6 +187,19 @@ static int add_flags(str_list *argv, const str_list *flags, case_ctx *c)
 				c->problem = fmt("hloi-flags: '--%s %s': an output is a plain file name (it is "
 						 "written in the case's scratch directory)", allowed[k].name, value);
 				return -1;
+			}
+			if (!c->scratch && test_case_outputs_dir) {
+				const char *slash = strrchr(c->path, '/');
+				const char *base = slash ? slash + 1 : c->path;
+				const char *dot = strrchr(base, '.');
+				c->scratch = fmt("%s/%.*s", test_case_outputs_dir,
+						 (int)(dot ? (size_t)(dot - base) : strlen(base)), base);
+				c->keep = 1;
+				if (!c->scratch || (mkdir(c->scratch, 0777) != 0 && errno != EEXIST)) {
+					c->problem = fmt("cannot make %s: %s", c->scratch ? c->scratch : "a directory",
+							 strerror(errno));
+					return -1;
+				}
 			}
 			if (!c->scratch) {
 				const char *t = getenv("TMPDIR");
@@ -371,7 +388,7 @@ char *test_case_run(const char *path, char **problem)
 	}
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? dup_n(path, (size_t)(slash - path)) : dup_str(".");
-	case_ctx c = { dir, NULL, NULL };
+	case_ctx c = { path, dir, NULL, 0, NULL };
 	str_list argv = { 0 };
 	char *result = NULL;
 	if (!dir || build_argv(&argv, path, text, &c) || argv.n < 2) {
@@ -404,7 +421,8 @@ char *test_case_run(const char *path, char **problem)
 	free(err_buf);
 out:
 	if (c.scratch) {
-		remove_scratch(c.scratch);
+		if (!c.keep)
+			remove_scratch(c.scratch);
 		free(c.scratch);
 	}
 	list_free(&argv);

@@ -11,6 +11,11 @@
 #define TEST_DIRECTIVES "hloi-command, hloi-flags"
 #define TEST_COMMANDS "run, check, fmt, lower, dot"
 
+/* When set (hloi test --outputs DIR), the scratch directory of case
+ * NAME.ext is DIR/NAME, made when needed and kept; else a temporary one,
+ * removed after the case. */
+extern const char *test_case_outputs_dir;
+
 /* Runs the case at `path` in this process and returns what it printed
  * (diagnostics, then standard output; malloc'd). When the case cannot be
  * run as written (an unknown directive, command or flag, a file outside

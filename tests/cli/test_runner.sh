@@ -139,7 +139,7 @@ mkdir -p "$slow"
 } >"$slow/fan.hlo"
 cp "$small"/* "$slow/"
 start=$(date +%s)
-expect 1 "a case past --timeout" -- "$hloi" test --timeout 1 "$slow"
+expect 1 "a case past --timeout (the next case gets a new worker)" -- "$hloi" test -j 1 --timeout 1 "$slow"
 end=$(date +%s)
 contains "$tmp/out" "FAIL $slow/fan.hlo (timed out after 1 s)" "timeout reported"
 contains "$tmp/out" "1 passed, 1 failed" "the other case still runs"
@@ -177,6 +177,8 @@ cp "$mpv.golden" "$w/case.golden"
 expect 0 "allowed flags" -- "$hloi" test "$w"
 contains "$tmp/out" "1 passed, 0 failed" "input and scratch output"
 if [ -e "$w/r.npy" ]; then bad "the scratch output landed next to the case"; else ok; fi
+expect 0 "--outputs keeps what a case writes" -- "$hloi" test --outputs "$tmp/kept" "$w"
+if [ -s "$tmp/kept/case/r.npy" ]; then ok; else bad "--outputs: no $tmp/kept/case/r.npy"; fi
 
 # --- unreachable cases fail; each file runs once
 u="$tmp/reach"

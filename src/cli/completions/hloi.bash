@@ -12,7 +12,7 @@ _hloi_options() {
 	fmt) echo "--format --color --help" ;;
 	lower) echo "--broadcast-mode --format --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
-	test) echo "--jobs --shard --junit --timeout --list --quiet --update --help" ;;
+	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
 		--threads --max-memory --strict --broadcast-mode --format --color --help" ;;
 	convert) echo "--format --to --color --help" ;;
@@ -58,6 +58,7 @@ _hloi() {
 	--output) _hloi_files "$cur" npy txt; return ;;
 	--output_literals_file) _hloi_files "$cur" pb pbtxt; return ;;
 	--junit) _hloi_files "$cur" xml; return ;;
+	--outputs) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--threads | --max-memory | --max-steps | --timeout | --jobs | -j | --shard | --index | --linear | \
 		--iterations | --warmup)
 		return ;;
