@@ -1158,6 +1158,10 @@ int cmd_test(int argc, char **argv, cli_io *io)
 	}
 	if (optind >= argc)
 		return cli_usage_error(io, "test", "missing PATH");
+	if (test_case_outputs_dir && mkdir(test_case_outputs_dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(io->err, "hloi test: cannot make %s: %s\n", test_case_outputs_dir, strerror(errno));
+		return EXIT_RUNTIME;
+	}
 	if (jobs == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		jobs = n < 1 ? 1 : n > 256 ? 256 : n;
