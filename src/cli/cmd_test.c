@@ -900,6 +900,8 @@ static int run_all(runner *r, int jobs, int show)
 			slots[k].len = 0;
 			next++;
 		}
+		/* the progress line names the case the report waits for */
+		progress(r, printed, show);
 		int np = 0;
 		double t = now_seconds(), wait_s = 1.0;
 		for (int k = 0; k < jobs; k++) {
