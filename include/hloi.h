@@ -357,7 +357,8 @@ typedef struct hloi_run_options {
 	 * evaluated, so a signal handler or a timer may set it (the worker
 	 * threads of the instruction under way finish and are joined first).
 	 * From a signal handler, write a `volatile sig_atomic_t` that is an
-	 * int (it is on glibc, musl and the BSDs). */
+	 * int (it is on glibc, musl and the BSDs); from another thread, store
+	 * atomically (the library loads it with a relaxed atomic load). */
 	const volatile int *stop;
 	/* Since version 2. The most instructions one run evaluates, those of
 	 * called computations (and, once there are loops, of every iteration)

@@ -146,7 +146,7 @@ static void *set_stop(void *arg)
 	(void)arg;
 	struct timespec ts = { 0, 200 * 1000 * 1000 };
 	nanosleep(&ts, NULL);
-	stop_later = 1;
+	__atomic_store_n(&stop_later, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
