@@ -49,7 +49,7 @@ static const char help[] =
 	"                             (--output --output_literals_file)\n"
 	"A case that cannot be run as written (another directive, command or\n"
 	"flag), that times out, or that sits where the runner cannot reach it (a\n"
-	"directory more than 32 deep, a symbolic link loop) is a failure. A file\n"
+	"directory more than 32 deep, a symbolic link loop) is a failure. A case\n"
 	"reached twice (links, overlapping PATHs) runs once.\n"
 	"\n"
 	"Options:\n"
