@@ -37,7 +37,9 @@ typedef enum hloi_status {
 	HLOI_EINVAL = -3,       /* an invalid argument or input value */
 	HLOI_EUNSUPPORTED = -4, /* valid, but not something hloi evaluates */
 	HLOI_ENOMEM = -5,       /* allocation failed or the memory budget is exceeded */
-	HLOI_EIO = -6           /* reading or writing a file failed */
+	HLOI_EIO = -6,          /* reading or writing a file failed */
+	HLOI_ESTOPPED = -7      /* a run was stopped: its stop flag was set or it
+				   reached its step limit (hloi_run_options) */
 } hloi_status;
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
@@ -82,8 +84,9 @@ typedef struct hloi_shape hloi_shape;
 
 /* Parses a shape such as `f32[2,3]{0,1:pad(3,5)}` (a missing layout is the
  * default, row-major one) and validates its layout. `name` labels
- * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout),
- * HLOI_ENOMEM. Free with hloi_shape_free. */
+ * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout, or an
+ * unbounded dynamic dimension `?`, which has no size), HLOI_ENOMEM. Free
+ * with hloi_shape_free. */
 HLOI_API hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *name,
 				      const char *text);
 HLOI_API void hloi_shape_free(hloi_shape *s);
@@ -153,9 +156,10 @@ HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_contex
 					    const char *path);
 
 /* Reads values from a file: a `.npy` file gives one literal (read as
- * hloi_literal_read_npy with `expect`); any other file, or "-" (standard
- * input), is literal text as hloi_literal_parse_list reads it. Free *out with
- * hloi_literal_array_free. */
+ * hloi_literal_read_npy with `expect`); any other file is literal text as
+ * hloi_literal_parse_list reads it. "-" is standard input, read whole, then
+ * taken as .npy when it starts with the .npy magic, else as literal text.
+ * Free *out with hloi_literal_array_free. */
 HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
 				       const char *path, const hloi_shape *expect);
 /* Writes a literal to `path`: `.npy` as hloi_literal_write_npy, anything else
@@ -188,6 +192,11 @@ HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The number of elements of a tuple literal (0 for an array). */
+HLOI_API size_t hloi_literal_tuple_size(const hloi_literal *lit);
+/* Element i of a tuple literal, or NULL when i is out of range or `lit` is
+ * an array. Borrowed: it lives as long as the tuple. */
+HLOI_API hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i);
 /* The literal's buffer (physical order, padding included) and its size in
  * bytes. Borrowed; NULL for tuples and elided ({...}) literals. */
 HLOI_API void *hloi_literal_data(hloi_literal *lit);
@@ -198,6 +207,25 @@ HLOI_API void hloi_literal_free(hloi_literal *lit);
 /* A deep copy of `lit` (same shape, layout and values). HLOI_ENOMEM on
  * allocation failure. */
 HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
+
+/* --- XLA's run_hlo_module literals ---------------------------------------- */
+
+/* Reads the arguments recorded in a RunHloModuleLiterals file (XLA's
+ * xla/tools/run_hlo_module.proto; run_hlo_module --output_literals_file
+ * writes one): binary, or protobuf text for a `.pbtxt`/`.txt` name or
+ * content that is not binary; those of its first iteration. A file holding
+ * a bare RunHloModuleIterationLiterals is read too (as run_hlo_module
+ * does). *out gets *count literals; free with hloi_literal_array_free.
+ * Errors: HLOI_EINVAL (cannot open), HLOI_EPARSE, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
+					    const char *path);
+/* Writes a RunHloModuleLiterals with one iteration: `args`, `result` and
+ * `reference_result` (may be NULL), as protobuf text when `path` ends in
+ * `.pbtxt`, else binary; like hloi_literal_save, a failed write leaves no
+ * partial file. Errors: HLOI_EINVAL, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args,
+					    size_t nargs, const hloi_literal *result,
+					    const hloi_literal *reference_result);
 
 /* --- Modules -------------------------------------------------------------- */
 
@@ -321,21 +349,42 @@ typedef enum hloi_engine {
 	HLOI_ENGINE_FAST
 } hloi_engine;
 
+/* The default bound on evaluated instructions per run (max_steps). */
+#define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
+
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
 	int threads;          /* 0: the machine's cores */
 	uint64_t max_memory;  /* bytes; 0: half of physical memory */
+	/* Since version 2. When not NULL, the run stops with HLOI_ESTOPPED
+	 * once *stop is nonzero: it is checked before every instruction is
+	 * evaluated, so a signal handler or a timer may set it (the worker
+	 * threads of the instruction under way finish and are joined first).
+	 * From a signal handler, write a `volatile sig_atomic_t` that is an
+	 * int (it is on glibc, musl and the BSDs); from another thread, store
+	 * atomically (the library loads it with a relaxed atomic load). */
+	const volatile int *stop;
+	/* Since version 2. The most instructions one run evaluates, those of
+	 * called computations (and, once there are loops, of every iteration)
+	 * included; beyond it the run stops with HLOI_ESTOPPED and an error
+	 * naming the instruction it stopped at. 0: HLOI_DEFAULT_MAX_STEPS;
+	 * UINT64_MAX: no limit. */
+	uint64_t max_steps;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 1
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0 }
+#define HLOI_RUN_OPTIONS_VERSION 2
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0 }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
  * converted). An input whose element type or dimensions differ from its
  * parameter is an HLOI_EINVAL error naming the parameter. The result is
  * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
- * (e.g. an elided constant), HLOI_ENOMEM (memory budget).
+ * (e.g. an elided constant), HLOI_ENOMEM (memory budget), HLOI_ESTOPPED
+ * (opts->stop was set, or opts->max_steps was reached; nothing is returned
+ * and every intermediate value is freed). An `opts` of version 1 (built
+ * against an older header) is read as version 1 and gets the defaults for
+ * the later fields.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result

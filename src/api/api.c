@@ -59,6 +59,17 @@ hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *na
 		st = HLOI_EINVAL;
 		goto fail;
 	}
+	/* an unbounded dynamic dimension (`?`) has no size to lay out */
+	for (int d = 0; shape_is_array(&o->s) && d < o->s.rank; d++) {
+		if (o->s.dims[d] < 0) {
+			diag_error_where(ctx, name,
+					 "dimension %d is dynamic ('?') and has no size; give a size (f32[4]) or a bound "
+					 "(f32[<=4], laid out at its bound)",
+					 d);
+			st = HLOI_EINVAL;
+			goto fail;
+		}
+	}
 	*out = &o->s;
 	return HLOI_OK;
 fail:
@@ -271,7 +282,21 @@ hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *
 	hloi_status st = file_read_all(&text, &len, ctx, path);
 	if (st != HLOI_OK)
 		return st;
-	st = hloi_literal_parse_list(out, count, ctx, path, text, len);
+	int is_stdin = strcmp(path, "-") == 0;
+	static const char npy_magic[6] = { (char)0x93, 'N', 'U', 'M', 'P', 'Y' };
+	if (is_stdin && len >= 6 && memcmp(text, npy_magic, 6) == 0) {
+		/* standard input has no name to go by: a .npy by its magic */
+		hloi_literal **arr = hloi_calloc(1, sizeof *arr);
+		st = arr ? npy_parse(&arr[0], ctx, "<stdin>", (const unsigned char *)text, len, expect) : HLOI_ENOMEM;
+		if (st == HLOI_OK) {
+			*out = arr;
+			*count = 1;
+		} else {
+			hloi_free(arr);
+		}
+	} else {
+		st = hloi_literal_parse_list(out, count, ctx, is_stdin ? "<stdin>" : path, text, len);
+	}
 	hloi_free(text);
 	return st;
 }
@@ -334,6 +359,16 @@ const hloi_shape *hloi_literal_shape(const hloi_literal *lit)
 	return &lit->shape;
 }
 
+size_t hloi_literal_tuple_size(const hloi_literal *lit)
+{
+	return shape_is_tuple(&lit->shape) ? lit->nelems : 0;
+}
+
+hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i)
+{
+	return shape_is_tuple(&lit->shape) && i < lit->nelems ? lit->elems[i] : NULL;
+}
+
 void *hloi_literal_data(hloi_literal *lit)
 {
 	return shape_is_tuple(&lit->shape) ? NULL : lit->data;
@@ -363,6 +398,53 @@ hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit)
 {
 	*out = NULL;
 	return literal_clone(out, lit);
+}
+
+/* --- run_hlo_module literals ------------------------------------------------- */
+
+/* Protobuf text rather than binary: the first bytes hold no control
+ * characters but white space, and the first word starts with a letter or
+ * `#` (binary messages start with a key byte, 0x0a or 0x12 here, and soon
+ * hold other control bytes). */
+static int looks_like_text_proto(const char *t, size_t len)
+{
+	size_t i = 0, n = len < 256 ? len : 256;
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)t[k];
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+			return 0;
+	}
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i < len && ((t[i] >= 'a' && t[i] <= 'z') || t[i] == '#');
+}
+
+hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx, const char *path)
+{
+	*out = NULL;
+	*count = 0;
+	char *data = NULL;
+	size_t len = 0;
+	hloi_status st = file_read_all(&data, &len, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	int text = has_suffix(path, ".pbtxt") || has_suffix(path, ".txt") || looks_like_text_proto(data, len);
+	st = proto_run_literals_read(out, count, ctx, path, (const unsigned char *)data, len, text);
+	hloi_free(data);
+	return st;
+}
+
+hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args, size_t nargs,
+				   const hloi_literal *result, const hloi_literal *reference_result)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+	hloi_status st = proto_run_literals_write(&data, &len, ctx, path, args, nargs, result, reference_result,
+						  has_suffix(path, ".pbtxt"));
+	if (st == HLOI_OK)
+		st = file_write_all(ctx, path, data, len);
+	hloi_free(data);
+	return st;
 }
 
 /* --- modules ---------------------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "eval/eval.h"
+#include "eval/limits.h"
 #include "ir/ir.h"
 
 /* Calls nested deeper than this are refused (the checker rejects recursion,
@@ -36,6 +37,7 @@ typedef struct engine {
 	int threads;
 	int depth;           /* computations being evaluated */
 	hloi_literal *spare; /* a freed array kept for the next value of its size */
+	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
 } engine;
 
 /* One evaluation of a computation: a value per instruction position. */

@@ -161,7 +161,9 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
 		const instr *in = comp->instrs[i];
 		if (last_use[i] < 0)
 			continue;
-		st = eval_instr(e, &f, in, args, i == rootpos ? dest : NULL);
+		st = eval_limits_step(&e->limits, e->ctx, comp, in);
+		if (st == HLOI_OK)
+			st = eval_instr(e, &f, in, args, i == rootpos ? dest : NULL);
 		if (st != HLOI_OK)
 			goto cleanup;
 		for (int k = 0; k < in->nops; k++) {
@@ -293,6 +295,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.budget = opts && opts->max_memory ? opts->max_memory : eval_default_budget();
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
+	eval_limits_init(&e.limits, opts);
 
 	/* Elided constants the entry needs are reported all at once, before
 	 * anything runs. */

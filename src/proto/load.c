@@ -1398,3 +1398,20 @@ hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, c
 	hloi_free(wire);
 	return st;
 }
+
+hloi_status proto_literal_in(hloi_literal **out, hloi_context *ctx, const char *file, Xla__LiteralProto *lp,
+			     const char *what)
+{
+	loader L;
+	memset(&L, 0, sizeof L);
+	L.ctx = ctx;
+	L.file = file;
+	*out = NULL;
+	if (!lp) {
+		lfail(&L, "%s is missing", what);
+		return L.st;
+	}
+	if (literal_in(&L, lp, out, what))
+		return L.st != HLOI_OK ? L.st : HLOI_EPARSE;
+	return HLOI_OK;
+}

@@ -476,12 +476,13 @@ static proto_root text_root(const pt_field *fields)
 	return PROOT_MODULE;
 }
 
-hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
-			  hloi_context *ctx, const char *name, const char *text, size_t len)
+/* Parses the text and encodes it as message `d`, or, when `d` is NULL, as
+ * the root type text_root picks (in *root). */
+static hloi_status to_wire(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			   proto_root *root, hloi_context *ctx, const char *name, const char *text, size_t len)
 {
 	*wire = NULL;
 	*wire_len = 0;
-	*root = PROOT_MODULE;
 	int src = diag_add_source(ctx, name, text, len);
 	if (src < 0)
 		return HLOI_ENOMEM;
@@ -495,10 +496,13 @@ hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *ro
 	hloi_status st = pbtxt_parse_text(&p, text, len);
 	if (st != HLOI_OK)
 		goto out;
-	*root = text_root(p.root);
+	if (!d) {
+		*root = text_root(p.root);
+		d = proto_root_descriptor(*root);
+	}
 	enc e = { ctx, src, HLOI_OK };
 	strbuf b = STRBUF_INIT;
-	if (encode_fields(&e, proto_root_descriptor(*root), p.root, &b, 0)) {
+	if (encode_fields(&e, d, p.root, &b, 0)) {
 		st = e.st;
 		sb_free(&b);
 		goto out;
@@ -518,4 +522,18 @@ hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *ro
 out:
 	arena_release(&a);
 	return st;
+}
+
+hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
+			  hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	*root = PROOT_MODULE;
+	return to_wire(wire, wire_len, NULL, root, ctx, name, text, len);
+}
+
+hloi_status pbtxt_to_wire_as(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			     hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	proto_root unused;
+	return to_wire(wire, wire_len, d, &unused, ctx, name, text, len);
 }

@@ -76,11 +76,24 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
  * *wire (hloi_malloc'd). Errors are located in the text. */
 hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
 			  hloi_context *ctx, const char *name, const char *text, size_t len);
+/* The same for a message type the caller names. */
+hloi_status pbtxt_to_wire_as(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			     hloi_context *ctx, const char *name, const char *text, size_t len);
 /* Appends a message in text format, fields in number order, nested
  * messages indented by two spaces. */
 void pbtxt_print_message(strbuf *b, const ProtobufCMessage *msg);
 
+/* Reads one LiteralProto (what: "argument 0", for errors) into a new
+ * literal, with the checks the module loader makes. */
+hloi_status proto_literal_in(hloi_literal **out, hloi_context *ctx, const char *file, Xla__LiteralProto *lp,
+			     const char *what);
+
 /* --- save.c ------------------------------------------------------------------ */
+
+/* A literal as a LiteralProto allocated in arena `a`; NULL with *st set
+ * (an error naming `file` recorded) on failure. */
+Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *file, const hloi_literal *lit,
+				     hloi_status *st);
 
 /* Builds the HloModuleProto of a module; every allocation is in arena `a`.
  * Errors (unknown operand or callee, cycles) are recorded in ctx. */

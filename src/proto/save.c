@@ -1413,3 +1413,20 @@ hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_conte
 	arena_release(&a);
 	return st;
 }
+
+Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *file, const hloi_literal *lit,
+				     hloi_status *st)
+{
+	module none;
+	memset(&none, 0, sizeof none);
+	none.src = -1;
+	none.filename = file;
+	saver S;
+	memset(&S, 0, sizeof S);
+	S.ctx = ctx;
+	S.m = &none;
+	S.a = a;
+	Xla__LiteralProto *lp = literal_out(&S, lit, 0);
+	*st = lp ? HLOI_OK : S.st != HLOI_OK ? S.st : HLOI_ENOMEM;
+	return lp;
+}

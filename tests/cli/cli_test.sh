@@ -42,6 +42,10 @@ expect 2 "no command" -- "$hloi"
 expect 2 "unknown command" -- "$hloi" frobnicate
 contains "$tmp/err" "unknown command 'frobnicate'" "unknown command message"
 contains "$tmp/err" "Try 'hloi --help'" "unknown command hint"
+expect 2 "a misspelt command" -- "$hloi" rn "$mpv"
+contains "$tmp/err" "hloi: unknown command 'rn'; did you mean 'run'?" "the nearest command is suggested"
+expect 2 "a misspelt command" -- "$hloi" layuot
+contains "$tmp/err" "did you mean 'layout'?" "a swap of two letters is near"
 expect 2 "unknown option" -- "$hloi" run --bogus "$mpv"
 contains "$tmp/err" "unknown option '--bogus'" "unknown option message"
 expect 2 "missing program" -- "$hloi" run
@@ -80,6 +84,11 @@ expect 0 "--output npy + --print" -- "$hloi" run "$mpv" --inputs "$mpv_in" --out
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--print with --output"; fi
 expect 0 "npy result as input" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/r.npy"
 cp "$tmp/out" "$tmp/plus_one_out"
+expect 0 "npy input from standard input" -- sh -c "\"$hloi\" run \"$(dirname "$0")/plus_one.hlo\" --input - < \"$tmp/r.npy\""
+if cmp -s "$tmp/out" "$tmp/plus_one_out"; then ok; else bad "npy from standard input differs from the file"; fi
+printf 's32[2,3] {{8,10,12},{11,13,15}}' >"$tmp/r_lit.txt"
+expect 0 "literal text from standard input" -- sh -c "\"$hloi\" run \"$(dirname "$0")/plus_one.hlo\" --input - < \"$tmp/r_lit.txt\""
+if cmp -s "$tmp/out" "$tmp/plus_one_out"; then ok; else bad "text from standard input differs"; fi
 if mkfifo "$tmp/fifo.npy" 2>/dev/null; then
 	cat "$tmp/r.npy" >"$tmp/fifo.npy" &
 	expect 0 "npy input from a FIFO" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/fifo.npy"

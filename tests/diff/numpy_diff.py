@@ -2,8 +2,9 @@
 """Differential test of hloi against NumPy: random one-op programs (every
 binary op and compare, every evaluated element type, scalars, size-1 and
 size-0 dims, broadcast_dimensions under the XLA and the NumPy rule, layouts
-and padding, Fortran-order inputs) run through `hloi test` in-process with
-.npy inputs and outputs, compared with a NumPy model of SPEC §4.
+and padding, Fortran-order inputs) run through `hloi test` (--jobs cases at
+a time, their .npy outputs kept with --outputs), compared with a NumPy model
+of SPEC §4.
 
 Exact for integers, pred and float add/subtract/multiply/divide/remainder/
 maximum/minimum/compare; power and atan2 within a few ULP (NumPy may use
@@ -669,6 +670,22 @@ def flags(case, base):
     return f
 
 
+def case_flags(case, output):
+    """The flags as a case file's `// hloi-flags:` line for `hloi test`:
+    inputs next to the case, the output a plain name (kept by --outputs)."""
+    name = "c%06d" % case["index"]
+    f = []
+    for key in ("a", "b"):
+        if case["const"] != key:
+            f += ["--input", name + "." + key + ".npy"]
+    f += ["--output", output]
+    if case["engine"] != "fast":
+        f.append("--engine=" + case["engine"])
+    if case["mode"] == "numpy-flag":
+        f.append("--broadcast-mode=numpy")
+    return f
+
+
 def write_case(case, d):
     name = "c%06d" % case["index"]
     base = os.path.join(d, name)
@@ -677,10 +694,8 @@ def write_case(case, d):
         if fortran and v.ndim >= 2:
             v = np.asfortranarray(v)
         np.save(base + suffix, v, allow_pickle=False)
-    # no .golden: `hloi test` runs a case without one (and calls it failed,
-    # which does not matter here: the result is in BASE.out.npy)
     with open(base + ".hlo", "w") as f:
-        f.write("// hloi-flags: " + " ".join(flags(case, base)) + "\n")
+        f.write("// hloi-flags: " + " ".join(case_flags(case, "out.npy")) + "\n")
         f.write(program_text(case))
     return base
 
@@ -704,14 +719,21 @@ def run_single(hloi, base, case):
     return p.stderr.strip() or p.stdout.strip()
 
 
-def run_parts(hloi, dirs, update=False):
-    """One in-process `hloi test` per directory, in parallel."""
-    cmd = [hloi, "test"] + (["--update"] if update else [])
-    procs = [subprocess.Popen(cmd + [d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for d in dirs]
-    for d, p in zip(dirs, procs):
-        if p.wait() < 0:
-            print("numpy_diff: hloi test %s died of signal %d" % (d, -p.returncode))
+def run_tests(hloi, dirs, jobs, outputs=None, update=False):
+    """`hloi test` over the directories, `jobs` cases at a time; with
+    `outputs`, what each case writes is kept in OUTPUTS/NAME/."""
+    cmd = [hloi, "test", "-j", str(jobs), "--quiet", "--timeout", "120"]
+    if outputs:
+        cmd += ["--outputs", outputs]
+    if update:
+        cmd.append("--update")
+    p = subprocess.run(cmd + dirs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode < 0 or p.returncode > 1:
+        print("numpy_diff: hloi test ended with %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[:2000]))
+
+
+def result_path(out, case, name):
+    return os.path.join(out, "c%06d" % case["index"], name)
 
 
 def make_dirs(tmp, name, jobs):
@@ -721,10 +743,10 @@ def make_dirs(tmp, name, jobs):
     return dirs
 
 
-def lower_pass(hloi, cases, tmp, jobs):
-    """`hloi lower` on the chosen cases (in-process: `hloi test --update`
-    writes each lowered program as the case's golden), then the lowered
-    programs run with --strict on the same inputs into BASE.low.npy."""
+def lower_pass(hloi, cases, tmp, out, jobs):
+    """`hloi lower` on the chosen cases (`hloi test --update` writes each
+    lowered program as the case's golden), then the lowered programs run
+    with --strict on the same inputs into OUT/NAME/low.npy."""
     chosen = [c for c in cases if c["lower"]]
     if not chosen:
         return chosen
@@ -739,7 +761,7 @@ def lower_pass(hloi, cases, tmp, jobs):
                 f.write("// hloi-flags: --broadcast-mode=numpy\n")
             f.write(program_text(case))
         case["lower_src"] = src
-    run_parts(hloi, ldirs, update=True)
+    run_tests(hloi, ldirs, jobs, update=True)
     for n, case in enumerate(chosen):
         name = os.path.basename(case["base"])
         dst = os.path.join(rdirs[n % jobs], name)
@@ -749,14 +771,19 @@ def lower_pass(hloi, cases, tmp, jobs):
         except OSError:
             text = "(hloi lower wrote nothing)\n"
         case["lowered_text"] = text
+        # standalone `hloi run` flags, for the report
         run_flags = [x for x in flags(case, case["base"]) if not x.startswith("--broadcast-mode")]
         run_flags[run_flags.index("--output") + 1] = case["base"] + ".low.npy"
         case["lowered_flags"] = ["--strict"] + run_flags
+        for key in ("a", "b"):
+            if case["const"] != key:
+                os.symlink(case["base"] + "." + key + ".npy", dst + "." + key + ".npy")
+        test_flags = [x for x in case_flags(case, "low.npy") if not x.startswith("--broadcast-mode")]
         with open(dst + ".hlo", "w") as f:
-            f.write("// hloi-flags: " + " ".join(case["lowered_flags"]) + "\n")
+            f.write("// hloi-flags: " + " ".join(["--strict"] + test_flags) + "\n")
             f.write(text)
         case["lowered_hlo"] = dst + ".hlo"
-    run_parts(hloi, rdirs)
+    run_tests(hloi, rdirs, jobs, outputs=out)
     return chosen
 
 
@@ -790,13 +817,10 @@ def main():
         case["lower"] = random.Random(args.seed * 7919 + i).random() < args.lower_fraction
         case["base"] = write_case(case, dirs[n % jobs])
         cases.append(case)
-    run_parts(args.hloi, dirs)
-    # a crash ends a part early: run the cases without a result one by one
-    for case in cases:
-        if not os.path.exists(case["base"] + ".out.npy"):
-            subprocess.run([args.hloi, "run", case["base"] + ".hlo"] + flags(case, case["base"]),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    lowered = lower_pass(args.hloi, cases, tmp, jobs)
+    out = os.path.join(tmp, "out")
+    os.makedirs(out, exist_ok=True)
+    run_tests(args.hloi, dirs, jobs, outputs=out)
+    lowered = lower_pass(args.hloi, cases, tmp, out, jobs)
     failed = 0
     failed_by = {}
     counts = {}
@@ -808,7 +832,7 @@ def main():
         rt = case["rt"] if case["op"] == "compare" else case["type"]
         problem = None
         try:
-            got = load_result(case, base + ".out.npy")
+            got = load_result(case, result_path(out, case, "out.npy"))
             bad = mismatches(case["op"], rt, got, want)
             if bad:
                 problem = describe(case, base, got, want, bad, args.hloi)
@@ -817,7 +841,7 @@ def main():
             problem += "\nhloi said: " + run_single(args.hloi, base, case)
         if problem is None and case["lower"]:
             try:
-                got = load_result(case, base + ".low.npy")
+                got = load_result(case, result_path(out, case, "low.npy"))
                 bad = mismatches(case["op"], rt, got, want)
             except OSError:
                 got, bad = None, ["no result"]
