@@ -146,7 +146,7 @@ HLOI_API void hloi_literal_array_free(hloi_literal **lits, size_t count);
 HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx,
 					   const char *path, const hloi_shape *expect);
 /* Writes a literal as `.npy`: the logical array (no padding), C order, or
- * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. The
+ * Fortran order for an untiled column-major rank-2+ result; bf16 as `<u2` bits. The
  * data goes out straight from the literal's buffer (through a 1 MiB buffer
  * when its layout is not the file's order). */
 HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,

@@ -96,7 +96,9 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		}
 		seen |= 1u << m;
 	}
-	if (shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
+	/* elements are addressed in whole bytes: E(n) must be the storage width */
+	if (shape_element_bits(&lit->shape) != 8 * (int64_t)etype_byte_width(lit->shape.type) ||
+	    shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
 		st = HLOI_EINVAL;
 		goto cleanup;
 	}
@@ -286,17 +288,44 @@ void literal_padding_bits(const shape *s, void *out)
 	}
 }
 
+/* Tiled layouts: every position of the buffer, through the tiling. */
+static void fill_tiled(hloi_literal *lit, const index_tiling *t, const unsigned char *pad, int w, int64_t nbuf)
+{
+	unsigned char *p = lit->data;
+	int64_t idx[HLOI_MAX_RANK];
+	for (int64_t lin = 0; lin < t->elements && lin < nbuf; lin++)
+		if (index_tiling_from_linear(t, &lit->shape, lin, idx))
+			memcpy(p + lin * w, pad, (size_t)w);
+}
+
 void literal_fill_padding(hloi_literal *lit)
 {
 	const shape *s = &lit->shape;
-	if (!lit->data || shape_is_tuple(s) || s->rank == 0 || s->layout.n_padded != s->rank)
+	if (!lit->data || shape_is_tuple(s))
 		return;
 	int w = etype_byte_width(s->type);
 	int64_t nbuf;
-	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0)
+	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0 ||
+	    (int64_t)lit->nbytes < nbuf * w)
 		return;
 	unsigned char pad[16];
 	literal_padding_bits(s, pad);
+	/* the positions L(n) adds after the (tiled) shape */
+	int64_t body = 1;
+	if (s->layout.ntiles) {
+		index_tiling t;
+		if (index_tiling_init(&t, s))
+			return;
+		body = t.elements;
+		fill_tiled(lit, &t, pad, w, nbuf);
+	} else {
+		for (int i = 0; i < s->rank; i++)
+			body *= shape_padded_dim(s, i);
+	}
+	for (int64_t k = body; k < nbuf; k++)
+		memcpy((unsigned char *)lit->data + k * w, pad, (size_t)w);
+	if (s->layout.ntiles || s->rank == 0 || s->layout.n_padded != s->rank || body == 0)
+		return;
 	/* Walk the buffer a physical row (the most minor dimension) at a time
 	 * with a counter per outer minor_to_major position: a row whose outer
 	 * coordinates reach into the padding is all padding, any other row
@@ -312,7 +341,7 @@ void literal_fill_padding(hloi_literal *lit)
 		if (i > 0 && lsize[i] == 0)
 			outside++;
 	}
-	int64_t rowlen = psize[0], rows = nbuf / rowlen;
+	int64_t rowlen = psize[0], rows = body / rowlen;
 	unsigned char *p = lit->data;
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t from = outside ? 0 : lsize[0];
