@@ -120,7 +120,11 @@ static int step(const tile *tl, int *n, int64_t *d, int64_t *e, index_level *L)
 }
 
 /* Undoes level L on coordinates e (L->out_rank of them, L->n - L->ext
- * after); returns 1 when they are padding of this level's tiles. */
+ * after); returns PAD_BOUND when they are padding of this level's tiles,
+ * PAD_EXT when the padding lies in the leading size-1 dimensions the tile
+ * added (no index of the shape before names it). */
+enum { PAD_BOUND = 1, PAD_EXT = 2 };
+
 static int unstep(const index_level *L, int64_t *e)
 {
 	int base = L->n - L->k, nc = base + L->kc, pad = 0;
@@ -145,11 +149,11 @@ static int unstep(const index_level *L, int64_t *e)
 	}
 	for (int j = 0; j < L->n; j++)
 		if (e[j] >= L->d[j])
-			pad = 1;
+			pad |= PAD_BOUND;
 	if (L->ext) {
 		for (int j = 0; j < L->ext; j++)
 			if (e[j] != 0)
-				pad = 1;
+				pad |= PAD_EXT;
 		memmove(e, e + L->ext, (size_t)(L->n - L->ext) * sizeof *e);
 	}
 	return pad;
@@ -229,9 +233,9 @@ int index_tiling_from_linear(const index_tiling *t, const shape *s, int64_t line
 		int dim = (int)s->layout.minor_to_major[n - 1 - j];
 		idx[dim] = e[j];
 		if (e[j] >= s->dims[dim])
-			pad = 1;
+			pad |= PAD_BOUND;
 	}
-	return pad ? 1 : 0;
+	return pad & PAD_EXT ? 3 : pad ? 1 : 0;
 }
 
 static int64_t tiled_to_linear(const shape *s, const int64_t *idx)

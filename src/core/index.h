@@ -30,6 +30,7 @@
 /* The most dimensions a tiled shape reaches: each tile adds at most
  * HLOI_MAX_RANK (a tile has at most that many entries). */
 #define INDEX_MAX_TILED (HLOI_MAX_RANK * (HLOI_MAX_TILES + 1))
+_Static_assert(INDEX_MAX_TILED == HLOI_MAX_TILED_RANK, "hloi.h's HLOI_MAX_TILED_RANK");
 
 /* Whether positions are a dot product of the index with strides (no
  * tiles): index_strides applies. Tail padding L(n) does not change that. */
@@ -41,11 +42,12 @@ void index_strides(const shape *s, int64_t *strides);
 /* Buffer position of a multi-index (entries may reach into the padding). */
 int64_t index_to_linear(const shape *s, const int64_t *idx);
 /* Multi-index of a buffer position (0 <= linear < buffer elements): 0 for
- * an element, 1 when the position is padding (SOURCES.md B's padding or a
- * tile's), 2 for tail padding (L(n), beyond the tiled shape; idx is then
- * all zeros). For padding, idx is the index the position would have in an
- * array as large as the padded extent (some idx[d] >= dims[d]) where that
- * exists. */
+ * an element; for padding, 1 when idx is the index the position would have
+ * in an array as large as the padded extent (some idx[d] >= dims[d]:
+ * SOURCES.md B's padding or a tile's), 2 for tail padding (L(n), beyond the
+ * tiled shape; idx all zeros), 3 for padding of a tile longer than the
+ * shape outside the shape's dimensions (s32[]{:T(128)} at 5; idx is not
+ * meaningful). */
 int index_from_linear(const shape *s, int64_t linear, int64_t *idx);
 /* Advances idx in logical row-major order (last dimension fastest) within
  * dims; returns 0 after the last index (idx is then all zeros). */

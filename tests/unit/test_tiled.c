@@ -209,12 +209,12 @@ static void test_tile_longer_than_shape(void)
 	int64_t idx[HLOI_MAX_RANK];
 	CU_ASSERT_EQUAL(index_to_linear(&s, idx), 0);
 	CU_ASSERT_EQUAL(index_from_linear(&s, 0, idx), 0);
-	CU_ASSERT_EQUAL(index_from_linear(&s, 5, idx), 1);
+	CU_ASSERT_EQUAL(index_from_linear(&s, 5, idx), 3);
 	shape v = parse("f32[300]{0:T(8,128)}");
 	CU_ASSERT_EQUAL(buffer(&v), 3072);
 	int64_t i[1] = { 299 };
 	CU_ASSERT_EQUAL(index_to_linear(&v, i), 2 * 1024 + 43);
-	CU_ASSERT_EQUAL(index_from_linear(&v, 128, i), 1); /* row 1 of tile 0 */
+	CU_ASSERT_EQUAL(index_from_linear(&v, 128, i), 3); /* row 1 of tile 0: no index of f32[300] */
 	shape w = parse("f32[300]{0:T(128)}");
 	CU_ASSERT_EQUAL(buffer(&w), 384);
 	i[0] = 299;
@@ -467,7 +467,51 @@ static void test_literal_buffers(void)
 	hloi_context_free(ctx);
 }
 
+/* The public API's view of a tiled shape. */
+static void test_api(void)
+{
+	hloi_context *ctx = NULL;
+	hloi_shape *s = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_shape_parse(&s, ctx, "<t>", "bf16[5,300]{1,0:T(8,128)(2,1)S(1)}"), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_shape_tile_count(s), 2);
+	int64_t d[HLOI_MAX_TILED_RANK];
+	CU_ASSERT_EQUAL(hloi_shape_tile(s, 1, d), 2);
+	CU_ASSERT_EQUAL(d[0], 2);
+	CU_ASSERT_EQUAL(d[1], 1);
+	CU_ASSERT_EQUAL(hloi_shape_tile(s, 2, d), -1);
+	CU_ASSERT_EQUAL(hloi_shape_stride(s, 0), -1);
+	CU_ASSERT_EQUAL(hloi_shape_byte_size(s), 6144);
+	CU_ASSERT_EQUAL(hloi_shape_element_bits(s), 16);
+	CU_ASSERT_EQUAL(hloi_shape_memory_space(s), 1);
+	CU_ASSERT_EQUAL(hloi_shape_tail_padding_alignment(s), 1);
+	CU_ASSERT_EQUAL(hloi_shape_tiled_dims(s, 2, d), 6);
+	CU_ASSERT_EQUAL(d[2], 4);
+	CU_ASSERT_EQUAL(hloi_shape_tiled_dims(s, 3, d), -1);
+	CU_ASSERT_EQUAL(hloi_shape_tiled_coords(s, 2646, 1, d), 4);
+	CU_ASSERT_EQUAL(d[1], 2);
+	CU_ASSERT_EQUAL(d[3], 43);
+	CU_ASSERT_EQUAL(hloi_shape_tiled_coords(s, 3072, 1, d), -1);
+	int64_t idx[2] = { 4, 299 }, lin;
+	CU_ASSERT_EQUAL(hloi_shape_index_to_linear(s, idx, &lin), HLOI_OK);
+	CU_ASSERT_EQUAL(lin, 2646);
+	int pad;
+	CU_ASSERT_EQUAL(hloi_shape_linear_to_index(s, 513, idx, &pad), HLOI_OK);
+	CU_ASSERT_EQUAL(pad, 1);
+	hloi_shape_free(s);
+	CU_ASSERT_EQUAL_FATAL(hloi_shape_parse(&s, ctx, "<t>", "f32[2,3]{0,1:L(8)}"), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_shape_stride(s, 1), 2);
+	CU_ASSERT_EQUAL(hloi_shape_buffer_elements(s), 8);
+	CU_ASSERT_EQUAL(hloi_shape_linear_to_index(s, 7, idx, &pad), HLOI_OK);
+	CU_ASSERT_EQUAL(pad, 2);
+	CU_ASSERT_EQUAL(hloi_shape_tiled_dims(s, 0, d), 2);
+	CU_ASSERT_EQUAL(d[0], 3);
+	hloi_shape_free(s);
+	hloi_context_free(ctx);
+}
+
 static const unit_test tiled_tests[] = {
+	{ "api", test_api },
 	{ "literal_buffers", test_literal_buffers },
 	{ "figure1", test_figure1 },
 	{ "figure2_nested", test_figure2_nested },
