@@ -22,6 +22,27 @@
 
 static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero);
 
+/* Zeroes the logical elements (a tiled buffer after literal_fill_padding,
+ * which fills it all with the padding value). */
+static void zero_elements(hloi_literal *lit)
+{
+	const shape *s = &lit->shape;
+	int64_t n, idx[HLOI_MAX_RANK] = { 0 };
+	size_t w = (size_t)etype_byte_width(s->type);
+	if (shape_element_count(s, &n) || n == 0 || !w)
+		return;
+	unsigned char zero[16] = { 0 };
+	literal_padding_bits(s, zero);
+	int all_zero = 1;
+	for (size_t i = 0; i < w; i++)
+		all_zero &= zero[i] == 0;
+	if (all_zero)
+		return; /* the fill was a memset */
+	do
+		memset(literal_element(lit, idx), 0, w);
+	while (index_next(s->rank, s->dims, idx));
+}
+
 void literal_destroy(hloi_literal *lit)
 {
 	if (!lit)
@@ -112,6 +133,8 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		if (zero)
 			memset(lit->data, 0, lit->nbytes);
 		literal_fill_padding(lit);
+		if (zero && !index_is_strided(&lit->shape))
+			zero_elements(lit);
 	}
 cleanup:
 	if (st != HLOI_OK) {
@@ -288,14 +311,21 @@ void literal_padding_bits(const shape *s, void *out)
 	}
 }
 
-/* Tiled layouts: every position of the buffer, through the tiling. */
-static void fill_tiled(hloi_literal *lit, const index_tiling *t, const unsigned char *pad, int w, int64_t nbuf)
+/* Tiled layouts: the whole buffer, elements included (finding every
+ * padding position of a tiled buffer costs an index conversion each, and
+ * a tile longer than the shape can make nearly all of it padding). */
+static void fill_tiled(hloi_literal *lit, const unsigned char *pad, int w, int64_t nbuf)
 {
+	int zero = 1;
+	for (int i = 0; i < w; i++)
+		zero &= pad[i] == 0;
 	unsigned char *p = lit->data;
-	int64_t idx[HLOI_MAX_RANK];
-	for (int64_t lin = 0; lin < t->elements && lin < nbuf; lin++)
-		if (index_tiling_from_linear(t, &lit->shape, lin, idx))
-			memcpy(p + lin * w, pad, (size_t)w);
+	if (zero) {
+		memset(p, 0, (size_t)nbuf * (size_t)w);
+		return;
+	}
+	for (int64_t k = 0; k < nbuf; k++)
+		memcpy(p + k * w, pad, (size_t)w);
 }
 
 void literal_fill_padding(hloi_literal *lit)
@@ -310,21 +340,17 @@ void literal_fill_padding(hloi_literal *lit)
 		return;
 	unsigned char pad[16];
 	literal_padding_bits(s, pad);
-	/* the positions L(n) adds after the (tiled) shape */
-	int64_t body = 1;
 	if (s->layout.ntiles) {
-		index_tiling t;
-		if (index_tiling_init(&t, s))
-			return;
-		body = t.elements;
-		fill_tiled(lit, &t, pad, w, nbuf);
-	} else {
-		for (int i = 0; i < s->rank; i++)
-			body *= shape_padded_dim(s, i);
+		fill_tiled(lit, pad, w, nbuf);
+		return;
 	}
+	/* the positions L(n) adds after the padded shape */
+	int64_t body = 1;
+	for (int i = 0; i < s->rank; i++)
+		body *= shape_padded_dim(s, i);
 	for (int64_t k = body; k < nbuf; k++)
 		memcpy((unsigned char *)lit->data + k * w, pad, (size_t)w);
-	if (s->layout.ntiles || s->rank == 0 || s->layout.n_padded != s->rank || body == 0)
+	if (s->rank == 0 || s->layout.n_padded != s->rank || body == 0)
 		return;
 	/* Walk the buffer a physical row (the most minor dimension) at a time
 	 * with a counter per outer minor_to_major position: a row whose outer

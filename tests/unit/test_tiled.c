@@ -454,6 +454,17 @@ static void test_literal_buffers(void)
 		CU_ASSERT_EQUAL(f, (float)i);
 	}
 	hloi_free(bytes);
+	/* a new literal is zero, its padding (the tiles' too) the padding value */
+	shape ones = parse("s32[3,5]{1,0:pad(3,5)padval(one)T(2,2)L(30)}");
+	hloi_literal *z = NULL;
+	CU_ASSERT_EQUAL_FATAL(literal_create(&z, &ones), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(z->nbytes, 30 * 4);
+	for (int64_t lin = 0; lin < 30; lin++) {
+		int64_t ix[2];
+		int padding = index_from_linear(&ones, lin, ix) != 0;
+		CU_ASSERT_EQUAL(((int32_t *)z->data)[lin], padding ? 1 : 0);
+	}
+	literal_destroy(z);
 	/* E(n) other than the storage width cannot be addressed per byte */
 	shape packed = parse("s8[4]{0:E(4)}");
 	hloi_literal *p = NULL;
