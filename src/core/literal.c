@@ -1263,12 +1263,26 @@ hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, co
 	}
 	if (tree->kind == LIT_ELIDED && shape_is_array(s) && s->rank > 0 && etype_is_evaluated(s->type))
 		return literal_create_elided(out, s);
+	/* The values are in the text; only the layout's padding (pad(...),
+	 * tiles, L(n)) can make the buffer much larger, and a few characters
+	 * must not allocate gigabytes (the rule .pb literals follow). */
+	int64_t bytes;
+	if (shape_is_array(s) && !shape_element_count(s, &elems) && !shape_byte_size(s, &bytes) &&
+	    bytes > ((int64_t)1 << 20) && bytes / 64 > elems * etype_byte_width(s->type)) {
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		diag_error(ctx, src, tree->at,
+			   "literal of shape %s pads %" PRId64 " values to a %" PRId64
+			   "-byte buffer; hloi refuses padding that large",
+			   sb_str(&b), elems, bytes);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
 	hloi_status st = literal_create(&lit, s);
 	if (st != HLOI_OK) {
 		if (st == HLOI_EINVAL) {
 			strbuf b = STRBUF_INIT;
 			shape_print(&b, s, 0);
-			int64_t bytes;
 			if (!shape_is_tuple(s) && !shape_byte_size(s, &bytes) && bytes >= 0)
 				diag_error(ctx, src, tree->at, "literal of shape %s has an invalid layout",
 					   sb_str(&b));
