@@ -109,7 +109,7 @@ int hloi_shape_minor_to_major(const hloi_shape *s, int i)
 
 int64_t hloi_shape_stride(const hloi_shape *s, int d)
 {
-	if (d < 0 || d >= s->rank)
+	if (d < 0 || d >= s->rank || !index_is_strided(s))
 		return -1;
 	int64_t strides[HLOI_MAX_RANK];
 	index_strides(s, strides);
@@ -131,6 +131,63 @@ int64_t hloi_shape_buffer_elements(const hloi_shape *s)
 int64_t hloi_shape_element_bytes(const hloi_shape *s)
 {
 	return etype_byte_width(s->type);
+}
+
+int64_t hloi_shape_element_bits(const hloi_shape *s)
+{
+	return shape_element_bits(s);
+}
+
+int64_t hloi_shape_byte_size(const hloi_shape *s)
+{
+	int64_t n;
+	return shape_is_tuple(s) || shape_byte_size(s, &n) ? -1 : n;
+}
+
+int64_t hloi_shape_memory_space(const hloi_shape *s)
+{
+	return s->layout.memory_space;
+}
+
+int64_t hloi_shape_tail_padding_alignment(const hloi_shape *s)
+{
+	return s->layout.tail_padding_alignment > 1 ? s->layout.tail_padding_alignment : 1;
+}
+
+int hloi_shape_tile_count(const hloi_shape *s)
+{
+	return shape_is_tuple(s) ? 0 : s->layout.ntiles;
+}
+
+int hloi_shape_tile(const hloi_shape *s, int t, int64_t *dims)
+{
+	if (shape_is_tuple(s) || t < 0 || t >= s->layout.ntiles)
+		return -1;
+	const tile *tl = &s->layout.tiles[t];
+	for (int i = 0; i < tl->n; i++)
+		dims[i] = tl->dims[i];
+	return tl->n;
+}
+
+int hloi_shape_tiled_dims(const hloi_shape *s, int level, int64_t *dims)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels)
+		return -1;
+	const int64_t *d;
+	int n = index_tiling_dims(&t, level, &d);
+	for (int i = 0; i < n; i++)
+		dims[i] = d[i];
+	return n;
+}
+
+int hloi_shape_tiled_coords(const hloi_shape *s, int64_t linear, int level, int64_t *coords)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels || linear < 0 ||
+	    linear >= t.elements)
+		return -1;
+	return index_tiling_coords(&t, linear, level, coords);
 }
 
 int hloi_shape_has_padding(const hloi_shape *s)

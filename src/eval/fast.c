@@ -617,6 +617,12 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 	for (int k = 0; k < nops; k++)
 		if (!ops[k] || shape_is_tuple(&ops[k]->shape) || ops[k]->shape.rank > os->rank)
 			return 1;
+	/* not covered when tiled: positions are not strides (core/index.h) */
+	if (!index_is_strided(os))
+		return 1;
+	for (int k = 0; k < nops; k++)
+		if (!index_is_strided(&ops[k]->shape))
+			return 1;
 	if (in->op == OP_BROADCAST || in->op == OP_COPY ||
 	    (in->op == OP_BITCAST_CONVERT && etype_byte_width(os->type) == etype_byte_width(ops[0]->shape.type) &&
 	     etype_bit_width(os->type) == 8 * etype_byte_width(os->type))) {
