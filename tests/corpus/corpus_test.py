@@ -47,7 +47,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_compare  # noqa: E402
 
 STAGES = ("parse", "stable", "faithful", "check", "run")
-NEEDS = {"stable": "parse", "faithful": "parse", "check": "parse", "run": "check"}
 REASON_MAX = 160
 
 HEADER = """\
