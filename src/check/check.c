@@ -246,8 +246,7 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 	 * bytes: E(n) other than the storage width (packing) is not evaluated;
 	 * E(n) at a sub-byte type's own width is accepted (buffers hold one
 	 * element per byte, as XLA's literals do) */
-	if (s->has_layout && shape_element_bits(s) != 8 * etype_byte_width(s->type) &&
-	    shape_element_bits(s) != etype_bit_width(s->type)) {
+	if (s->has_layout && shape_element_bits(s) != 8 * etype_byte_width(s->type)) {
 		ck_unsupported(c, at, "unsupported element size in bits E(%lld) for %s (elements are stored in %d bits)",
 			       (long long)s->layout.element_size_in_bits, etype_name(s->type),
 			       8 * etype_byte_width(s->type));

@@ -111,7 +111,11 @@ int shape_buffer_elements(const shape *s, int64_t *out)
 
 int64_t shape_element_bits(const shape *s)
 {
-	if (s->has_layout && s->layout.element_size_in_bits > 0)
+	/* E(n) at a sub-byte type's own width (s4 with E(4)) is how XLA marks
+	 * packed device buffers; values hloi holds are one element per byte,
+	 * as XLA's literals are */
+	if (s->has_layout && s->layout.element_size_in_bits > 0 &&
+	    s->layout.element_size_in_bits != etype_bit_width(s->type))
 		return s->layout.element_size_in_bits;
 	return 8 * (int64_t)etype_byte_width(s->type);
 }
