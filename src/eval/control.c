@@ -77,7 +77,7 @@ hloi_status kernel_get_tuple_element(engine *e, frame *f, const instr *in, hloi_
 hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 {
 	eval_limits *l = &e->limits;
-	int stopped = l->stop && *l->stop;
+	int stopped = l->stop && __atomic_load_n(l->stop, __ATOMIC_RELAXED);
 	if (e->uncounted && !stopped)
 		return HLOI_OK;  /* bounded by the operands' sizes */
 	if (e->loop && !stopped && l->steps >= l->max_steps) {

@@ -150,6 +150,12 @@ typedef void (*fk_fn)(void *o, const void *a, const void *b, int64_t n, int64_t 
 			FK_CMP_SWITCH(E, UNSIGNED)                             \
 	FK_CMP_TAIL(E)
 #define FK_CMP_KIND_PRED(E, T_) FK_CMP_KIND_UINT(E, T_)
+#define FK_CMP_KIND_COMPLEX(E, T_)                                             \
+	FKC_DEFS(E, T_, FLOAT)                                                 \
+	FK_CMP_HEAD(E, T_)                                                     \
+		if (t == CMPT_FLOAT)                                           \
+			FK_CMP_SWITCH(E, FLOAT)                                \
+	FK_CMP_TAIL(E)
 
 #define FK_ROW_EVAL(E, T_, kind) SC_OPS_##kind(FK_BIN, E, T_) FK_CMP_##kind(E, T_)
 #define FK_ROW_NOEVAL(E, T_, kind)
@@ -183,6 +189,11 @@ FK_COPY(1, uint8_t)
 FK_COPY(2, uint16_t)
 FK_COPY(4, uint32_t)
 FK_COPY(8, uint64_t)
+/* 16 bytes (c128), moved as a pair of words: bits, never values. */
+typedef struct fk_w16 {
+	uint64_t w[2];
+} fk_w16;
+FK_COPY(16, fk_w16)
 
 static fk_fn binop_kernel(opcode op, etype t)
 {
@@ -233,6 +244,7 @@ static fk_fn copy_kernel(int width)
 	case 2: return fk_copy_2;
 	case 4: return fk_copy_4;
 	case 8: return fk_copy_8;
+	case 16: return fk_copy_16;
 	default: return NULL;
 	}
 }
@@ -411,7 +423,8 @@ static void gather(char *dst, const char *src, int64_t w, int64_t ni, int64_t nj
 	case 1: FAST_GATHER(uint8_t); break;
 	case 2: FAST_GATHER(uint16_t); break;
 	case 4: FAST_GATHER(uint32_t); break;
-	default: FAST_GATHER(uint64_t); break;
+	case 8: FAST_GATHER(uint64_t); break;
+	default: FAST_GATHER(fk_w16); break;
 	}
 }
 
@@ -613,8 +626,15 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 	for (int k = 0; k < nops; k++)
 		if (!ops[k] || shape_is_tuple(&ops[k]->shape) || ops[k]->shape.rank > os->rank)
 			return 1;
+	/* not covered when tiled: positions are not strides (core/index.h) */
+	if (!index_is_strided(os))
+		return 1;
+	for (int k = 0; k < nops; k++)
+		if (!index_is_strided(&ops[k]->shape))
+			return 1;
 	if (in->op == OP_BROADCAST || in->op == OP_COPY ||
-	    (in->op == OP_BITCAST_CONVERT && etype_byte_width(os->type) == etype_byte_width(ops[0]->shape.type))) {
+	    (in->op == OP_BITCAST_CONVERT && etype_byte_width(os->type) == etype_byte_width(ops[0]->shape.type) &&
+	     etype_bit_width(os->type) == 8 * etype_byte_width(os->type))) {
 		/* element copies: a broadcast, a copy into another layout, bits
 		 * reinterpreted in place */
 		if (nops != 1)

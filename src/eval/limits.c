@@ -14,7 +14,8 @@ void eval_limits_init(eval_limits *l, const hloi_run_options *opts)
 
 hloi_status eval_limits_step(eval_limits *l, hloi_context *ctx, const computation *comp, const instr *in)
 {
-	if (l->stop && *l->stop) {
+	/* an atomic load: another thread (a timer) may set the flag */
+	if (l->stop && __atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
 		diag_error_where(ctx, NULL, "the run was stopped before instruction '%s' in computation '%s'",
 				 in->name, comp->name);
 		return HLOI_ESTOPPED;
