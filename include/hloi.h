@@ -110,8 +110,12 @@ HLOI_API int64_t hloi_shape_buffer_elements(const hloi_shape *s);
 /* Bytes of one element. */
 HLOI_API int64_t hloi_shape_element_bytes(const hloi_shape *s);
 /* Bits of one element in the buffer: the layout's E(n), else 8 times the
- * element bytes. */
+ * element bytes. E(n) at a sub-byte type's own width (s4 with E(4)) marks
+ * XLA's packed device buffers; hloi holds such values one element per byte,
+ * as XLA's literals do, so this is then 8. */
 HLOI_API int64_t hloi_shape_element_bits(const hloi_shape *s);
+/* The layout's written E(n), or 0. */
+HLOI_API int64_t hloi_shape_element_size_in_bits(const hloi_shape *s);
 /* Bytes of the buffer: buffer elements times the element bits, rounded up
  * to whole bytes; -1 on overflow. */
 HLOI_API int64_t hloi_shape_byte_size(const hloi_shape *s);

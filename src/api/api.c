@@ -133,6 +133,11 @@ int64_t hloi_shape_element_bytes(const hloi_shape *s)
 	return etype_byte_width(s->type);
 }
 
+int64_t hloi_shape_element_size_in_bits(const hloi_shape *s)
+{
+	return s && shape_is_array(s) && s->has_layout ? s->layout.element_size_in_bits : 0;
+}
+
 int64_t hloi_shape_element_bits(const hloi_shape *s)
 {
 	return shape_element_bits(s);

@@ -488,7 +488,12 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 			align);
 	char type[32];
 	snprintf(type, sizeof type, "%.*s", (int)strcspn(text, "["), text);
-	if (bits != 8 * hloi_shape_element_bytes(s))
+	int64_t written = hloi_shape_element_size_in_bits(s);
+	if (written && written != bits)
+		fprintf(f, "element size:   %" PRId64 " bits (E(%" PRId64 "), the type's width: XLA packs such device "
+			   "buffers; hloi holds the values one per byte, as XLA's literals do)\n",
+			written, written);
+	else if (bits != 8 * hloi_shape_element_bytes(s))
 		fprintf(f, "element size:   %" PRId64 " bits (E(%" PRId64 ")), packed; hloi evaluates %s in %" PRId64
 			   " bits, so programs with this layout are refused\n",
 			bits, bits, type, 8 * hloi_shape_element_bytes(s));

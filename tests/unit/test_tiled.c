@@ -234,11 +234,18 @@ static void test_tail_padding_and_element_size(void)
 	int64_t i2[2];
 	CU_ASSERT_EQUAL(index_from_linear(&t, 23, i2), 1);
 	CU_ASSERT_EQUAL(index_from_linear(&t, 24, i2), 2);
-	shape e = parse("s4[5]{0:E(4)}");
+	/* sizes in bits, rounded up to whole bytes (a packed E(4) of an 8-bit type) */
+	shape e = parse("u8[5]{0:E(4)}");
 	int64_t bytes;
 	CU_ASSERT_EQUAL(shape_element_bits(&e), 4);
 	CU_ASSERT_EQUAL(shape_byte_size(&e, &bytes), 0);
 	CU_ASSERT_EQUAL(bytes, 3);
+	/* E(4) on s4, XLA's mark of a packed device buffer: values are held
+	 * one per byte, as XLA's literals hold them */
+	shape e4 = parse("s4[5]{0:E(4)}");
+	CU_ASSERT_EQUAL(shape_element_bits(&e4), 8);
+	CU_ASSERT_EQUAL(shape_byte_size(&e4, &bytes), 0);
+	CU_ASSERT_EQUAL(bytes, 5);
 	shape u = parse("s4[5]");
 	CU_ASSERT_EQUAL(shape_element_bits(&u), 8);
 	CU_ASSERT_EQUAL(shape_byte_size(&u, &bytes), 0);
