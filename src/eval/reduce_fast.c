@@ -231,19 +231,26 @@ RF_FMINMAX(rf_fmin_F64, double, uint64_t, <, |)
 #define RF_KIND_INT(E, T_)                                                              \
 	RF_OP(add, E, T_) RF_OP(multiply, E, T_) RF_OP(maximum, E, T_) RF_OP(minimum, E, T_) \
 	RF_OP(and, E, T_) RF_OP(or, E, T_)
-#define RF_KIND_SINT(E, T_) RF_KIND_INT(E, T_)
-#define RF_KIND_UINT(E, T_) RF_KIND_INT(E, T_)
-#define RF_KIND_PRED(E, T_) RF_KIND_INT(E, T_)
 #define RF_KIND_FLOAT(E, T_)                                                            \
 	RF_OP(add, E, T_) RF_OP(multiply, E, T_)                                        \
 	RF_DEF(maximum_##E, T_, T_, RF_SAME, RF_FMAX_##E, RF_SAME)                      \
 	RF_DEF(minimum_##E, T_, T_, RF_SAME, RF_FMIN_##E, RF_SAME)                      \
 	RF_DEF(dadd_##E, T_, double, RF_D_##E, RF_DADD, RF_S_##E)
-#define RF_ROW_EVAL(E, T_, kind) RF_##kind(E, T_)
-#define RF_ROW_NOEVAL(E, T_, kind)
-#define X(E, name, num, width, kind, ctype, ev, npy) RF_ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
+/* The types rf_lookup covers; the others (sub-byte integers, the f8/f4
+ * family, complex) take the generic walk. */
+RF_KIND_INT(PRED, uint8_t)
+RF_KIND_INT(S8, int8_t)
+RF_KIND_INT(S16, int16_t)
+RF_KIND_INT(S32, int32_t)
+RF_KIND_INT(S64, int64_t)
+RF_KIND_INT(U8, uint8_t)
+RF_KIND_INT(U16, uint16_t)
+RF_KIND_INT(U32, uint32_t)
+RF_KIND_INT(U64, uint64_t)
+RF_KIND_FLOAT(F16, uint16_t)
+RF_KIND_FLOAT(BF16, uint16_t)
+RF_KIND_FLOAT(F32, float)
+RF_KIND_FLOAT(F64, double)
 
 /* The kernels of op on type t: `exact` asks for XLA's per-step semantics in
  * the element type (reduce-window), else reduce's (float add in double;
