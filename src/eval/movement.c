@@ -37,11 +37,44 @@ void mv_strides(const shape *s, int64_t *st)
 	index_strides(s, st);
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define MV_HAVE_STREAM 1
+#else
+#define MV_HAVE_STREAM 0
+#endif
+
+/* memcpy, or with non-temporal stores (no read for ownership of lines that
+ * are only written) when `stream`. */
+static void run_copy(char *dst, const char *src, size_t bytes, int stream)
+{
+#if MV_HAVE_STREAM
+	if (stream) {
+		while (bytes && ((uintptr_t)dst & 15)) {
+			*dst++ = *src++;
+			bytes--;
+		}
+		for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+			_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+	}
+#else
+	(void)stream;
+#endif
+	memcpy(dst, src, bytes);
+}
+
+void mv_stream_fence(void)
+{
+#if MV_HAVE_STREAM
+	_mm_sfence();
+#endif
+}
+
 void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *ss, const int64_t *n, int rank,
-		 int64_t w)
+		 int64_t w, int stream)
 {
 	if (rank == 0) {
-		memcpy(dst, src, (size_t)w);
+		run_copy(dst, src, (size_t)w, stream);
 		return;
 	}
 	int64_t total = 1;
@@ -68,7 +101,7 @@ void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *s
 		char *o = dst + od * w;
 		const char *a = src + os * w;
 		if (contiguous) {
-			memcpy(o, a, (size_t)(len * w));
+			run_copy(o, a, (size_t)(len * w), stream);
 		} else {
 			for (int64_t i = 0; i < len; i++)
 				memcpy(o + i * ds[in] * w, a + i * ss[in] * w, (size_t)w);
@@ -110,7 +143,7 @@ static void copy(const engine *e, char *dst, const int64_t *ds, const char *src,
 {
 	if (e->fast && fast_copy(dst, ds, src, ss, n, rank, (int)w, e->threads, NULL) == 0)
 		return;
-	mv_copy_box(dst, ds, src, ss, n, rank, w);
+	mv_copy_box(dst, ds, src, ss, n, rank, w, 0);
 }
 
 /* --- slice ------------------------------------------------------------------------ */
