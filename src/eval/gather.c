@@ -30,9 +30,6 @@
 #define GATHER_MAX_THREADS 64
 /* batch elements worth another thread (bytes of window copied) */
 #define GATHER_MIN_BYTES_PER_THREAD ((int64_t)1 << 18)
-/* results this large are written with non-temporal stores (as the fast
- * engine's FAST_STREAM_BYTES) */
-#define GATHER_STREAM_BYTES ((int64_t)8 << 20)
 
 /* The dimension numbers of a gather (out = result) or scatter (out =
  * updates) resolved per dimension. */
@@ -146,7 +143,6 @@ typedef struct gather_job {
 	const hloi_literal *op, *idx;
 	hloi_literal *out;
 	int64_t lo, hi;  /* batch positions (row-major over the batch dims) */
-	int stream;      /* non-temporal stores (a large result) */
 } gather_job;
 
 /* The fast engine's gather of batch positions [lo, hi): each slice copied
@@ -186,15 +182,13 @@ static void *gather_rows(void *arg)
 			so += start[d] * os[d];
 		for (int k = 0; k < g->nbatch; k++)
 			oo += b[k] * rs[g->batch_out[k]];
-		mv_copy_box((char *)out->data + oo * w, wds, (const char *)op->data + so * w, wss, wn, nw, w, j->stream);
+		mv_copy_box((char *)out->data + oo * w, wds, (const char *)op->data + so * w, wss, wn, nw, w);
 		for (int k = g->nbatch - 1; k >= 0; k--) {
 			if (++b[k] < out->shape.dims[g->batch_out[k]])
 				break;
 			b[k] = 0;
 		}
 	}
-	if (j->stream)
-		mv_stream_fence();
 	return NULL;
 }
 
@@ -227,7 +221,6 @@ static void gather_fast(const engine *e, const gplan *g, const hloi_literal *op,
 		jobs[k].out = out;
 		jobs[k].lo = nb * k / nt;
 		jobs[k].hi = nb * (k + 1) / nt;
-		jobs[k].stream = (int64_t)out->nbytes >= GATHER_STREAM_BYTES;
 		started[k] = 0;
 	}
 	for (int64_t k = 1; k < nt; k++)
@@ -375,7 +368,7 @@ static void copy_value(const engine *e, hloi_literal *dst, const hloi_literal *s
 	mv_strides(&src->shape, ss);
 	if (e->fast)
 		mv_copy_box(dst->data, ds, src->data, ss, dst->shape.dims, dst->shape.rank,
-			    etype_byte_width(dst->shape.type), 0);
+			    etype_byte_width(dst->shape.type));
 	else
 		value_copy(dst, src);
 }

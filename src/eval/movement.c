@@ -37,44 +37,11 @@ void mv_strides(const shape *s, int64_t *st)
 	index_strides(s, st);
 }
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define MV_HAVE_STREAM 1
-#else
-#define MV_HAVE_STREAM 0
-#endif
-
-/* memcpy, or with non-temporal stores (no read for ownership of lines that
- * are only written) when `stream`. */
-static void run_copy(char *dst, const char *src, size_t bytes, int stream)
-{
-#if MV_HAVE_STREAM
-	if (stream) {
-		while (bytes && ((uintptr_t)dst & 15)) {
-			*dst++ = *src++;
-			bytes--;
-		}
-		for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
-			_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
-	}
-#else
-	(void)stream;
-#endif
-	memcpy(dst, src, bytes);
-}
-
-void mv_stream_fence(void)
-{
-#if MV_HAVE_STREAM
-	_mm_sfence();
-#endif
-}
-
 void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *ss, const int64_t *n, int rank,
-		 int64_t w, int stream)
+		 int64_t w)
 {
 	if (rank == 0) {
-		run_copy(dst, src, (size_t)w, stream);
+		memcpy(dst, src, (size_t)w);
 		return;
 	}
 	int64_t total = 1;
@@ -101,7 +68,7 @@ void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *s
 		char *o = dst + od * w;
 		const char *a = src + os * w;
 		if (contiguous) {
-			run_copy(o, a, (size_t)(len * w), stream);
+			memcpy(o, a, (size_t)(len * w));
 		} else {
 			for (int64_t i = 0; i < len; i++)
 				memcpy(o + i * ds[in] * w, a + i * ss[in] * w, (size_t)w);
@@ -143,7 +110,7 @@ static void copy(const engine *e, char *dst, const int64_t *ds, const char *src,
 {
 	if (e->fast && fast_copy(dst, ds, src, ss, n, rank, (int)w, e->threads, NULL) == 0)
 		return;
-	mv_copy_box(dst, ds, src, ss, n, rank, w, 0);
+	mv_copy_box(dst, ds, src, ss, n, rank, w);
 }
 
 /* --- slice ------------------------------------------------------------------------ */

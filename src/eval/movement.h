@@ -15,12 +15,9 @@
 int64_t mv_read_index(etype t, const void *p);
 /* Copies n[0..rank) elements of w bytes from src (element strides ss) to
  * dst (element strides ds) on the calling thread: the innermost dimension
- * with memcpy when both sides are contiguous there, with non-temporal
- * stores when `stream` (then call mv_stream_fence before another thread
- * reads dst). */
+ * with memcpy when both sides are contiguous there. */
 void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *ss, const int64_t *n, int rank,
-		 int64_t w, int stream);
-void mv_stream_fence(void);
+		 int64_t w);
 /* Element strides of s per logical dimension (padding included). */
 void mv_strides(const shape *s, int64_t *st);
 /* Whether the frame owns the value of operand k of `in` and `in` is its

@@ -945,7 +945,7 @@ static void test_fast_copy(void)
 			tiny.chunk_bytes = 8 * (1 + rnd(&r, 8));
 			tiny.min_per_thread = 1;
 		}
-		mv_copy_box((char *)d1 + doff * w, ds, (const char *)src + soff * w, ss, n, rank, w, rnd(&r, 2));
+		mv_copy_box((char *)d1 + doff * w, ds, (const char *)src + soff * w, ss, n, rank, w);
 		int rc = fast_copy(d2 + doff * w, ds, src + soff * w, ss, n, rank, w, 1 + rnd(&r, 3), &tiny);
 		CU_ASSERT_EQUAL(rc, 0);
 		if (rc == 0 && memcmp(d1, d2, (size_t)dbytes) != 0) {
