@@ -109,7 +109,7 @@ static void store_double(etype t, void *p, double v)
 		break;
 	}
 	default: {
-		sc_num n = { 1, 0, v, 0, 0 };
+		sc_num n = { .is_float = 1, .f = v };
 		sc_write(t, p, n);
 		break;
 	}

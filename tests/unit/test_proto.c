@@ -182,6 +182,28 @@ static char *run_text(module *m, hloi_context *ctx, hloi_literal **inputs, size_
 	return s;
 }
 
+static int omits_shape(const module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++)
+			if (!m->comps[c]->instrs[i]->has_shape)
+				return 1;
+	return 0;
+}
+
+/* The inferred result shapes as if the text had written them. */
+static void write_inferred_shapes(module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+			instr *in = m->comps[c]->instrs[i];
+			if (!in->has_shape) {
+				in->shape = in->result;
+				in->has_shape = 1;
+			}
+		}
+}
+
 static void roundtrip_file(const char *path, rt_stats *stats)
 {
 	hloi_context *ctx = NULL;
@@ -197,7 +219,15 @@ static void roundtrip_file(const char *path, rt_stats *stats)
 	if (!text || text_parse_module(&m1, ctx, path, text, len) != HLOI_OK)
 		goto done;
 	stats->programs++;
-	/* The writer resolves names itself, so an unchecked module converts. */
+	/* The writer resolves names itself, so an unchecked module converts;
+	 * a result shape the text leaves out reaches the proto once the
+	 * checker has inferred it. */
+	if (omits_shape(m1)) {
+		hloi_check_options o = HLOI_CHECK_OPTIONS_INIT;
+		if (check_module(m1, ctx, &o) == HLOI_OK)
+			write_inferred_shapes(m1);
+		hloi_context_clear(ctx);
+	}
 	if (proto_save_binary(&pb1, &n1, m1, ctx) != HLOI_OK) {
 		/* only for programs the checker rejects too */
 		hloi_context_clear(ctx);
