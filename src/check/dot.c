@@ -482,7 +482,7 @@ int infer_convolution(checker *c, instr *in, shape *inf)
 			strbuf wt = STRBUF_INIT;
 			attr_print_window(&wt, w);
 			ck_error(c, wa ? wa->at : in->op_at,
-				 "Window dimensions do not match RHS shape: RHS shape: %s Window: {%s} Dimension numbers: {%s}.",
+				 "Window dimensions do not match RHS shape: RHS shape: %s Window: %s Dimension numbers: {%s}.",
 				 ck_shape(a, rhs), wt.oom ? "..." : sb_str(&wt), ds);
 			sb_free(&wt);
 			goto done;
