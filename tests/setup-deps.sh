@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what building and testing hloi needs on Debian 12, when missing:
-# the build tools and libraries, and the test oracles (NumPy for the
+# the build tools and libraries (OpenBLAS for the fast dot and convolution), and the test oracles (NumPy for the
 # differential test, Graphviz for rendering `hloi dot` output, xmllint for
 # validating `hloi test --junit` reports, man for the man page test), so
 # that on a fresh machine no test is skipped. Used by README's quick start
@@ -10,7 +10,7 @@
 # (tests/fuzz/run.sh).
 set -eu
 
-need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
+need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libopenblas-dev"
 oracles="python3-numpy graphviz libxml2-utils man-db"
 if [ "${HLOI_SETUP_OPTIONAL:-}" = 1 ]; then
 	oracles="$oracles libclang-rt-14-dev clang"

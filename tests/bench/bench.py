@@ -146,6 +146,77 @@ def numpy_case(name):
     return (lambda: a + b), (lambda: np.add(a, b, out=o))
 
 
+# Contractions: name, description, target as a throughput ratio NumPy time /
+# hloi time (SPEC §9: dot >= 0.8 of NumPy's `a @ b`; issue 15: convolution
+# >= 0.5 of the same convolution written with NumPy). NumPy calls the same
+# OpenBLAS (Debian's libblas.so.3 alternative once libopenblas-dev is in);
+# set OPENBLAS_NUM_THREADS alike for both sides.
+CONTRACTIONS = [
+    ("dot_1024", "f32 [1024,1024] x [1024,1024]; a @ b", 0.8),
+    ("dot_batched", "f32 [64,128,128] x [64,128,128]; a @ b", 0.8),
+    ("conv2d", "f32 NHWC [8,56,56,64] * HWIO 3x3x64x64, pad 1; sliding_window_view + tensordot", 0.5),
+    ("conv2d_nchw", "f32 NCHW [8,64,56,56] * OIHW 64x64x3x3, pad 1; the same on NCHW", 0.5),
+]
+
+
+def contraction_case(name):
+    """The contraction in NumPy, with its inputs made once."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    rng = np.random.default_rng(42)
+    f = lambda *s: rng.standard_normal(s, dtype=np.float32)
+    if name == "dot_1024":
+        a, b = f(1024, 1024), f(1024, 1024)
+        return lambda: a @ b
+    if name == "dot_batched":
+        a, b = f(64, 128, 128), f(64, 128, 128)
+        return lambda: a @ b
+    if name == "conv2d":
+        x, k = f(8, 56, 56, 64), f(3, 3, 64, 64)
+
+        def conv():
+            w = sliding_window_view(np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))), (3, 3), axis=(1, 2))
+            return np.tensordot(w, k, axes=([4, 5, 3], [0, 1, 2]))
+        return conv
+    if name == "conv2d_nchw":
+        x, k = f(8, 64, 56, 56), f(64, 64, 3, 3)
+
+        def conv():
+            w = sliding_window_view(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3))
+            return np.ascontiguousarray(np.tensordot(w, k, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2))
+        return conv
+    raise ValueError(name)
+
+
+def contraction_rows(args, only):
+    rows = []
+    for name, desc, target in CONTRACTIONS:
+        if only and name not in only:
+            continue
+        prog = os.path.join(HERE, name + ".hlo")
+        fn = contraction_case(name)
+        ht, nt = [], []
+        for _ in range(args.repeat):  # interleaved, so both see the same machine
+            ht.append(time_hloi(args.hloi, prog, args.iterations, args.threads)["median_s"])
+            nt.append(time_numpy(fn, args.iterations))
+        del fn
+        rows.append((name, desc, statistics.median(ht), statistics.median(nt), target))
+    return rows
+
+
+def print_contractions(rows):
+    if not rows:
+        return
+    print()
+    print("Contractions (OPENBLAS_NUM_THREADS=%s): throughput ratio = NumPy ms / hloi ms" % (
+        os.environ.get("OPENBLAS_NUM_THREADS", "unset")))
+    print()
+    print("| workload | hloi ms | NumPy ms | ratio | target | met |")
+    print("|---|---:|---:|---:|---|---|")
+    for name, desc, h, n, target in rows:
+        print("| %s (%s) | %.2f | %.2f | %.2f | >= %.1f | %s |" % (
+            name, desc, h * 1e3, n * 1e3, n / h, target, "yes" if n / h >= target else "NO"))
+
+
 def time_numpy(fn, iterations, warmup=2):
     for _ in range(warmup):
         r = fn()
@@ -263,6 +334,7 @@ def main():
             copy_gbps += cg
             med = statistics.median
             mrows.append((name, desc, med(ht), med(nt), med(no), moved, med(cg)))
+        crows = contraction_rows(args, only)
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
@@ -301,6 +373,7 @@ def main():
             frac = gbps / cg
             print("| %s (%s) | %.2f | %.2f | %.2f | %.1f | %.2f %s | %.2f |" % (
                 name, desc, h * 1e3, n * 1e3, n / h, gbps, frac, "yes" if frac >= 0.8 else "NO", no * 1e3))
+    print_contractions(crows)
     if probe:
         print()
         print("colmajor by hand (transpose_probe.c: fused 4x4 SSE transposes, 128x128 tiles, 2 threads): "

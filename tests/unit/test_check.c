@@ -753,12 +753,12 @@ static void test_unsupported(void)
 {
 	checked r;
 	char *out;
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(a, a)\n}\n"),
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] cholesky(a), lower=true\n}\n"),
 			HLOI_EUNSUPPORTED);
 	out = printed(&r);
-	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'dot'\n"
-				    "  ROOT d = f32[2,2] dot(a, a)\n"
-				    "                    ^~~\n");
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'cholesky'\n"
+				    "  ROOT d = f32[2,2] cholesky(a), lower=true\n"
+				    "                    ^~~~~~~~\n");
 	free(out);
 	done(&r);
 
@@ -787,11 +787,11 @@ static void test_unsupported(void)
 
 	/* several unsupported things are all reported; a type error makes it ETYPE */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = token[] parameter(1)\n"
-				"  d = f32[2,2] dot(a, a)\n  ROOT r = add(d, a)\n}\n"),
+				"  d = f32[2,2] cholesky(a), lower=true\n  ROOT r = add(d, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
 	done(&r);
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  d = f32[2,2] dot(a, a)\n"
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  d = f32[2,2] cholesky(a), lower=true\n"
 				"  ROOT r = add(d, a), broadcast_dimensions={1,0}\n}\n"),
 			HLOI_ETYPE);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);

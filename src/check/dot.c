@@ -1,0 +1,503 @@
+/* Shape rules of the contractions (XLA's shape_inference.cc): dot
+ * (InferDotOpShape with ValidateDotDimensionNumbers and
+ * CheckDotDimensionConstraints) and convolution (InferConvolveShape with
+ * InferWindowOutputShape), plus the precision words both carry (the
+ * parser's ParsePrecisionList and ParseAlgorithm). The messages are XLA's;
+ * where XLA prints a proto's DebugString, the same fields are printed on
+ * one line (its ShortDebugString), and a window is printed as HLO text
+ * writes it. */
+#include <string.h>
+#include <strings.h>
+
+#include "check/check_internal.h"
+#include "text/attr_text.h"
+#include "util/checked.h"
+#include "util/strbuf.h"
+
+/* --- result element type ------------------------------------------------------ */
+
+/* primitive_util's OverflowExponent (numeric_limits::max_exponent) and
+ * SignificandWidth (digits) of the float types; 0 for the others. */
+static void float_props(etype t, int *maxexp, int *digits)
+{
+	static const struct {
+		etype t;
+		int maxexp, digits;
+	} tab[] = {
+		{ ET_F16, 16, 11 },	   { ET_BF16, 128, 8 },		 { ET_F32, 128, 24 },
+		{ ET_F64, 1024, 53 },	   { ET_F8E5M2, 16, 3 },	 { ET_F8E4M3, 8, 4 },
+		{ ET_F8E4M3FN, 9, 4 },	   { ET_F8E4M3B11FNUZ, 5, 4 },	 { ET_F8E3M4, 4, 5 },
+		{ ET_F8E5M2FNUZ, 16, 3 },  { ET_F8E4M3FNUZ, 8, 4 },	 { ET_F4E2M1FN, 3, 2 },
+		{ ET_F8E8M0FNU, 128, 1 },
+	};
+	*maxexp = *digits = 0;
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (tab[i].t == t) {
+			*maxexp = tab[i].maxexp;
+			*digits = tab[i].digits;
+		}
+}
+
+/* primitive_util::HigherPrecisionType: complex first, then float range,
+ * float precision, bit width, signedness (ties: a). */
+static etype higher_precision(etype a, etype b)
+{
+	int64_t key[2][5];
+	etype t[2] = { a, b };
+	for (int k = 0; k < 2; k++) {
+		int cplx = t[k] == ET_C64 || t[k] == ET_C128;
+		etype comp = t[k] == ET_C64 ? ET_F32 : t[k] == ET_C128 ? ET_F64 : t[k];
+		int me, dg;
+		float_props(comp, &me, &dg);
+		key[k][0] = cplx;
+		key[k][1] = me ? me : -1;
+		key[k][2] = me ? dg : -1;
+		key[k][3] = etype_bit_width(comp);
+		key[k][4] = etype_get_kind(comp) == KIND_SINT;
+	}
+	for (int i = 0; i < 5; i++)
+		if (key[0][i] != key[1][i])
+			return key[0][i] > key[1][i] ? a : b;
+	return a;
+}
+
+/* The result type: the written one (XLA's verifier passes it as the
+ * preferred element type, which then is the result's whatever the operand
+ * types), else the operands' higher-precision type. */
+static etype result_type(const instr *in, etype lhs, etype rhs)
+{
+	return in->has_shape && !shape_is_tuple(&in->shape) ? in->shape.type : higher_precision(lhs, rhs);
+}
+
+/* --- operand_precision= and algorithm= ------------------------------------------ */
+
+static const char *const precisions[] = { "default", "high", "highest" };
+/* PrecisionConfig.Algorithm without ALG_, lower case (AlgorithmToString). */
+static const char *const algorithms[] = {
+	"unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
+	"dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
+	"dot_bf16_bf16_f32_x6", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32",
+	"dot_f64_f64_f64", "dot_bf16_bf16_f32_x9",
+};
+
+static int known_word(const char *w, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(w, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The words XLA's parser accepts (case-insensitively, as StringToEnum).
+ * They are recorded and printed back; they do not change hloi's values. */
+static int check_precision(checker *c, const instr *in)
+{
+	int bad = 0;
+	const attr *p = instr_attr(in, ATTR_OPERAND_PRECISION);
+	if (p && p->kind == AK_PRECISION)
+		for (int i = 0; i < p->u.words.n; i++)
+			if (!known_word(p->u.words.v[i], precisions, sizeof precisions / sizeof precisions[0])) {
+				ck_error(c, p->u.words.at[i], "expects precision but sees: %s, error: Unknown precision",
+					 p->u.words.v[i]);
+				bad = 1;
+			}
+	const attr *a = instr_attr(in, ATTR_ALGORITHM);
+	if (a && a->kind == AK_WORD && !known_word(a->u.s, algorithms, sizeof algorithms / sizeof algorithms[0])) {
+		ck_error(c, a->vat, "expects algorithm but sees: %s, error: Unknown algorithm", a->u.s);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* --- dot ---------------------------------------------------------------------- */
+
+static void put_field(strbuf *b, const char *name, const int_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		sb_printf(b, "%s%s: %lld", b->len ? " " : "", name, (long long)l->v[i]);
+}
+
+/* DotDimensionNumbers as XLA's ShortDebugString prints it (field order). */
+static void dot_dnums_text(strbuf *b, const instr *in)
+{
+	put_field(b, "lhs_contracting_dimensions", ck_ints(in, ATTR_LHS_CONTRACTING_DIMS));
+	put_field(b, "rhs_contracting_dimensions", ck_ints(in, ATTR_RHS_CONTRACTING_DIMS));
+	put_field(b, "lhs_batch_dimensions", ck_ints(in, ATTR_LHS_BATCH_DIMS));
+	put_field(b, "rhs_batch_dimensions", ck_ints(in, ATTR_RHS_BATCH_DIMS));
+}
+
+static loc ints_loc(checker *c, const instr *in, attr_id id)
+{
+	const int_list *l = instr_ints(in, id);
+	return l ? ck_attr_loc(c, l->at, attr_name(id)) : in->op_at;
+}
+
+static int in_range(const int_list *l, int rank)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->v[i] < 0 || l->v[i] >= rank)
+			return 0;
+	return 1;
+}
+
+/* No dimension twice across the contracting and batch lists of one side. */
+static int unique(const int_list *a, const int_list *b)
+{
+	unsigned seen = 0;
+	const int_list *ls[2] = { a, b };
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < ls[k]->n; i++) {
+			unsigned bit = 1u << ls[k]->v[i];
+			if (seen & bit)
+				return 0;
+			seen |= bit;
+		}
+	return 1;
+}
+
+/* The operands' dims feeding the dot's result in XLA's order: batch dims
+ * (lhs_batch_dims order), lhs free dims, rhs free dims (ascending). */
+int infer_dot(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	for (int k = 0; k < 2; k++)
+		if (shape_is_tuple(&in->ops[k].def->result)) {
+			ck_error(c, in->ops[k].at, "Expected array argument for %s of dot, but got %s.", k ? "rhs" : "lhs",
+				 ck_shape(a, &in->ops[k].def->result));
+			return 1;
+		}
+	if (check_precision(c, in))
+		return 1;
+	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const int_list *lc = ck_ints(in, ATTR_LHS_CONTRACTING_DIMS), *rc = ck_ints(in, ATTR_RHS_CONTRACTING_DIMS);
+	const int_list *lb = ck_ints(in, ATTR_LHS_BATCH_DIMS), *rb = ck_ints(in, ATTR_RHS_BATCH_DIMS);
+	strbuf dn = STRBUF_INIT;
+	int err = 1;
+	dot_dnums_text(&dn, in);
+	if (dn.oom) {
+		c->oom = 1;
+		goto done;
+	}
+	if (!in_range(lc, lhs->rank) || !in_range(lb, lhs->rank) || !in_range(rc, rhs->rank) ||
+	    !in_range(rb, rhs->rank)) {
+		attr_id at = !in_range(lc, lhs->rank)	? ATTR_LHS_CONTRACTING_DIMS
+			     : !in_range(lb, lhs->rank) ? ATTR_LHS_BATCH_DIMS
+			     : !in_range(rc, rhs->rank) ? ATTR_RHS_CONTRACTING_DIMS
+							: ATTR_RHS_BATCH_DIMS;
+		ck_error(c, ints_loc(c, in, at), "A dimension number is out of range in Dot: %s. %s %s", sb_str(&dn),
+			 ck_shape(a, lhs), ck_shape(b, rhs));
+		goto done;
+	}
+	if (!unique(lc, lb) || !unique(rc, rb)) {
+		ck_error(c, ints_loc(c, in, !unique(lc, lb) ? ATTR_LHS_CONTRACTING_DIMS : ATTR_RHS_CONTRACTING_DIMS),
+			 "A dimension number is not unique in Dot: %s.", sb_str(&dn));
+		goto done;
+	}
+	const char *why = NULL;
+	attr_id wat = ATTR_LHS_CONTRACTING_DIMS;
+	if (lc->n != rc->n) {
+		why = "Must specify the same number of contracting dimensions for lhs and rhs.";
+	} else {
+		for (int i = 0; i < lc->n && !why; i++)
+			if (lhs->dims[lc->v[i]] != rhs->dims[rc->v[i]])
+				why = "Contracting dimension sizes are not compatible.";
+	}
+	if (!why && lb->n != rb->n) {
+		why = "Must the same number of batch dimensions for lhs and rhs.";
+		wat = ATTR_LHS_BATCH_DIMS;
+	}
+	for (int i = 0; i < lb->n && !why; i++)
+		if (lhs->dims[lb->v[i]] != rhs->dims[rb->v[i]]) {
+			why = "Batch dimension sizes are not compatible.";
+			wat = ATTR_LHS_BATCH_DIMS;
+		}
+	if (why) {
+		loc at = instr_ints(in, wat) ? ints_loc(c, in, wat) : in->op_at;
+		ck_error(c, at, "Cannot infer shape for dot operation: %s <dot> %s. %s", ck_shape(a, lhs),
+			 ck_shape(b, rhs), why);
+		goto done;
+	}
+	int64_t dims[2 * HLOI_MAX_RANK];
+	int n = 0;
+	for (int i = 0; i < lb->n; i++)
+		dims[n++] = lhs->dims[lb->v[i]];
+	unsigned lused = 0, rused = 0;
+	for (int i = 0; i < lc->n; i++)
+		lused |= 1u << lc->v[i];
+	for (int i = 0; i < lb->n; i++)
+		lused |= 1u << lb->v[i];
+	for (int i = 0; i < rc->n; i++)
+		rused |= 1u << rc->v[i];
+	for (int i = 0; i < rb->n; i++)
+		rused |= 1u << rb->v[i];
+	for (int d = 0; d < lhs->rank; d++)
+		if (!(lused & (1u << d)))
+			dims[n++] = lhs->dims[d];
+	for (int d = 0; d < rhs->rank; d++)
+		if (!(rused & (1u << d)))
+			dims[n++] = rhs->dims[d];
+	if (n > HLOI_MAX_RANK) {
+		ck_error(c, in->op_at, "the result of dot has %d dimensions; hloi supports at most %d", n,
+			 HLOI_MAX_RANK);
+		goto done;
+	}
+	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
+	err = 0;
+done:
+	sb_free(&dn);
+	return err;
+}
+
+/* --- convolution --------------------------------------------------------------- */
+
+static void put_one(strbuf *b, const char *name, int64_t v)
+{
+	if (v != 0) /* proto3 leaves zero scalars out */
+		sb_printf(b, "%s%s: %lld", b->len ? " " : "", name, (long long)v);
+}
+
+static void put_many(strbuf *b, const char *name, const int64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(b, "%s%s: %lld", b->len ? " " : "", name, (long long)v[i]);
+}
+
+/* ConvolutionDimensionNumbers as ShortDebugString prints it (field-number
+ * order). */
+static void conv_dnums_text(strbuf *b, const conv_dims *d)
+{
+	put_one(b, "kernel_input_feature_dimension", d->kernel_input_feature);
+	put_one(b, "kernel_output_feature_dimension", d->kernel_output_feature);
+	put_many(b, "kernel_spatial_dimensions", d->kernel_spatial, d->nspatial);
+	put_one(b, "input_batch_dimension", d->input_batch);
+	put_one(b, "input_feature_dimension", d->input_feature);
+	put_one(b, "output_batch_dimension", d->output_batch);
+	put_one(b, "output_feature_dimension", d->output_feature);
+	put_many(b, "input_spatial_dimensions", d->input_spatial, d->nspatial);
+	put_many(b, "output_spatial_dimensions", d->output_spatial, d->nspatial);
+}
+
+static int64_t dilated_bound(int64_t bound, int64_t dilation)
+{
+	int64_t r;
+	if (bound == 0)
+		return 0;
+	if (ck_mul_i64(bound - 1, dilation, &r) || ck_add_i64(r, 1, &r))
+		return -1;
+	return r;
+}
+
+/* InferWindowOutputShape over the input's spatial dims. */
+static int window_output(checker *c, const instr *in, const window *w, const int64_t *base, int n, int64_t *out)
+{
+	strbuf wt = STRBUF_INIT;
+	attr_print_window(&wt, w);
+	const char *ws = wt.oom ? "{...}" : sb_str(&wt);
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	loc at = wa ? wa->at : in->op_at;
+	int err = 1;
+	for (int i = 0; i < n; i++) {
+		const window_dim *d = &w->d[i];
+		if (d->size <= 0) {
+			ck_error(c, at, "Window %s has a non-positive dimension.", ws);
+			goto done;
+		}
+		if (d->stride <= 0) {
+			ck_error(c, at, "Window %s has a non-positive stride.", ws);
+			goto done;
+		}
+		if (d->lhs_dilate < 1) {
+			ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
+			goto done;
+		}
+		if (d->rhs_dilate < 1) {
+			ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
+			goto done;
+		}
+		int64_t bd = dilated_bound(base[i], d->lhs_dilate), wd = dilated_bound(d->size, d->rhs_dilate), padded;
+		if (bd < 0 || wd < 0 || ck_add_i64(bd, d->pad_lo, &padded) || ck_add_i64(padded, d->pad_hi, &padded)) {
+			ck_error(c, at, "Window %s is too large for spatial dimension %d of size %lld.", ws, i,
+				 (long long)base[i]);
+			goto done;
+		}
+		/* XLA stops on a CHECK here (StridedBound of a negative bound) */
+		if (padded < 0) {
+			ck_error(c, at, "Window %s pads spatial dimension %d of size %lld to a negative size (%lld).", ws,
+				 i, (long long)base[i], (long long)padded);
+			goto done;
+		}
+		out[i] = padded == 0 || wd > padded ? 0 : (padded - wd) / d->stride + 1;
+	}
+	err = 0;
+done:
+	sb_free(&wt);
+	return err;
+}
+
+/* Each of the n numbers in 0..n-1 exactly once. */
+static int is_permutation(const int64_t *v, int n)
+{
+	unsigned seen = 0;
+	for (int i = 0; i < n; i++) {
+		if (v[i] < 0 || v[i] >= n || (seen & (1u << v[i])))
+			return 0;
+		seen |= 1u << v[i];
+	}
+	return 1;
+}
+
+int infer_convolution(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (in->nops != 2) {
+		ck_error(c, in->op_at, "convolution expects 2 operands, but has %d operands", in->nops);
+		return 1;
+	}
+	for (int k = 0; k < 2; k++)
+		if (shape_is_tuple(&in->ops[k].def->result)) {
+			ck_error(c, in->ops[k].at, "Expected array argument for %s of convolution, but got %s.",
+				 k ? "rhs" : "lhs", ck_shape(a, &in->ops[k].def->result));
+			return 1;
+		}
+	if (check_precision(c, in))
+		return 1;
+	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+	if (!la || !la->conv) {
+		ck_error(c, in->op_at, "attribute dim_labels is expected but not seen");
+		return 1;
+	}
+	const conv_dims *d = la->conv;
+	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	int64_t fgc = 1, bgc = 1;
+	instr_int(in, ATTR_FEATURE_GROUP_COUNT, &fgc);
+	instr_int(in, ATTR_BATCH_GROUP_COUNT, &bgc);
+	static const window none = { 0, NULL };
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	const window *w = wa && wa->kind == AK_WINDOW ? &wa->u.win : &none;
+	strbuf dn = STRBUF_INIT;
+	int err = 1;
+	conv_dnums_text(&dn, d);
+	if (dn.oom) {
+		c->oom = 1;
+		goto done;
+	}
+	const char *ds = sb_str(&dn);
+	if (fgc <= 0) {
+		ck_error(c, instr_attr_loc(in, ATTR_FEATURE_GROUP_COUNT),
+			 "feature_group_count must be a positive number, got %lld", (long long)fgc);
+		goto done;
+	}
+	if (bgc <= 0) {
+		ck_error(c, instr_attr_loc(in, ATTR_BATCH_GROUP_COUNT),
+			 "batch_group_count must be a positive number, got %lld", (long long)bgc);
+		goto done;
+	}
+	if (bgc > 1 && fgc > 1) {
+		ck_error(c, instr_attr_loc(in, ATTR_BATCH_GROUP_COUNT),
+			 "both batch_group_count %lld and feature_group_count %lld cannot be greater than 1",
+			 (long long)bgc, (long long)fgc);
+		goto done;
+	}
+	int ns = d->nspatial, nd = ns + 2;
+	if (w->n != ns) {
+		strbuf wt = STRBUF_INIT;
+		attr_print_window(&wt, w);
+		ck_error(c, wa ? wa->at : la->at,
+			 "Window must have same number of dimensions as dimension numbers. Window: %s Dimension numbers: %s.",
+			 wt.oom ? "{...}" : sb_str(&wt), ds);
+		sb_free(&wt);
+		goto done;
+	}
+	if (lhs->rank != nd) {
+		ck_error(c, in->ops[0].at, "The LHS argument to a convolution should have rank %d; lhs: %s.", nd,
+			 ck_shape(a, lhs));
+		goto done;
+	}
+	if (rhs->rank != nd) {
+		ck_error(c, in->ops[1].at, "The RHS argument to a convolution should have rank %d; rhs: %s.", nd,
+			 ck_shape(a, rhs));
+		goto done;
+	}
+	int64_t inp[HLOI_MAX_RANK], ker[HLOI_MAX_RANK], outp[HLOI_MAX_RANK];
+	inp[0] = d->input_batch;
+	inp[1] = d->input_feature;
+	ker[0] = d->kernel_input_feature;
+	ker[1] = d->kernel_output_feature;
+	outp[0] = d->output_batch;
+	outp[1] = d->output_feature;
+	for (int i = 0; i < ns; i++) {
+		inp[2 + i] = d->input_spatial[i];
+		ker[2 + i] = d->kernel_spatial[i];
+		outp[2 + i] = d->output_spatial[i];
+	}
+	/* the parser accepts only permutations; a proto may bring anything */
+	for (int i = 0; i < nd; i++)
+		if (inp[i] < 0 || inp[i] >= nd || ker[i] < 0 || ker[i] >= nd || outp[i] < 0 || outp[i] >= nd) {
+			ck_error(c, la->at, "A dimension number is out of range in convolution: %s.", ds);
+			goto done;
+		}
+	if (!is_permutation(inp, nd)) {
+		ck_error(c, la->at, "Input dimensions of convolution must contain each dimension exactly once: %s.", ds);
+		goto done;
+	}
+	if (!is_permutation(ker, nd)) {
+		ck_error(c, la->at, "Window dimensions of convolution must contain each dimension exactly once: %s.", ds);
+		goto done;
+	}
+	if (!is_permutation(outp, nd)) {
+		ck_error(c, la->at, "Output dimensions of convolution must contain each dimension exactly once: %s.", ds);
+		goto done;
+	}
+	int64_t in_sp[HLOI_MAX_RANK];
+	for (int i = 0; i < ns; i++)
+		in_sp[i] = lhs->dims[d->input_spatial[i]];
+	int64_t in_feat = lhs->dims[d->input_feature], in_batch = lhs->dims[d->input_batch];
+	int64_t k_in = rhs->dims[d->kernel_input_feature], k_out = rhs->dims[d->kernel_output_feature];
+	if (k_out % bgc != 0) {
+		ck_error(c, in->op_at,
+			 "Expected output feature dimension size (value %lld) to be a multiple of batch group count %lld; got <conv>(%s, %s) Dimension numbers: {%s}.",
+			 (long long)k_out, (long long)bgc, ck_shape(a, lhs), ck_shape(b, rhs), ds);
+		goto done;
+	}
+	if (k_out % fgc > 0) {
+		ck_error(c, in->op_at,
+			 "Expected output feature dimension (value %lld) to be divisible by feature_group_count (value %lld); got <conv>(%s, %s) Dimension numbers: {%s}.",
+			 (long long)k_out, (long long)fgc, ck_shape(a, lhs), ck_shape(b, rhs), ds);
+		goto done;
+	}
+	if (in_batch % bgc != 0) {
+		ck_error(c, in->op_at,
+			 "Expected input batch dimension (value %lld) to be divisible by batch_group_count (value %lld); got <conv>(%s, %s) Dimension numbers: {%s}.",
+			 (long long)in_batch, (long long)bgc, ck_shape(a, lhs), ck_shape(b, rhs), ds);
+		goto done;
+	}
+	if (in_feat % fgc != 0 || in_feat / fgc != k_in) {
+		ck_error(c, in->op_at,
+			 "Expected LHS feature dimension (value %lld) to be a multiple of feature_group_count (value %lld), and LHS feature dimension / feature_group_count = RHS feature dimension (value %lld); got <conv>(%s, %s) Dimension numbers: {%s}.",
+			 (long long)in_feat, (long long)fgc, (long long)k_in, ck_shape(a, lhs), ck_shape(b, rhs), ds);
+		goto done;
+	}
+	for (int i = 0; i < ns; i++)
+		if (rhs->dims[d->kernel_spatial[i]] != w->d[i].size) {
+			strbuf wt = STRBUF_INIT;
+			attr_print_window(&wt, w);
+			ck_error(c, wa ? wa->at : in->op_at,
+				 "Window dimensions do not match RHS shape: RHS shape: %s Window: %s Dimension numbers: {%s}.",
+				 ck_shape(a, rhs), wt.oom ? "..." : sb_str(&wt), ds);
+			sb_free(&wt);
+			goto done;
+		}
+	int64_t wout[HLOI_MAX_RANK];
+	if (window_output(c, in, w, in_sp, ns, wout))
+		goto done;
+	int64_t dims[HLOI_MAX_RANK];
+	dims[d->output_batch] = in_batch / bgc;
+	dims[d->output_feature] = k_out;
+	for (int i = 0; i < ns; i++)
+		dims[d->output_spatial[i]] = wout[i];
+	shape_make_array(inf, result_type(in, lhs->type, rhs->type), nd, dims);
+	err = 0;
+done:
+	sb_free(&dn);
+	return err;
+}
