@@ -132,7 +132,8 @@ static int layout_in(loader *L, const Xla__LayoutProto *lp, shape *s)
 	l->element_size_in_bits = lp->element_size_in_bits;
 	l->memory_space = lp->memory_space;
 	l->dynamic_shape_metadata_prefix_bytes = lp->dynamic_shape_metadata_prefix_bytes;
-	l->tail_padding_alignment = lp->tail_padding_alignment_in_elements;
+	/* 1 is the default XLA writes out: the same as not given */
+	l->tail_padding_alignment = lp->tail_padding_alignment_in_elements == 1 ? 0 : lp->tail_padding_alignment_in_elements;
 	return 0;
 }
 
@@ -930,6 +931,13 @@ static int fa_equal(const Xla__FrontendAttributes *a, const Xla__FrontendAttribu
 	return 1;
 }
 
+/* StatisticsViz by content (XLA writes an empty one everywhere). */
+static int stats_equal(const Xla__StatisticsViz *a, const Xla__StatisticsViz *b)
+{
+	static const Xla__StatisticsViz none = XLA__STATISTICS_VIZ__INIT;
+	return packed_equal(&(a ? a : &none)->base, &(b ? b : &none)->base);
+}
+
 /* The instruction's fields the writer would not give back as they were
  * read (set in keep): the rest keeps those whole. */
 static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto *ip, const fields_ops *ops,
@@ -958,6 +966,8 @@ static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto
 			same = metadata_equal(ip->metadata, e->metadata);
 		else if (f->id == 68)
 			same = fa_equal(ip->frontend_attributes, e->frontend_attributes);
+		else if (f->id == 82)
+			same = stats_equal(ip->statistics_viz, e->statistics_viz);
 		else
 			same = field_equal(&ip->base, &e->base, f);
 		if (!same && proto_field_set(&ip->base, f))

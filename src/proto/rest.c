@@ -77,6 +77,12 @@ RULE(metadata_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0
      { 12, NULL, 0 }, { 15, NULL, 0 }, { 16, NULL, 0 }, { 17, NULL, 0 }, { 18, NULL, 0 }, { 19, NULL, 0 });
 RULE(fa_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
 RULE(fa_rule, { 1, &fa_entry_rule, 0 });
+/* StatisticsViz and HloBufferDonorProto: text shows all of them (XLA
+ * writes an empty statistics_viz on every instruction). */
+RULE(statistic_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
+RULE(stats_rule, { 1, NULL, 0 }, { 2, &statistic_rule, 0 });
+RULE(donor_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
+RULE(donor_rule, { 1, &donor_entry_rule, 0 });
 RULE(alias_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 });
 RULE(alias_rule, { 1, &alias_entry_rule, 0 });
 
@@ -87,7 +93,7 @@ RULE(alias_rule, { 1, &alias_entry_rule, 0 });
  * is the rest: the writer keeps it when it can. */
 ECHO_RULE(instr_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, &shape_rule, 0 },
 	  { 7, &metadata_rule, RF_PRESENCE }, { 8, &literal_rule, RF_IF_CONSTANT }, { 36, NULL, 0 },
-	  { 37, NULL, 0 }, { 38, NULL, 0 }, { 68, &fa_rule, RF_PRESENCE });
+	  { 37, NULL, 0 }, { 38, NULL, 0 }, { 68, &fa_rule, RF_PRESENCE }, { 82, &stats_rule, RF_PRESENCE });
 /* HloComputationProto: name, instructions, program_shape, root_id,
  * is_fusion_computation (the writer rebuilds the last three),
  * execution_thread. */
@@ -98,7 +104,7 @@ RULE(comp_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 }, 
  * (is_scheduled=), input_output_alias, stack_frame_index, buffer_donor,
  * frontend_attributes. */
 RULE(module_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 },
-     { 7, NULL, 0 }, { 8, &alias_rule, RF_PRESENCE }, { 17, NULL, 0 }, { 18, NULL, 0 },
+     { 7, NULL, 0 }, { 8, &alias_rule, RF_PRESENCE }, { 17, NULL, 0 }, { 18, &donor_rule, RF_PRESENCE },
      { 19, &fa_rule, RF_PRESENCE });
 
 static const rule_field *rule_find(const rule *r, uint32_t num)

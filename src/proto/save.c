@@ -118,7 +118,7 @@ static int64_t *copy_i64(saver *S, const int64_t *v, size_t n)
 	return r;
 }
 
-/* The layout of an array shape (a scalar without one gets XLA's `layout {}`). */
+/* The layout of an array shape, as XLA's Layout::ToProto writes it. */
 static Xla__LayoutProto *layout_out(saver *S, const shape *s)
 {
 	const layout *l = &s->layout;
@@ -138,7 +138,8 @@ static Xla__LayoutProto *layout_out(saver *S, const shape *s)
 	lp->element_size_in_bits = l->element_size_in_bits;
 	lp->memory_space = l->memory_space;
 	lp->dynamic_shape_metadata_prefix_bytes = l->dynamic_shape_metadata_prefix_bytes;
-	lp->tail_padding_alignment_in_elements = l->tail_padding_alignment;
+	/* XLA writes its default, 1 */
+	lp->tail_padding_alignment_in_elements = l->tail_padding_alignment ? l->tail_padding_alignment : 1;
 	if (l->ntiles) {
 		lp->n_tiles = (size_t)l->ntiles;
 		lp->tiles = sarray(S, lp->n_tiles, sizeof *lp->tiles);
@@ -190,12 +191,10 @@ static Xla__ShapeProto *shape_out(saver *S, const shape *s, int fill, int depth)
 	sp->dimensions = sarray(S, (size_t)s->rank, sizeof(int64_t));
 	if (s->rank && !sp->dimensions)
 		return NULL;
-	int dynamic = 0;
-	for (int d = 0; d < s->rank; d++) {
+	for (int d = 0; d < s->rank; d++)
 		sp->dimensions[d] = s->dim_kind[d] == DIM_UNBOUNDED ? INT64_MIN : s->dims[d];
-		dynamic |= s->dim_kind[d] != DIM_STATIC;
-	}
-	if (dynamic) {
+	/* XLA's Shape::ToProto writes one entry per dimension, false or not */
+	if (s->rank) {
 		sp->n_is_dynamic_dimension = (size_t)s->rank;
 		sp->is_dynamic_dimension = sarray(S, (size_t)s->rank, sizeof(protobuf_c_boolean));
 		if (!sp->is_dynamic_dimension)
@@ -205,7 +204,7 @@ static Xla__ShapeProto *shape_out(saver *S, const shape *s, int fill, int depth)
 	}
 	if (s->has_layout || s->rank == 0 || fill) {
 		shape t = *s;
-		if (!t.has_layout && t.rank > 0)
+		if (!t.has_layout)
 			layout_set_default(&t);
 		if (!(sp->layout = layout_out(S, &t)))
 			return NULL;
@@ -370,8 +369,8 @@ static const shape *instr_shape(saver *S, const instr *in, shape *tmp, strbuf *m
 	const shape *s = known_shape(in);
 	if (!s) {
 		sfail(S, &in->op_at,
-		      "instruction '%s' has no shape: the text leaves it out and the module is not checked "
-		      "(check it, with shapes_only at least, before writing a proto; hloi convert does)",
+		      "instruction '%s' has no shape: the text leaves it out, and no check of the module "
+		      "inferred one",
 		      in->name);
 		return NULL;
 	}
@@ -1197,8 +1196,8 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c,
 	const shape *rs = known_shape(root);
 	if (!rs) {
 		S->inst = root->name;
-		sfail(S, &root->op_at, "instruction '%s' has no shape: the text leaves it out and the module is "
-				      "not checked (check it, with shapes_only at least, before writing a proto)",
+		sfail(S, &root->op_at, "instruction '%s' has no shape: the text leaves it out, and no check of the "
+				      "module inferred one",
 		      root->name);
 		return NULL;
 	}
