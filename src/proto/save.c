@@ -1052,6 +1052,19 @@ static int instr_common(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 	return 0;
 }
 
+/* XLA's HloInstruction::ToProto sets metadata, frontend_attributes and
+ * statistics_viz on every instruction, empty or not. */
+static int instr_always(saver *S, Xla__HloInstructionProto *ip)
+{
+	if (!ip->metadata && !(ip->metadata = snew(S, &xla__op_metadata__descriptor)))
+		return -1;
+	if (!ip->frontend_attributes && !(ip->frontend_attributes = snew(S, &xla__frontend_attributes__descriptor)))
+		return -1;
+	if (!ip->statistics_viz && !(ip->statistics_viz = snew(S, &xla__statistics_viz__descriptor)))
+		return -1;
+	return 0;
+}
+
 static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const namepos *names, int p,
 					   const int64_t *ids, const int64_t *comp_ids)
 {
@@ -1098,6 +1111,8 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const
 		ip->control_predecessor_ids[k] = ids[cp[k]];
 	ip->frontend_attributes = kv_message(S, &fa);
 	if (fa.n && !ip->frontend_attributes)
+		return NULL;
+	if (instr_always(S, ip))
 		return NULL;
 	if (rest_out(S, &ip->base, in->pb_rest, in->pb_rest_len))
 		return NULL;
@@ -1646,6 +1661,9 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	if (!mp)
 		goto out;
 	mp->name = (char *)(m->name ? m->name : "module");
+	/* the module's own id, as read */
+	if (m->pb_rest && proto_rest_id(m->pb_rest, m->pb_rest_len, &xla__hlo_module_proto__descriptor, &mp->id))
+		mp->id = 0;
 	mp->n_computations = nc;
 	mp->computations = sarray(&S, nc, sizeof *mp->computations);
 	if (!mp->computations)
@@ -1679,10 +1697,10 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	if (!mp->host_program_shape &&
 	    !(mp->host_program_shape = entry_layout_default(&S, mp->computations[entry_pos]->program_shape)))
 		goto out;
-	int have_alias = m->nalias > 0;
-	for (int i = 0; i < m->nheader_attrs; i++)
-		have_alias |= strcmp(m->header_attrs[i].name, "input_output_alias") == 0;
-	if (have_alias && !(mp->input_output_alias = alias_out(&S)))
+	/* XLA's HloModule::ToProto sets these, empty or not */
+	if (!(mp->input_output_alias = alias_out(&S)))
+		goto out;
+	if (!mp->buffer_donor && !(mp->buffer_donor = snew(&S, &xla__hlo_buffer_donor_proto__descriptor)))
 		goto out;
 	if (m->stack_frames) {
 		raw_attr r = { "stack frame tables", m->stack_frames, { 0, 0 } };
@@ -1715,7 +1733,8 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	for (size_t i = 0; i < fa.n; i++)
 		if (kv_add(&S, &user, fa.v[i]->key, fa.v[i]->value))
 			goto out;
-	if (user.n && !(mp->frontend_attributes = kv_message(&S, &user)))
+	if (user.n ? !(mp->frontend_attributes = kv_message(&S, &user))
+		   : !(mp->frontend_attributes = snew(&S, &xla__frontend_attributes__descriptor)))
 		goto out;
 	if (rest_out(&S, &mp->base, m->pb_rest, m->pb_rest_len))
 		goto out;
