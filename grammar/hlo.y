@@ -107,7 +107,7 @@ static int append(pstate *st, plist *l, const pnode *src)
 
 %type <tok> name
 %type <flag> entry root
-%type <list> hattrs operands op_list ints m2m groups gitems sig_params sig_list
+%type <list> hattrs comp_attrs operands op_list ints m2m groups gitems sig_params sig_list
 %type <llist> instrs attrs layout_suffix layout_items lit_items shape_list
 %type <node> dim gitem group operand
 %type <shp> shape dims dim_list opt_layout
@@ -135,11 +135,12 @@ input
 
 /* module ::= [header] {stack_frame_section} computation {computation} */
 module
-	: header stack_frames comps
+	: header stack_frames comps		{ OOM(p_stack_frames(st, @2)); }
 	;
 
 /* XLA's stack frame tables (FileNames, FunctionNames, FileLocations,
- * StackFrames), each entry `int (string | '{' {attribute} '}')`; dropped.
+ * StackFrames), each entry `int (string | '{' {attribute} '}')`; kept as
+ * written (the proto writer reads them).
  * section ::= keyword {int (string | '{' {attribute | ','} '}')} */
 stack_frames
 	: %empty
@@ -188,6 +189,7 @@ comps
 computation
 	: entry name opt_sig '{' instrs '}' comp_attrs {
 		OOM(p_computation(st, $1, @1, &$2, @2, $3, &$5));
+		OOM(p_computation_attrs(st, &$7));
 	}
 	;
 
@@ -196,10 +198,14 @@ entry
 	| KW_ENTRY				{ $$ = 1; }
 	;
 
-/* Trailing computation attributes (`execution_thread="main"`) are dropped. */
+/* Trailing computation attributes (`execution_thread="name"`). */
 comp_attrs
-	: %empty
-	| comp_attrs ',' RAWATTR
+	: %empty				{ EMPTY($$); }
+	| comp_attrs ',' RAWATTR		{
+		$$ = $1;
+		pnode *n = node(st, 0, &$3, @3);
+		OOM(!n || append(st, &$$, n));
+	}
 	;
 
 /* signature ::= '(' [label shape {',' label shape}] ')' '->' shape */

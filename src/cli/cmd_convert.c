@@ -96,9 +96,24 @@ int cmd_convert(int argc, char **argv, cli_io *io)
 		return EXIT_RUNTIME;
 	}
 	hloi_module *m = NULL;
+	hloi_context *infer = NULL;
 	hloi_status st = hloi_module_load(&m, ctx, in, from);
+	if (st == HLOI_OK && to != HLOI_FORMAT_HLO) {
+		/* A proto has every instruction's shape: the ones the text left
+		 * out are inferred (what the checker says stays aside unless the
+		 * writer then lacks a shape). */
+		hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
+		opts.shapes_only = 1;
+		if (hloi_context_new(&infer) != HLOI_OK)
+			st = HLOI_ENOMEM;
+		else
+			(void)hloi_module_check(m, infer, &opts);
+	}
 	if (st == HLOI_OK)
 		st = hloi_module_save(m, ctx, out, to);
+	if (st != HLOI_OK && infer)
+		cli_print_diagnostics(io, infer);
+	hloi_context_free(infer);
 	cli_print_diagnostics(io, ctx);
 	int rc = cli_exit_code(st);
 	hloi_module_free(m);

@@ -111,6 +111,9 @@ struct computation {
 	shape *sig_shapes;
 	shape sig_result;
 	loc sig_at;
+	/* `execution_thread="name"` after the closing brace; NULL: the main
+	 * thread */
+	const char *execution_thread;
 	const uint8_t *pb_rest;  /* as instr's */
 	size_t pb_rest_len;
 	/* checker */
@@ -151,6 +154,9 @@ struct hloi_module {
 	loc alias_at;
 	int nheader_attrs;
 	raw_attr *header_attrs;  /* other header attributes, kept verbatim */
+	/* XLA's stack frame tables after the header (`FileNames` ...
+	 * `StackFrames`), as written (trimmed); NULL when absent. */
+	const char *stack_frames;
 	int checked;           /* checker: check_module succeeded */
 	hloi_broadcast_mode checked_mode;
 	int nvalues;           /* checker: constants converted, owned here */

@@ -1,7 +1,10 @@
-/* Attributes that HLO text writes as `name=value` and XLA's proto keeps in
- * fields (metadata, backend_config, frontend_attributes, name lists): their
- * text as XLA prints it, and parsers back to the fields. Also the C-style
- * escaping shared by these and the proto text format. */
+/* The text forms of the attributes XLA keeps in structured proto fields
+ * and hloi keeps as text (metadata, backend_config, frontend_attributes,
+ * statistics, result_accuracy, parameter_replication,
+ * output_to_operand_aliasing, origin, domain): printers as XLA prints them
+ * and parsers as XLA's parser reads them (hlo_instruction.cc,
+ * hlo_op_metadata.cc, hlo_parser.cc at openxla/xla 841f8d2d). Also the
+ * C-style escaping shared with the proto text format. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,165 +146,28 @@ void pbtxt_escape(strbuf *b, const char *s, size_t n)
 		}
 	}
 }
+/* --- metadata (hlo_op_metadata.cc's OpMetadataToString, hlo_parser.cc's
+ * ParseMetadata) -------------------------------------------------------------- */
 
-/* --- a small cursor over attribute text ----------------------------------------- */
-
-typedef struct cur {
-	const char *s;
-	size_t i, n;
-} cur;
-
-static void skip_ws(cur *c)
+static void sep(strbuf *b, size_t start)
 {
-	while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' ||
-			       c->s[c->i] == '\r'))
-		c->i++;
+	if (b->len > start)
+		sb_putc(b, ' ');
 }
 
-static int eat(cur *c, char ch)
+void metadata_print_body(strbuf *b, const Xla__OpMetadata *md)
 {
-	skip_ws(c);
-	if (c->i < c->n && c->s[c->i] == ch) {
-		c->i++;
-		return 1;
+	size_t start = b->len;
+#define STR_FIELD(f)                                           \
+	if (md->f && md->f[0]) {                               \
+		sep(b, start);                                 \
+		sb_puts(b, #f "=");                            \
+		put_quoted(b, md->f, strlen(md->f));           \
 	}
-	return 0;
-}
-
-static int is_word_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       ch == '_' || ch == '.' || ch == '-' || ch == '%';
-}
-
-/* A word of name characters; *out is an arena copy. */
-static int word(cur *c, char **out, arena *a)
-{
-	skip_ws(c);
-	size_t start = c->i;
-	while (c->i < c->n && is_word_char(c->s[c->i]))
-		c->i++;
-	if (c->i == start)
-		return -1;
-	*out = arena_strndup(a, c->s + start, c->i - start);
-	return *out ? 0 : -1;
-}
-
-/* A double-quoted, C-escaped string; *out is an unescaped arena copy. */
-static int quoted(cur *c, char **out, size_t *outlen, arena *a)
-{
-	skip_ws(c);
-	if (c->i >= c->n || c->s[c->i] != '"')
-		return -1;
-	size_t start = ++c->i;
-	while (c->i < c->n && c->s[c->i] != '"') {
-		if (c->s[c->i] == '\\')
-			c->i++;
-		c->i++;
-	}
-	if (c->i >= c->n)
-		return -1;
-	size_t len = c->i - start;
-	c->i++;
-	char *buf = arena_alloc(a, len + 1);
-	size_t bad, olen;
-	if (!buf || pbtxt_unescape(c->s + start, len, buf, &olen, &bad))
-		return -1;
-	buf[olen] = '\0';
-	*out = buf;
-	if (outlen)
-		*outlen = olen;
-	return 0;
-}
-
-/* A quoted string that may become a C string: no NUL bytes, valid UTF-8. */
-static int text_string(cur *c, char **out, arena *a)
-{
-	size_t len;
-	if (quoted(c, out, &len, a))
-		return -1;
-	if (strlen(*out) != len || !proto_utf8_valid((const unsigned char *)*out, len))
-		return -1;
-	return 0;
-}
-
-static int int32_value(cur *c, int32_t *out)
-{
-	skip_ws(c);
-	size_t start = c->i;
-	if (c->i < c->n && c->s[c->i] == '-')
-		c->i++;
-	size_t digits = c->i;
-	int64_t v = 0;
-	while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') {
-		v = v * 10 + (c->s[c->i] - '0');
-		if (v > INT32_MAX + 1LL)
-			return -1;
-		c->i++;
-	}
-	if (c->i == digits)
-		return -1;
-	if (c->s[start] == '-')
-		v = -v;
-	if (v > INT32_MAX || v < INT32_MIN)
-		return -1;
-	*out = (int32_t)v;
-	return 0;
-}
-
-/* A balanced `{...}` taken verbatim (quotes respected). */
-static int braced(cur *c, size_t *start, size_t *end)
-{
-	skip_ws(c);
-	if (c->i >= c->n || c->s[c->i] != '{')
-		return -1;
-	*start = c->i;
-	int depth = 0;
-	while (c->i < c->n) {
-		char ch = c->s[c->i++];
-		if (ch == '"') {
-			while (c->i < c->n && c->s[c->i] != '"') {
-				if (c->s[c->i] == '\\')
-					c->i++;
-				c->i++;
-			}
-			if (c->i >= c->n)
-				return -1;
-			c->i++;
-		} else if (ch == '{') {
-			depth++;
-		} else if (ch == '}' && --depth == 0) {
-			*end = c->i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static void put_quoted(strbuf *b, const char *s, size_t n)
-{
-	sb_putc(b, '"');
-	pbtxt_escape(b, s, n);
-	sb_putc(b, '"');
-}
-
-/* --- metadata ------------------------------------------------------------------ */
-
-void attr_render_metadata(strbuf *b, const Xla__OpMetadata *md)
-{
-	strbuf t = STRBUF_INIT;
-#define STR_FIELD(f)                                                    \
-	if (md->f && md->f[0]) {                                        \
-		if (t.len)                                              \
-			sb_putc(&t, ' ');                               \
-		sb_puts(&t, #f "=");                                    \
-		put_quoted(&t, md->f, strlen(md->f));                   \
-	}
-#define INT_FIELD(f)                                                    \
-	if (md->f) {                                                    \
-		if (t.len)                                              \
-			sb_putc(&t, ' ');                               \
-		sb_printf(&t, #f "=%d", (int)md->f);                    \
+#define INT_FIELD(f)                                           \
+	if (md->f) {                                           \
+		sep(b, start);                                 \
+		sb_printf(b, #f "=%d", (int)md->f);            \
 	}
 	STR_FIELD(op_type)
 	STR_FIELD(op_name)
@@ -310,101 +176,144 @@ void attr_render_metadata(strbuf *b, const Xla__OpMetadata *md)
 	INT_FIELD(source_end_line)
 	INT_FIELD(source_column)
 	INT_FIELD(source_end_column)
-	STR_FIELD(deduplicated_name)
-	INT_FIELD(stack_frame_id)
-	STR_FIELD(scheduling_name)
-#undef STR_FIELD
-#undef INT_FIELD
-	if (t.len) {
-		sb_putc(b, '{');
-		sb_putn(b, sb_str(&t), t.len);
+	if (md->n_profile_type) {
+		sep(b, start);
+		sb_puts(b, "profile_type={");
+		for (size_t i = 0; i < md->n_profile_type; i++)
+			sb_printf(b, i ? ",%d" : "%d", (int)md->profile_type[i]);
 		sb_putc(b, '}');
 	}
-	if (t.oom)
-		b->oom = 1;
-	sb_free(&t);
+	STR_FIELD(deduplicated_name)
+	STR_FIELD(scheduling_name)
+	INT_FIELD(stack_frame_id)
+#undef STR_FIELD
+#undef INT_FIELD
 }
 
-int attr_parse_metadata(const char *text, Xla__OpMetadata *md, arena *a)
+int metadata_parse(tcur *c, Xla__OpMetadata *md, arena *a)
 {
-	cur c = { text, 0, strlen(text) };
-	if (!eat(&c, '{'))
+	if (tc_expect(c, '{', "'{' to start the metadata"))
 		return -1;
-	for (;;) {
-		if (eat(&c, '}'))
-			break;
-		char *key;
-		if (word(&c, &key, a) || !eat(&c, '='))
-			return -1;
+	while (!tc_eat(c, '}')) {
+		size_t s, e;
+		if (!tc_word(c, &s, &e) || tc_expect(c, '=', "'='"))
+			return tc_fail(c, "a metadata field: op_type=, op_name=, source_file=, source_line=, "
+					  "source_end_line=, source_column=, source_end_column=, profile_type=, "
+					  "deduplicated_name=, scheduling_name= or stack_frame_id=");
 		char **sf = NULL;
 		int32_t *inf = NULL;
-		if (strcmp(key, "op_type") == 0)
+		if (tc_word_is(c, s, e, "op_type"))
 			sf = &md->op_type;
-		else if (strcmp(key, "op_name") == 0)
+		else if (tc_word_is(c, s, e, "op_name"))
 			sf = &md->op_name;
-		else if (strcmp(key, "source_file") == 0)
+		else if (tc_word_is(c, s, e, "source_file"))
 			sf = &md->source_file;
-		else if (strcmp(key, "deduplicated_name") == 0)
+		else if (tc_word_is(c, s, e, "deduplicated_name"))
 			sf = &md->deduplicated_name;
-		else if (strcmp(key, "scheduling_name") == 0)
+		else if (tc_word_is(c, s, e, "scheduling_name"))
 			sf = &md->scheduling_name;
-		else if (strcmp(key, "source_line") == 0)
+		else if (tc_word_is(c, s, e, "source_line"))
 			inf = &md->source_line;
-		else if (strcmp(key, "source_end_line") == 0)
+		else if (tc_word_is(c, s, e, "source_end_line"))
 			inf = &md->source_end_line;
-		else if (strcmp(key, "source_column") == 0)
+		else if (tc_word_is(c, s, e, "source_column"))
 			inf = &md->source_column;
-		else if (strcmp(key, "source_end_column") == 0)
+		else if (tc_word_is(c, s, e, "source_end_column"))
 			inf = &md->source_end_column;
-		else if (strcmp(key, "stack_frame_id") == 0)
+		else if (tc_word_is(c, s, e, "stack_frame_id"))
 			inf = &md->stack_frame_id;
-		else
-			return -1;
-		if (sf ? text_string(&c, sf, a) : int32_value(&c, inf))
-			return -1;
-		eat(&c, ',');
+		if (sf) {
+			if (tc_text_string(c, a, sf))
+				return -1;
+		} else if (inf) {
+			if (tc_int32(c, inf))
+				return -1;
+		} else if (tc_word_is(c, s, e, "profile_type")) {
+			int64_t *v;
+			size_t n;
+			tc_skip(c);
+			size_t at = c->i;
+			if (tc_int_list(c, '{', '}', &v, &n, a))
+				return -1;
+			md->profile_type = arena_array(a, n ? n : 1, sizeof *md->profile_type);
+			if (!md->profile_type) {
+				c->oom = 1;
+				return tc_fail(c, "memory");
+			}
+			for (size_t i = 0; i < n; i++) {
+				if (v[i] < INT32_MIN || v[i] > INT32_MAX ||
+				    !protobuf_c_enum_descriptor_get_value(&xla__profile_type__descriptor, (int)v[i])) {
+					c->i = at;
+					return tc_fail(c, "profile types XLA knows (0 to 3)");
+				}
+				md->profile_type[i] = (Xla__ProfileType)v[i];
+			}
+			md->n_profile_type = n;
+		} else {
+			c->i = s;
+			return tc_fail(c, "a metadata field: op_type=, op_name=, source_file=, source_line=, "
+					  "source_end_line=, source_column=, source_end_column=, profile_type=, "
+					  "deduplicated_name=, scheduling_name= or stack_frame_id=");
+		}
+		tc_eat(c, ',');
 	}
-	skip_ws(&c);
-	return c.i == c.n ? 0 : -1;
+	return 0;
 }
 
 /* --- backend_config ---------------------------------------------------------------- */
 
-void attr_render_backend_config(strbuf *b, const uint8_t *data, size_t len)
+/* Whether the bytes lex as one JSON object, as XLA's lexer takes them. */
+static int lexes_as_json_dict(const uint8_t *d, size_t n)
 {
-	if (len == 0)
-		return;
-	if (data[0] == '{' && data[len - 1] == '}' && !memchr(data, '\0', len) &&
-	    !memchr(data, '\n', len) && proto_utf8_valid(data, len))
+	if (n < 2 || d[0] != '{')
+		return 0;
+	if (memchr(d, '\0', n) || !proto_utf8_valid(d, n))
+		return 0;
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t ch = d[i];
+		if (ch == '"') {
+			for (i++; i < n && d[i] != '"'; i++)
+				if (d[i] == '\\')
+					i++;
+			if (i >= n)
+				return 0;
+		} else if (ch == '{') {
+			depth++;
+		} else if (ch == '}') {
+			if (--depth == 0)
+				return i == n - 1;
+		}
+	}
+	return 0;
+}
+
+void backend_config_print(strbuf *b, const uint8_t *data, size_t len)
+{
+	if (lexes_as_json_dict(data, len))
 		sb_putn(b, (const char *)data, len);
 	else
 		put_quoted(b, (const char *)data, len);
 }
 
-int attr_parse_backend_config(const char *text, ProtobufCBinaryData *out, arena *a)
+int backend_config_parse(tcur *c, ProtobufCBinaryData *out, arena *a)
 {
-	cur c = { text, 0, strlen(text) };
-	skip_ws(&c);
-	if (c.i < c.n && c.s[c.i] == '{') {
+	if (tc_peek(c) == '{') {
 		size_t s, e;
-		if (braced(&c, &s, &e))
+		if (tc_braced(c, &s, &e))
 			return -1;
-		skip_ws(&c);
-		if (c.i != c.n)
-			return -1;
-		char *copy = arena_strndup(a, text + s, e - s);
-		if (!copy)
-			return -1;
+		char *copy = arena_strndup(a, c->s + s, e - s);
+		if (!copy) {
+			c->oom = 1;
+			return tc_fail(c, "memory");
+		}
 		out->data = (uint8_t *)copy;
 		out->len = e - s;
 		return 0;
 	}
 	char *buf;
 	size_t len;
-	if (quoted(&c, &buf, &len, a))
-		return -1;
-	skip_ws(&c);
-	if (c.i != c.n)
+	if (tc_string(c, a, &buf, &len))
 		return -1;
 	out->data = (uint8_t *)buf;
 	out->len = len;
@@ -413,7 +322,7 @@ int attr_parse_backend_config(const char *text, ProtobufCBinaryData *out, arena 
 
 /* --- frontend_attributes ---------------------------------------------------------- */
 
-static int is_hloi_key(const char *k)
+int proto_is_hloi_key(const char *k)
 {
 	return strncmp(k, HLOI_KEY_PREFIX, strlen(HLOI_KEY_PREFIX)) == 0;
 }
@@ -425,29 +334,26 @@ static int entry_cmp(const void *x, const void *y)
 	return strcmp(a->key, b->key);
 }
 
-/* A value that is itself a JSON object prints bare, as XLA does. */
-static int is_json_dict(const char *v)
-{
-	size_t n = strlen(v);
-	return n >= 2 && v[0] == '{' && v[n - 1] == '}';
-}
-
-void attr_render_frontend(strbuf *b, const Xla__FrontendAttributes *fa)
+size_t frontend_user_count(const Xla__FrontendAttributes *fa)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < fa->n_map; i++)
-		if (!is_hloi_key(fa->map[i]->key))
+	for (size_t i = 0; fa && i < fa->n_map; i++)
+		if (!proto_is_hloi_key(fa->map[i]->key))
 			n++;
-	if (n == 0)
-		return;
-	Xla__FrontendAttributes__MapEntry **sorted = hloi_calloc(n, sizeof *sorted);
+	return n;
+}
+
+void frontend_print(strbuf *b, const Xla__FrontendAttributes *fa)
+{
+	size_t n = frontend_user_count(fa);
+	Xla__FrontendAttributes__MapEntry **sorted = hloi_calloc(n ? n : 1, sizeof *sorted);
 	if (!sorted) {
 		b->oom = 1;
 		return;
 	}
 	n = 0;
-	for (size_t i = 0; i < fa->n_map; i++)
-		if (!is_hloi_key(fa->map[i]->key))
+	for (size_t i = 0; fa && i < fa->n_map; i++)
+		if (!proto_is_hloi_key(fa->map[i]->key))
 			sorted[n++] = fa->map[i];
 	qsort(sorted, n, sizeof *sorted, entry_cmp);
 	sb_putc(b, '{');
@@ -456,208 +362,550 @@ void attr_render_frontend(strbuf *b, const Xla__FrontendAttributes *fa)
 			sb_putc(b, ',');
 		sb_puts(b, sorted[i]->key);
 		sb_putc(b, '=');
-		if (is_json_dict(sorted[i]->value))
-			sb_puts(b, sorted[i]->value);
+		const char *v = sorted[i]->value;
+		if (lexes_as_json_dict((const uint8_t *)v, strlen(v)))
+			sb_puts(b, v);
 		else
-			put_quoted(b, sorted[i]->value, strlen(sorted[i]->value));
+			put_quoted(b, v, strlen(v));
 	}
 	sb_putc(b, '}');
 	hloi_free(sorted);
 }
 
-int attr_parse_frontend(const char *text, char ***keys, char ***values, size_t *n, arena *a)
+int frontend_parse(tcur *c, char ***keys, char ***values, size_t *n, arena *a)
 {
-	cur c = { text, 0, strlen(text) };
 	size_t cap = 0, count = 0;
 	char **k = NULL, **v = NULL;
-	if (!eat(&c, '{'))
+	if (tc_expect(c, '{', "'{'"))
 		return -1;
-	for (;;) {
-		if (eat(&c, '}'))
-			break;
-		char *key, *val;
-		skip_ws(&c);
-		if (c.i < c.n && c.s[c.i] == '"' ? text_string(&c, &key, a) : word(&c, &key, a))
-			return -1;
-		if (!eat(&c, '='))
-			return -1;
-		skip_ws(&c);
-		if (c.i < c.n && c.s[c.i] == '{') {
+	if (!tc_eat(c, '}')) {
+		do {
+			char *key, *val;
 			size_t s, e;
-			if (braced(&c, &s, &e) || !(val = arena_strndup(a, text + s, e - s)))
-				return -1;
-		} else if (text_string(&c, &val, a)) {
-			return -1;
-		}
-		if (count == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			char **nk = arena_array(a, ncap, sizeof *nk);
-			char **nv = arena_array(a, ncap, sizeof *nv);
-			if (!nk || !nv)
-				return -1;
-			if (count) {
-				memcpy(nk, k, count * sizeof *nk);
-				memcpy(nv, v, count * sizeof *nv);
+			if (tc_peek(c) == '"') {
+				if (tc_text_string(c, a, &key))
+					return -1;
+			} else if (tc_word(c, &s, &e)) {
+				if (!(key = arena_strndup(a, c->s + s, e - s))) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+			} else {
+				return tc_fail(c, "an attribute name");
 			}
-			k = nk;
-			v = nv;
-			cap = ncap;
-		}
-		k[count] = key;
-		v[count] = val;
-		count++;
-		eat(&c, ',');
+			if (tc_expect(c, '=', "'='"))
+				return -1;
+			if (tc_peek(c) == '{') {
+				if (tc_braced(c, &s, &e))
+					return -1;
+				if (!(val = arena_strndup(a, c->s + s, e - s))) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+			} else if (tc_text_string(c, a, &val)) {
+				return -1;
+			}
+			if (count == cap) {
+				size_t ncap = cap ? cap * 2 : 8;
+				char **nk = arena_array(a, ncap, sizeof *nk);
+				char **nv = arena_array(a, ncap, sizeof *nv);
+				if (!nk || !nv) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+				if (count) {
+					memcpy(nk, k, count * sizeof *nk);
+					memcpy(nv, v, count * sizeof *nv);
+				}
+				k = nk;
+				v = nv;
+				cap = ncap;
+			}
+			k[count] = key;
+			v[count] = val;
+			count++;
+		} while (tc_eat(c, ','));
+		if (tc_expect(c, '}', "'}' after the frontend attributes"))
+			return -1;
 	}
-	skip_ws(&c);
-	if (c.i != c.n)
-		return -1;
 	*keys = k;
 	*values = v;
 	*n = count;
 	return 0;
 }
 
-/* --- name lists ------------------------------------------------------------------------ */
+/* --- statistics (StatisticsVizToString, ParseStatisticsViz) ---------------------- */
 
-void attr_render_names(strbuf *b, const char *const *names, size_t n)
+void statistics_print(strbuf *b, const Xla__StatisticsViz *st)
+{
+	if (!st->n_statistics) {
+		sb_puts(b, "{}");
+		return;
+	}
+	sb_printf(b, "{visualizing_index=%lld", (long long)st->stat_index_to_visualize);
+	for (size_t i = 0; i < st->n_statistics; i++) {
+		sb_printf(b, ",%s=", st->statistics[i]->stat_name);
+		put_double(b, st->statistics[i]->stat_val);
+	}
+	sb_putc(b, '}');
+}
+
+int statistics_parse(tcur *c, Xla__StatisticsViz *st, arena *a)
+{
+	if (tc_expect(c, '{', "'{'"))
+		return -1;
+	if (tc_eat(c, '}'))
+		return 0;
+	size_t s, e;
+	if (!tc_word(c, &s, &e) || tc_expect(c, '=', "'='") || tc_int64(c, &st->stat_index_to_visualize))
+		return tc_fail(c, "visualizing_index=N");
+	size_t cap = 0;
+	while (tc_eat(c, ',')) {
+		Xla__Statistic *x = arena_alloc(a, sizeof *x);
+		if (!x) {
+			c->oom = 1;
+			return tc_fail(c, "memory");
+		}
+		xla__statistic__init(x);
+		if (!tc_word(c, &s, &e))
+			return tc_fail(c, "a statistic's name");
+		if (!(x->stat_name = arena_strndup(a, c->s + s, e - s))) {
+			c->oom = 1;
+			return tc_fail(c, "memory");
+		}
+		if (tc_expect(c, '=', "'='") || tc_double(c, &x->stat_val))
+			return -1;
+		if (st->n_statistics == cap) {
+			size_t ncap = cap ? cap * 2 : 4;
+			Xla__Statistic **nv = arena_array(a, ncap, sizeof *nv);
+			if (!nv) {
+				c->oom = 1;
+				return tc_fail(c, "memory");
+			}
+			if (st->n_statistics)
+				memcpy(nv, st->statistics, st->n_statistics * sizeof *nv);
+			st->statistics = nv;
+			cap = ncap;
+		}
+		st->statistics[st->n_statistics++] = x;
+	}
+	return tc_expect(c, '}', "'}' after the statistics");
+}
+
+/* --- result_accuracy ------------------------------------------------------------------ */
+
+int accuracy_print(strbuf *b, const Xla__ResultAccuracy *ra)
+{
+	if (ra->specs_case == XLA__RESULT_ACCURACY__SPECS_MODE && ra->mode != XLA__RESULT_ACCURACY__MODE__DEFAULT) {
+		const ProtobufCEnumValue *v =
+			protobuf_c_enum_descriptor_get_value(&xla__result_accuracy__mode__descriptor, (int)ra->mode);
+		if (!v)
+			return 0;
+		sb_puts(b, "{mode=");
+		for (const char *p = v->name; *p; p++)
+			sb_putc(b, (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p));
+		sb_putc(b, '}');
+		return 1;
+	}
+	if (ra->specs_case == XLA__RESULT_ACCURACY__SPECS_TOLERANCE && ra->tolerance) {
+		sb_puts(b, "{tolerance={atol=");
+		put_double(b, ra->tolerance->atol);
+		sb_puts(b, ",rtol=");
+		put_double(b, ra->tolerance->rtol);
+		sb_printf(b, ",ulps=%lld}}", (long long)ra->tolerance->ulps);
+		return 1;
+	}
+	return 0;
+}
+
+int accuracy_parse(tcur *c, Xla__ResultAccuracy *ra, arena *a)
+{
+	size_t s, e;
+	if (tc_expect(c, '{', "'{'"))
+		return -1;
+	if (!tc_word(c, &s, &e) || tc_expect(c, '=', "'='"))
+		return tc_fail(c, "mode= or tolerance=");
+	if (tc_word_is(c, s, e, "mode")) {
+		size_t ms, me;
+		if (!tc_word(c, &ms, &me))
+			return tc_fail(c, "default or highest");
+		char name[32];
+		size_t n = me - ms;
+		if (n >= sizeof name)
+			return tc_fail(c, "default or highest");
+		for (size_t i = 0; i < n; i++) {
+			char ch = c->s[ms + i];
+			name[i] = (char)(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
+		}
+		name[n] = '\0';
+		const ProtobufCEnumValue *v =
+			protobuf_c_enum_descriptor_get_value_by_name(&xla__result_accuracy__mode__descriptor, name);
+		if (!v) {
+			c->i = ms;
+			return tc_fail(c, "default or highest");
+		}
+		ra->specs_case = XLA__RESULT_ACCURACY__SPECS_MODE;
+		ra->mode = (Xla__ResultAccuracy__Mode)v->value;
+	} else if (tc_word_is(c, s, e, "tolerance")) {
+		Xla__ResultAccuracy__Tolerance *t = arena_alloc(a, sizeof *t);
+		if (!t) {
+			c->oom = 1;
+			return tc_fail(c, "memory");
+		}
+		xla__result_accuracy__tolerance__init(t);
+		if (tc_expect(c, '{', "'{'"))
+			return -1;
+		if (!tc_eat(c, '}')) {
+			do {
+				double v;
+				if (!tc_word(c, &s, &e) || tc_expect(c, '=', "'='"))
+					return tc_fail(c, "atol=, rtol= or ulps=");
+				size_t at = s;
+				if (tc_double(c, &v))
+					return -1;
+				if (tc_word_is(c, s, e, "atol")) {
+					t->atol = v;
+				} else if (tc_word_is(c, s, e, "rtol")) {
+					t->rtol = v;
+				} else if (tc_word_is(c, s, e, "ulps")) {
+					if (v != (double)(int64_t)v) {
+						c->i = at;
+						return tc_fail(c, "a whole number of ulps");
+					}
+					t->ulps = (int64_t)v;
+				} else {
+					c->i = at;
+					return tc_fail(c, "atol=, rtol= or ulps=");
+				}
+			} while (tc_eat(c, ','));
+			if (tc_expect(c, '}', "'}'"))
+				return -1;
+		}
+		ra->specs_case = XLA__RESULT_ACCURACY__SPECS_TOLERANCE;
+		ra->tolerance = t;
+	} else {
+		c->i = s;
+		return tc_fail(c, "mode= or tolerance=");
+	}
+	return tc_expect(c, '}', "'}' to end the result accuracy");
+}
+
+/* --- parameter_replication -------------------------------------------------------------- */
+
+void replication_print(strbuf *b, const Xla__ParameterReplication *r)
+{
+	sb_putc(b, '{');
+	for (size_t i = 0; i < r->n_replicated_at_leaf_buffers; i++)
+		sb_printf(b, "%s%s", i ? "," : "", r->replicated_at_leaf_buffers[i] ? "true" : "false");
+	sb_putc(b, '}');
+}
+
+int replication_parse(tcur *c, Xla__ParameterReplication *r, arena *a)
+{
+	protobuf_c_boolean small[256];
+	size_t n = 0;
+	if (tc_expect(c, '{', "'{'"))
+		return -1;
+	if (!tc_eat(c, '}')) {
+		do {
+			if (n == sizeof small / sizeof small[0])
+				return tc_fail(c, "at most 256 entries");
+			if (tc_keyword(c, "true"))
+				small[n++] = 1;
+			else if (tc_keyword(c, "false"))
+				small[n++] = 0;
+			else
+				return tc_fail(c, "true or false");
+		} while (tc_eat(c, ','));
+		if (tc_expect(c, '}', "'}'"))
+			return -1;
+	}
+	r->n_replicated_at_leaf_buffers = n;
+	r->replicated_at_leaf_buffers = arena_array(a, n ? n : 1, sizeof *r->replicated_at_leaf_buffers);
+	if (!r->replicated_at_leaf_buffers) {
+		c->oom = 1;
+		return tc_fail(c, "memory");
+	}
+	memcpy(r->replicated_at_leaf_buffers, small, n * sizeof *small);
+	return 0;
+}
+
+/* --- output_to_operand_aliasing ---------------------------------------------------------- */
+
+void aliasing_print(strbuf *b, Xla__OutputOperandAliasing *const *v, size_t n)
 {
 	sb_putc(b, '{');
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			sb_puts(b, ", ");
-		sb_puts(b, names[i]);
+		put_int_list(b, v[i]->output_shape_index, v[i]->n_output_shape_index, '{', '}');
+		sb_printf(b, ": (%lld, ", (long long)v[i]->operand_index);
+		put_int_list(b, v[i]->operand_shape_index, v[i]->n_operand_shape_index, '{', '}');
+		sb_putc(b, ')');
 	}
 	sb_putc(b, '}');
 }
 
-int attr_parse_names(const char *text, char ***names, size_t *n, arena *a)
+int aliasing_parse(tcur *c, Xla__OutputOperandAliasing ***out, size_t *nout, arena *a)
 {
-	cur c = { text, 0, strlen(text) };
-	size_t cap = 0, count = 0;
-	char **v = NULL;
-	if (!eat(&c, '{'))
+	Xla__OutputOperandAliasing **v = NULL;
+	size_t n = 0, cap = 0;
+	if (tc_expect(c, '{', "'{'"))
 		return -1;
-	for (;;) {
-		if (eat(&c, '}'))
-			break;
-		if (count && !eat(&c, ','))
-			return -1;
-		char *w;
-		if (word(&c, &w, a))
-			return -1;
-		if (w[0] == '%')
-			w++;
-		if (!w[0])
-			return -1;
-		if (count == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			char **nv = arena_array(a, ncap, sizeof *nv);
-			if (!nv)
+	if (!tc_eat(c, '}')) {
+		do {
+			Xla__OutputOperandAliasing *x = arena_alloc(a, sizeof *x);
+			if (!x) {
+				c->oom = 1;
+				return tc_fail(c, "memory");
+			}
+			xla__output_operand_aliasing__init(x);
+			if (tc_int_list(c, '{', '}', &x->output_shape_index, &x->n_output_shape_index, a) ||
+			    tc_expect(c, ':', "':' after the output shape index") ||
+			    tc_expect(c, '(', "'(' before the operand") || tc_int64(c, &x->operand_index) ||
+			    tc_expect(c, ',', "','") ||
+			    tc_int_list(c, '{', '}', &x->operand_shape_index, &x->n_operand_shape_index, a) ||
+			    tc_expect(c, ')', "')'"))
 				return -1;
-			if (count)
-				memcpy(nv, v, count * sizeof *nv);
-			v = nv;
-			cap = ncap;
-		}
-		v[count++] = w;
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 4;
+				Xla__OutputOperandAliasing **nv = arena_array(a, ncap, sizeof *nv);
+				if (!nv) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+				if (n)
+					memcpy(nv, v, n * sizeof *nv);
+				v = nv;
+				cap = ncap;
+			}
+			v[n++] = x;
+		} while (tc_eat(c, ','));
+		if (tc_expect(c, '}', "'}'"))
+			return -1;
 	}
-	skip_ws(&c);
-	if (c.i != c.n)
-		return -1;
-	*names = v;
-	*n = count;
+	*out = v;
+	*nout = n;
 	return 0;
 }
 
-/* --- where attributes go --------------------------------------------------------------- */
+/* --- origin (OriginalValue::ToString, ParseOriginalValueImpl) ------------------------- */
 
-int attr_slot(const char *name)
+static int index_has_prefix(const int64_t *v, size_t n, const int64_t *p, size_t k)
 {
-	static const char *const callees[] = { "condition", "body", "select", "scatter",
-					       "branch_computations", "true_computation",
-					       "false_computation", "called_computations" };
-	for (size_t i = 0; i < sizeof callees / sizeof callees[0]; i++)
-		if (strcmp(name, callees[i]) == 0)
+	return n >= k && (k == 0 || memcmp(v, p, k * sizeof *v) == 0);
+}
+
+static int origin_node(strbuf *b, const Xla__OriginalValueProto *ov, int64_t *prefix, size_t k, int depth)
+{
+	if (depth > PROTO_MAX_DEPTH || k >= HLOI_MAX_RANK * 8)
+		return -1;
+	int64_t most = -1;
+	for (size_t i = 0; i < ov->n_elements; i++) {
+		const Xla__OriginalValueElementProto *e = ov->elements[i];
+		if (!index_has_prefix(e->shape_index, e->n_shape_index, prefix, k))
+			continue;
+		if (e->n_shape_index == k) {
+			const Xla__OriginalArrayProto *oa = e->original_array;
+			if (!oa) {
+				sb_puts(b, "{}");
+				return 0;
+			}
+			sb_putc(b, '{');
+			put_quoted(b, oa->instruction_name, strlen(oa->instruction_name));
+			if (oa->n_shape_index) {
+				sb_putc(b, ' ');
+				put_int_list(b, oa->shape_index, oa->n_shape_index, '{', '}');
+			}
+			sb_putc(b, '}');
 			return 0;
-	if (strcmp(name, "kind") == 0)
-		return 1;
-	if (strcmp(name, "control-predecessors") == 0)
-		return 3;
-	if (strcmp(name, "frontend_attributes") == 0)
-		return 4;
-	if (strcmp(name, "metadata") == 0)
-		return 5;
-	if (strcmp(name, "backend_config") == 0)
-		return 6;
-	return 2;
-}
-
-int attr_order_cmp(const char *a, const char *b)
-{
-	int sa = attr_slot(a), sb = attr_slot(b);
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	return sa == 2 ? strcmp(a, b) : 0;
-}
-
-int opcode_always_has_dimensions(opcode op)
-{
-	switch (op) {
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_REVERSE:
-	case OP_REDUCE:
-	case OP_CONCATENATE:
-	case OP_SORT:
-	case OP_MAP:
-	case OP_ALL_GATHER:
-	case OP_ALL_GATHER_START:
-	case OP_REDUCE_SCATTER:
-		return 1;
-	default:
+		}
+		if (e->shape_index[k] < 0)
+			return -1;
+		if (e->shape_index[k] > most)
+			most = e->shape_index[k];
+	}
+	if (most < 0) {
+		sb_puts(b, k ? "{}" : "()");
 		return 0;
 	}
-}
-
-const char *callee_typed_attr(opcode op)
-{
-	switch (op) {
-	case OP_FUSION:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-		return "calls";
-	case OP_CALL:
-	case OP_MAP:
-	case OP_REDUCE:
-	case OP_REDUCE_WINDOW:
-	case OP_SCATTER:
-	case OP_SORT:
-	case OP_ALL_REDUCE:
-	case OP_ALL_REDUCE_START:
-	case OP_REDUCE_SCATTER:
-		return "to_apply";
-	default:
-		return NULL;
+	sb_putc(b, '(');
+	for (int64_t j = 0; j <= most; j++) {
+		if (j)
+			sb_puts(b, ", ");
+		prefix[k] = j;
+		if (origin_node(b, ov, prefix, k + 1, depth + 1))
+			return -1;
 	}
+	sb_putc(b, ')');
+	return 0;
 }
 
-int callee_render(opcode op, const char *const *names, size_t n, const char **anames,
-		  char **avalues, arena *a)
+int origin_print(strbuf *b, const Xla__OriginalValueProto *ov)
 {
-	if (n == 0)
+	if (ov->is_synthetic_call) {
+		sb_puts(b, "{[synthetic_call]}");
 		return 0;
-	if (n == 2 && (op == OP_WHILE || op == OP_SELECT_AND_SCATTER)) {
-		anames[0] = op == OP_WHILE ? "condition" : "select";
-		anames[1] = op == OP_WHILE ? "body" : "scatter";
-		avalues[0] = arena_strdup(a, names[0]);
-		avalues[1] = arena_strdup(a, names[1]);
-		return avalues[0] && avalues[1] ? 2 : -1;
 	}
-	anames[0] = op == OP_CONDITIONAL ? "branch_computations" : "called_computations";
-	strbuf b = STRBUF_INIT;
-	attr_render_names(&b, names, n);
-	avalues[0] = b.oom ? NULL : arena_strdup(a, sb_str(&b));
-	sb_free(&b);
-	return avalues[0] ? 1 : -1;
+	int64_t prefix[HLOI_MAX_RANK * 8];
+	for (size_t i = 0; i < ov->n_elements; i++)
+		if (ov->elements[i]->n_shape_index > sizeof prefix / sizeof prefix[0])
+			return -1;
+	sb_putc(b, '{');
+	if (origin_node(b, ov, prefix, 0, 0))
+		return -1;
+	sb_putc(b, '}');
+	return 0;
+}
+
+int origin_parse(tcur *c, Xla__OriginalValueProto *ov, arena *a)
+{
+	if (tc_expect(c, '{', "'{' to start the original value"))
+		return -1;
+	if (tc_eat(c, '[')) {
+		if (!tc_keyword(c, "synthetic_call") || tc_expect(c, ']', "']'"))
+			return tc_fail(c, "[synthetic_call]");
+		ov->is_synthetic_call = 1;
+		return tc_expect(c, '}', "'}'");
+	}
+	int64_t index[HLOI_MAX_RANK * 8];
+	size_t depth = 0, cap = 0;
+	int opened = 0;
+	while (!tc_eat(c, '}')) {
+		int ch = tc_peek(c);
+		if (ch == '(') {
+			c->i++;
+			if (depth == sizeof index / sizeof index[0])
+				return tc_fail(c, "less nesting");
+			index[depth++] = 0;
+			opened = 1;
+		} else if (ch == ')') {
+			c->i++;
+			if (!depth)
+				return tc_fail(c, "a '(' before this ')'");
+			depth--;
+		} else if (ch == ',') {
+			c->i++;
+			if (!depth)
+				return tc_fail(c, "a ',' inside '(...)'");
+			index[depth - 1]++;
+		} else if (ch == '{') {
+			c->i++;
+			Xla__OriginalValueElementProto *e = arena_alloc(a, sizeof *e);
+			if (!e) {
+				c->oom = 1;
+				return tc_fail(c, "memory");
+			}
+			xla__original_value_element_proto__init(e);
+			e->n_shape_index = depth;
+			if (depth) {
+				e->shape_index = arena_array(a, depth, sizeof *e->shape_index);
+				if (!e->shape_index) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+				memcpy(e->shape_index, index, depth * sizeof *index);
+			}
+			if (tc_peek(c) == '"') {
+				Xla__OriginalArrayProto *oa = arena_alloc(a, sizeof *oa);
+				if (!oa) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+				xla__original_array_proto__init(oa);
+				if (tc_text_string(c, a, &oa->instruction_name))
+					return -1;
+				if (tc_peek(c) == '{' &&
+				    tc_int_list(c, '{', '}', &oa->shape_index, &oa->n_shape_index, a))
+					return -1;
+				e->original_array = oa;
+			}
+			if (tc_expect(c, '}', "'}' to end the original array"))
+				return -1;
+			if (ov->n_elements == cap) {
+				size_t ncap = cap ? 2 * cap : 4;
+				Xla__OriginalValueElementProto **nv = arena_array(a, ncap, sizeof *nv);
+				if (!nv) {
+					c->oom = 1;
+					return tc_fail(c, "memory");
+				}
+				if (ov->n_elements)
+					memcpy(nv, ov->elements, ov->n_elements * sizeof *nv);
+				ov->elements = nv;
+				cap = ncap;
+			}
+			ov->elements[ov->n_elements++] = e;
+		} else {
+			return tc_fail(c, "[synthetic_call] or a tuple tree of original arrays");
+		}
+	}
+	(void)opened;
+	if (depth)
+		return tc_fail(c, "a ')' for every '('");
+	return 0;
+}
+
+/* --- domain ---------------------------------------------------------------------------- */
+
+/* `{kind="sharding", entry={...}, exit={...}}`. XLA's proto keeps the
+ * operand side (the text's exit=) in domain_entry_sharding and the user
+ * side (entry=) in domain_exit_sharding. `{}` is no sharding. */
+void domain_print(strbuf *b, const Xla__OpSharding *entry_field, const Xla__OpSharding *exit_field)
+{
+	sb_puts(b, "{kind=\"sharding\", entry=");
+	if (exit_field)
+		sharding_print(b, exit_field);
+	else
+		sb_puts(b, "{}");
+	sb_puts(b, ", exit=");
+	if (entry_field)
+		sharding_print(b, entry_field);
+	else
+		sb_puts(b, "{}");
+	sb_putc(b, '}');
+}
+
+int domain_parse(tcur *c, Xla__OpSharding **entry_field, Xla__OpSharding **exit_field, arena *a)
+{
+	int have_kind = 0, have_entry = 0, have_exit = 0;
+	*entry_field = *exit_field = NULL;
+	if (tc_expect(c, '{', "'{'"))
+		return -1;
+	while (!tc_eat(c, '}')) {
+		size_t s, e;
+		if (!tc_word(c, &s, &e) || tc_expect(c, '=', "'='"))
+			return tc_fail(c, "kind=, entry= or exit=");
+		if (tc_word_is(c, s, e, "kind")) {
+			char *k;
+			size_t at = c->i;
+			if (tc_text_string(c, a, &k))
+				return -1;
+			if (strcmp(k, "sharding") != 0) {
+				c->i = at;
+				tc_skip(c);
+				return tc_fail(c, "kind=\"sharding\" (the one domain kind XLA has)");
+			}
+			have_kind = 1;
+		} else if (tc_word_is(c, s, e, "entry") || tc_word_is(c, s, e, "exit")) {
+			Xla__OpSharding *sh;
+			if (sharding_parse(c, a, &sh))
+				return -1;
+			if (sh->type == XLA__OP_SHARDING__TYPE__TUPLE && !sh->named_sharding && !sh->n_tuple_shardings)
+				sh = NULL;
+			if (tc_word_is(c, s, e, "entry")) {
+				*exit_field = sh;
+				have_entry = 1;
+			} else {
+				*entry_field = sh;
+				have_exit = 1;
+			}
+		} else {
+			c->i = s;
+			return tc_fail(c, "kind=, entry= or exit=");
+		}
+		tc_eat(c, ',');
+	}
+	if (!have_kind || !have_entry || !have_exit)
+		return tc_fail(c, "kind=, entry= and exit= (all three)");
+	return 0;
 }

@@ -70,10 +70,11 @@ static char *lstrdup(loader *L, const char *s)
 }
 
 /* Keeps what the IR does not model of a message (the rest, rest.c). */
-static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint8_t **out, size_t *len)
+static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint64_t *keep, const uint8_t **out,
+		   size_t *len)
 {
 	size_t before = L->loss.n;
-	if (proto_rest_take(&L->m->arena, msg, op, out, len, &L->loss))
+	if (proto_rest_take(&L->m->arena, msg, op, keep, out, len, &L->loss))
 		return loom(L);
 	if (!before && L->loss.n) {
 		L->loss_comp = L->comp;
@@ -131,7 +132,8 @@ static int layout_in(loader *L, const Xla__LayoutProto *lp, shape *s)
 	l->element_size_in_bits = lp->element_size_in_bits;
 	l->memory_space = lp->memory_space;
 	l->dynamic_shape_metadata_prefix_bytes = lp->dynamic_shape_metadata_prefix_bytes;
-	l->tail_padding_alignment = lp->tail_padding_alignment_in_elements;
+	/* 1 is the default XLA writes out: the same as not given */
+	l->tail_padding_alignment = lp->tail_padding_alignment_in_elements == 1 ? 0 : lp->tail_padding_alignment_in_elements;
 	return 0;
 }
 
@@ -550,121 +552,127 @@ static const char *fa_get(const Xla__FrontendAttributes *fa, const char *key)
 	return NULL;
 }
 
-/* The attributes being collected for one instruction, as XLA's text spells
- * them (parsed into typed attributes at the end, text/attr_text.c). */
-typedef struct raws {
-	raw_attr *v;
-	int n, cap;
-} raws;
-
-static int raw_add(loader *L, raws *r, const char *name, const char *value);
-
-/* `name={v0,v1,...}` when there are values or the attribute is `present`. */
-static int list_in(loader *L, raws *r, const char *name, const int64_t *v, size_t n, int present)
+/* Splits a comma-separated list; calls fn on each item. */
+static int each_item(const char *list, int (*fn)(void *ctx, const char *s, size_t n), void *ctx)
 {
-	if (!present && n == 0)
-		return 0;
-	strbuf b = STRBUF_INIT;
-	sb_putc(&b, '{');
-	for (size_t i = 0; i < n; i++)
-		sb_printf(&b, i ? ",%lld" : "%lld", (long long)v[i]);
-	sb_putc(&b, '}');
-	int rc = b.oom ? loom(L) : raw_add(L, r, name, sb_str(&b));
-	sb_free(&b);
-	return rc;
-}
-
-static int int_in(loader *L, raws *r, const char *name, int64_t v)
-{
-	char buf[32];
-	snprintf(buf, sizeof buf, "%lld", (long long)v);
-	return raw_add(L, r, name, buf);
-}
-
-/* The collected attributes, typed. */
-static int attrs_in(loader *L, instr *in, const raws *r)
-{
-	in->nattrs = 0;
-	in->attrs = r->n ? arena_array(&L->m->arena, (size_t)r->n, sizeof *in->attrs) : NULL;
-	if (r->n && !in->attrs)
-		return loom(L);
-	for (int i = 0; i < r->n; i++) {
-		hloi_status st = text_parse_attr(&in->attrs[in->nattrs], L->m, L->ctx, L->file, r->v[i].name,
-						 r->v[i].value);
-		if (st == HLOI_ENOMEM)
-			return loom(L);
-		if (st != HLOI_OK)
-			return lfail(L, "attribute %s has a malformed value: %s", r->v[i].name, r->v[i].value);
-		in->nattrs++;
-	}
-	return 0;
-}
-
-static int raw_add(loader *L, raws *r, const char *name, const char *value)
-{
-	if (r->n == r->cap) {
-		int ncap = r->cap ? r->cap * 2 : 8;
-		raw_attr *nv = arena_array(&L->m->arena, (size_t)ncap, sizeof *nv);
-		if (!nv)
-			return loom(L);
-		if (r->n)
-			memcpy(nv, r->v, (size_t)r->n * sizeof *nv);
-		r->v = nv;
-		r->cap = ncap;
-	}
-	raw_attr *a = &r->v[r->n];
-	memset(a, 0, sizeof *a);
-	a->name = lstrdup(L, name);
-	a->value = lstrdup(L, value);
-	if (!a->name || !a->value)
-		return -1;
-	r->n++;
-	return 0;
-}
-
-/* The stashed text of attribute `name`, if hloi wrote one. */
-static const char *stash_get(const Xla__FrontendAttributes *fa, const char *name)
-{
-	char key[160];
-	snprintf(key, sizeof key, "%s%s", HLOI_KEY_ATTR, name);
-	return fa_get(fa, key);
-}
-
-/* Puts the attributes in XLA's printing order (attr_order_cmp, stably), or
- * in the order hloi stashed when the text had another. */
-static void raw_order(raws *r, const Xla__FrontendAttributes *fa)
-{
-	for (int i = 1; i < r->n; i++) {
-		raw_attr a = r->v[i];
-		int j = i;
-		while (j > 0 && attr_order_cmp(r->v[j - 1].name, a.name) > 0) {
-			r->v[j] = r->v[j - 1];
-			j--;
-		}
-		r->v[j] = a;
-	}
-	const char *order = fa_get(fa, HLOI_KEY_ATTR_ORDER);
-	if (!order)
-		return;
-	int placed = 0;
-	const char *p = order;
-	while (*p && placed < r->n) {
+	const char *p = list;
+	while (p && *p) {
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		for (int i = placed; i < r->n; i++) {
-			if (strlen(r->v[i].name) == len && memcmp(r->v[i].name, p, len) == 0) {
-				raw_attr a = r->v[i];
-				memmove(&r->v[placed + 1], &r->v[placed], (size_t)(i - placed) * sizeof a);
-				r->v[placed++] = a;
-				break;
-			}
-		}
+		if (fn(ctx, p, len))
+			return -1;
 		p = e ? e + 1 : p + len;
 	}
+	return 0;
 }
 
+static int flag_item(void *ctx, const char *s, size_t n)
+{
+	attr_id id = attr_from_name(s, n);
+	if (id == ATTR_COUNT)
+		return -1;
+	((uint8_t *)ctx)[id] = 1;
+	return 0;
+}
+
+/* hloi.explicit / hloi.implicit: attribute names into flags. */
+static int name_flags(loader *L, const Xla__FrontendAttributes *fa, const char *key, uint8_t *flags)
+{
+	memset(flags, 0, ATTR_COUNT);
+	const char *v = fa_get(fa, key);
+	if (v && each_item(v, flag_item, flags))
+		return lfail(L, "invalid %s '%s'", key, v);
+	return 0;
+}
+
+/* hloi.no_layout: the array leaves whose layout the text left out. */
+static int unmask_layouts(shape *s, const char **mask)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (unmask_layouts(&s->tuple[i], mask))
+				return -1;
+		return 0;
+	}
+	if (!shape_is_array(s))
+		return 0;
+	char ch = **mask;
+	if (ch != '0' && ch != '1')
+		return -1;
+	(*mask)++;
+	if (ch == '0')
+		s->has_layout = 0;
+	return 0;
+}
+
+static int hook_shape_in(void *ctx, const Xla__ShapeProto *sp, shape *out)
+{
+	return valid_shape_in(ctx, sp, out, "attribute shape");
+}
+
+/* A growable list of attributes. */
+typedef struct avec {
+	attr *v;
+	int n, cap;
+} avec;
+
+static attr *av_add(loader *L, avec *v)
+{
+	if (v->n == v->cap) {
+		int ncap = v->cap ? v->cap * 2 : 16;
+		attr *nv = arena_array(&L->m->arena, (size_t)ncap, sizeof *nv);
+		if (!nv) {
+			loom(L);
+			return NULL;
+		}
+		if (v->n)
+			memcpy(nv, v->v, (size_t)v->n * sizeof *nv);
+		v->v = nv;
+		v->cap = ncap;
+	}
+	attr *a = &v->v[v->n++];
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+typedef struct spell {
+	loader *L;
+	attr_id ids[ATTR_COUNT];
+	size_t counts[ATTR_COUNT];
+	int n;
+} spell;
+
+static int spell_item(void *ctx, const char *s, size_t n)
+{
+	spell *sp = ctx;
+	const char *colon = memchr(s, ':', n);
+	size_t nl = colon ? (size_t)(colon - s) : n;
+	attr_id id = attr_from_name(s, nl);
+	if (id == ATTR_COUNT || !fields_is_callee(id) || sp->n == ATTR_COUNT)
+		return -1;
+	size_t count = 1;
+	if (attr_table_kind(id) == AK_COMPS) {
+		if (!colon)
+			return -1;
+		count = 0;
+		for (const char *p = colon + 1; p < s + n; p++) {
+			if (*p < '0' || *p > '9' || count > 1000000)
+				return -1;
+			count = count * 10 + (size_t)(*p - '0');
+		}
+	} else if (colon) {
+		return -1;
+	}
+	sp->ids[sp->n] = id;
+	sp->counts[sp->n] = count;
+	sp->n++;
+	return 0;
+}
+
+/* The called computations as the attributes that name them: XLA's
+ * spelling for the opcode, or the one hloi.callees keeps. */
 static int callees_in(loader *L, instr *in, const Xla__HloInstructionProto *ip, computation **comps,
-		      const idpos *cids, size_t ncids, int comp_pos, raws *r)
+		      const idpos *cids, size_t ncids, int comp_pos, const shape *op0, avec *out)
 {
 	size_t n = ip->n_called_computation_ids;
 	if (n == 0)
@@ -684,35 +692,58 @@ static int callees_in(loader *L, instr *in, const Xla__HloInstructionProto *ip, 
 				     comps[p]->name, id);
 		names[k] = comps[p]->name;
 	}
-	const char *typed = callee_typed_attr(in->op);
-	if (typed && n == 1) {
-		const char *spelled = fa_get(ip->frontend_attributes, HLOI_KEY_PREFIX "callee_attr");
-		return raw_add(L, r, spelled ? spelled : typed, names[0]);
+	spell sp;
+	memset(&sp, 0, sizeof sp);
+	sp.L = L;
+	const char *key = fa_get(ip->frontend_attributes, HLOI_KEY_CALLEES);
+	if (key) {
+		size_t total = 0;
+		if (each_item(key, spell_item, &sp))
+			return lfail(L, "invalid %s '%s'", HLOI_KEY_CALLEES, key);
+		for (int i = 0; i < sp.n; i++)
+			total += sp.counts[i];
+		if (total != n)
+			return lfail(L, "%s '%s' names %zu computations; the instruction calls %zu", HLOI_KEY_CALLEES,
+				     key, total, n);
+	} else {
+		sp.n = fields_canon_callees(in->op, n, op0 && op0->type == ET_PRED, sp.ids, sp.counts);
 	}
-	/* Stashed spellings win (e.g. true_computation= / false_computation=). */
-	static const char *const spelled[] = { "condition", "body", "select", "scatter",
-					       "branch_computations", "true_computation",
-					       "false_computation", "called_computations" };
-	int any = 0;
-	for (size_t i = 0; i < sizeof spelled / sizeof spelled[0]; i++)
-		if (stash_get(ip->frontend_attributes, spelled[i]))
-			any = 1;
-	if (any)
-		return 0; /* added with the other stashed attributes */
-	const char *an[2];
-	char *av[2];
-	int k = callee_render(in->op, names, n, an, av, &L->m->arena);
-	if (k < 0)
-		return loom(L);
-	for (int i = 0; i < k; i++)
-		if (raw_add(L, r, an[i], av[i]))
+	size_t k = 0;
+	for (int i = 0; i < sp.n; i++) {
+		attr *a = av_add(L, out);
+		if (!a)
 			return -1;
+		a->id = (uint16_t)sp.ids[i];
+		if (attr_table_kind(sp.ids[i]) == AK_COMP) {
+			a->kind = AK_COMP;
+			a->u.s = names[k++];
+		} else {
+			a->kind = AK_COMPS;
+			a->u.words.n = (int)sp.counts[i];
+			a->u.words.v = names + k;
+			k += sp.counts[i];
+		}
+	}
+	return 0;
+}
+
+static int own_value(loader *L, hloi_literal *lit)
+{
+	module *m = L->m;
+	if (m->nvalues % 16 == 0) {
+		hloi_literal **nv = hloi_realloc(m->values, ((size_t)m->nvalues + 16) * sizeof *nv);
+		if (!nv) {
+			literal_destroy(lit);
+			return loom(L);
+		}
+		m->values = nv;
+	}
+	m->values[m->nvalues++] = lit;
 	return 0;
 }
 
 static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
 {
-	module *m = L->m;
 	if (fa_get(ip->frontend_attributes, HLOI_KEY_ELIDED)) {
 		shape s = in->shape;
 		if (shape_is_array(&s) && !s.has_layout)
@@ -753,17 +784,217 @@ static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
 			in->value = r;
 		}
 	}
-	if (m->nvalues % 16 == 0) {
-		hloi_literal **nv = hloi_realloc(m->values, ((size_t)m->nvalues + 16) * sizeof *nv);
-		if (!nv) {
-			literal_destroy(in->value);
-			in->value = NULL;
-			return loom(L);
-		}
-		m->values = nv;
+	if (own_value(L, in->value)) {
+		in->value = NULL;
+		return -1;
 	}
-	m->values[m->nvalues++] = in->value;
 	return 0;
+}
+
+/* --- the echo: which fields the writer gives back exactly ----------------------- */
+
+static int set_bit(uint64_t *keep, uint32_t num)
+{
+	if (num >= 128)
+		return 0;
+	keep[num / 64] |= 1ull << (num % 64);
+	return 1;
+}
+
+/* Packed bytes of a message (scratch buffer grown as needed). */
+typedef struct packbuf {
+	uint8_t *p;
+	size_t cap;
+} packbuf;
+
+static int packed_equal(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	size_t na = protobuf_c_message_get_packed_size(a), nb = protobuf_c_message_get_packed_size(b);
+	if (na != nb)
+		return 0;
+	if (!na)
+		return 1;
+	uint8_t small[2][512], *pa = small[0], *pb = small[1];
+	if (na > sizeof small[0]) {
+		pa = hloi_malloc(na);
+		pb = hloi_malloc(na);
+		if (!pa || !pb) {
+			hloi_free(pa);
+			hloi_free(pb);
+			return 0;  /* treated as different: kept whole */
+		}
+	}
+	protobuf_c_message_pack(a, pa);
+	protobuf_c_message_pack(b, pb);
+	int eq = memcmp(pa, pb, na) == 0;
+	if (pa != small[0]) {
+		hloi_free(pa);
+		hloi_free(pb);
+	}
+	return eq;
+}
+
+static int field_equal(const ProtobufCMessage *a, const ProtobufCMessage *b, const ProtobufCFieldDescriptor *f)
+{
+	int sa = proto_field_set(a, f), sb = proto_field_set(b, f);
+	if (sa != sb)
+		return 0;
+	if (!sa)
+		return 1;
+	const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+	if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+		size_t na, nb;
+		memcpy(&na, (const char *)a + f->quantifier_offset, sizeof na);
+		memcpy(&nb, (const char *)b + f->quantifier_offset, sizeof nb);
+		if (na != nb)
+			return 0;
+		const char *va = *(const char *const *)pa, *vb = *(const char *const *)pb;
+		for (size_t i = 0; i < na; i++) {
+			switch (f->type) {
+			case PROTOBUF_C_TYPE_STRING:
+				if (strcmp(((char *const *)(const void *)va)[i], ((char *const *)(const void *)vb)[i]))
+					return 0;
+				break;
+			case PROTOBUF_C_TYPE_MESSAGE:
+				if (!packed_equal(((ProtobufCMessage *const *)(const void *)va)[i],
+						  ((ProtobufCMessage *const *)(const void *)vb)[i]))
+					return 0;
+				break;
+			case PROTOBUF_C_TYPE_BYTES: {
+				const ProtobufCBinaryData *x = &((const ProtobufCBinaryData *)(const void *)va)[i];
+				const ProtobufCBinaryData *y = &((const ProtobufCBinaryData *)(const void *)vb)[i];
+				if (x->len != y->len || (x->len && memcmp(x->data, y->data, x->len)))
+					return 0;
+				break;
+			}
+			default: {
+				size_t w = proto_elem_size(f->type);
+				if (memcmp(va + i * w, vb + i * w, w))
+					return 0;
+			}
+			}
+		}
+		return 1;
+	}
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		return strcmp(*(const char *const *)pa, *(const char *const *)pb) == 0;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return packed_equal(*(ProtobufCMessage *const *)pa, *(ProtobufCMessage *const *)pb);
+	case PROTOBUF_C_TYPE_BYTES: {
+		const ProtobufCBinaryData *x = (const void *)pa, *y = (const void *)pb;
+		return x->len == y->len && (!x->len || memcmp(x->data, y->data, x->len) == 0);
+	}
+	default:
+		return memcmp(pa, pb, proto_elem_size(f->type)) == 0;
+	}
+}
+
+/* OpMetadata's fields HLO text shows. */
+static int metadata_equal(const Xla__OpMetadata *a, const Xla__OpMetadata *b)
+{
+	static const Xla__OpMetadata none = XLA__OP_METADATA__INIT;
+	if (!a)
+		a = &none;
+	if (!b)
+		b = &none;
+#define S_EQ(f) (strcmp(a->f ? a->f : "", b->f ? b->f : "") == 0)
+	return S_EQ(op_type) && S_EQ(op_name) && S_EQ(source_file) && S_EQ(deduplicated_name) &&
+	       S_EQ(scheduling_name) && a->source_line == b->source_line && a->source_end_line == b->source_end_line &&
+	       a->source_column == b->source_column && a->source_end_column == b->source_end_column &&
+	       a->stack_frame_id == b->stack_frame_id && a->n_profile_type == b->n_profile_type &&
+	       (!a->n_profile_type || memcmp(a->profile_type, b->profile_type, a->n_profile_type * sizeof *a->profile_type) == 0);
+#undef S_EQ
+}
+
+/* Frontend attributes as sets of entries. */
+static int fa_equal(const Xla__FrontendAttributes *a, const Xla__FrontendAttributes *b)
+{
+	size_t na = a ? a->n_map : 0, nb = b ? b->n_map : 0;
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++) {
+		const char *v = fa_get(b, a->map[i]->key);
+		if (!v || strcmp(v, a->map[i]->value) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* StatisticsViz by content (XLA writes an empty one everywhere). */
+static int stats_equal(const Xla__StatisticsViz *a, const Xla__StatisticsViz *b)
+{
+	static const Xla__StatisticsViz none = XLA__STATISTICS_VIZ__INIT;
+	return packed_equal(&(a ? a : &none)->base, &(b ? b : &none)->base);
+}
+
+/* The instruction's fields the writer would not give back as they were
+ * read (set in keep): the rest keeps those whole. */
+static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto *ip, const fields_ops *ops,
+		      uint64_t *keep)
+{
+	arena scratch;
+	arena_init(&scratch);
+	const Xla__HloInstructionProto *e = proto_echo_instr(&scratch, L->m, in, ops);
+	const ProtobufCMessageDescriptor *d = &xla__hlo_instruction_proto__descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		switch (f->id) {
+		case 1: case 2: case 3: case 35: case 36: case 37: case 38:
+			continue;
+		case 8:
+			if (in->op == OP_CONSTANT)
+				continue;
+			break;
+		default:
+			break;
+		}
+		int same;
+		if (!e)
+			same = !proto_field_set(&ip->base, f);
+		else if (f->id == 7)
+			same = metadata_equal(ip->metadata, e->metadata);
+		else if (f->id == 68)
+			same = fa_equal(ip->frontend_attributes, e->frontend_attributes);
+		else if (f->id == 82)
+			same = stats_equal(ip->statistics_viz, e->statistics_viz);
+		else
+			same = field_equal(&ip->base, &e->base, f);
+		if (!same && proto_field_set(&ip->base, f))
+			set_bit(keep, f->id);
+	}
+	arena_release(&scratch);
+	return 0;
+}
+
+static int stash_item(loader *L, instr *in, avec *av, const char *name, const char *value)
+{
+	attr tmp;
+	hloi_status st = text_parse_attr(&tmp, L->m, L->ctx, L->file, name, value);
+	if (st == HLOI_ENOMEM)
+		return loom(L);
+	if (st != HLOI_OK)
+		return lfail(L, "attribute %s (%s%s) has a malformed value: %s", name, HLOI_KEY_ATTR, name, value);
+	(void)in;
+	/* it takes the place of one made from the fields */
+	for (int i = 0; i < av->n; i++) {
+		if (tmp.id < ATTR_COUNT && av->v[i].id == tmp.id) {
+			av->v[i] = tmp;
+			return 0;
+		}
+	}
+	attr *a = av_add(L, av);
+	if (!a)
+		return -1;
+	*a = tmp;
+	return 0;
+}
+
+static int attr_key_cmp(const void *x, const void *y)
+{
+	const attr *a = x, *b = y;
+	int ka = attr_order_key(a), kb = attr_order_key(b);
+	return ka < kb ? -1 : ka > kb;
 }
 
 static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructionProto *ip,
@@ -772,6 +1003,7 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 {
 	instr *in = c->instrs[pos];
 	const Xla__FrontendAttributes *fa = ip->frontend_attributes;
+	module *m = L->m;
 	if (!ip->opcode[0])
 		return lfail(L, "instruction has no opcode");
 	in->op = opcode_from_name(ip->opcode, strlen(ip->opcode));
@@ -779,14 +1011,22 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 		return lfail(L, "unknown opcode '%s'", ip->opcode);
 	if (valid_shape_in(L, ip->shape, &in->shape, "shape"))
 		return -1;
-	in->has_shape = 1;
+	in->has_shape = !fa_get(fa, HLOI_KEY_NO_SHAPE);
+	const char *mask = fa_get(fa, HLOI_KEY_NO_LAYOUT);
+	if (mask) {
+		const char *p = mask;
+		if (unmask_layouts(&in->shape, &p) || *p)
+			return lfail(L, "invalid %s '%s' for shape %s", HLOI_KEY_NO_LAYOUT, mask, ip->opcode);
+	}
 
 	in->nops = (int)ip->n_operand_ids;
 	if (ip->n_operand_ids > INT32_MAX)
 		return lfail(L, "too many operands");
+	const shape **opshapes = NULL;
 	if (in->nops) {
-		in->ops = arena_array(&L->m->arena, ip->n_operand_ids, sizeof *in->ops);
-		if (!in->ops)
+		in->ops = arena_array(&m->arena, ip->n_operand_ids, sizeof *in->ops);
+		opshapes = arena_array(&m->arena, ip->n_operand_ids, sizeof *opshapes);
+		if (!in->ops || !opshapes)
 			return loom(L);
 	}
 	for (size_t k = 0; k < ip->n_operand_ids; k++) {
@@ -798,65 +1038,68 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			return lfail(L, "operand %zu: instruction '%s' (id %" PRId64 ") is used before its definition",
 				     k, c->instrs[p]->name, id);
 		in->ops[k].name = c->instrs[p]->name;
+		opshapes[k] = &c->instrs[p]->shape;
 	}
+	fields_ops ops = { in->nops, opshapes };
 
-	raws r;
-	memset(&r, 0, sizeof r);
-	switch (opcode_category(in->op)) {
-	case OPC_BINARY:
-	case OPC_COMPARE:
-		if (list_in(L, &r, "broadcast_dimensions", ip->dimensions, ip->n_dimensions,
-			    stash_get(fa, "broadcast_dimensions") != NULL))
-			return -1;
-		break;
-	default:
-		if (in->op == OP_IOTA) {
-			if (ip->n_dimensions > 1)
-				return lfail(L, "iota has %zu dimensions; it takes one (iota_dimension)",
-					     ip->n_dimensions);
-			if (ip->n_dimensions == 1 && int_in(L, &r, "iota_dimension", ip->dimensions[0]))
-				return -1;
-		} else if (list_in(L, &r, "dimensions", ip->dimensions, ip->n_dimensions,
-				   opcode_always_has_dimensions(in->op) || stash_get(fa, "dimensions") != NULL)) {
-			return -1;
-		}
-		break;
-	}
 	if (in->op == OP_PARAMETER) {
 		if (ip->parameter_number < 0)
 			return lfail(L, "negative parameter_number %" PRId64, ip->parameter_number);
 		in->parameter_number = ip->parameter_number;
 	}
-	if (in->op == OP_GET_TUPLE_ELEMENT) {
-		if (ip->tuple_index < 0)
-			return lfail(L, "negative tuple_index %" PRId64, ip->tuple_index);
-		if (int_in(L, &r, "index", ip->tuple_index))
-			return -1;
-	}
-	if (ip->comparison_direction[0]) {
-		if (cmp_direction_from_name(ip->comparison_direction, strlen(ip->comparison_direction)) == CMP_NONE)
-			return lfail(L, "invalid comparison_direction '%s'", ip->comparison_direction);
-		if (raw_add(L, &r, "direction", ip->comparison_direction))
-			return -1;
-	}
-	if (ip->comparison_type[0]) {
-		if (cmp_type_from_name(ip->comparison_type, strlen(ip->comparison_type)) == CMPT_NONE)
-			return lfail(L, "invalid comparison_type '%s'", ip->comparison_type);
-		if (raw_add(L, &r, "type", ip->comparison_type))
-			return -1;
-	}
+	if (in->op == OP_GET_TUPLE_ELEMENT && ip->tuple_index < 0)
+		return lfail(L, "negative tuple_index %" PRId64, ip->tuple_index);
+	if (in->op == OP_IOTA && ip->n_dimensions > 1)
+		return lfail(L, "iota has %zu dimensions; it takes one (iota_dimension)", ip->n_dimensions);
+	if (ip->comparison_direction[0] &&
+	    cmp_direction_from_name(ip->comparison_direction, strlen(ip->comparison_direction)) == CMP_NONE)
+		return lfail(L, "invalid comparison_direction '%s'", ip->comparison_direction);
+	if (ip->comparison_type[0] &&
+	    cmp_type_from_name(ip->comparison_type, strlen(ip->comparison_type)) == CMPT_NONE)
+		return lfail(L, "invalid comparison_type '%s'", ip->comparison_type);
 	if (in->op == OP_CONSTANT && constant_in(L, in, ip))
 		return -1;
 
-	if (callees_in(L, in, ip, comps, cids, ncids, comp_pos, &r))
+	/* the attributes */
+	uint8_t force[ATTR_COUNT], suppress[ATTR_COUNT];
+	if (name_flags(L, fa, HLOI_KEY_EXPLICIT, force) || name_flags(L, fa, HLOI_KEY_IMPLICIT, suppress))
 		return -1;
-	if (ip->fusion_kind[0] && !stash_get(fa, "kind") && raw_add(L, &r, "kind", ip->fusion_kind))
+	fields_hooks hooks = { L, hook_shape_in, NULL, NULL };
+	attr *fv;
+	int nf;
+	int r = fields_in(&m->arena, in->op, ip, &ops, &hooks, force, suppress, &fv, &nf);
+	if (r < 0)
+		return loom(L);
+	if (L->st != HLOI_OK)
+		return -1;  /* a shape the hook refused */
+	avec av = { NULL, 0, 0 };
+	for (int i = 0; i < nf; i++) {
+		attr *a = av_add(L, &av);
+		if (!a)
+			return -1;
+		*a = fv[i];
+	}
+	if (in->op != OP_CONSTANT && ip->literal && !suppress[ATTR_LITERAL]) {
+		hloi_literal *lit;
+		if (literal_in(L, ip->literal, &lit, "literal shape") || own_value(L, lit))
+			return -1;
+		attr *a = av_add(L, &av);
+		if (!a)
+			return -1;
+		a->id = ATTR_LITERAL;
+		a->kind = AK_LITERAL;
+		a->u.lit.shp = &lit->shape;
+		a->u.lit.value = lit;
+	}
+	if (callees_in(L, in, ip, comps, cids, ncids, comp_pos, in->nops ? opshapes[0] : NULL, &av))
 		return -1;
-	if (ip->n_control_predecessor_ids && !stash_get(fa, "control-predecessors")) {
-		const char **names = arena_array(&L->m->arena, ip->n_control_predecessor_ids, sizeof *names);
-		if (!names)
+	if (ip->n_control_predecessor_ids) {
+		size_t n = ip->n_control_predecessor_ids;
+		const char **names = arena_array(&m->arena, n, sizeof *names);
+		attr *a = av_add(L, &av);
+		if (!names || !a)
 			return loom(L);
-		for (size_t k = 0; k < ip->n_control_predecessor_ids; k++) {
+		for (size_t k = 0; k < n; k++) {
 			int64_t id = ip->control_predecessor_ids[k];
 			int p = id_lookup(ids, nids, id);
 			if (p < 0)
@@ -864,59 +1107,38 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 					     k, id);
 			names[k] = c->instrs[p]->name;
 		}
-		strbuf b = STRBUF_INIT;
-		attr_render_names(&b, names, ip->n_control_predecessor_ids);
-		int rc = b.oom ? loom(L) : raw_add(L, &r, "control-predecessors", sb_str(&b));
-		sb_free(&b);
-		if (rc)
-			return -1;
+		a->id = ATTR_CONTROL_PREDECESSORS;
+		a->kind = AK_NAMES;
+		a->u.words.n = (int)n;
+		a->u.words.v = names;
 	}
-	strbuf b = STRBUF_INIT;
-	int rc = 0;
-	if (fa && !stash_get(fa, "frontend_attributes")) {
-		attr_render_frontend(&b, fa);
-		if (b.len)
-			rc = raw_add(L, &r, "frontend_attributes", sb_str(&b));
-	}
-	if (!rc && ip->metadata && !stash_get(fa, "metadata")) {
-		sb_reset(&b);
-		attr_render_metadata(&b, ip->metadata);
-		if (b.len)
-			rc = raw_add(L, &r, "metadata", sb_str(&b));
-	}
-	if (!rc && ip->backend_config.len && !stash_get(fa, "backend_config")) {
-		sb_reset(&b);
-		attr_render_backend_config(&b, ip->backend_config.data, ip->backend_config.len);
-		rc = raw_add(L, &r, "backend_config", sb_str(&b));
-	}
-	if (!rc && b.oom)
-		rc = loom(L);
-	sb_free(&b);
-	if (rc)
-		return -1;
-	/* Everything else hloi stashed, in the order it was written. */
+	/* attributes XLA has no field for, kept as text */
 	size_t plen = strlen(HLOI_KEY_ATTR);
 	for (size_t i = 0; fa && i < fa->n_map; i++) {
 		const char *k = fa->map[i]->key;
-		if (strncmp(k, HLOI_KEY_ATTR, plen) != 0)
-			continue;
-		const char *name = k + plen;
-		if (strcmp(name, "dimensions") == 0 || strcmp(name, "broadcast_dimensions") == 0 || !name[0])
-			continue;
-		if (raw_add(L, &r, name, fa->map[i]->value))
+		if (strncmp(k, HLOI_KEY_ATTR, plen) == 0 && k[plen] &&
+		    stash_item(L, in, &av, k + plen, fa->map[i]->value))
 			return -1;
 	}
-	raw_order(&r, fa);
-	if (attrs_in(L, in, &r))
+	if (av.n)
+		qsort(av.v, (size_t)av.n, sizeof *av.v, attr_key_cmp);
+	in->attrs = av.v;
+	in->nattrs = av.n;
+
+	uint64_t keep[2] = { 0, 0 };
+	if (echo_instr(L, in, ip, &ops, keep))
 		return -1;
-	return rest_in(L, &ip->base, in->op, &in->pb_rest, &in->pb_rest_len);
+	return rest_in(L, &ip->base, in->op, keep, &in->pb_rest, &in->pb_rest_len);
 }
 
 /* --- computations and the module ---------------------------------------------------- */
 
-/* Splits a comma-separated list and says whether `name` is in it. */
-static int in_list(const char *list, const char *name)
+/* Whether `name` is in a comma-separated list whose items may carry a
+ * `:suffix`; *suffix gets it (or NULL). */
+static int in_list_suffix(const char *list, const char *name, const char **suffix, size_t *slen)
 {
+	if (suffix)
+		*suffix = NULL;
 	if (!list)
 		return 0;
 	size_t n = strlen(name);
@@ -924,11 +1146,21 @@ static int in_list(const char *list, const char *name)
 	while (*p) {
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && memcmp(p, name, n) == 0)
+		if (len >= n && memcmp(p, name, n) == 0 && (len == n || p[n] == ':')) {
+			if (suffix && len > n) {
+				*suffix = p + n + 1;
+				*slen = len - n - 1;
+			}
 			return 1;
+		}
 		p = e ? e + 1 : p + len;
 	}
 	return 0;
+}
+
+static int in_list(const char *list, const char *name)
+{
+	return in_list_suffix(list, name, NULL, NULL);
 }
 
 static int computation_in(loader *L, computation *c, const Xla__HloComputationProto *cp,
@@ -1010,7 +1242,14 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 	}
 	c->root = c->instrs[r];
 	c->root->is_root = !in_list(fa_get(mfa, HLOI_KEY_IMPLICIT_ROOT), c->name);
-	if (in_list(fa_get(mfa, HLOI_KEY_SIGNATURE), c->name) && cp->program_shape) {
+	if (cp->execution_thread[0] && strcmp(cp->execution_thread, "main") != 0 &&
+	    !(c->execution_thread = lstrdup(L, cp->execution_thread))) {
+		rc = -1;
+		goto out;
+	}
+	const char *sigmask = NULL;
+	size_t sigmask_len = 0;
+	if (in_list_suffix(fa_get(mfa, HLOI_KEY_SIGNATURE), c->name, &sigmask, &sigmask_len) && cp->program_shape) {
 		/* The signature `(p: f32[2]) -> f32[2]` the text had. */
 		const Xla__ProgramShapeProto *ps = cp->program_shape;
 		if (ps->n_parameters != ps->n_parameter_names || ps->n_parameters > INT32_MAX || !ps->result) {
@@ -1038,8 +1277,23 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			rc = -1;
 			goto out;
 		}
+		if (sigmask) {
+			char *mk = arena_strndup(&m->arena, sigmask, sigmask_len);
+			const char *q = mk;
+			int bad = !mk;
+			for (int i = 0; !bad && i < c->nsig_params; i++)
+				bad = unmask_layouts(&c->sig_shapes[i], &q);
+			if (bad || unmask_layouts(&c->sig_result, &q) || *q) {
+				rc = lfail(L, "invalid layout mask in %s", HLOI_KEY_SIGNATURE);
+				goto out;
+			}
+		}
 	}
-	rc = rest_in(L, &cp->base, OP_COUNT, &c->pb_rest, &c->pb_rest_len);
+	/* XLA writes the main thread as "" */
+	uint64_t keep[2] = { 0, 0 };
+	if (strcmp(cp->execution_thread, "main") == 0)
+		set_bit(keep, 8);
+	rc = rest_in(L, &cp->base, OP_COUNT, keep, &c->pb_rest, &c->pb_rest_len);
 out:
 	hloi_free(ids);
 	hloi_free(names);
@@ -1081,16 +1335,79 @@ static int alias_in(loader *L, const Xla__HloInputOutputAliasProto *ap)
 	return 0;
 }
 
-static int entry_key_cmp(const void *x, const void *y)
+/* The module's hloi keys the loader reads; another is an older or newer
+ * hloi's, which the writer would not give back. */
+static int known_module_key(const char *k)
 {
-	const Xla__FrontendAttributes__MapEntry *a = *(const Xla__FrontendAttributes__MapEntry *const *)x;
-	const Xla__FrontendAttributes__MapEntry *b = *(const Xla__FrontendAttributes__MapEntry *const *)y;
-	return strcmp(a->key, b->key);
+	static const char *const keys[] = { HLOI_KEY_NO_HEADER, HLOI_KEY_HEADER_ORDER, HLOI_KEY_BROADCAST_MODE,
+					    HLOI_KEY_IMPLICIT_ENTRY, HLOI_KEY_IMPLICIT_ROOT, HLOI_KEY_SIGNATURE,
+					    HLOI_KEY_COMP_ORDER, HLOI_KEY_EXPLICIT, HLOI_KEY_IMPLICIT };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(k, keys[i]) == 0)
+			return 1;
+	return strncmp(k, HLOI_KEY_HEADER_ATTR, strlen(HLOI_KEY_HEADER_ATTR)) == 0;
 }
 
-static int header_in(loader *L, const Xla__FrontendAttributes *fa)
+typedef struct hlist {
+	raw_attr v[64];
+	int n;
+} hlist;
+
+static int hadd(loader *L, hlist *h, const char *name, const char *value)
+{
+	if (h->n == (int)(sizeof h->v / sizeof h->v[0]))
+		return lfail(L, "too many module attributes");
+	raw_attr *a = &h->v[h->n];
+	memset(a, 0, sizeof *a);
+	if (!(a->name = lstrdup(L, name)) || !(a->value = lstrdup(L, value)))
+		return -1;
+	h->n++;
+	return 0;
+}
+
+static int hadd_buf(loader *L, hlist *h, const char *name, strbuf *b)
+{
+	int rc = b->oom ? loom(L) : hadd(L, h, name, sb_str(b));
+	sb_reset(b);
+	return rc;
+}
+
+/* entry_computation_layout={(f32[2]{0}, ...)->f32[2]{0}} from XLA's
+ * host_program_shape. */
+static int entry_layout_text(loader *L, const Xla__ProgramShapeProto *ps, strbuf *b, uint64_t *keep)
+{
+	sb_puts(b, "{(");
+	for (size_t i = 0; i < ps->n_parameters; i++) {
+		shape s;
+		if (valid_shape_in(L, ps->parameters[i], &s, "entry parameter layout"))
+			return -1;
+		if (i)
+			sb_puts(b, i % 5 == 0 ? "" : ", ");
+		if (i && i % 5 == 0)
+			sb_printf(b, ", /*index=%zu*/", i);
+		shape_print(b, &s, 1);
+		char want[32];
+		snprintf(want, sizeof want, "p%zu", i);
+		if (i >= ps->n_parameter_names || strcmp(ps->parameter_names[i], want) != 0)
+			set_bit(keep, 4);  /* the names are XLA's p0, p1, ... */
+	}
+	if (ps->n_parameter_names != ps->n_parameters)
+		set_bit(keep, 4);
+	shape r;
+	if (valid_shape_in(L, ps->result, &r, "entry result layout"))
+		return -1;
+	sb_puts(b, ")->");
+	shape_print(b, &r, 1);
+	sb_putc(b, '}');
+	return 0;
+}
+
+/* The header's attributes from the module's fields and hloi's keys, in
+ * XLA's order (or the one the text had). */
+static int header_in(loader *L, const Xla__HloModuleProto *mp, uint64_t *keep)
 {
 	module *m = L->m;
+	const Xla__FrontendAttributes *fa = mp->frontend_attributes;
 	m->has_header = !fa_get(fa, HLOI_KEY_NO_HEADER);
 	const char *mode = fa_get(fa, HLOI_KEY_BROADCAST_MODE);
 	if (mode) {
@@ -1101,41 +1418,233 @@ static int header_in(loader *L, const Xla__FrontendAttributes *fa)
 		else
 			return lfail(L, "invalid %s '%s'", HLOI_KEY_BROADCAST_MODE, mode);
 	}
-	size_t plen = strlen(HLOI_KEY_HEADER_ATTR);
-	size_t n = 0;
 	for (size_t i = 0; fa && i < fa->n_map; i++)
-		if (strncmp(fa->map[i]->key, HLOI_KEY_HEADER_ATTR, plen) == 0)
-			n++;
-	if (n == 0)
+		if (proto_is_hloi_key(fa->map[i]->key) && !known_module_key(fa->map[i]->key))
+			set_bit(keep, 19);
+	if (!m->has_header)
 		return 0;
-	/* keys are prefix + position + "." + name: sorted, they are in order */
-	const Xla__FrontendAttributes__MapEntry **e = hloi_calloc(n, sizeof *e);
-	m->header_attrs = arena_array(&m->arena, n, sizeof *m->header_attrs);
-	if (!e || !m->header_attrs) {
-		hloi_free(e);
-		return loom(L);
-	}
-	n = 0;
-	for (size_t i = 0; i < fa->n_map; i++)
-		if (strncmp(fa->map[i]->key, HLOI_KEY_HEADER_ATTR, plen) == 0)
-			e[n++] = fa->map[i];
-	qsort(e, n, sizeof *e, entry_key_cmp);
+	const char *ex = fa_get(fa, HLOI_KEY_EXPLICIT), *im = fa_get(fa, HLOI_KEY_IMPLICIT);
+	hlist *h = hloi_calloc(1, sizeof *h);
+	strbuf b = STRBUF_INIT;
 	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const char *name = strchr(e[i]->key + plen, '.');
-		if (!name || !name[1]) {
-			rc = lfail(L, "invalid module attribute key '%s'", e[i]->key);
-			break;
-		}
-		raw_attr *a = &m->header_attrs[m->nheader_attrs];
-		a->name = lstrdup(L, name + 1);
-		a->value = lstrdup(L, e[i]->value);
-		if (!a->name || !a->value)
-			rc = -1;
-		else
-			m->nheader_attrs++;
+	if (!h)
+		return loom(L);
+	if (mp->schedule)
+		rc = hadd(L, h, "is_scheduled", "true");
+	else if (in_list(ex, "is_scheduled"))
+		rc = hadd(L, h, "is_scheduled", "false");
+	if (!rc && (m->nalias || in_list(ex, "input_output_alias"))) {
+		alias_text(&b, m->alias, m->nalias);
+		rc = hadd_buf(L, h, "input_output_alias", &b);
 	}
-	hloi_free(e);
+	if (!rc && ((mp->buffer_donor && mp->buffer_donor->n_entries) || in_list(ex, "buffer_donor"))) {
+		donor_print(&b, mp->buffer_donor);
+		rc = hadd_buf(L, h, "buffer_donor", &b);
+	}
+	if (!rc && mp->host_program_shape && !in_list(im, "entry_computation_layout")) {
+		rc = entry_layout_text(L, mp->host_program_shape, &b, keep);
+		if (!rc)
+			rc = hadd_buf(L, h, "entry_computation_layout", &b);
+	}
+	if (!rc && (frontend_user_count(fa) || in_list(ex, "frontend_attributes"))) {
+		frontend_print(&b, fa);
+		rc = hadd_buf(L, h, "frontend_attributes", &b);
+	}
+	size_t plen = strlen(HLOI_KEY_HEADER_ATTR);
+	for (size_t i = 0; !rc && fa && i < fa->n_map; i++)
+		if (strncmp(fa->map[i]->key, HLOI_KEY_HEADER_ATTR, plen) == 0 && fa->map[i]->key[plen])
+			rc = hadd(L, h, fa->map[i]->key + plen, fa->map[i]->value);
+	if (!rc && mode)
+		rc = hadd(L, h, "broadcast_mode", mode);
+	sb_free(&b);
+	/* XLA's order, stably */
+	for (int i = 1; !rc && i < h->n; i++) {
+		raw_attr x = h->v[i];
+		int j = i;
+		while (j > 0 && proto_header_rank(h->v[j - 1].name) > proto_header_rank(x.name)) {
+			h->v[j] = h->v[j - 1];
+			j--;
+		}
+		h->v[j] = x;
+	}
+	const char *order = fa_get(fa, HLOI_KEY_HEADER_ORDER);
+	int placed = 0;
+	for (const char *p = order; !rc && p && *p && placed < h->n;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		for (int i = placed; i < h->n; i++) {
+			if (strlen(h->v[i].name) == len && memcmp(h->v[i].name, p, len) == 0) {
+				raw_attr x = h->v[i];
+				memmove(&h->v[placed + 1], &h->v[placed], (size_t)(i - placed) * sizeof x);
+				h->v[placed++] = x;
+				break;
+			}
+		}
+		p = e ? e + 1 : p + len;
+	}
+	if (!rc && h->n) {
+		m->header_attrs = arena_array(&m->arena, (size_t)h->n, sizeof *m->header_attrs);
+		if (!m->header_attrs)
+			rc = loom(L);
+		else
+			memcpy(m->header_attrs, h->v, (size_t)h->n * sizeof *h->v);
+		m->nheader_attrs = rc ? 0 : h->n;
+	}
+	hloi_free(h);
+	return rc;
+}
+
+/* An instruction's id, as the loader kept it in its rest. */
+static int64_t kept_id(const instr *in)
+{
+	int64_t id = 0;
+	if (!in->pb_rest || proto_rest_id(in->pb_rest, in->pb_rest_len, &xla__hlo_instruction_proto__descriptor, &id))
+		return -1;
+	return id;
+}
+
+static int namepos_find(const namepos *v, size_t n, const char *name)
+{
+	namepos key = { name, -1 };
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v[mid].name, key.name);
+		if (c == 0)
+			return v[mid].pos;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Puts a computation's instructions in the order of its schedule; 0 when
+ * the sequence is not a topological order of exactly its instructions. */
+static int schedule_order(loader *L, computation *c, const Xla__HloScheduleProto__InstructionSequence *q)
+{
+	size_t n = (size_t)c->ninstrs;
+	if (!q || q->n_instruction_ids != n)
+		return 0;
+	idpos *ids = hloi_calloc(n, sizeof *ids);
+	namepos *names = hloi_calloc(n, sizeof *names);
+	instr **order = hloi_calloc(n, sizeof *order);
+	int *newpos = hloi_calloc(n, sizeof *newpos);
+	int ok = 1;
+	if (!ids || !names || !order || !newpos) {
+		ok = loom(L);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ids[i].id = kept_id(c->instrs[i]);
+		ids[i].pos = (int)i;
+		names[i].name = c->instrs[i]->name;
+		names[i].pos = (int)i;
+		newpos[i] = -1;
+	}
+	qsort(ids, n, sizeof *ids, idpos_cmp);
+	qsort(names, n, sizeof *names, namepos_cmp);
+	for (size_t i = 0; i < n && ok; i++) {
+		int p = id_lookup(ids, n, q->instruction_ids[i]);
+		if (p < 0 || newpos[p] >= 0)
+			ok = 0;
+		else {
+			newpos[p] = (int)i;
+			order[i] = c->instrs[p];
+		}
+	}
+	/* operands and control predecessors first */
+	for (size_t i = 0; i < n && ok; i++) {
+		const instr *in = c->instrs[i];
+		for (int k = 0; k < in->nops && ok; k++) {
+			int p = namepos_find(names, n, in->ops[k].name);
+			ok = p >= 0 && newpos[p] < newpos[i];
+		}
+		const attr *cp = instr_attr(in, ATTR_CONTROL_PREDECESSORS);
+		for (int k = 0; cp && k < cp->u.words.n && ok; k++) {
+			int p = namepos_find(names, n, cp->u.words.v[k]);
+			ok = p >= 0 && newpos[p] < newpos[i];
+		}
+	}
+	if (ok == 1) {
+		for (size_t i = 0; i < n; i++) {
+			c->instrs[i] = order[i];
+			order[i]->position = (int)i;
+		}
+	}
+out:
+	hloi_free(ids);
+	hloi_free(names);
+	hloi_free(order);
+	hloi_free(newpos);
+	return ok;
+}
+
+/* is_scheduled=true stands for a schedule of every computation but the
+ * fused ones in the order the text lists instructions: the computations
+ * take their schedule's order, and a schedule that is not such is kept
+ * whole (keep). */
+static int schedule_in(loader *L, const Xla__HloModuleProto *mp, const idpos *cids, size_t ncids, uint64_t *keep)
+{
+	module *m = L->m;
+	const Xla__HloScheduleProto *sp = mp->schedule;
+	if (!sp)
+		return 0;
+	unsigned char *fused = hloi_calloc((size_t)m->ncomps, 1), *seen = hloi_calloc((size_t)m->ncomps, 1);
+	int exact = 1, rc = 0;
+	if (!fused || !seen) {
+		rc = loom(L);
+		goto out;
+	}
+	for (int i = 0; i < m->ncomps; i++)
+		for (int k = 0; k < m->comps[i]->ninstrs; k++) {
+			const instr *in = m->comps[i]->instrs[k];
+			const char *callee = in->op == OP_FUSION ? instr_text(in, ATTR_CALLS) : NULL;
+			computation *f = callee ? module_find_computation(m, callee) : NULL;
+			for (int j = 0; f && j < m->ncomps; j++)
+				if (m->comps[j] == f)
+					fused[j] = 1;
+		}
+	for (size_t i = 0; i < sp->n_sequences; i++) {
+		const Xla__HloScheduleProto__SequencesEntry *e = sp->sequences[i];
+		int p = id_lookup(cids, ncids, e->key);
+		if (p < 0 || seen[p] || fused[p]) {
+			exact = 0;
+			continue;
+		}
+		seen[p] = 1;
+		int ok = schedule_order(L, m->comps[p], e->value);
+		if (ok < 0) {
+			rc = -1;
+			goto out;
+		}
+		exact &= ok;
+	}
+	for (int i = 0; i < m->ncomps; i++)
+		exact &= seen[i] || fused[i];
+	if (!exact)
+		set_bit(keep, 7);
+out:
+	hloi_free(fused);
+	hloi_free(seen);
+	return rc;
+}
+
+static int stack_frames_in(loader *L, const Xla__StackFrameIndexProto *s, uint64_t *keep)
+{
+	if (!s)
+		return 0;
+	if (!s->n_file_names && !s->n_function_names && !s->n_file_locations && !s->n_stack_frames) {
+		set_bit(keep, 17);  /* present but empty: no text */
+		return 0;
+	}
+	strbuf b = STRBUF_INIT;
+	stack_frames_print(&b, s);
+	int rc = b.oom ? loom(L) : 0;
+	if (!rc && !(L->m->stack_frames = lstrdup(L, sb_str(&b))))
+		rc = -1;
+	sb_free(&b);
 	return rc;
 }
 
@@ -1188,7 +1697,7 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 		return lfail(L, "too many computations");
 	if (!(m->name = lstrdup(L, mp->name)))
 		return -1;
-	if (header_in(L, mp->frontend_attributes) || alias_in(L, mp->input_output_alias))
+	if (alias_in(L, mp->input_output_alias))
 		return -1;
 	m->comps = arena_array(&m->arena, n, sizeof *m->comps);
 	idpos *cids = hloi_calloc(n, sizeof *cids);
@@ -1268,9 +1777,16 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	}
 	m->entry = m->comps[e];
 	m->entry->is_entry = !fa_get(mp->frontend_attributes, HLOI_KEY_IMPLICIT_ENTRY);
-	rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+	uint64_t keep[2] = { 0, 0 };
+	rc = schedule_in(L, mp, cids, n, keep);
 	if (rc == 0)
-		rc = rest_in(L, &mp->base, OP_COUNT, &m->pb_rest, &m->pb_rest_len);
+		rc = header_in(L, mp, keep);
+	if (rc == 0)
+		rc = stack_frames_in(L, mp->stack_frame_index, keep);
+	if (rc == 0)
+		rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+	if (rc == 0)
+		rc = rest_in(L, &mp->base, OP_COUNT, keep, &m->pb_rest, &m->pb_rest_len);
 out:
 	hloi_free(cids);
 	hloi_free(names);

@@ -20,18 +20,26 @@
 #define PROTO_MAX_DEPTH 100
 
 /* Keys under which hloi keeps, in an instruction's or the module's
- * frontend_attributes, what XLA's fields cannot say (so hloi -> proto ->
- * hloi gives the same text back). XLA carries them along unread. */
+ * frontend_attributes, what HLO text says and XLA's fields cannot (so
+ * hloi -> proto -> hloi gives the same text back). XLA carries them along
+ * unread. README's proto section lists them. */
 #define HLOI_KEY_PREFIX "hloi."
-#define HLOI_KEY_ATTR "hloi.attr."            /* + name: raw attribute text */
-#define HLOI_KEY_ATTR_ORDER "hloi.attr_order" /* names, comma-separated */
-#define HLOI_KEY_ELIDED "hloi.elided"         /* constant({...}) */
+/* instructions */
+#define HLOI_KEY_ATTR "hloi.attr."        /* + name: an attribute XLA has no field for, as text */
+#define HLOI_KEY_EXPLICIT "hloi.explicit" /* attributes written with the value XLA leaves out */
+#define HLOI_KEY_IMPLICIT "hloi.implicit" /* attributes XLA prints that the text left out */
+#define HLOI_KEY_CALLEES "hloi.callees"   /* callee attributes spelled otherwise: name[:count],... */
+#define HLOI_KEY_ELIDED "hloi.elided"     /* constant({...}) */
+#define HLOI_KEY_NO_SHAPE "hloi.no_shape" /* the result shape was not written (inferred) */
+#define HLOI_KEY_NO_LAYOUT "hloi.no_layout" /* per array leaf: 1 layout written, 0 filled in */
+/* the module (also hloi.explicit / hloi.implicit, for header attributes) */
 #define HLOI_KEY_NO_HEADER "hloi.no_header"
-#define HLOI_KEY_HEADER_ATTR "hloi.header_attr." /* + 4-digit position + "." + name */
+#define HLOI_KEY_HEADER_ATTR "hloi.header_attr." /* + name: a header attribute without a field */
+#define HLOI_KEY_HEADER_ORDER "hloi.header_order" /* names, when not XLA's order */
 #define HLOI_KEY_BROADCAST_MODE "hloi.broadcast_mode"
 #define HLOI_KEY_IMPLICIT_ENTRY "hloi.implicit_entry"
 #define HLOI_KEY_IMPLICIT_ROOT "hloi.implicit_root" /* computation names */
-#define HLOI_KEY_SIGNATURE "hloi.signature"         /* computation names */
+#define HLOI_KEY_SIGNATURE "hloi.signature"         /* computation names[:leaf layout mask] */
 #define HLOI_KEY_COMP_ORDER "hloi.computation_order" /* names, when the text had callers first */
 
 /* Which message a file holds. */
@@ -112,10 +120,15 @@ typedef struct proto_loss {
 
 /* Packs into arena `a` the fields of a module, computation or instruction
  * message (op: the instruction's opcode, else OP_COUNT) that the IR does
- * not model, unknown fields included; *out is never NULL on success.
+ * not model, unknown fields included, and the fields numbered in `keep`
+ * (a 128-bit set; NULL: none) whole; *out is never NULL on success.
  * Returns -1 when out of memory. */
-int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint8_t **out, size_t *len,
-		    proto_loss *loss);
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep, const uint8_t **out,
+		    size_t *len, proto_loss *loss);
+/* Clears in `built` each field `rest` holds whole (all but the rest of a
+ * partly modeled message), so that merging the rest puts it back as it
+ * was read. */
+void proto_rest_clear_whole(ProtobufCMessage *built, const ProtobufCMessage *rest);
 /* Unpacks such bytes as message type `d`, allocating in `a`; NULL when out
  * of memory. */
 ProtobufCMessage *proto_rest_decode(arena *a, const ProtobufCMessageDescriptor *d, const uint8_t *p,
@@ -140,44 +153,190 @@ size_t proto_count_unknown(const ProtobufCMessage *m, uint32_t *first);
 int proto_field_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f);
 size_t proto_elem_size(ProtobufCType t);
 
-/* --- attrs.c: attributes that have XLA fields, as HLO text ------------------ */
+/* --- textcur.c: a cursor over attribute text ------------------------------------ */
 
-/* `{op_type="add" op_name="x" source_line=3}` as XLA prints OpMetadata, or
- * nothing when every field is empty. */
-void attr_render_metadata(strbuf *b, const Xla__OpMetadata *md);
-/* Parses that text into *md (strings in arena `a`); -1 when it has a key or
- * value hloi does not map. */
-int attr_parse_metadata(const char *text, Xla__OpMetadata *md, arena *a);
-/* backend_config: a JSON object as written, anything else as a quoted
- * C-escaped string; nothing when empty. */
-void attr_render_backend_config(strbuf *b, const uint8_t *data, size_t len);
-int attr_parse_backend_config(const char *text, ProtobufCBinaryData *out, arena *a);
-/* `{a="x",b="y"}`; keys that start with HLOI_KEY_PREFIX are left out. */
-void attr_render_frontend(strbuf *b, const Xla__FrontendAttributes *fa);
-/* Parses `{a="x", b="y"}` into key/value pairs in the arena. */
-int attr_parse_frontend(const char *text, char ***keys, char ***values, size_t *n, arena *a);
-/* The group a raw attribute falls in when the loader rebuilds an
- * instruction's attributes (callees, kind, others, control-predecessors,
- * frontend_attributes, metadata, backend_config: XLA's printing order). */
-int attr_slot(const char *name);
-/* The order the loader gives raw attributes: by slot, then (within the
- * slot of other attributes, whose order a map does not keep) by name. */
-int attr_order_cmp(const char *a, const char *b);
-/* Whether the opcode's text always carries `dimensions=` (so an empty list
- * is still written, and the proto's empty field means `dimensions={}`). */
-int opcode_always_has_dimensions(opcode op);
-/* "to_apply" or "calls" for opcodes whose one called computation the IR
- * keeps in instr->callee_name; NULL for the others. */
-const char *callee_typed_attr(opcode op);
-/* The raw attributes that name `n` called computations of an instruction
- * whose opcode has no typed callee (while: condition=, body=; conditional:
- * branch_computations={...}; else called_computations={...}). Fills up to
- * two names and arena-allocated values; returns the count, -1 when out of
+/* The text of a value being read, with the first failure: where (offset
+ * into s) and what was expected there. */
+typedef struct tcur {
+	const char *s;
+	size_t i, n;
+	int bad, oom;
+	size_t bad_at;
+	const char *expect;
+} tcur;
+
+void tc_init(tcur *c, const char *s, size_t n);
+/* Skips white space and comments. */
+void tc_skip(tcur *c);
+/* Records a failure (the first one only); returns -1. */
+int tc_fail(tcur *c, const char *expect);
+/* The next character after white space, or -1 at the end. */
+int tc_peek(tcur *c);
+int tc_eat(tcur *c, char ch);
+/* 0, or -1 having recorded `what` as expected. */
+int tc_expect(tcur *c, char ch, const char *what);
+int tc_at_end(tcur *c);
+/* A word [A-Za-z_][A-Za-z0-9_.-]*: its span. */
+int tc_word(tcur *c, size_t *s, size_t *e);
+int tc_word_is(const tcur *c, size_t s, size_t e, const char *w);
+/* Consumes `kw` when it is the next word. */
+int tc_keyword(tcur *c, const char *kw);
+int tc_int64(tcur *c, int64_t *out);
+int tc_int32(tcur *c, int32_t *out);
+int tc_double(tcur *c, double *out);
+/* A quoted, C-escaped string, unescaped into the arena (may hold NULs). */
+int tc_string(tcur *c, arena *a, char **out, size_t *len);
+/* The same, required to be UTF-8 without NUL bytes (a proto string). */
+int tc_text_string(tcur *c, arena *a, char **out);
+/* A balanced `{...}` taken as written (quotes respected). */
+int tc_braced(tcur *c, size_t *start, size_t *end);
+/* `open` int {',' int} `close` (possibly empty) into the arena. */
+int tc_int_list(tcur *c, char open, char close, int64_t **out, size_t *n, arena *a);
+
+/* `"..."` C-escaped as XLA's CEscape does. */
+void put_quoted(strbuf *b, const char *s, size_t n);
+/* The shortest %g spelling that reads back as v. */
+void put_double(strbuf *b, double v);
+/* `{1,2,3}` with the given brackets. */
+void put_int_list(strbuf *b, const int64_t *v, size_t n, char open, char close);
+/* prefix v0 sep v1 ... suffix */
+void put_int_list_sep(strbuf *b, const char *prefix, const int64_t *v, size_t n, const char *sep,
+		      const char *suffix);
+
+/* --- attrs.c: attribute values that are proto messages, as HLO text -------------- */
+
+/* OpMetadata: the inside of `metadata={...}` as XLA prints it (fields in
+ * XLA's order, empty ones left out), and `{...}` parsed. */
+void metadata_print_body(strbuf *b, const Xla__OpMetadata *md);
+int metadata_parse(tcur *c, Xla__OpMetadata *md, arena *a);
+/* backend_config: a JSON object as written, anything else quoted. */
+void backend_config_print(strbuf *b, const uint8_t *data, size_t len);
+int backend_config_parse(tcur *c, ProtobufCBinaryData *out, arena *a);
+/* frontend_attributes: `{a="x",b={...}}` (sorted; hloi's keys left out). */
+int proto_is_hloi_key(const char *key);
+size_t frontend_user_count(const Xla__FrontendAttributes *fa);
+void frontend_print(strbuf *b, const Xla__FrontendAttributes *fa);
+int frontend_parse(tcur *c, char ***keys, char ***values, size_t *n, arena *a);
+/* StatisticsViz: `{visualizing_index=1,count_nan=0,...}`. */
+void statistics_print(strbuf *b, const Xla__StatisticsViz *st);
+int statistics_parse(tcur *c, Xla__StatisticsViz *st, arena *a);
+/* ResultAccuracy: `{mode=highest}`, `{tolerance={atol=..,rtol=..,ulps=..}}`;
+ * the printer returns 0 (and prints nothing) for the default. */
+int accuracy_print(strbuf *b, const Xla__ResultAccuracy *ra);
+int accuracy_parse(tcur *c, Xla__ResultAccuracy *ra, arena *a);
+/* ParameterReplication: `{true,false}`. */
+void replication_print(strbuf *b, const Xla__ParameterReplication *r);
+int replication_parse(tcur *c, Xla__ParameterReplication *r, arena *a);
+/* output_to_operand_aliasing: `{{0}: (1, {}), ...}`. */
+void aliasing_print(strbuf *b, Xla__OutputOperandAliasing *const *v, size_t n);
+int aliasing_parse(tcur *c, Xla__OutputOperandAliasing ***out, size_t *n, arena *a);
+/* OriginalValueProto: `{{"x.1" {0}}}`, `{({"a"}, {"b"})}`,
+ * `{[synthetic_call]}`; the printer returns -1 for indices it cannot show. */
+int origin_print(strbuf *b, const Xla__OriginalValueProto *ov);
+int origin_parse(tcur *c, Xla__OriginalValueProto *ov, arena *a);
+/* domain={kind="sharding", entry=S, exit=S}: XLA keeps exit= in
+ * domain_entry_sharding and entry= in domain_exit_sharding. */
+void domain_print(strbuf *b, const Xla__OpSharding *entry_field, const Xla__OpSharding *exit_field);
+int domain_parse(tcur *c, Xla__OpSharding **entry_field, Xla__OpSharding **exit_field, arena *a);
+
+/* --- sharding.c ------------------------------------------------------------------------ */
+
+/* XLA's sharding text <-> OpSharding (tuples, iota and explicit tile
+ * assignments, subgroups, shard groups, metadata, named shardings over a
+ * mesh). */
+int sharding_parse(tcur *c, arena *a, Xla__OpSharding **out);
+/* Whether the proto has a text form (the printer needs it). */
+int sharding_printable(const Xla__OpSharding *s);
+void sharding_print(strbuf *b, const Xla__OpSharding *s);
+/* replica_groups=mesh['x'=2] {'x'} <-> MeshAxesReplicaGroupListProto. */
+int mesh_groups_parse(tcur *c, arena *a, Xla__MeshAxesReplicaGroupListProto **out);
+int mesh_groups_printable(const Xla__MeshAxesReplicaGroupListProto *g);
+void mesh_groups_print(strbuf *b, const Xla__MeshAxesReplicaGroupListProto *g);
+
+/* --- fields.c: typed attributes <-> HloInstructionProto fields --------------------- */
+
+/* What the mapping needs of an instruction's operands (a compare's default
+ * type, a conditional's predicate, collective-permute's slice sizes). */
+typedef struct fields_ops {
+	int nops;
+	const shape *const *shapes;  /* NULL entries: not known */
+} fields_ops;
+
+/* Conversions of shapes and literals, which need the loader's or the
+ * saver's checks. NULL hooks: attributes are made without those values
+ * (enough to know which attributes there are). */
+typedef struct fields_hooks {
+	void *ctx;
+	int (*shape_in)(void *ctx, const Xla__ShapeProto *sp, shape *out);  /* -1: reported */
+	Xla__ShapeProto *(*shape_out)(void *ctx, const shape *s);           /* NULL: out of memory */
+	Xla__LiteralProto *(*literal_out)(void *ctx, const attr *a);         /* NULL: reported */
+} fields_hooks;
+
+/* The attributes XLA's printer shows for the fields of `ip` (see fields.c),
+ * in attrs.def's order, in arena `a`: callees, control predecessors and
+ * literals aside. `force[id]` shows an attribute although its field holds
+ * the default (hloi.explicit), `suppress[id]` leaves one out
+ * (hloi.implicit); either may be NULL. Returns 0; 1 when some field has
+ * no text form (it is left out); -1 when out of memory. */
+int fields_in(arena *a, opcode op, const Xla__HloInstructionProto *ip, const fields_ops *ops,
+	      const fields_hooks *hooks, const uint8_t *force, const uint8_t *suppress, attr **out, int *nout);
+
+/* Writing attributes into fields. */
+typedef struct fout {
+	arena *a;
+	opcode op;
+	const fields_hooks *hooks;
+	uint64_t taken[2];    /* field numbers already written (attributes sharing one) */
+	int api_version_set;
+	strbuf *err;          /* FO_BAD: the message */
+	size_t err_off;       /* FO_BAD: offset in the value's text, or SIZE_MAX */
+} fout;
+
+typedef enum fo_result {
+	FO_OK,
+	FO_NOFIELD,   /* no XLA field holds it */
+	FO_TAKEN,     /* its field holds another attribute's value */
+	FO_BAD,       /* its value cannot be written (message in o->err) */
+	FO_OOM
+} fo_result;
+
+fo_result field_out(fout *o, const attr *at, Xla__HloInstructionProto *ip);
+/* The fields XLA's writer sets for the opcode that no attribute gave (a
+ * compare's comparison_type, a dot's dimension numbers and
+ * precision_config, a collective's device list, ...). -1 when out of
  * memory. */
-int callee_render(opcode op, const char *const *names, size_t n, const char **anames,
-		  char **avalues, arena *a);
-/* `{a, b}` lists of names (control-predecessors, branch_computations). */
-void attr_render_names(strbuf *b, const char *const *names, size_t n);
-int attr_parse_names(const char *text, char ***names, size_t *n, arena *a);
+int fields_defaults(fout *o, Xla__HloInstructionProto *ip, const fields_ops *ops);
+int fields_taken(const uint64_t *taken, uint32_t field);
+/* XLA's spelling of an opcode's n called computations (pred: a
+ * conditional's predicate is a pred): up to two attributes, each taking
+ * counts[i] computations in order. Returns how many attributes. */
+int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *counts);
+int fields_is_callee(attr_id id);
+/* Opcodes whose text always carries dimensions={...}. */
+int fields_always_dimensions(opcode op);
+/* "FLOAT", "SIGNED", "UNSIGNED" (NULL for tuples and tokens). */
+const char *fields_default_comparison_type(etype t);
+
+/* --- module_fields.c: the module's fields as header text -------------------------- */
+
+/* input_output_alias={ {0}: (0, {}, may-alias), ... } (`{}` when empty). */
+void alias_text(strbuf *b, const alias_entry *v, int n);
+/* buffer_donor={ (0, {}), (1, {0}) } */
+void donor_print(strbuf *b, const Xla__HloBufferDonorProto *d);
+int donor_parse(tcur *c, Xla__HloBufferDonorProto *d, arena *a);
+/* FileNames ... StackFrames, trimmed (parent_frame_id: the proto's + 1). */
+void stack_frames_print(strbuf *b, const Xla__StackFrameIndexProto *s);
+int stack_frames_parse(tcur *c, Xla__StackFrameIndexProto *s, arena *a);
+
+/* Where a header attribute goes in XLA's printing order. */
+int proto_header_rank(const char *name);
+
+/* --- save.c: what the writer makes of an instruction, for the loader ------------- */
+
+/* The fields the writer gives `in` (attributes, defaults, frontend
+ * attributes with hloi's keys, parameter_number; not the ids, operands,
+ * callees' ids, control predecessors, shape or a constant's literal), in
+ * arena `a`, without diagnostics; NULL when they cannot be written. */
+Xla__HloInstructionProto *proto_echo_instr(arena *a, const module *m, const instr *in, const fields_ops *ops);
 
 #endif

@@ -1,16 +1,23 @@
 /* The rest of a proto message: the fields hloi's IR does not model.
  *
  * The loader keeps, for the module, each computation and each instruction,
- * what its message says beyond what the IR holds (op-specific fields such
- * as window or sharding, the ids, and the unknown fields a newer XLA
- * writes, which protobuf-c keeps) as wire bytes; the writer decodes them
- * and merges them into the message it builds, as protobuf merges two
- * messages. So .pb -> .pb keeps every field. Which fields the IR models is
- * the rule tables below: a field in a rule is the IR's (the writer writes
- * it again); any other field, and any unknown one, is the rest.
+ * what its message says beyond what the IR holds (fields HLO text has no
+ * form for, fields the IR holds in a spelling that would not give the same
+ * bytes back, the ids, and the unknown fields a newer XLA writes, which
+ * protobuf-c keeps) as wire bytes; the writer decodes them and merges them
+ * into the message it builds: a field the rest holds whole replaces the one
+ * built, the rest of a partly modeled message (a shape's layout's
+ * split_configs, a metadata's profile_info) merges into it. So .pb -> .pb
+ * keeps every field.
  *
- * HLO text has no form for the rest (yet): proto_warn_text_drops says what
- * a conversion to text leaves out. */
+ * Which fields the IR models is the rule tables below plus, for
+ * instructions and the module, what the loader found the writer gives back
+ * exactly (its `keep` set holds the others): a field in a rule is the
+ * IR's; an instruction's other fields are the IR's unless kept; any other
+ * field, and any unknown one, is the rest.
+ *
+ * HLO text has no form for the rest: proto_warn_text_drops says what a
+ * conversion to text leaves out. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +30,8 @@
 
 enum {
 	RF_PRESENCE = 1,      /* an emptied submessage stays: the writer may omit it */
-	RF_IF_CONSTANT = 2,   /* the IR models the field for constants only */
-	RF_IF_PARAMETER = 4,
-	RF_IF_GTE = 8,
-	RF_HLOI_KEYS = 16,    /* map entries: only the `hloi.` keys are the IR's */
-	RF_IF_MASK = RF_IF_CONSTANT | RF_IF_PARAMETER | RF_IF_GTE
+	RF_IF_CONSTANT = 2,   /* the IR models the field (this way) for constants only */
+	RF_IF_MASK = RF_IF_CONSTANT
 };
 
 typedef struct rule rule;
@@ -41,11 +45,15 @@ typedef struct rule_field {
 struct rule {
 	const rule_field *f;
 	size_t n;
+	int echo;         /* fields not in the rule are the IR's unless kept */
 };
 
 #define RULE(name, ...)                                                        \
 	static const rule_field name##_fields[] = { __VA_ARGS__ };             \
-	static const rule name = { name##_fields, sizeof name##_fields / sizeof name##_fields[0] }
+	static const rule name = { name##_fields, sizeof name##_fields / sizeof name##_fields[0], 0 }
+#define ECHO_RULE(name, ...)                                                   \
+	static const rule_field name##_fields[] = { __VA_ARGS__ };             \
+	static const rule name = { name##_fields, sizeof name##_fields / sizeof name##_fields[0], 1 }
 
 static const rule shape_rule, literal_rule;
 
@@ -63,33 +71,41 @@ RULE(literal_rule, { 1, &shape_rule, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, N
      { 22, NULL, 0 }, { 23, NULL, 0 }, { 24, NULL, 0 }, { 25, NULL, 0 }, { 26, NULL, 0 },
      { 27, NULL, 0 }, { 28, NULL, 0 }, { 29, NULL, 0 }, { 30, NULL, 0 }, { 31, NULL, 0 },
      { 32, NULL, 0 }, { 33, NULL, 0 });
-/* OpMetadata: what attr_render_metadata prints. */
-RULE(metadata_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 }, { 12, NULL, 0 },
-     { 15, NULL, 0 }, { 16, NULL, 0 }, { 17, NULL, 0 }, { 18, NULL, 0 }, { 19, NULL, 0 });
+/* OpMetadata: what metadata_print_body prints (not the sizes or
+ * profile_info). */
+RULE(metadata_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 }, { 5, NULL, 0 },
+     { 12, NULL, 0 }, { 15, NULL, 0 }, { 16, NULL, 0 }, { 17, NULL, 0 }, { 18, NULL, 0 }, { 19, NULL, 0 });
 RULE(fa_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
 RULE(fa_rule, { 1, &fa_entry_rule, 0 });
-/* A module's frontend_attributes: the IR reads only hloi's own keys. */
-RULE(fa_module_rule, { 1, &fa_entry_rule, RF_HLOI_KEYS });
+/* StatisticsViz and HloBufferDonorProto: text shows all of them (XLA
+ * writes an empty statistics_viz on every instruction). */
+RULE(statistic_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
+RULE(stats_rule, { 1, NULL, 0 }, { 2, &statistic_rule, 0 });
+RULE(donor_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 });
+RULE(donor_rule, { 1, &donor_entry_rule, 0 });
 RULE(alias_entry_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 });
 RULE(alias_rule, { 1, &alias_entry_rule, 0 });
 
-/* HloInstructionProto: name, opcode, shape, metadata, the literal of a
- * constant, parameter_number, fusion_kind, tuple_index, dimensions, the
- * ids of operands, control predecessors and callees, backend_config,
- * comparison direction and type, frontend_attributes. Its own id (35) is
- * the rest: the writer keeps it when it can. */
-RULE(instr_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, &shape_rule, 0 }, { 7, &metadata_rule, RF_PRESENCE },
-     { 8, &literal_rule, RF_IF_CONSTANT }, { 9, NULL, RF_IF_PARAMETER }, { 11, NULL, 0 },
-     { 13, NULL, RF_IF_GTE }, { 14, NULL, 0 }, { 36, NULL, 0 }, { 37, NULL, 0 }, { 38, NULL, 0 },
-     { 43, NULL, 0 }, { 63, NULL, 0 }, { 68, &fa_rule, RF_PRESENCE }, { 72, NULL, 0 });
+/* HloInstructionProto: name, opcode, shape, metadata, a constant's
+ * literal, the ids of operands, control predecessors and callees,
+ * frontend_attributes; every other field is an attribute's (fields.c),
+ * the loader's echo saying which ones come back exactly. Its own id (35)
+ * is the rest: the writer keeps it when it can. */
+ECHO_RULE(instr_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, &shape_rule, 0 },
+	  { 7, &metadata_rule, RF_PRESENCE }, { 8, &literal_rule, RF_IF_CONSTANT }, { 36, NULL, 0 },
+	  { 37, NULL, 0 }, { 38, NULL, 0 }, { 68, &fa_rule, RF_PRESENCE }, { 82, &stats_rule, RF_PRESENCE });
 /* HloComputationProto: name, instructions, program_shape, root_id,
- * is_fusion_computation (the writer rebuilds the last three). */
-RULE(comp_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 }, { 7, NULL, 0 });
+ * is_fusion_computation (the writer rebuilds the last three),
+ * execution_thread. */
+RULE(comp_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 }, { 7, NULL, 0 },
+     { 8, NULL, 0 });
 /* HloModuleProto: name, the entry (by name and id), computations,
- * host_program_shape (rebuilt), input_output_alias, hloi's keys of
+ * host_program_shape (entry_computation_layout=), schedule
+ * (is_scheduled=), input_output_alias, stack_frame_index, buffer_donor,
  * frontend_attributes. */
 RULE(module_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 },
-     { 8, &alias_rule, RF_PRESENCE }, { 19, &fa_module_rule, RF_PRESENCE });
+     { 7, NULL, 0 }, { 8, &alias_rule, RF_PRESENCE }, { 17, NULL, 0 }, { 18, &donor_rule, RF_PRESENCE },
+     { 19, &fa_rule, RF_PRESENCE });
 
 static const rule_field *rule_find(const rule *r, uint32_t num)
 {
@@ -238,18 +254,28 @@ static ProtobufCMessage *shallow_copy(arena *a, const ProtobufCMessage *m)
 
 /* --- the loader's side: what the IR leaves out -------------------------------------- */
 
-static int has_hloi_key(const ProtobufCMessage *entry)
-{
-	const Xla__FrontendAttributes__MapEntry *e = (const Xla__FrontendAttributes__MapEntry *)entry;
-	return e->key && strncmp(e->key, HLOI_KEY_PREFIX, strlen(HLOI_KEY_PREFIX)) == 0;
-}
-
 typedef struct rest_ctx {
 	arena *a;          /* scratch, for the copies */
 	unsigned active;   /* the RF_IF_* that hold */
+	const uint64_t *keep;  /* top level: fields kept whole */
 	int oom;
 	proto_loss *loss;
 } rest_ctx;
+
+static int kept(const uint64_t *keep, uint32_t num)
+{
+	return keep && num < 128 && ((keep[num / 64] >> (num % 64)) & 1);
+}
+
+/* The rule of a field, or NULL when the rule does not model it (or its
+ * RF_IF_* condition does not hold). */
+static const rule_field *active_field(const rule *r, uint32_t num, unsigned active)
+{
+	const rule_field *rf = rule_find(r, num);
+	if (rf && (rf->flags & RF_IF_MASK) && !(rf->flags & active))
+		return NULL;
+	return rf;
+}
 
 static void note_loss(rest_ctx *rc, const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
 		      size_t n)
@@ -293,8 +319,9 @@ static void lost_in(rest_ctx *rc, const ProtobufCMessage *m, const rule *r)
 }
 
 /* A copy of `m` without the fields rule `r` gives the IR; NULL when
- * nothing is left (unless `presence`). */
-static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const rule *r, int presence)
+ * nothing is left (unless `presence`). `top`: the message's own keep set
+ * and echo rule apply. */
+static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const rule *r, int presence, int top)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	ProtobufCMessage *c = shallow_copy(rc->a, m);
@@ -302,29 +329,20 @@ static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const
 		rc->oom = 1;
 		return NULL;
 	}
-	for (size_t i = 0; i < r->n; i++) {
-		const rule_field *rf = &r->f[i];
-		if ((rf->flags & RF_IF_MASK) && !(rf->flags & rc->active))
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (!proto_field_set(c, f))
 			continue;
-		const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, rf->num);
-		if (!f || !proto_field_set(c, f))
+		if (top && kept(rc->keep, f->id))
+			continue;  /* whole */
+		const rule_field *rf = active_field(r, f->id, top ? rc->active : 0);
+		if (!rf) {
+			if (top && r->echo && f->id != id_field(d))
+				clear_field(c, f);
 			continue;
+		}
 		char *p = (char *)c + f->offset;
-		if (f->label == PROTOBUF_C_LABEL_REPEATED && (rf->flags & RF_HLOI_KEYS)) {
-			/* keep the entries that are not hloi's */
-			size_t n = rep_count(c, f), k = 0;
-			ProtobufCMessage **v = *(ProtobufCMessage ***)p;
-			ProtobufCMessage **kept = arena_array(rc->a, n, sizeof *kept);
-			if (!kept) {
-				rc->oom = 1;
-				return NULL;
-			}
-			for (size_t j = 0; j < n; j++)
-				if (!has_hloi_key(v[j]))
-					kept[k++] = v[j];
-			*(ProtobufCMessage ***)p = kept;
-			set_rep_count(c, f, k);
-		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			if (f->type == PROTOBUF_C_TYPE_MESSAGE && rf->sub) {
 				ProtobufCMessage **v = *(ProtobufCMessage ***)p;
 				for (size_t k = 0; k < rep_count(c, f); k++)
@@ -333,7 +351,7 @@ static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const
 			clear_field(c, f);
 		} else if (f->type == PROTOBUF_C_TYPE_MESSAGE && rf->sub) {
 			ProtobufCMessage *sub = *(ProtobufCMessage **)p;
-			*(ProtobufCMessage **)p = residual(rc, sub, rf->sub, (rf->flags & RF_PRESENCE) != 0);
+			*(ProtobufCMessage **)p = residual(rc, sub, rf->sub, (rf->flags & RF_PRESENCE) != 0, 0);
 			if (rc->oom)
 				return NULL;
 		} else {
@@ -345,10 +363,10 @@ static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const
 	return c;
 }
 
-/* Whether all `m` holds beyond what rule `r` models is its id (`id`: the
- * id field's number, 0 below the top) and the presence of RF_PRESENCE
+/* Whether all `m` holds beyond what rule `r` models is its id (`top`: the
+ * id field and the keep set count) and the presence of RF_PRESENCE
  * submessages: the common case, which takes no copies. */
-static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned active, uint32_t id)
+static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned active, const uint64_t *keep, int top)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	if (m->n_unknown_fields)
@@ -357,11 +375,13 @@ static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned activ
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		if (!proto_field_set(m, f))
 			continue;
-		const rule_field *rf = rule_find(r, f->id);
-		if (rf && (rf->flags & RF_IF_MASK) && !(rf->flags & active))
-			rf = NULL;
+		if (top && f->id == id_field(d))
+			continue;
+		if (top && kept(keep, f->id))
+			return 0;
+		const rule_field *rf = active_field(r, f->id, top ? active : 0);
 		if (!rf) {
-			if (f->id == id)
+			if (top && r->echo)
 				continue;
 			return 0;
 		}
@@ -371,10 +391,9 @@ static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned activ
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)p;
 			for (size_t k = 0; k < rep_count(m, f); k++)
-				if ((rf->flags & RF_HLOI_KEYS) ? !has_hloi_key(v[k]) :
-				    !only_modeled(v[k], rf->sub, 0, 0))
+				if (!only_modeled(v[k], rf->sub, 0, NULL, 0))
 					return 0;
-		} else if (!only_modeled(*(ProtobufCMessage *const *)p, rf->sub, 0, 0)) {
+		} else if (!only_modeled(*(ProtobufCMessage *const *)p, rf->sub, 0, NULL, 0)) {
 			return 0;
 		}
 	}
@@ -423,26 +442,20 @@ static int simple_rest(arena *a, const ProtobufCMessage *m, const rule *r, uint3
 	return 0;
 }
 
-int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint8_t **out, size_t *len,
-		    proto_loss *loss)
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep, const uint8_t **out,
+		    size_t *len, proto_loss *loss)
 {
 	*out = NULL;
 	*len = 0;
-	unsigned active = 0;
-	if (op == OP_CONSTANT)
-		active |= RF_IF_CONSTANT;
-	if (op == OP_PARAMETER)
-		active |= RF_IF_PARAMETER;
-	if (op == OP_GET_TUPLE_ELEMENT)
-		active |= RF_IF_GTE;
+	unsigned active = op == OP_CONSTANT ? RF_IF_CONSTANT : 0;
 	const rule *root = root_rule(m->descriptor);
 	uint32_t id = id_field(m->descriptor);
-	if (only_modeled(m, root, active, id))
+	if (only_modeled(m, root, active, keep, 1))
 		return simple_rest(a, m, root, id, out, len);
 	arena scratch;
 	arena_init(&scratch);
-	rest_ctx rc = { &scratch, active, 0, loss };
-	ProtobufCMessage *r = residual(&rc, m, root, 0);
+	rest_ctx rc = { &scratch, active, keep, 0, loss };
+	ProtobufCMessage *r = residual(&rc, m, root, 0, 1);
 	int rc_ret = -1;
 	if (!rc.oom) {
 		size_t n = r ? protobuf_c_message_get_packed_size(r) : 0;
@@ -458,6 +471,47 @@ int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint8_
 	}
 	arena_release(&scratch);
 	return rc_ret;
+}
+
+/* Whether a submessage holds anything its rule models (a residual holds
+ * only the path to what it does not). */
+static int has_modeled(const ProtobufCMessage *m, const rule *r)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const rule_field *rf;
+		if (!proto_field_set(m, f) || !(rf = rule_find(r, f->id)))
+			continue;
+		if (rf->sub && f->type == PROTOBUF_C_TYPE_MESSAGE && f->label != PROTOBUF_C_LABEL_REPEATED) {
+			if (has_modeled(*(ProtobufCMessage *const *)((const char *)m + f->offset), rf->sub))
+				return 1;
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+void proto_rest_clear_whole(ProtobufCMessage *built, const ProtobufCMessage *rest)
+{
+	const ProtobufCMessageDescriptor *d = built->descriptor;
+	const rule *root = root_rule(d);
+	int constant = 0;
+	if (d == &xla__hlo_instruction_proto__descriptor) {
+		const char *op = ((const Xla__HloInstructionProto *)built)->opcode;
+		constant = op && strcmp(op, "constant") == 0;
+	}
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (!proto_field_set(rest, f) || f->id == id_field(d))
+			continue;
+		const rule_field *rf = active_field(root, f->id, constant ? RF_IF_CONSTANT : 0);
+		if (rf && rf->sub && f->type == PROTOBUF_C_TYPE_MESSAGE && f->label != PROTOBUF_C_LABEL_REPEATED &&
+		    !has_modeled(*(ProtobufCMessage *const *)((const char *)rest + f->offset), rf->sub))
+			continue;  /* the rest of a partly modeled message: merged */
+		clear_field(built, f);
+	}
 }
 
 /* --- the writer's side: merging the rest back --------------------------------------- */
@@ -747,8 +801,13 @@ static void list_rest(drops *ds, const ProtobufCMessage *m, const rule *r, const
 		const rule_field *rf = r ? rule_find(r, f->id) : NULL;
 		if (rf && (rf->flags & RF_IF_MASK))
 			rf = NULL; /* there only because the opcode is not the one */
-		if (rf && rf->sub && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-		    f->label != PROTOBUF_C_LABEL_REPEATED) {
+		if (rf && rf->sub && f->type == PROTOBUF_C_TYPE_MESSAGE && f->label != PROTOBUF_C_LABEL_REPEATED) {
+			const ProtobufCMessage *sub = *(ProtobufCMessage *const *)((const char *)m + f->offset);
+			if (top && has_modeled(sub, rf->sub)) {
+				/* kept whole: the IR's spelling would not give it back */
+				drop_add(ds, parent, f->name, 0, at);
+				continue;
+			}
 			strbuf b = STRBUF_INIT;
 			if (parent)
 				sb_printf(&b, "%s.", parent);
@@ -756,16 +815,11 @@ static void list_rest(drops *ds, const ProtobufCMessage *m, const rule *r, const
 			if (b.oom)
 				ds->oom = 1;
 			else
-				list_rest(ds, *(ProtobufCMessage *const *)((const char *)m + f->offset), rf->sub,
-					  sb_str(&b), at, 0);
+				list_rest(ds, sub, rf->sub, sb_str(&b), at, 0);
 			sb_free(&b);
 			continue;
 		}
-		/* a map's entries are the map's parent's (frontend_attributes) */
-		if (rf && (rf->flags & RF_HLOI_KEYS) && parent)
-			drop_add(ds, NULL, parent, 0, at);
-		else
-			drop_add(ds, parent, f->name, 0, at);
+		drop_add(ds, parent, f->name, 0, at);
 	}
 }
 
@@ -788,13 +842,6 @@ void proto_warn_text_drops(const module *m, hloi_context *ctx, const char *where
 	arena a;
 	arena_init(&a);
 	list_blob(&ds, &a, &xla__hlo_module_proto__descriptor, m->pb_rest, m->pb_rest_len, AT_MODULE);
-	/* the IR keeps the aliases, but HLO text prints them only as the
-	 * header attribute the text had */
-	int alias_text = 0;
-	for (int i = 0; i < m->nheader_attrs; i++)
-		alias_text |= strcmp(m->header_attrs[i].name, "input_output_alias") == 0;
-	if (m->pb_rest && m->nalias && !alias_text)
-		drop_add(&ds, NULL, "input_output_alias", 0, AT_MODULE);
 	for (int c = 0; c < m->ncomps; c++) {
 		const computation *cp = m->comps[c];
 		list_blob(&ds, &a, &xla__hlo_computation_proto__descriptor, cp->pb_rest, cp->pb_rest_len,
@@ -833,7 +880,7 @@ void proto_warn_text_drops(const module *m, hloi_context *ctx, const char *where
 				  nunknown == 1 ? "is" : "are");
 		if (!b.oom)
 			diag_emit_where(ctx, DIAG_WARNING, where,
-					"HLO text has no form for these fields of the proto, which are dropped: %s",
+					"HLO text cannot give back these fields of the proto as they are (it drops them, or shows them as XLA prints them): %s",
 					sb_str(&b));
 		sb_free(&b);
 	}

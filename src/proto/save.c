@@ -1,11 +1,15 @@
 /* IR -> HloModuleProto, as XLA writes it: ids assigned, instructions in
  * dependency order (operands come first, as the text must have them;
  * control predecessors may move an instruction later), callees before
- * callers, program shapes filled in, constants in the field for their type
- * in buffer order. What XLA's fields cannot say (attributes hloi keeps as
- * text, a header-less module, ...) travels in frontend_attributes under
- * `hloi.` keys, so hloi -> proto -> hloi prints the same text. Works on a
- * parsed module as well as a checked one: names are resolved here. */
+ * callers, every instruction with its shape and every array with its
+ * layout (the default where the text gave none), program shapes filled in,
+ * constants in the field for their type in buffer order, attributes in
+ * XLA's own fields (fields.c), the header's in the module's. What XLA's
+ * fields cannot say (an attribute without a field, a default written out, a
+ * header-less module, ...) travels in frontend_attributes under `hloi.`
+ * keys, so hloi -> proto -> hloi prints the same text. Works on a parsed
+ * module as well as a checked one (names are resolved here); a shape the
+ * text left out needs the checker's. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include "proto/pbtxt.h"
 #include "proto/proto_internal.h"
 #include "text/attr_text.h"
+#include "text/parse.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -27,6 +32,8 @@ typedef struct saver {
 	const char *comp;
 	const char *inst;
 	int keep_ids;          /* the ids the module was read with are written */
+	int quiet;             /* proto_echo_instr: no diagnostics */
+	int64_t **written;     /* per computation (m->comps order): ids in written order */
 } saver;
 
 #if defined(__GNUC__)
@@ -34,6 +41,10 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static int sfail(saver *S, const loc *at, const char *fmt, ...)
 {
+	if (S->st == HLOI_OK)
+		S->st = HLOI_EINVAL;
+	if (S->quiet)
+		return -1;
 	strbuf msg = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
@@ -52,14 +63,12 @@ static int sfail(saver *S, const loc *at, const char *fmt, ...)
 		sb_free(&where);
 	}
 	sb_free(&msg);
-	if (S->st == HLOI_OK)
-		S->st = HLOI_EINVAL;
 	return -1;
 }
 
 static int soom(saver *S)
 {
-	if (S->st != HLOI_ENOMEM)
+	if (S->st != HLOI_ENOMEM && !S->quiet)
 		diag_error_where(S->ctx, NULL, "out of memory writing the proto");
 	S->st = HLOI_ENOMEM;
 	return -1;
@@ -91,6 +100,14 @@ static char *sstrdup(saver *S, const char *s)
 	return r;
 }
 
+static void *snew(saver *S, const ProtobufCMessageDescriptor *d)
+{
+	void *p = salloc(S, d->sizeof_message);
+	if (p)
+		protobuf_c_message_init(d, p);
+	return p;
+}
+
 /* --- shapes and literals ----------------------------------------------------------- */
 
 static int64_t *copy_i64(saver *S, const int64_t *v, size_t n)
@@ -101,7 +118,7 @@ static int64_t *copy_i64(saver *S, const int64_t *v, size_t n)
 	return r;
 }
 
-/* The layout of an array shape (a scalar without one gets XLA's `layout {}`). */
+/* The layout of an array shape, as XLA's Layout::ToProto writes it. */
 static Xla__LayoutProto *layout_out(saver *S, const shape *s)
 {
 	const layout *l = &s->layout;
@@ -121,7 +138,8 @@ static Xla__LayoutProto *layout_out(saver *S, const shape *s)
 	lp->element_size_in_bits = l->element_size_in_bits;
 	lp->memory_space = l->memory_space;
 	lp->dynamic_shape_metadata_prefix_bytes = l->dynamic_shape_metadata_prefix_bytes;
-	lp->tail_padding_alignment_in_elements = l->tail_padding_alignment;
+	/* XLA writes its default, 1 */
+	lp->tail_padding_alignment_in_elements = l->tail_padding_alignment ? l->tail_padding_alignment : 1;
 	if (l->ntiles) {
 		lp->n_tiles = (size_t)l->ntiles;
 		lp->tiles = sarray(S, lp->n_tiles, sizeof *lp->tiles);
@@ -173,12 +191,10 @@ static Xla__ShapeProto *shape_out(saver *S, const shape *s, int fill, int depth)
 	sp->dimensions = sarray(S, (size_t)s->rank, sizeof(int64_t));
 	if (s->rank && !sp->dimensions)
 		return NULL;
-	int dynamic = 0;
-	for (int d = 0; d < s->rank; d++) {
+	for (int d = 0; d < s->rank; d++)
 		sp->dimensions[d] = s->dim_kind[d] == DIM_UNBOUNDED ? INT64_MIN : s->dims[d];
-		dynamic |= s->dim_kind[d] != DIM_STATIC;
-	}
-	if (dynamic) {
+	/* XLA's Shape::ToProto writes one entry per dimension, false or not */
+	if (s->rank) {
 		sp->n_is_dynamic_dimension = (size_t)s->rank;
 		sp->is_dynamic_dimension = sarray(S, (size_t)s->rank, sizeof(protobuf_c_boolean));
 		if (!sp->is_dynamic_dimension)
@@ -188,7 +204,7 @@ static Xla__ShapeProto *shape_out(saver *S, const shape *s, int fill, int depth)
 	}
 	if (s->has_layout || s->rank == 0 || fill) {
 		shape t = *s;
-		if (!t.has_layout && t.rank > 0)
+		if (!t.has_layout)
 			layout_set_default(&t);
 		if (!(sp->layout = layout_out(S, &t)))
 			return NULL;
@@ -310,6 +326,68 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 	return lp;
 }
 
+
+/* A copy of `s` (tuple elements in the saver's arena) with the default
+ * layout on every array that has none; `mask` gets a `1` per array leaf
+ * whose layout was written and a `0` per one filled in (scalars always
+ * count as written: their default layout prints as nothing). */
+static int fill_layouts(saver *S, const shape *s, shape *out, strbuf *mask, int depth)
+{
+	*out = *s;
+	if (shape_is_tuple(s)) {
+		if (depth > PROTO_MAX_DEPTH)
+			return sfail(S, NULL, "shapes nested deeper than %d levels", PROTO_MAX_DEPTH);
+		if (s->ntuple) {
+			out->tuple = sarray(S, (size_t)s->ntuple, sizeof *out->tuple);
+			if (!out->tuple)
+				return -1;
+		}
+		for (int i = 0; i < s->ntuple; i++)
+			if (fill_layouts(S, &s->tuple[i], &out->tuple[i], mask, depth + 1))
+				return -1;
+		return 0;
+	}
+	if (!shape_is_array(s))
+		return 0;
+	if (mask)
+		sb_putc(mask, s->has_layout || s->rank == 0 ? '1' : '0');
+	if (!s->has_layout)
+		layout_set_default(out);
+	return 0;
+}
+
+static int mask_all_written(const strbuf *mask)
+{
+	return !mask->len || !memchr(mask->s, '0', mask->len);
+}
+
+/* The shape an instruction was written with (or read from a proto with),
+ * or the one the checker inferred; NULL when neither is known. */
+static const shape *known_shape(const instr *in)
+{
+	if (in->has_shape || in->shape.type != ET_INVALID)
+		return &in->shape;  /* written, or read from a proto (hloi.no_shape) */
+	return in->result.type != ET_INVALID ? &in->result : NULL;
+}
+
+/* The instruction's shape as written to the proto (layouts filled in);
+ * *inferred: the text left it out. */
+static const shape *instr_shape(saver *S, const instr *in, shape *tmp, strbuf *mask, int *inferred)
+{
+	*inferred = !in->has_shape;
+	const shape *s = known_shape(in);
+	if (!s) {
+		sfail(S, &in->op_at,
+		      "instruction '%s' has no shape: the text leaves it out, and no check of the module "
+		      "inferred one",
+		      in->name);
+		return NULL;
+	}
+	if (fill_layouts(S, s, tmp, in->has_shape ? mask : NULL, 0))
+		return NULL;
+	return tmp;
+}
+
 /* --- orders ------------------------------------------------------------------------ */
 
 typedef struct namepos {
@@ -338,109 +416,61 @@ static int comp_index(const module *m, const computation *c)
 	return -1;
 }
 
-/* Raw attributes that name called computations (as opposed to the typed
- * to_apply= / calls=). */
-static int is_callee_raw(const raw_attr *r)
-{
-	return attr_slot(r->name) == 0;
-}
+/* The computations an instruction calls, in XLA's order (attrs.def's
+ * order of the callee attributes), with the attribute spelling each and
+ * how many it names. Returns the count, -1 on error (reported). */
+#define MAX_CALLEES 4096
+typedef struct callees {
+	size_t n;
+	const computation **c;
+	int nattrs;
+	attr_id ids[ATTR_COUNT];
+	size_t counts[ATTR_COUNT];
+	const attr *attrs[ATTR_COUNT];
+} callees;
 
-/* The computations a raw callee attribute names, resolved; -1 on error. */
-static int raw_callees(saver *S, const raw_attr *r, const computation ***out, size_t *n)
+static int callees_of(saver *S, const instr *in, callees *out)
 {
-	char **names = NULL;
-	size_t k = 0;
-	if (r->value[0] == '{') {
-		if (attr_parse_names(r->value, &names, &k, S->a))
-			return sfail(S, &r->at, "cannot read the computation names in %s=%s", r->name, r->value);
-	} else {
-		names = sarray(S, 1, sizeof *names);
-		if (!names)
-			return -1;
-		names[0] = (char *)(r->value[0] == '%' ? r->value + 1 : r->value);
-		k = 1;
+	memset(out, 0, sizeof *out);
+	size_t total = 0;
+	for (int id = 0; id < ATTR_COUNT; id++) {
+		if (!fields_is_callee((attr_id)id))
+			continue;
+		const attr *a = instr_attr(in, (attr_id)id);
+		if (!a)
+			continue;
+		if (a->kind == AK_COMP)
+			total += 1;
+		else if (a->kind == AK_COMPS)
+			total += (size_t)a->u.words.n;
 	}
-	const computation **cs = sarray(S, k ? k : 1, sizeof *cs);
-	if (!cs)
+	if (total > MAX_CALLEES)
+		return sfail(S, &in->op_at, "too many called computations");
+	out->c = total ? sarray(S, total, sizeof *out->c) : NULL;
+	if (total && !out->c)
 		return -1;
-	for (size_t i = 0; i < k; i++) {
-		cs[i] = module_find_computation(S->m, names[i]);
-		if (!cs[i])
-			return sfail(S, &r->at, "computation does not exist: %s", names[i]);
+	for (int id = 0; id < ATTR_COUNT; id++) {
+		if (!fields_is_callee((attr_id)id))
+			continue;
+		const attr *a = instr_attr(in, (attr_id)id);
+		if (!a || (a->kind != AK_COMP && a->kind != AK_COMPS))
+			continue;
+		size_t k = a->kind == AK_COMP ? 1 : (size_t)a->u.words.n;
+		for (size_t j = 0; j < k; j++) {
+			const char *name = a->kind == AK_COMP ? a->u.s : a->u.words.v[j];
+			const computation *c = module_find_computation(S->m, name);
+			if (!c) {
+				const loc *at = a->kind == AK_COMPS && a->u.words.at ? &a->u.words.at[j] : &a->vat;
+				return sfail(S, at, "computation does not exist: %s", name);
+			}
+			out->c[out->n++] = c;
+		}
+		out->ids[out->nattrs] = (attr_id)id;
+		out->counts[out->nattrs] = k;
+		out->attrs[out->nattrs] = a;
+		out->nattrs++;
 	}
-	*out = cs;
-	*n = k;
-	return 0;
-}
-
-/* to_apply= or calls=: the callee the proto's typed field holds first. */
-static const attr *typed_callee_attr(const instr *in)
-{
-	const attr *a = instr_attr(in, ATTR_TO_APPLY);
-	return a ? a : instr_attr(in, ATTR_CALLS);
-}
-
-static const computation *typed_callee(saver *S, const instr *in)
-{
-	const attr *a = typed_callee_attr(in);
-	if (!a)
-		return NULL;
-	if (in->callee && in->callee == in->called[0] && !strcmp(in->callee->name, a->u.s))
-		return in->callee;
-	const computation *c = module_find_computation(S->m, a->u.s);
-	if (!c)
-		sfail(S, &a->vat, "computation does not exist: %s", a->u.s);
-	return c;
-}
-
-/* The attributes other than those with a field of their own (dimensions,
- * broadcast_dimensions, iota_dimension, index, direction, type, to_apply,
- * calls), as `name=value` text. */
-static int raw_view(saver *S, const instr *in, raw_attr **out, int *n)
-{
-	*out = NULL;
-	*n = 0;
-	if (!in->nattrs)
-		return 0;
-	raw_attr *v = sarray(S, (size_t)in->nattrs, sizeof *v);
-	if (!v)
-		return -1;
-	strbuf b = STRBUF_INIT;
-	for (int i = 0; i < in->nattrs; i++) {
-		const attr *a = &in->attrs[i];
-		switch (a->id) {
-		case ATTR_DIMENSIONS:
-		case ATTR_BROADCAST_DIMENSIONS:
-		case ATTR_IOTA_DIMENSION:
-		case ATTR_INDEX:
-		case ATTR_DIRECTION:
-		case ATTR_TYPE:
-		case ATTR_TO_APPLY:
-		case ATTR_CALLS:
-			if (a->kind != AK_RAW)
-				continue;
-			break;
-		default:
-			break;
-		}
-		sb_reset(&b);
-		attr_print_value(&b, a);
-		if (b.oom) {
-			sb_free(&b);
-			return soom(S);
-		}
-		raw_attr *r = &v[(*n)++];
-		r->name = attr_text_name(a);
-		r->value = arena_strdup(S->a, sb_str(&b));
-		r->at = a->at;
-		if (!r->value) {
-			sb_free(&b);
-			return soom(S);
-		}
-	}
-	sb_free(&b);
-	*out = v;
-	return 0;
+	return (int)out->n;
 }
 
 /* Depth-first post order of the computations over their callees. */
@@ -458,26 +488,12 @@ static int order_comps(saver *S, int *order, int *state, int ci, int *n)
 		const instr *in = c->instrs[i];
 		S->comp = c->name;
 		S->inst = in->name;
-		const computation *tc = typed_callee_attr(in) ? typed_callee(S, in) : NULL;
-		if (typed_callee_attr(in) && !tc)
+		callees cl;
+		if (callees_of(S, in, &cl) < 0)
 			return -1;
-		if (tc && order_comps(S, order, state, comp_index(m, tc), n))
-			return -1;
-		raw_attr *rv;
-		int nrv;
-		if (raw_view(S, in, &rv, &nrv))
-			return -1;
-		for (int r = 0; r < nrv; r++) {
-			if (!is_callee_raw(&rv[r]))
-				continue;
-			const computation **cs;
-			size_t k;
-			if (raw_callees(S, &rv[r], &cs, &k))
+		for (size_t j = 0; j < cl.n; j++)
+			if (order_comps(S, order, state, comp_index(m, cl.c[j]), n))
 				return -1;
-			for (size_t j = 0; j < k; j++)
-				if (order_comps(S, order, state, comp_index(m, cs[j]), n))
-					return -1;
-		}
 	}
 	S->comp = S->inst = NULL;
 	state[ci] = 2;
@@ -497,35 +513,27 @@ static int operand_pos(saver *S, const computation *c, const namepos *names, con
 	return p;
 }
 
-/* The control predecessors a raw attribute names, as positions. */
-static int control_preds(saver *S, const computation *c, const namepos *names, const instr *in,
-			 int **out, size_t *n)
+/* The positions of an instruction's control predecessors. */
+static int control_preds(saver *S, const computation *c, const namepos *names, const instr *in, int **out,
+			 size_t *n)
 {
 	*out = NULL;
 	*n = 0;
-	raw_attr *rv;
-	int nrv;
-	if (raw_view(S, in, &rv, &nrv))
-		return -1;
-	for (int r = 0; r < nrv; r++) {
-		if (strcmp(rv[r].name, "control-predecessors") != 0)
-			continue;
-		char **v;
-		size_t k;
-		if (attr_parse_names(rv[r].value, &v, &k, S->a))
-			return 0; /* kept as text */
-		int *pos = sarray(S, k ? k : 1, sizeof *pos);
-		if (!pos)
-			return -1;
-		for (size_t i = 0; i < k; i++) {
-			pos[i] = find_name(names, (size_t)c->ninstrs, v[i]);
-			if (pos[i] < 0)
-				return 0; /* kept as text */
-		}
-		*out = pos;
-		*n = k;
+	const attr *a = instr_attr(in, ATTR_CONTROL_PREDECESSORS);
+	if (!a || a->kind != AK_NAMES || !a->u.words.n)
 		return 0;
+	size_t k = (size_t)a->u.words.n;
+	int *pos = sarray(S, k, sizeof *pos);
+	if (!pos)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		pos[i] = find_name(names, (size_t)c->ninstrs, a->u.words.v[i]);
+		if (pos[i] < 0)
+			return sfail(S, a->u.words.at ? &a->u.words.at[i] : &a->vat, "instruction does not exist: %s",
+				     a->u.words.v[i]);
 	}
+	*out = pos;
+	*n = k;
 	return 0;
 }
 
@@ -545,6 +553,7 @@ static int order_instr(saver *S, iorder *o, int p)
 			     c->instrs[p]->name);
 	o->state[p] = 1;
 	const instr *in = c->instrs[p];
+	S->inst = in->name;
 	for (int k = 0; k < in->nops; k++) {
 		int q = operand_pos(S, c, o->names, &in->ops[k]);
 		if (q < 0)
@@ -607,6 +616,12 @@ static int kv_stash(saver *S, kvs *k, const char *prefix, const char *name, cons
 	return rc;
 }
 
+static int kv_buf(saver *S, kvs *k, const char *key, strbuf *b)
+{
+	int rc = b->oom ? soom(S) : kv_add(S, k, key, sb_str(b));
+	return rc;
+}
+
 static Xla__FrontendAttributes *kv_message(saver *S, kvs *k)
 {
 	if (k->n == 0)
@@ -620,11 +635,21 @@ static Xla__FrontendAttributes *kv_message(saver *S, kvs *k)
 	return fa;
 }
 
+/* Appends `name` to a comma-separated list. */
+static void list_add(strbuf *b, const char *name)
+{
+	if (b->len)
+		sb_putc(b, ',');
+	sb_puts(b, name);
+}
+
 /* --- the rest: fields the IR does not model -------------------------------------------- */
 
 /* Merges what the loader kept aside of a message (rest.c) into the one
- * built here. The id in it is the one written already, or one the writer
- * renumbered; either way the built message has the right one. */
+ * built here. A field the rest holds whole (one the IR did not reproduce
+ * exactly) replaces the one built from the IR. The id in it is the one
+ * written already, or one the writer renumbered; either way the built
+ * message has the right one. */
 static int rest_out(saver *S, ProtobufCMessage *msg, const uint8_t *rest, size_t len)
 {
 	if (!rest || len == 0)
@@ -643,12 +668,26 @@ static int rest_out(saver *S, ProtobufCMessage *msg, const uint8_t *rest, size_t
 		/* its instruction ids are not the ones written */
 		((Xla__HloModuleProto *)r)->schedule = NULL;
 		diag_emit_where(S->ctx, DIAG_WARNING, S->m->filename ? S->m->filename : "module",
-				"the module's schedule is dropped: instructions were added or renumbered "
-				"since it was read");
+				"the module's schedule is rebuilt from the order of its instructions: "
+				"instructions were added or renumbered since it was read");
 	}
+	proto_rest_clear_whole(msg, r);
 	if (proto_merge(S->a, msg, r, 0))
 		return soom(S);
 	return 0;
+}
+
+/* Whether the rest of a message holds field `num` whole (the writer then
+ * need not build it). */
+static int rest_holds(saver *S, const ProtobufCMessageDescriptor *d, const uint8_t *rest, size_t len, uint32_t num)
+{
+	if (!rest || !len)
+		return 0;
+	ProtobufCMessage *r = proto_rest_decode(S->a, d, rest, len);
+	if (!r)
+		return soom(S);
+	const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, num);
+	return f && proto_field_set(r, f);
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -733,19 +772,8 @@ static int instr_ids(saver *S, const computation *c, const int *order, int64_t *
 	return 0;
 }
 
-/* --- instructions -------------------------------------------------------------------- */
 
-static int int_list_out(saver *S, const int_list *l, size_t *n, int64_t **v)
-{
-	*n = (size_t)l->n;
-	if (l->n == 0)
-		return 0;
-	*v = sarray(S, (size_t)l->n, sizeof **v);
-	if (!*v)
-		return -1;
-	memcpy(*v, l->v, (size_t)l->n * sizeof **v);
-	return 0;
-}
+/* --- instructions -------------------------------------------------------------------- */
 
 /* The constant's value as a literal: the checker's, or converted here.
  * *tmp gets a literal the caller frees. */
@@ -758,9 +786,16 @@ static const hloi_literal *constant_value(saver *S, const instr *in, hloi_litera
 		sfail(S, &in->op_at, "constant has no value");
 		return NULL;
 	}
-	shape s = in->has_shape ? in->shape : in->result;
-	if (shape_is_array(&s) && !s.has_layout)
-		layout_set_default(&s);
+	const shape *k = known_shape(in);
+	shape s;
+	if (!k) {
+		sfail(S, &in->op_at, "constant '%s' has no shape", in->name);
+		return NULL;
+	}
+	if (fill_layouts(S, k, &s, NULL, 0))
+		return NULL;
+	if (S->quiet)
+		return NULL;
 	hloi_status st = literal_from_tree(tmp, S->ctx, S->m->src, in->literal, &s);
 	if (st != HLOI_OK) {
 		if (S->st == HLOI_OK)
@@ -770,300 +805,364 @@ static const hloi_literal *constant_value(saver *S, const instr *in, hloi_litera
 	return *tmp;
 }
 
-/* Which rebuilt text an attribute gets on load, compared with what was
- * written: 0 when the fields reproduce it exactly. */
-static int same_text(const strbuf *b, const char *value)
+static Xla__ShapeProto *hook_shape_out(void *ctx, const shape *s)
 {
-	return !b->oom && strcmp(sb_str(b), value) == 0;
+	saver *S = ctx;
+	shape t;
+	if (fill_layouts(S, s, &t, NULL, 0))
+		return NULL;
+	return shape_out(S, &t, 1, 0);
 }
 
-static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const computation *c,
-		     const namepos *names, const int64_t *ids, kvs *fa, int callees_reproduced, const raw_attr *rv, int nrv)
+static Xla__LiteralProto *hook_literal_out(void *ctx, const attr *a)
 {
-	strbuf b = STRBUF_INIT;
+	saver *S = ctx;
+	const attr_literal *l = &a->u.lit;
+	if (l->value)
+		return literal_out(S, l->value, 0);
+	if (!l->tree || !l->shp || S->quiet) {
+		sfail(S, &a->vat, "literal= has no value");
+		return NULL;
+	}
+	shape s;
+	if (fill_layouts(S, l->shp, &s, NULL, 0))
+		return NULL;
+	hloi_literal *tmp = NULL;
+	hloi_status st = literal_from_tree(&tmp, S->ctx, S->m->src, l->tree, &s);
+	if (st != HLOI_OK) {
+		if (S->st == HLOI_OK)
+			S->st = st;
+		return NULL;
+	}
+	Xla__LiteralProto *lp = literal_out(S, tmp, 0);
+	literal_destroy(tmp);
+	return lp;
+}
+
+/* Where a value's error is: at the offending byte when known. */
+static loc value_loc(const attr *a, size_t off)
+{
+	loc at = a->vat;
+	if (off != SIZE_MAX && at.start + off < at.end) {
+		at.start += off;
+		at.end = at.start + 1;
+	}
+	return at;
+}
+
+static int attr_cmp_order(const void *x, const void *y)
+{
+	const attr *a = *(const attr *const *)x, *b = *(const attr *const *)y;
+	int ka = attr_order_key(a), kb = attr_order_key(b);
+	return ka < kb ? -1 : ka > kb;
+}
+
+/* Attributes into fields (fields.c); what has no field, as text under
+ * hloi.attr.*; the fields XLA sets by default; and the attributes written
+ * with a default value or left out against XLA's printing
+ * (hloi.explicit, hloi.implicit). */
+static int instr_fields(saver *S, const instr *in, Xla__HloInstructionProto *ip, kvs *fa, const fields_ops *ops)
+{
+	strbuf err = STRBUF_INIT, b = STRBUF_INIT;
+	fields_hooks hooks = { S, NULL, hook_shape_out, hook_literal_out };
+	fout o;
+	memset(&o, 0, sizeof o);
+	o.a = S->a;
+	o.op = in->op;
+	o.hooks = &hooks;
+	o.err = &err;
+	uint8_t have[ATTR_COUNT];
+	memset(have, 0, sizeof have);
 	int rc = 0;
-	char **ukeys = NULL, **uvals = NULL;
-	size_t nuser = 0;
-	for (int r = 0; r < nrv && rc == 0; r++) {
-		const raw_attr *ra = &rv[r];
-		int exact = 0;
-		sb_reset(&b);
-		if (strcmp(ra->name, "metadata") == 0) {
-			Xla__OpMetadata *md = salloc(S, sizeof *md);
-			if (!md) {
-				rc = -1;
+	const attr **sorted = in->nattrs ? sarray(S, (size_t)in->nattrs, sizeof *sorted) : NULL;
+	if (in->nattrs && !sorted)
+		return -1;
+	for (int i = 0; i < in->nattrs; i++)
+		sorted[i] = &in->attrs[i];
+	if (in->nattrs)
+		qsort(sorted, (size_t)in->nattrs, sizeof *sorted, attr_cmp_order);
+	for (int i = 0; i < in->nattrs && !rc; i++) {
+		const attr *a = sorted[i];
+		if (a->id < ATTR_COUNT && (fields_is_callee((attr_id)a->id) || a->id == ATTR_CONTROL_PREDECESSORS))
+			continue;
+		if (a->id == ATTR_FRONTEND_ATTRIBUTES && a->kind == AK_RAW) {
+			tcur c;
+			char **k, **v;
+			size_t n;
+			tc_init(&c, a->u.s, strlen(a->u.s));
+			if (frontend_parse(&c, &k, &v, &n, S->a) == 0 && !tc_at_end(&c))
+				tc_fail(&c, "the end of the value");
+			if (c.oom) {
+				rc = soom(S);
 				break;
 			}
-			xla__op_metadata__init(md);
-			if (attr_parse_metadata(ra->value, md, S->a) == 0) {
-				ip->metadata = md;
-				attr_render_metadata(&b, md);
-				exact = same_text(&b, ra->value);
+			if (c.bad) {
+				loc at = value_loc(a, c.bad_at);
+				rc = sfail(S, &at, "malformed frontend_attributes: expects %s", c.expect);
+				break;
 			}
-		} else if (strcmp(ra->name, "backend_config") == 0) {
-			ProtobufCBinaryData bd = { 0, NULL };
-			if (attr_parse_backend_config(ra->value, &bd, S->a) == 0) {
-				ip->backend_config = bd;
-				attr_render_backend_config(&b, bd.data, bd.len);
-				exact = same_text(&b, ra->value);
+			for (size_t j = 0; j < n && !rc; j++) {
+				if (proto_is_hloi_key(k[j]))
+					rc = sfail(S, &a->vat, "frontend attribute '%s': keys starting with '%s' are hloi's own",
+						   k[j], HLOI_KEY_PREFIX);
+				else
+					rc = kv_add(S, fa, k[j], v[j]);
 			}
-		} else if (strcmp(ra->name, "frontend_attributes") == 0) {
-			if (attr_parse_frontend(ra->value, &ukeys, &uvals, &nuser, S->a) == 0) {
-				Xla__FrontendAttributes tmp = XLA__FRONTEND_ATTRIBUTES__INIT;
-				kvs k = { NULL, 0, 0 };
-				for (size_t i = 0; i < nuser && rc == 0; i++)
-					rc = kv_add(S, &k, ukeys[i], uvals[i]);
-				tmp.n_map = k.n;
-				tmp.map = k.v;
-				attr_render_frontend(&b, &tmp);
-				exact = same_text(&b, ra->value);
-			} else {
-				nuser = 0;
-			}
-		} else if (strcmp(ra->name, "kind") == 0 && in->op == OP_FUSION) {
-			ip->fusion_kind = (char *)ra->value;
-			exact = 1;
-		} else if (strcmp(ra->name, "control-predecessors") == 0) {
-			char **v;
-			size_t k;
-			if (attr_parse_names(ra->value, &v, &k, S->a) == 0) {
-				int *pos = sarray(S, k ? k : 1, sizeof *pos);
-				int ok = pos != NULL;
-				for (size_t i = 0; ok && i < k; i++)
-					ok = (pos[i] = find_name(names, (size_t)c->ninstrs, v[i])) >= 0;
-				if (ok) {
-					ip->n_control_predecessor_ids = k;
-					ip->control_predecessor_ids = sarray(S, k ? k : 1, sizeof(int64_t));
-					if (!ip->control_predecessor_ids) {
-						rc = -1;
-						break;
-					}
-					const char **nm = sarray(S, k ? k : 1, sizeof *nm);
-					if (!nm) {
-						rc = -1;
-						break;
-					}
-					for (size_t i = 0; i < k; i++) {
-						ip->control_predecessor_ids[i] = ids[pos[i]];
-						nm[i] = c->instrs[pos[i]]->name;
-					}
-					attr_render_names(&b, nm, k);
-					exact = same_text(&b, ra->value);
-				}
-			}
-		} else if (is_callee_raw(ra)) {
-			exact = callees_reproduced;
+			have[ATTR_FRONTEND_ATTRIBUTES] = 1;
+			continue;
 		}
-		if (b.oom)
+		sb_reset(&err);
+		o.err_off = SIZE_MAX;
+		fo_result r = field_out(&o, a, ip);
+		if (r == FO_OK) {
+			have[a->id] = 1;
+			continue;
+		}
+		if (r == FO_OOM || err.oom) {
 			rc = soom(S);
-		else if (!exact)
-			rc = kv_stash(S, fa, HLOI_KEY_ATTR, ra->name, ra->value);
-	}
-	for (size_t i = 0; i < nuser && rc == 0; i++)
-		rc = kv_add(S, fa, ukeys[i], uvals[i]);
-	/* The order the loader rebuilds (attr_order_cmp) must be the written
-	 * one; else keep the written order. */
-	int sorted = 1;
-	for (int r = 1; r < nrv; r++)
-		if (attr_order_cmp(rv[r - 1].name, rv[r].name) > 0)
-			sorted = 0;
-	if (!sorted && rc == 0) {
-		sb_reset(&b);
-		for (int r = 0; r < nrv; r++) {
-			if (r)
-				sb_putc(&b, ',');
-			sb_puts(&b, rv[r].name);
+			break;
 		}
-		rc = b.oom ? soom(S) : kv_add(S, fa, HLOI_KEY_ATTR_ORDER, sb_str(&b));
+		if (r == FO_BAD) {
+			loc at = value_loc(a, o.err_off);
+			rc = sfail(S, &at, "%s", sb_str(&err));
+			break;
+		}
+		/* no field of XLA's holds it: kept as text */
+		sb_reset(&b);
+		attr_print_value(&b, a);
+		rc = b.oom ? soom(S) : kv_stash(S, fa, HLOI_KEY_ATTR, attr_text_name(a), sb_str(&b));
 	}
+	if (!rc && fields_defaults(&o, ip, ops))
+		rc = soom(S);
+	if (!rc) {
+		/* what the loader will show for these fields */
+		ip->frontend_attributes = kv_message(S, fa);
+		attr *shown_v;
+		int nshown;
+		if (fields_in(S->a, in->op, ip, ops, NULL, NULL, NULL, &shown_v, &nshown) < 0) {
+			rc = soom(S);
+		} else {
+			uint8_t shown[ATTR_COUNT];
+			memset(shown, 0, sizeof shown);
+			strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+			for (int i = 0; i < nshown && !rc; i++) {
+				const attr *sa = &shown_v[i];
+				shown[sa->id] = 1;
+				/* a value spelled otherwise than XLA prints it keeps its spelling */
+				const attr *wa = have[sa->id] ? instr_attr(in, (attr_id)sa->id) : NULL;
+				if (!wa || wa->kind != sa->kind || sa->kind == AK_SHAPE || sa->kind == AK_SHAPES ||
+				    sa->kind == AK_LITERAL)
+					continue;
+				sb_reset(&x);
+				sb_reset(&y);
+				attr_print_value(&x, wa);
+				attr_print_value(&y, sa);
+				if (x.oom || y.oom)
+					rc = soom(S);
+				else if (strcmp(sb_str(&x), sb_str(&y)) != 0)
+					rc = kv_stash(S, fa, HLOI_KEY_ATTR, attr_name((attr_id)sa->id), sb_str(&x));
+			}
+			sb_free(&x);
+			sb_free(&y);
+			if (in->op != OP_CONSTANT && ip->literal)
+				shown[ATTR_LITERAL] = 1;
+			strbuf ex = STRBUF_INIT, im = STRBUF_INIT;
+			for (int id = 0; id < ATTR_COUNT; id++) {
+				if (fields_is_callee((attr_id)id) || id == ATTR_CONTROL_PREDECESSORS)
+					continue;
+				if (have[id] && !shown[id])
+					list_add(&ex, attr_name((attr_id)id));
+				if (!have[id] && shown[id] && !instr_attr(in, (attr_id)id))
+					list_add(&im, attr_name((attr_id)id));
+			}
+			if (ex.len)
+				rc = kv_buf(S, fa, HLOI_KEY_EXPLICIT, &ex);
+			if (!rc && im.len)
+				rc = kv_buf(S, fa, HLOI_KEY_IMPLICIT, &im);
+			sb_free(&ex);
+			sb_free(&im);
+		}
+	}
+	sb_free(&err);
 	sb_free(&b);
 	return rc;
 }
 
-/* Called computations: the typed one, then the raw ones in XLA's order for
- * the opcode. *reproduced says whether the loader's rendering of the raw
- * ones gives back the written text. */
-static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const int64_t *comp_ids,
-		       kvs *fa, int *reproduced, const raw_attr *rv, int nrv)
+/* The callees' spelling, when it is not XLA's for the opcode. */
+static int callee_spelling(saver *S, const instr *in, const callees *cl, const fields_ops *ops, kvs *fa)
 {
-	*reproduced = 1;
-	const computation *list[64];
-	size_t n = 0;
-	const attr *ta = typed_callee_attr(in);
-	const computation *tc = ta ? typed_callee(S, in) : NULL;
-	if (ta && !tc)
+	attr_id ids[2];
+	size_t counts[2];
+	int pred = ops && ops->nops > 0 && ops->shapes[0] && ops->shapes[0]->type == ET_PRED;
+	int k = fields_canon_callees(in->op, cl->n, pred, ids, counts);
+	int same = k == cl->nattrs;
+	for (int i = 0; same && i < k; i++)
+		same = ids[i] == cl->ids[i] && counts[i] == cl->counts[i];
+	if (same)
+		return 0;
+	strbuf b = STRBUF_INIT;
+	for (int i = 0; i < cl->nattrs; i++) {
+		list_add(&b, attr_name(cl->ids[i]));
+		if (cl->attrs[i]->kind == AK_COMPS)
+			sb_printf(&b, ":%zu", cl->counts[i]);
+	}
+	int rc = kv_buf(S, fa, HLOI_KEY_CALLEES, &b);
+	sb_free(&b);
+	return rc;
+}
+
+/* Everything the writer gives an instruction but its ids, operands,
+ * callees' ids and control predecessors. `full`: also the shape and a
+ * constant's literal (the echo leaves them out). */
+static int instr_common(saver *S, const instr *in, Xla__HloInstructionProto *ip, kvs *fa, const fields_ops *ops,
+			int full)
+{
+	strbuf mask = STRBUF_INIT;
+	shape tmp;
+	int inferred;
+	const shape *s = instr_shape(S, in, &tmp, &mask, &inferred);
+	int rc = 0;
+	if (!s) {
+		rc = -1;
+	} else {
+		if (full && !(ip->shape = shape_out(S, s, 1, 0)))
+			rc = -1;
+		if (!rc && inferred)
+			rc = kv_add(S, fa, HLOI_KEY_NO_SHAPE, "true");
+		if (!rc && !mask_all_written(&mask))
+			rc = kv_buf(S, fa, HLOI_KEY_NO_LAYOUT, &mask);
+	}
+	sb_free(&mask);
+	if (rc)
 		return -1;
-	if (tc) {
-		list[n++] = tc;
-		const char *want = callee_typed_attr(in->op);
-		const char *have = attr_name((attr_id)ta->id);
-		if ((!want || strcmp(want, have) != 0) && kv_add(S, fa, HLOI_KEY_PREFIX "callee_attr", have))
-			return -1;
-	}
-	/* Raw callee attributes in canonical order: while (condition, body),
-	 * select-and-scatter (select, scatter), conditional (true, false or the
-	 * branch list), else as written. */
-	static const char *const canon[] = { "condition", "body", "select", "scatter", "true_computation",
-					     "false_computation", "branch_computations",
-					     "called_computations" };
-	int nraw = 0;
-	const char *an[2];
-	char *av[2];
-	for (size_t k = 0; k < sizeof canon / sizeof canon[0]; k++) {
-		for (int r = 0; r < nrv; r++) {
-			const raw_attr *ra = &rv[r];
-			if (strcmp(ra->name, canon[k]) != 0)
-				continue;
-			const computation **cs;
-			size_t cn;
-			if (raw_callees(S, ra, &cs, &cn))
+	if (in->op == OP_PARAMETER)
+		ip->parameter_number = in->parameter_number;
+	if (in->op == OP_CONSTANT) {
+		int elided = in->value ? in->value->elided : in->literal && in->literal->kind == LIT_ELIDED;
+		if (elided) {
+			if (kv_add(S, fa, HLOI_KEY_ELIDED, "true"))
 				return -1;
-			for (size_t j = 0; j < cn; j++) {
-				if (n == sizeof list / sizeof list[0])
-					return sfail(S, &ra->at, "too many called computations");
-				list[n++] = cs[j];
-			}
+		} else if (full) {
+			hloi_literal *t = NULL;
+			const hloi_literal *v = constant_value(S, in, &t);
+			if (!v)
+				return -1;
+			ip->literal = literal_out(S, v, 0);
+			literal_destroy(t);
+			if (!ip->literal)
+				return -1;
 		}
 	}
-	for (int r = 0; r < nrv; r++)
-		if (is_callee_raw(&rv[r]))
-			nraw++;
-	size_t first_raw = tc ? 1 : 0;
-	if (nraw) {
-		const char *names[64];
-		for (size_t j = first_raw; j < n; j++)
-			names[j - first_raw] = list[j]->name;
-		int k = callee_render(in->op, names, n - first_raw, an, av, S->a);
-		if (k < 0)
-			return soom(S);
-		/* the rendering reproduces the text when it has the same attributes, in order */
-		int j = 0;
-		for (int r = 0; r < nrv && *reproduced; r++) {
-			if (!is_callee_raw(&rv[r]))
-				continue;
-			if (j >= k || strcmp(rv[r].name, an[j]) != 0 || strcmp(rv[r].value, av[j]) != 0)
-				*reproduced = 0;
-			j++;
-		}
-		if (j != k)
-			*reproduced = 0;
-		if (tc && callee_typed_attr(in->op))
-			*reproduced = 0; /* the loader would make the first one typed */
-	}
-	ip->n_called_computation_ids = n;
-	if (n) {
-		ip->called_computation_ids = sarray(S, n, sizeof(int64_t));
-		if (!ip->called_computation_ids)
-			return -1;
-		for (size_t j = 0; j < n; j++)
-			ip->called_computation_ids[j] = comp_ids[comp_index(S->m, list[j])];
-	}
+	if (instr_fields(S, in, ip, fa, ops))
+		return -1;
+	callees cl;
+	if (callees_of(S, in, &cl) < 0 || callee_spelling(S, in, &cl, ops, fa))
+		return -1;
 	return 0;
 }
 
-static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const namepos *names,
-					   int p, const int64_t *ids, const int64_t *comp_ids)
+/* XLA's HloInstruction::ToProto sets metadata, frontend_attributes and
+ * statistics_viz on every instruction, empty or not. */
+static int instr_always(saver *S, Xla__HloInstructionProto *ip)
+{
+	if (!ip->metadata && !(ip->metadata = snew(S, &xla__op_metadata__descriptor)))
+		return -1;
+	if (!ip->frontend_attributes && !(ip->frontend_attributes = snew(S, &xla__frontend_attributes__descriptor)))
+		return -1;
+	if (!ip->statistics_viz && !(ip->statistics_viz = snew(S, &xla__statistics_viz__descriptor)))
+		return -1;
+	return 0;
+}
+
+static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const namepos *names, int p,
+					   const int64_t *ids, const int64_t *comp_ids)
 {
 	const instr *in = c->instrs[p];
 	S->inst = in->name;
-	Xla__HloInstructionProto *ip = salloc(S, sizeof *ip);
+	Xla__HloInstructionProto *ip = snew(S, &xla__hlo_instruction_proto__descriptor);
 	if (!ip)
 		return NULL;
-	xla__hlo_instruction_proto__init(ip);
 	kvs fa = { NULL, 0, 0 };
 	ip->name = (char *)in->name;
 	ip->opcode = (char *)opcode_name(in->op);
 	ip->id = ids[p];
-	const shape *s = in->has_shape ? &in->shape : &in->result;
-	if (!(ip->shape = shape_out(S, s, 0, 0)))
-		return NULL;
 	ip->n_operand_ids = (size_t)in->nops;
 	ip->operand_ids = sarray(S, (size_t)in->nops, sizeof(int64_t));
-	if (in->nops && !ip->operand_ids)
+	const shape **opshapes = sarray(S, (size_t)in->nops, sizeof *opshapes);
+	if (in->nops && (!ip->operand_ids || !opshapes))
 		return NULL;
 	for (int k = 0; k < in->nops; k++) {
 		int q = operand_pos(S, c, names, &in->ops[k]);
 		if (q < 0)
 			return NULL;
 		ip->operand_ids[k] = ids[q];
+		opshapes[k] = known_shape(c->instrs[q]);
 	}
-	if (in->op == OP_PARAMETER)
-		ip->parameter_number = in->parameter_number;
-	if (in->op == OP_CONSTANT) {
-		hloi_literal *tmp = NULL;
-		const hloi_literal *v = constant_value(S, in, &tmp);
-		if (!v)
-			return NULL;
-		if (v->elided) {
-			if (kv_add(S, &fa, HLOI_KEY_ELIDED, "true"))
-				v = NULL;
-		} else {
-			ip->literal = literal_out(S, v, 0);
-			if (!ip->literal)
-				v = NULL;
-		}
-		literal_destroy(tmp);
-		if (!v)
-			return NULL;
-	}
-	const int_list *dims = NULL;
-	const char *dims_name = NULL;
-	int64_t iota_dim, index;
-	switch (opcode_category(in->op)) {
-	case OPC_BINARY:
-	case OPC_COMPARE:
-		dims = instr_ints(in, ATTR_BROADCAST_DIMENSIONS);
-		dims_name = "broadcast_dimensions";
-		break;
-	default:
-		if (in->op == OP_IOTA && instr_int(in, ATTR_IOTA_DIMENSION, &iota_dim)) {
-			ip->n_dimensions = 1;
-			if (!(ip->dimensions = sarray(S, 1, sizeof(int64_t))))
-				return NULL;
-			ip->dimensions[0] = iota_dim;
-		} else {
-			dims = instr_ints(in, ATTR_DIMENSIONS);
-			dims_name = "dimensions";
-		}
-		break;
-	}
-	if (dims) {
-		if (int_list_out(S, dims, &ip->n_dimensions, &ip->dimensions))
-			return NULL;
-		int implied = !strcmp(dims_name, "dimensions") && opcode_always_has_dimensions(in->op);
-		if (dims->n == 0 && !implied && kv_stash(S, &fa, HLOI_KEY_ATTR, dims_name, "{}"))
-			return NULL;
-	}
-	if (instr_int(in, ATTR_INDEX, &index))
-		ip->tuple_index = index;
-	if (instr_direction(in) != CMP_NONE)
-		ip->comparison_direction = (char *)cmp_direction_name(instr_direction(in));
-	if (instr_comparison_type(in) != CMPT_NONE)
-		ip->comparison_type = (char *)cmp_type_name(instr_comparison_type(in));
-	raw_attr *rv;
-	int nrv;
-	if (raw_view(S, in, &rv, &nrv))
+	fields_ops ops = { in->nops, opshapes };
+	if (instr_common(S, in, ip, &fa, &ops, 1))
 		return NULL;
-	int reproduced;
-	if (callees_out(S, in, ip, comp_ids, &fa, &reproduced, rv, nrv))
+	callees cl;
+	if (callees_of(S, in, &cl) < 0)
 		return NULL;
-	if (attrs_out(S, in, ip, c, names, ids, &fa, reproduced, rv, nrv))
+	ip->n_called_computation_ids = cl.n;
+	if (cl.n && !(ip->called_computation_ids = sarray(S, cl.n, sizeof(int64_t))))
 		return NULL;
-	if (fa.n && !(ip->frontend_attributes = kv_message(S, &fa)))
+	for (size_t j = 0; j < cl.n; j++)
+		ip->called_computation_ids[j] = comp_ids[comp_index(S->m, cl.c[j])];
+	int *cp;
+	size_t ncp;
+	if (control_preds(S, c, names, in, &cp, &ncp))
+		return NULL;
+	ip->n_control_predecessor_ids = ncp;
+	if (ncp && !(ip->control_predecessor_ids = sarray(S, ncp, sizeof(int64_t))))
+		return NULL;
+	for (size_t k = 0; k < ncp; k++)
+		ip->control_predecessor_ids[k] = ids[cp[k]];
+	ip->frontend_attributes = kv_message(S, &fa);
+	if (fa.n && !ip->frontend_attributes)
+		return NULL;
+	if (instr_always(S, ip))
 		return NULL;
 	if (rest_out(S, &ip->base, in->pb_rest, in->pb_rest_len))
 		return NULL;
 	return ip;
 }
 
+Xla__HloInstructionProto *proto_echo_instr(arena *a, const module *m, const instr *in, const fields_ops *ops)
+{
+	saver S;
+	memset(&S, 0, sizeof S);
+	S.m = m;
+	S.a = a;
+	S.quiet = 1;
+	Xla__HloInstructionProto *ip = snew(&S, &xla__hlo_instruction_proto__descriptor);
+	kvs fa = { NULL, 0, 0 };
+	if (!ip || instr_common(&S, in, ip, &fa, ops, 0))
+		return NULL;
+	ip->frontend_attributes = kv_message(&S, &fa);
+	return S.st == HLOI_OK ? ip : NULL;
+}
+
+
 /* --- computations and the module ----------------------------------------------------- */
 
-static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c)
+/* A shape with default layouts filled in, as a proto. */
+static Xla__ShapeProto *filled_shape_out(saver *S, const shape *s, strbuf *mask)
 {
-	Xla__ProgramShapeProto *ps = salloc(S, sizeof *ps);
+	shape t;
+	if (fill_layouts(S, s, &t, mask, 0))
+		return NULL;
+	return shape_out(S, &t, 1, 0);
+}
+
+/* The computation's program shape: its signature when the text wrote one
+ * (`mask` gets which layouts were written), else its parameters and
+ * root. */
+static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c, strbuf *mask)
+{
+	Xla__ProgramShapeProto *ps = snew(S, &xla__program_shape_proto__descriptor);
 	if (!ps)
 		return NULL;
-	xla__program_shape_proto__init(ps);
 	if (c->has_signature) {
 		size_t n = (size_t)c->nsig_params;
 		ps->n_parameters = ps->n_parameter_names = n;
@@ -1073,10 +1172,10 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c)
 			return NULL;
 		for (size_t i = 0; i < n; i++) {
 			ps->parameter_names[i] = (char *)c->sig_names[i];
-			if (!(ps->parameters[i] = shape_out(S, &c->sig_shapes[i], 0, 0)))
+			if (!(ps->parameters[i] = filled_shape_out(S, &c->sig_shapes[i], mask)))
 				return NULL;
 		}
-		ps->result = shape_out(S, &c->sig_result, 0, 0);
+		ps->result = filled_shape_out(S, &c->sig_result, mask);
 		return ps->result ? ps : NULL;
 	}
 	/* parameters by number */
@@ -1107,18 +1206,34 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		const instr *pi = params[i];
+		const shape *s = known_shape(pi);
+		S->inst = pi->name;
+		if (!s) {
+			sfail(S, &pi->op_at, "parameter '%s' has no shape", pi->name);
+			return NULL;
+		}
 		ps->parameter_names[i] = (char *)pi->name;
-		if (!(ps->parameters[i] = shape_out(S, pi->has_shape ? &pi->shape : &pi->result, 1, 0)))
+		if (!(ps->parameters[i] = filled_shape_out(S, s, NULL)))
 			return NULL;
 	}
 	const instr *root = c->root ? c->root : c->instrs[c->ninstrs - 1];
-	ps->result = shape_out(S, root->has_shape ? &root->shape : &root->result, 1, 0);
+	const shape *rs = known_shape(root);
+	if (!rs) {
+		S->inst = root->name;
+		sfail(S, &root->op_at, "instruction '%s' has no shape: the text leaves it out, and no check of the "
+				      "module inferred one",
+		      root->name);
+		return NULL;
+	}
+	ps->result = filled_shape_out(S, rs, NULL);
+	S->inst = NULL;
 	return ps->result ? ps : NULL;
 }
 
-static Xla__HloComputationProto *computation_out(saver *S, const computation *c, int64_t comp_id,
-						 int64_t *next_id, const int64_t *comp_ids, int is_fusion)
+static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_id, int64_t *next_id,
+						 const int64_t *comp_ids, int is_fusion, strbuf *sigmask)
 {
+	const computation *c = S->m->comps[ci];
 	S->comp = c->name;
 	S->inst = NULL;
 	size_t n = (size_t)c->ninstrs;
@@ -1126,20 +1241,22 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 		sfail(S, &c->name_at, "computation '%s' has no instructions", c->name);
 		return NULL;
 	}
-	Xla__HloComputationProto *cp = salloc(S, sizeof *cp);
+	Xla__HloComputationProto *cp = snew(S, &xla__hlo_computation_proto__descriptor);
 	namepos *names = hloi_calloc(n, sizeof *names);
 	int *order = hloi_calloc(n, sizeof *order);
 	int *state = hloi_calloc(n, sizeof *state);
 	int64_t *ids = hloi_calloc(n, sizeof *ids);
+	int64_t *written = sarray(S, n, sizeof *written);
 	Xla__HloComputationProto *result = NULL;
-	if (!cp || !names || !order || !state || !ids) {
+	if (!cp || !names || !order || !state || !ids || !written) {
 		soom(S);
 		goto out;
 	}
-	xla__hlo_computation_proto__init(cp);
 	cp->name = (char *)c->name;
 	cp->id = comp_id;
 	cp->is_fusion_computation = is_fusion;
+	if (c->execution_thread && strcmp(c->execution_thread, "main") != 0)
+		cp->execution_thread = (char *)c->execution_thread;
 	for (size_t i = 0; i < n; i++) {
 		names[i].name = c->instrs[i]->name;
 		names[i].pos = (int)i;
@@ -1156,24 +1273,28 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 	for (size_t i = 0; i < n; i++)
 		if (order_instr(S, &o, (int)i))
 			goto out;
+	S->inst = NULL;
 	if (instr_ids(S, c, order, ids, next_id))
 		goto out;
 	cp->n_instructions = n;
 	cp->instructions = sarray(S, n, sizeof *cp->instructions);
 	if (!cp->instructions)
 		goto out;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (!(cp->instructions[i] = instr_out(S, c, names, order[i], ids, comp_ids)))
 			goto out;
+		written[i] = ids[order[i]];
+	}
 	S->inst = NULL;
 	const instr *root = c->root ? c->root : c->instrs[n - 1];
 	for (size_t i = 0; i < n; i++)
 		if (c->instrs[i] == root)
 			cp->root_id = ids[i];
-	if (!(cp->program_shape = program_shape_out(S, c)))
+	if (!(cp->program_shape = program_shape_out(S, c, sigmask)))
 		goto out;
 	if (rest_out(S, &cp->base, c->pb_rest, c->pb_rest_len))
 		goto out;
+	S->written[ci] = written;
 	result = cp;
 out:
 	hloi_free(names);
@@ -1183,69 +1304,22 @@ out:
 	return result;
 }
 
-static int module_attrs_out(saver *S, kvs *fa)
-{
-	const module *m = S->m;
-	if (!m->has_header && kv_add(S, fa, HLOI_KEY_NO_HEADER, "true"))
-		return -1;
-	if (m->broadcast_mode != HLOI_BROADCAST_DEFAULT &&
-	    kv_add(S, fa, HLOI_KEY_BROADCAST_MODE, m->broadcast_mode == HLOI_BROADCAST_NUMPY ? "numpy" : "xla"))
-		return -1;
-	for (int i = 0; i < m->nheader_attrs; i++) {
-		char key[64];
-		if (i > 9999)
-			return sfail(S, NULL, "too many module attributes");
-		snprintf(key, sizeof key, "%s%04d.", HLOI_KEY_HEADER_ATTR, i);
-		if (kv_stash(S, fa, key, m->header_attrs[i].name, m->header_attrs[i].value))
-			return -1;
-	}
-	const computation *entry = m->entry ? m->entry : m->comps[m->ncomps - 1];
-	if (!entry->is_entry && kv_add(S, fa, HLOI_KEY_IMPLICIT_ENTRY, "true"))
-		return -1;
-	strbuf roots = STRBUF_INIT, sigs = STRBUF_INIT;
-	for (int i = 0; i < m->ncomps; i++) {
-		const computation *c = m->comps[i];
-		const instr *root = c->root ? c->root : (c->ninstrs ? c->instrs[c->ninstrs - 1] : NULL);
-		if (root && !root->is_root) {
-			if (roots.len)
-				sb_putc(&roots, ',');
-			sb_puts(&roots, c->name);
-		}
-		if (c->has_signature) {
-			if (sigs.len)
-				sb_putc(&sigs, ',');
-			sb_puts(&sigs, c->name);
-		}
-	}
-	int rc = 0;
-	if (roots.oom || sigs.oom)
-		rc = soom(S);
-	if (!rc && roots.len)
-		rc = kv_add(S, fa, HLOI_KEY_IMPLICIT_ROOT, sb_str(&roots));
-	if (!rc && sigs.len)
-		rc = kv_add(S, fa, HLOI_KEY_SIGNATURE, sb_str(&sigs));
-	sb_free(&roots);
-	sb_free(&sigs);
-	return rc;
-}
-
 static Xla__HloInputOutputAliasProto *alias_out(saver *S)
 {
 	const module *m = S->m;
-	Xla__HloInputOutputAliasProto *ap = salloc(S, sizeof *ap);
+	Xla__HloInputOutputAliasProto *ap = snew(S, &xla__hlo_input_output_alias_proto__descriptor);
 	if (!ap)
 		return NULL;
-	xla__hlo_input_output_alias_proto__init(ap);
 	ap->n_entries = (size_t)m->nalias;
 	ap->entries = sarray(S, (size_t)m->nalias, sizeof *ap->entries);
-	if (!ap->entries)
+	if (m->nalias && !ap->entries)
 		return NULL;
 	for (int i = 0; i < m->nalias; i++) {
 		const alias_entry *a = &m->alias[i];
-		Xla__HloInputOutputAliasProto__AliasEntryProto *e = salloc(S, sizeof *e);
+		Xla__HloInputOutputAliasProto__AliasEntryProto *e =
+			snew(S, &xla__hlo_input_output_alias_proto__alias_entry_proto__descriptor);
 		if (!e)
 			return NULL;
-		xla__hlo_input_output_alias_proto__alias_entry_proto__init(e);
 		e->n_output_shape_index = (size_t)a->n_output_index;
 		e->output_shape_index = sarray(S, (size_t)a->n_output_index + 1, sizeof(int64_t));
 		e->n_parameter_shape_index = (size_t)a->n_parameter_index;
@@ -1262,11 +1336,294 @@ static Xla__HloInputOutputAliasProto *alias_out(saver *S)
 	return ap;
 }
 
+/* Header attributes in XLA's printing order (HloModule::Print); hloi's own
+ * broadcast_mode last. */
+static const char *const header_order[] = {
+	"is_scheduled", "input_output_alias", "buffer_donor", "alias_passthrough_params",
+	"entry_computation_layout", "allow_spmd_sharding_propagation_to_parameters",
+	"allow_spmd_sharding_propagation_to_output", "replica_count", "num_partitions", "frontend_attributes",
+	"origin_recovery_table", "debug_attributes", "broadcast_mode",
+};
+
+int proto_header_rank(const char *name)
+{
+	for (size_t i = 0; i < sizeof header_order / sizeof header_order[0]; i++)
+		if (strcmp(header_order[i], name) == 0)
+			return (int)i;
+	return (int)(sizeof header_order / sizeof header_order[0]);
+}
+
+/* A header value read by a text-cursor parser; errors located in it. */
+static int header_value(saver *S, const raw_attr *r, int (*fn)(tcur *, void *, arena *), void *dst)
+{
+	tcur c;
+	tc_init(&c, r->value, strlen(r->value));
+	if (fn(&c, dst, S->a) == 0 && !tc_at_end(&c))
+		tc_fail(&c, "the end of the value");
+	if (c.oom)
+		return soom(S);
+	if (c.bad) {
+		/* the value is the end of `name=value` */
+		loc at = r->at;
+		size_t vlen = strlen(r->value);
+		if (at.end >= vlen && at.end - vlen + c.bad_at < at.end) {
+			at.start = at.end - vlen + c.bad_at;
+			at.end = at.start + 1;
+		}
+		return sfail(S, &at, "malformed %s: expects %s", r->name, c.expect);
+	}
+	return 0;
+}
+
+static int p_donor(tcur *c, void *out, arena *a) { return donor_parse(c, out, a); }
+static int p_frames(tcur *c, void *out, arena *a) { return stack_frames_parse(c, out, a); }
+
+typedef struct kv_lists {
+	char **k, **v;
+	size_t n;
+} kv_lists;
+static int p_frontend(tcur *c, void *out, arena *a)
+{
+	kv_lists *l = out;
+	return frontend_parse(c, &l->k, &l->v, &l->n, a);
+}
+
+/* entry_computation_layout={(f32[2]{0}, s32[])->f32[2]{0}} as XLA's
+ * host_program_shape (parameters named p0, p1, ...). */
+static Xla__ProgramShapeProto *entry_layout_in(saver *S, const raw_attr *r)
+{
+	const char *v = r->value;
+	size_t n = strlen(v), s = 0, e = n;
+	while (s < e && (v[s] == ' ' || v[s] == '\n' || v[s] == '\t'))
+		s++;
+	while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\n' || v[e - 1] == '\t'))
+		e--;
+	size_t open = s + 1, close = 0, arrow = 0;
+	if (e - s >= 2 && v[s] == '{' && v[e - 1] == '}') {
+		size_t p = open;
+		while (p < e && (v[p] == ' ' || v[p] == '\n'))
+			p++;
+		open = p;
+		int depth = 0;
+		for (; p < e - 1; p++) {
+			if (v[p] == '(')
+				depth++;
+			else if (v[p] == ')' && --depth == 0) {
+				close = p;
+				break;
+			}
+		}
+		for (p = close + 1; close && p + 1 < e - 1; p++) {
+			if (v[p] == '-' && v[p + 1] == '>') {
+				arrow = p;
+				break;
+			}
+			if (v[p] != ' ' && v[p] != '\n')
+				break;
+		}
+	}
+	if (!close || !arrow || v[open] != '(') {
+		sfail(S, &r->at, "malformed entry_computation_layout: expects {(parameter shapes)->result shape}");
+		return NULL;
+	}
+	shape params, result;
+	arena *a = S->a;
+	if (text_parse_shape(&params, a, S->ctx, "entry_computation_layout", v + open, close + 1 - open) != HLOI_OK ||
+	    text_parse_shape(&result, a, S->ctx, "entry_computation_layout", v + arrow + 2, e - 1 - (arrow + 2)) !=
+		    HLOI_OK) {
+		if (S->st == HLOI_OK)
+			S->st = HLOI_EINVAL;
+		return NULL;
+	}
+	Xla__ProgramShapeProto *ps = snew(S, &xla__program_shape_proto__descriptor);
+	if (!ps)
+		return NULL;
+	size_t np = (size_t)params.ntuple;
+	ps->n_parameters = ps->n_parameter_names = np;
+	ps->parameters = sarray(S, np, sizeof *ps->parameters);
+	ps->parameter_names = sarray(S, np, sizeof *ps->parameter_names);
+	if (np && (!ps->parameters || !ps->parameter_names))
+		return NULL;
+	for (size_t i = 0; i < np; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "p%zu", i);
+		if (!(ps->parameter_names[i] = sstrdup(S, name)) ||
+		    !(ps->parameters[i] = filled_shape_out(S, &params.tuple[i], NULL)))
+			return NULL;
+	}
+	ps->result = filled_shape_out(S, &result, NULL);
+	return ps->result ? ps : NULL;
+}
+
+/* XLA's host_program_shape when the text has no entry_computation_layout:
+ * the entry's, its parameters named p0, p1, ... */
+static Xla__ProgramShapeProto *entry_layout_default(saver *S, const Xla__ProgramShapeProto *entry)
+{
+	Xla__ProgramShapeProto *ps = snew(S, &xla__program_shape_proto__descriptor);
+	if (!ps)
+		return NULL;
+	*ps = *entry;
+	ps->parameter_names = sarray(S, entry->n_parameters, sizeof *ps->parameter_names);
+	if (entry->n_parameters && !ps->parameter_names)
+		return NULL;
+	for (size_t i = 0; i < entry->n_parameters; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "p%zu", i);
+		if (!(ps->parameter_names[i] = sstrdup(S, name)))
+			return NULL;
+	}
+	return ps;
+}
+
+/* The schedule is_scheduled=true stands for: every computation but the
+ * fused ones, in the order written (XLA's ScheduleFromInstructionOrder). */
+static Xla__HloScheduleProto *schedule_out(saver *S, const int64_t *comp_ids, const unsigned char *fusion)
+{
+	const module *m = S->m;
+	Xla__HloScheduleProto *sp = snew(S, &xla__hlo_schedule_proto__descriptor);
+	if (!sp)
+		return NULL;
+	size_t n = 0;
+	for (int i = 0; i < m->ncomps; i++)
+		n += !fusion[i];
+	sp->sequences = sarray(S, n, sizeof *sp->sequences);
+	if (n && !sp->sequences)
+		return NULL;
+	for (int i = 0; i < m->ncomps; i++) {
+		if (fusion[i])
+			continue;
+		Xla__HloScheduleProto__SequencesEntry *e = snew(S, &xla__hlo_schedule_proto__sequences_entry__descriptor);
+		Xla__HloScheduleProto__InstructionSequence *q =
+			snew(S, &xla__hlo_schedule_proto__instruction_sequence__descriptor);
+		if (!e || !q)
+			return NULL;
+		e->key = comp_ids[i];
+		q->n_instruction_ids = (size_t)m->comps[i]->ninstrs;
+		q->instruction_ids = S->written[i];
+		e->value = q;
+		/* by computation id, as XLA's deterministic serialisation orders a map */
+		size_t j = sp->n_sequences;
+		while (j > 0 && sp->sequences[j - 1]->key > e->key) {
+			sp->sequences[j] = sp->sequences[j - 1];
+			j--;
+		}
+		sp->sequences[j] = e;
+		sp->n_sequences++;
+	}
+	return sp;
+}
+
+/* The header's attributes into the module's fields, and what has none into
+ * hloi's keys. */
+static int header_out(saver *S, Xla__HloModuleProto *mp, kvs *fa, kvs *user, int *scheduled)
+{
+	const module *m = S->m;
+	strbuf ex = STRBUF_INIT, order = STRBUF_INIT;
+	int rc = 0, sorted = 1, last = -1, have_layout = 0;
+	*scheduled = 0;
+	for (int i = 0; i < m->nheader_attrs && !rc; i++) {
+		const raw_attr *r = &m->header_attrs[i];
+		list_add(&order, r->name);
+		int rank = proto_header_rank(r->name);
+		if (rank < last)
+			sorted = 0;
+		last = rank;
+		if (strcmp(r->name, "is_scheduled") == 0) {
+			if (strcmp(r->value, "true") == 0)
+				*scheduled = 1;
+			else if (strcmp(r->value, "false") == 0)
+				list_add(&ex, r->name);
+			else
+				rc = sfail(S, &r->at, "malformed is_scheduled: expects true or false");
+		} else if (strcmp(r->name, "input_output_alias") == 0) {
+			if (!m->nalias)
+				list_add(&ex, r->name);
+		} else if (strcmp(r->name, "buffer_donor") == 0) {
+			Xla__HloBufferDonorProto *d = snew(S, &xla__hlo_buffer_donor_proto__descriptor);
+			rc = !d ? -1 : header_value(S, r, p_donor, d);
+			if (!rc) {
+				mp->buffer_donor = d;
+				if (!d->n_entries)
+					list_add(&ex, r->name);
+			}
+		} else if (strcmp(r->name, "entry_computation_layout") == 0) {
+			if (!(mp->host_program_shape = entry_layout_in(S, r)))
+				rc = -1;
+			have_layout = 1;
+		} else if (strcmp(r->name, "frontend_attributes") == 0) {
+			kv_lists l = { NULL, NULL, 0 };
+			rc = header_value(S, r, p_frontend, &l);
+			for (size_t k = 0; k < l.n && !rc; k++) {
+				if (proto_is_hloi_key(l.k[k]))
+					rc = sfail(S, &r->at, "frontend attribute '%s': keys starting with '%s' are hloi's own",
+						   l.k[k], HLOI_KEY_PREFIX);
+				else
+					rc = kv_add(S, user, l.k[k], l.v[k]);
+			}
+			if (!rc && !l.n)
+				list_add(&ex, r->name);
+		} else if (strcmp(r->name, "broadcast_mode") != 0) {
+			/* module config (replica_count, num_partitions, ...): no field in HloModuleProto */
+			rc = kv_stash(S, fa, HLOI_KEY_HEADER_ATTR, r->name, r->value);
+		}
+	}
+	if (!rc && !sorted)
+		rc = kv_buf(S, fa, HLOI_KEY_HEADER_ORDER, &order);
+	if (!rc && ex.len)
+		rc = kv_buf(S, fa, HLOI_KEY_EXPLICIT, &ex);
+	if (!rc && m->has_header && !have_layout)
+		rc = kv_add(S, fa, HLOI_KEY_IMPLICIT, "entry_computation_layout");
+	if (!rc && (ex.oom || order.oom))
+		rc = soom(S);
+	sb_free(&ex);
+	sb_free(&order);
+	return rc;
+}
+
+static int module_attrs_out(saver *S, kvs *fa, char *const *sigmasks)
+{
+	const module *m = S->m;
+	if (!m->has_header && kv_add(S, fa, HLOI_KEY_NO_HEADER, "true"))
+		return -1;
+	if (m->broadcast_mode != HLOI_BROADCAST_DEFAULT &&
+	    kv_add(S, fa, HLOI_KEY_BROADCAST_MODE, m->broadcast_mode == HLOI_BROADCAST_NUMPY ? "numpy" : "xla"))
+		return -1;
+	const computation *entry = m->entry ? m->entry : m->comps[m->ncomps - 1];
+	if (!entry->is_entry && kv_add(S, fa, HLOI_KEY_IMPLICIT_ENTRY, "true"))
+		return -1;
+	strbuf roots = STRBUF_INIT, sigs = STRBUF_INIT;
+	for (int i = 0; i < m->ncomps; i++) {
+		const computation *c = m->comps[i];
+		const instr *root = c->root ? c->root : (c->ninstrs ? c->instrs[c->ninstrs - 1] : NULL);
+		if (root && !root->is_root)
+			list_add(&roots, c->name);
+		if (c->has_signature) {
+			list_add(&sigs, c->name);
+			if (sigmasks[i] && strchr(sigmasks[i], '0'))
+				sb_printf(&sigs, ":%s", sigmasks[i]);
+		}
+	}
+	int rc = 0;
+	if (roots.oom || sigs.oom)
+		rc = soom(S);
+	if (!rc && roots.len)
+		rc = kv_add(S, fa, HLOI_KEY_IMPLICIT_ROOT, sb_str(&roots));
+	if (!rc && sigs.len)
+		rc = kv_add(S, fa, HLOI_KEY_SIGNATURE, sb_str(&sigs));
+	sb_free(&roots);
+	sb_free(&sigs);
+	return rc;
+}
+
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
 			       hloi_context *ctx)
 {
 	*out = NULL;
-	saver S = { ctx, m, a, HLOI_OK, NULL, NULL, 0 };
+	saver S;
+	memset(&S, 0, sizeof S);
+	S.ctx = ctx;
+	S.m = m;
+	S.a = a;
 	if (m->ncomps == 0) {
 		sfail(&S, NULL, "the module has no computations");
 		return S.st;
@@ -1276,9 +1633,11 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	int *state = hloi_calloc(nc, sizeof *state);
 	int64_t *comp_ids = hloi_calloc(nc, sizeof *comp_ids);
 	unsigned char *fusion = hloi_calloc(nc, 1);
+	char **sigmasks = hloi_calloc(nc, sizeof *sigmasks);
+	S.written = sarray(&S, nc, sizeof *S.written);
 	Xla__HloModuleProto *mp = NULL;
 	int n = 0;
-	if (!order || !state || !comp_ids || !fusion) {
+	if (!order || !state || !comp_ids || !fusion || !sigmasks || !S.written) {
 		soom(&S);
 		goto out;
 	}
@@ -1295,41 +1654,76 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 		const computation *c = m->comps[i];
 		for (int k = 0; k < c->ninstrs; k++) {
 			const instr *in = c->instrs[k];
-			if (in->op == OP_FUSION && typed_callee_attr(in)) {
-				const computation *t = typed_callee(&S, in);
-				if (t)
-					fusion[comp_index(m, t)] = 1;
-			}
+			callees cl;
+			if (in->op != OP_FUSION)
+				continue;
+			S.comp = c->name;
+			S.inst = in->name;
+			if (callees_of(&S, in, &cl) < 0)
+				goto out;
+			if (cl.n)
+				fusion[comp_index(m, cl.c[0])] = 1;
 		}
 	}
-	mp = salloc(&S, sizeof *mp);
+	S.comp = S.inst = NULL;
+	mp = snew(&S, &xla__hlo_module_proto__descriptor);
 	if (!mp)
 		goto out;
-	xla__hlo_module_proto__init(mp);
 	mp->name = (char *)(m->name ? m->name : "module");
+	/* the module's own id, as read */
+	if (m->pb_rest && proto_rest_id(m->pb_rest, m->pb_rest_len, &xla__hlo_module_proto__descriptor, &mp->id))
+		mp->id = 0;
 	mp->n_computations = nc;
 	mp->computations = sarray(&S, nc, sizeof *mp->computations);
 	if (!mp->computations)
 		goto out;
 	int64_t next_id = 1;
 	const computation *entry = m->entry ? m->entry : m->comps[m->ncomps - 1];
+	int entry_pos = 0;
 	for (size_t i = 0; i < nc; i++) {
 		const computation *c = m->comps[order[i]];
-		mp->computations[i] = computation_out(&S, c, comp_ids[order[i]], &next_id, comp_ids,
-						      fusion[order[i]]);
+		strbuf mask = STRBUF_INIT;
+		mp->computations[i] = computation_out(&S, order[i], comp_ids[order[i]], &next_id, comp_ids,
+						      fusion[order[i]], &mask);
+		if (mask.oom)
+			soom(&S);
+		else if (mask.len)
+			sigmasks[order[i]] = sb_take(&mask);
+		sb_free(&mask);
 		if (!mp->computations[i])
 			goto out;
 		if (c == entry) {
 			mp->entry_computation_name = (char *)c->name;
 			mp->entry_computation_id = comp_ids[order[i]];
-			mp->host_program_shape = mp->computations[i]->program_shape;
+			entry_pos = (int)i;
 		}
 	}
 	S.comp = S.inst = NULL;
-	if (m->nalias && !(mp->input_output_alias = alias_out(&S)))
+	kvs fa = { NULL, 0, 0 }, user = { NULL, 0, 0 };
+	int scheduled = 0;
+	if (header_out(&S, mp, &fa, &user, &scheduled))
 		goto out;
-	kvs fa = { NULL, 0, 0 };
-	if (module_attrs_out(&S, &fa))
+	if (!mp->host_program_shape &&
+	    !(mp->host_program_shape = entry_layout_default(&S, mp->computations[entry_pos]->program_shape)))
+		goto out;
+	/* XLA's HloModule::ToProto sets these, empty or not */
+	if (!(mp->input_output_alias = alias_out(&S)))
+		goto out;
+	if (!mp->buffer_donor && !(mp->buffer_donor = snew(&S, &xla__hlo_buffer_donor_proto__descriptor)))
+		goto out;
+	if (m->stack_frames) {
+		raw_attr r = { "stack frame tables", m->stack_frames, { 0, 0 } };
+		Xla__StackFrameIndexProto *sf = snew(&S, &xla__stack_frame_index_proto__descriptor);
+		if (!sf || header_value(&S, &r, p_frames, sf))
+			goto out;
+		mp->stack_frame_index = sf;
+	}
+	int rest_schedule = rest_holds(&S, &xla__hlo_module_proto__descriptor, m->pb_rest, m->pb_rest_len, 7);
+	if (rest_schedule < 0)
+		goto out;
+	if (scheduled && !(rest_schedule && S.keep_ids) && !(mp->schedule = schedule_out(&S, comp_ids, fusion)))
+		goto out;
+	if (module_attrs_out(&S, &fa, sigmasks))
 		goto out;
 	/* HLO text may define a callee after its caller; a proto may not, so
 	 * the text's order travels along. */
@@ -1338,17 +1732,18 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 		reordered |= order[i] != i;
 	if (reordered) {
 		strbuf b = STRBUF_INIT;
-		for (int i = 0; i < m->ncomps; i++) {
-			if (i)
-				sb_putc(&b, ',');
-			sb_puts(&b, m->comps[i]->name);
-		}
-		int rc = b.oom ? soom(&S) : kv_add(&S, &fa, HLOI_KEY_COMP_ORDER, sb_str(&b));
+		for (int i = 0; i < m->ncomps; i++)
+			list_add(&b, m->comps[i]->name);
+		int rc = kv_buf(&S, &fa, HLOI_KEY_COMP_ORDER, &b);
 		sb_free(&b);
 		if (rc)
 			goto out;
 	}
-	if (fa.n && !(mp->frontend_attributes = kv_message(&S, &fa)))
+	for (size_t i = 0; i < fa.n; i++)
+		if (kv_add(&S, &user, fa.v[i]->key, fa.v[i]->value))
+			goto out;
+	if (user.n ? !(mp->frontend_attributes = kv_message(&S, &user))
+		   : !(mp->frontend_attributes = snew(&S, &xla__frontend_attributes__descriptor)))
 		goto out;
 	if (rest_out(&S, &mp->base, m->pb_rest, m->pb_rest_len))
 		goto out;
@@ -1358,11 +1753,14 @@ out:
 	hloi_free(state);
 	hloi_free(comp_ids);
 	hloi_free(fusion);
+	if (sigmasks)
+		for (size_t i = 0; i < nc; i++)
+			hloi_free(sigmasks[i]);
+	hloi_free(sigmasks);
 	if (!*out && S.st == HLOI_OK)
 		S.st = HLOI_ENOMEM;
 	return *out ? HLOI_OK : S.st;
 }
-
 hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx)
 {
 	*out = NULL;

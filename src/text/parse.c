@@ -691,6 +691,52 @@ int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, lo
 	return n ? build_computation(st, is_entry, entry_at, n, name_at, sig, instrs) : -1;
 }
 
+int p_computation_attrs(pstate *st, const plist *attrs)
+{
+	computation *c = st->comps.tail ? st->comps.tail->p : NULL;
+	for (pnode *n = attrs->head; n; n = n->next) {
+		const tokval *t = &n->tok;
+		char *an = p_text(st, t->s, t->e);
+		if (!an)
+			return -1;
+		if (strcmp(an, "execution_thread") != 0 || !c) {
+			diag_warning(st->ctx, st->src, n->at, "unknown computation attribute '%s' skipped", an);
+			note_unknown(st, an, n->at, 0);
+			continue;
+		}
+		char *raw = p_text(st, t->vs, t->ve);
+		if (!raw)
+			return -1;
+		size_t len = strlen(raw);
+		if (len < 2 || raw[0] != '"' || raw[len - 1] != '"') {
+			diag_error(st->ctx, st->src, (loc){ t->vs, t->ve }, "malformed execution_thread: expects a quoted string");
+			continue;
+		}
+		char *v = attr_string_value(st->a, raw, NULL);
+		if (!v) {
+			st->oom = 1;
+			return -1;
+		}
+		c->execution_thread = strcmp(v, "main") == 0 ? NULL : v;
+	}
+	return 0;
+}
+
+int p_stack_frames(pstate *st, loc at)
+{
+	if (!st->m)
+		return 0;
+	size_t s = at.start, e = at.end;
+	while (s < e && strchr(" \t\r\n", st->text[s]))
+		s++;
+	while (e > s && strchr(" \t\r\n", st->text[e - 1]))
+		e--;
+	if (s == e)
+		return 0;
+	st->m->stack_frames = p_text(st, s, e);
+	return st->m->stack_frames ? 0 : -1;
+}
+
 int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs)
 {
 	return build_computation(st, 0, at, (char *)name, at, NULL, instrs);

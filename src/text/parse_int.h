@@ -202,6 +202,11 @@ int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at);
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
 		  sigval *sig, const llist *instrs);
 /* A computation written in place (an attribute's value) named `name`. */
+/* The attributes after a computation's `}` (execution_thread=), for the
+ * computation just built; others are skipped with a warning. */
+int p_computation_attrs(pstate *st, const plist *attrs);
+/* Keeps the text of the stack frame tables (span `at`, empty when none). */
+int p_stack_frames(pstate *st, loc at);
 int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs);
 int p_header(pstate *st, const tokval *name, const plist *attrs);
 int p_literal_entry(pstate *st, shape *s, lit_node *lit);

@@ -164,7 +164,17 @@ static void put_computation(strbuf *b, const computation *c)
 	sb_puts(b, " {\n");
 	for (int i = 0; i < c->ninstrs; i++)
 		put_instr(b, c->instrs[i]);
-	sb_puts(b, "}\n");
+	sb_putc(b, '}');
+	if (c->execution_thread) {
+		sb_puts(b, ", execution_thread=\"");
+		for (const char *p = c->execution_thread; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				sb_putc(b, '\\');
+			sb_putc(b, *p);
+		}
+		sb_putc(b, '"');
+	}
+	sb_putc(b, '\n');
 }
 
 void text_print_module(strbuf *b, const module *m)
@@ -174,6 +184,10 @@ void text_print_module(strbuf *b, const module *m)
 		text_put_name(b, m->name);
 		for (int i = 0; i < m->nheader_attrs; i++)
 			sb_printf(b, ", %s=%s", m->header_attrs[i].name, m->header_attrs[i].value);
+		sb_puts(b, "\n\n");
+	}
+	if (m->stack_frames) {
+		sb_puts(b, m->stack_frames);
 		sb_puts(b, "\n\n");
 	}
 	for (int i = 0; i < m->ncomps; i++) {

@@ -197,7 +197,7 @@ expect 0 "convert pb with unknown fields to pb" -- "$hloi" convert "$uf" "$tmp/u
 if cmp -s "$uf" "$tmp/uf.pb"; then ok; else bad "unknown fields: pb -> pb changed the bytes"; fi
 if [ -s "$tmp/err" ]; then bad "pb -> pb warned"; sed 's/^/  | /' "$tmp/err"; else ok; fi
 expect 0 "convert pb with unknown fields to hlo" -- "$hloi" convert "$uf" "$tmp/uf.hlo"
-contains "$tmp/err" "uf.hlo: warning: HLO text has no form for these fields of the proto, which are dropped:" "pb -> hlo warns"
+contains "$tmp/err" "uf.hlo: warning: HLO text cannot give back these fields of the proto as they are (it drops them, or shows them as XLA prints them):" "pb -> hlo warns"
 contains "$tmp/err" "unknown field 1000 (1 instruction)" "pb -> hlo names the field"
 contains "$tmp/err" "7 of them are unknown to hloi's schema" "pb -> hlo counts the unknown fields"
 expect 0 "convert pb with unknown fields to pbtxt" -- "$hloi" convert "$uf" "$tmp/uf.pbtxt"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes testdata/proto/unknown_fields.pb (run by hand; the output is
-checked in): an HloModuleProto as hloi writes it, `p + {1, 2, 3}`, with
+checked in): an HloModuleProto as hloi (and XLA) writes it, `p + {1, 2, 3}`, with
 fields no version of XLA's schema has (numbers 1000 to 1006) spliced in the
 way a newer XLA would write its new fields: on the instruction `a` (one of
 each wire type), inside `a`'s shape, on the computation and on the module.
@@ -16,27 +16,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "testdata", "proto", "unknown_fields.pb")
 
-F32_3 = 'element_type: F32 dimensions: 3 layout { minor_to_major: 0 }'
+F32_3 = ('element_type: F32 dimensions: 3 is_dynamic_dimension: false '
+         'layout { minor_to_major: 0 tail_padding_alignment_in_elements: 1 }')
+# XLA writes these on every instruction, empty or not
+EMPTY = 'metadata { } frontend_attributes { } statistics_viz { }'
 BASE = f'''
 name: "unknown_fields"
 entry_computation_name: "main"
 computations {{
   name: "main"
-  instructions {{ name: "p" opcode: "parameter" shape {{ {F32_3} }} id: 1 }}
+  instructions {{ name: "p" opcode: "parameter" shape {{ {F32_3} }} {EMPTY} id: 1 }}
   instructions {{
-    name: "k" opcode: "constant" shape {{ {F32_3} }}
+    name: "k" opcode: "constant" shape {{ {F32_3} }} {EMPTY}
     literal {{ shape {{ {F32_3} }} f32s: [1, 2, 3] }}
     id: 2
   }}
   instructions {{
-    name: "a" opcode: "add" shape {{ {F32_3} }} id: 3 operand_ids: [1, 2]
+    name: "a" opcode: "add" shape {{ {F32_3} }} {EMPTY} id: 3 operand_ids: [1, 2]
   }}
   program_shape {{ parameters {{ {F32_3} }} result {{ {F32_3} }} parameter_names: "p" }}
   id: 1
   root_id: 3
 }}
-host_program_shape {{ parameters {{ {F32_3} }} result {{ {F32_3} }} parameter_names: "p" }}
+host_program_shape {{ parameters {{ {F32_3} }} result {{ {F32_3} }} parameter_names: "p0" }}
 entry_computation_id: 1
+input_output_alias {{ }}
+buffer_donor {{ }}
+frontend_attributes {{ }}
 '''
 
 

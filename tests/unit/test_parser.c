@@ -743,16 +743,24 @@ static void test_attributes(void)
 		    "ENTRY e {\n  %f32 = f32[] parameter(0)\n  ROOT %true = f32[] negate(%f32)\n}\n");
 }
 
+/* The stack frame tables print as written (the proto writer reads them). */
 static void test_stack_frames(void)
 {
-	check_print("HloModule m, entry_computation_layout={()->f32[]}\n\n"
-		    "FileNames\n1 \"main.py\"\n2 \"lib.py\"\n"
-		    "FunctionNames\n1 \"main\"\n"
-		    "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=9}\n"
-		    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
-		    "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
-		    "HloModule m, entry_computation_layout={()->f32[]}\n\n"
-		    "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n");
+	static const char frames[] =
+		"FileNames\n1 \"main.py\"\n2 \"lib.py\"\n"
+		"FunctionNames\n1 \"main\"\n"
+		"FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=9}\n"
+		"StackFrames\n1 {file_location_id=1 parent_frame_id=1}";
+	char in[1024], out[1024];
+	snprintf(in, sizeof in,
+		 "HloModule m, entry_computation_layout={()->f32[]}\n\n%s\n\n\n"
+		 "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
+		 frames);
+	snprintf(out, sizeof out,
+		 "HloModule m, entry_computation_layout={()->f32[]}\n\n%s\n\n"
+		 "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
+		 frames);
+	check_print(in, out);
 }
 
 static void test_header(void)
