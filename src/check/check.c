@@ -433,7 +433,7 @@ static int resolve_called(checker *c, instr *in)
 		int k = a->kind == AK_COMP ? 1 : a->u.words.n;
 		for (int j = 0; j < k; j++) {
 			const char *name = a->kind == AK_COMP ? a->u.s : a->u.words.v[j];
-			loc at = a->kind == AK_COMP ? a->vat : a->u.words.at[j];
+			loc at = a->kind == AK_COMP ? a->vat : attr_word_loc(a, j);
 			computation *cc = module_find_computation(c->m, name);
 			if (!cc) {
 				ck_error(c, at, "computation does not exist: %s", name);

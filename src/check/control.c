@@ -271,7 +271,7 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 		}
 		for (int j = 0; j < nb; j++) {
 			branches[j] = instr_called(in, ATTR_BRANCH_COMPUTATIONS, j);
-			if (!branches[j] || ck_ensure_checked(c, in, branches[j], bc->u.words.at[j]))
+			if (!branches[j] || ck_ensure_checked(c, in, branches[j], attr_word_loc(bc, j)))
 				return 1;
 		}
 	}

@@ -97,7 +97,7 @@ static int check_precision(checker *c, const instr *in)
 	if (p && p->kind == AK_PRECISION)
 		for (int i = 0; i < p->u.words.n; i++)
 			if (!known_word(p->u.words.v[i], precisions, sizeof precisions / sizeof precisions[0])) {
-				ck_error(c, p->u.words.at[i], "expects precision but sees: %s, error: Unknown precision",
+				ck_error(c, attr_word_loc(p, i), "expects precision but sees: %s, error: Unknown precision",
 					 p->u.words.v[i]);
 				bad = 1;
 			}

@@ -153,6 +153,13 @@ typedef struct attr {
 	const char *uname;         /* id ATTR_COUNT: its name (the value is AK_RAW) */
 } attr;
 
+/* Where word j of a word list (AK_COMPS, AK_NAMES, AK_PRECISION) was
+ * written; the value's place when the words carry none (read from a proto). */
+static inline loc attr_word_loc(const attr *a, int j)
+{
+	return a->u.words.at ? a->u.words.at[j] : a->vat;
+}
+
 /* The attribute's text name ("dimensions"). */
 const char *attr_name(attr_id id);
 /* The name of `a` (its table name, or the name written for an unknown one). */

@@ -644,8 +644,25 @@ static void test_missing_dimensions(void)
 	hloi_context_free(ctx);
 }
 
+/* A conditional with an empty branch_computations={} (not a golden: in a
+ * proto it is a conditional that calls nothing). */
+static void test_empty_branches(void)
+{
+	static const char text[] = "HloModule t\nENTRY e {\n  k = s32[] parameter(0)\n"
+				   "  ROOT l = f32[2] conditional(k), branch_computations={}\n}\n";
+	hloi_context *ctx = NULL;
+	module *m = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) == HLOI_OK);
+	CU_ASSERT_EQUAL(check_module(m, ctx, NULL), HLOI_ETYPE);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "branch_computations must name at least one computation");
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
 static const unit_test reduce_tests[] = {
 	{ "missing_dimensions", test_missing_dimensions },
+	{ "empty_branches", test_empty_branches },
 	{ "xla_sum", test_xla_sum },
 	{ "driver_path", test_driver_path },
 	{ "max_steps", test_max_steps },
