@@ -100,7 +100,8 @@ HLOI_API int64_t hloi_shape_dim(const hloi_shape *s, int d);
 HLOI_API int64_t hloi_shape_padded_dim(const hloi_shape *s, int d);
 /* Entry `i` of the layout's minor_to_major list. */
 HLOI_API int hloi_shape_minor_to_major(const hloi_shape *s, int i);
-/* Stride of logical dimension `d` in elements of the buffer. */
+/* Stride of logical dimension `d` in elements of the buffer; -1 for a tiled
+ * layout, where no single stride exists (see hloi_shape_tiled_dims). */
 HLOI_API int64_t hloi_shape_stride(const hloi_shape *s, int d);
 /* Number of logical elements (product of the dimensions). */
 HLOI_API int64_t hloi_shape_element_count(const hloi_shape *s);
@@ -108,6 +109,20 @@ HLOI_API int64_t hloi_shape_element_count(const hloi_shape *s);
 HLOI_API int64_t hloi_shape_buffer_elements(const hloi_shape *s);
 /* Bytes of one element. */
 HLOI_API int64_t hloi_shape_element_bytes(const hloi_shape *s);
+/* Bits of one element in the buffer: the layout's E(n), else 8 times the
+ * element bytes. E(n) at a sub-byte type's own width (s4 with E(4)) marks
+ * XLA's packed device buffers; hloi holds such values one element per byte,
+ * as XLA's literals do, so this is then 8. */
+HLOI_API int64_t hloi_shape_element_bits(const hloi_shape *s);
+/* The layout's written E(n), or 0. */
+HLOI_API int64_t hloi_shape_element_size_in_bits(const hloi_shape *s);
+/* Bytes of the buffer: buffer elements times the element bits, rounded up
+ * to whole bytes; -1 on overflow. */
+HLOI_API int64_t hloi_shape_byte_size(const hloi_shape *s);
+/* The layout's memory space S(n) (0 when not given) and tail padding
+ * alignment L(n) in elements (1 when not given). */
+HLOI_API int64_t hloi_shape_memory_space(const hloi_shape *s);
+HLOI_API int64_t hloi_shape_tail_padding_alignment(const hloi_shape *s);
 /* Whether the layout has padded_dimensions. */
 HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
 /* Writes the padding value as an element of the shape's type prints (`0`,
@@ -122,11 +137,36 @@ HLOI_API size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char 
  * size) to a position in the buffer. HLOI_EINVAL when out of range. */
 HLOI_API hloi_status hloi_shape_index_to_linear(const hloi_shape *s, const int64_t *index,
 						int64_t *out);
-/* Converts a buffer position to a multi-index. *is_padding is set to 1 when
- * the position holds padding (the index then has entries beyond the logical
- * sizes). HLOI_EINVAL when the position is outside the buffer. */
+/* Converts a buffer position to a multi-index. *is_padding is 0 for an
+ * element; for padding it is 1 (the index then has entries beyond the
+ * logical sizes), 2 (tail padding, L(n): after the (tiled) shape; the index
+ * is all zeros) or 3 (padding of a tile longer than the shape, outside its
+ * dimensions: s32[]{:T(128)} at 5; the index is not meaningful).
+ * HLOI_EINVAL when the position is outside the buffer. */
 HLOI_API hloi_status hloi_shape_linear_to_index(const hloi_shape *s, int64_t linear,
 						int64_t *index, int *is_padding);
+
+/* Tiled layouts (XLA's `T(8,128)(2,1)`, docs/tiled_layout.md). The array's
+ * physical shape (most major dimension first, padded sizes) is tiled by
+ * each tile in turn; level 0 is the physical shape, level k the shape
+ * after k tiles, whose row-major order is the buffer's (level
+ * hloi_shape_tile_count). At most HLOI_MAX_TILED_RANK dimensions. */
+#define HLOI_MAX_TILED_RANK 80
+
+/* Number of tiles (0 for an untiled layout). */
+HLOI_API int hloi_shape_tile_count(const hloi_shape *s);
+/* The entries of tile `t` (0-based), -1 for the combine dimension `*`, into
+ * dims (room for HLOI_MAX_RANK); returns their count, -1 when there is no
+ * tile t. */
+HLOI_API int hloi_shape_tile(const hloi_shape *s, int t, int64_t *dims);
+/* The dimensions at `level` (0 <= level <= tile count) into dims (room for
+ * HLOI_MAX_TILED_RANK); returns their count, -1 when out of range. */
+HLOI_API int hloi_shape_tiled_dims(const hloi_shape *s, int level, int64_t *dims);
+/* The coordinates of buffer position `linear` at `level` into coords (room
+ * for HLOI_MAX_TILED_RANK); returns their count, -1 when out of range
+ * (tail padding has no coordinates). Padding positions have coordinates
+ * at or beyond the bounds of some level. */
+HLOI_API int hloi_shape_tiled_coords(const hloi_shape *s, int64_t linear, int level, int64_t *coords);
 
 /* --- Literals (array values) --------------------------------------------- */
 
@@ -149,7 +189,7 @@ HLOI_API void hloi_literal_array_free(hloi_literal **lits, size_t count);
 HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx,
 					   const char *path, const hloi_shape *expect);
 /* Writes a literal as `.npy`: the logical array (no padding), C order, or
- * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. The
+ * Fortran order for an untiled column-major rank-2+ result; bf16 as `<u2` bits. The
  * data goes out straight from the literal's buffer (through a 1 MiB buffer
  * when its layout is not the file's order). */
 HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,
@@ -425,14 +465,16 @@ HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *coun
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
 
-/* Compares two array literals of the same element type and dimensions
+/* Compares two literals of the same element type and dimensions
  * (their layouts may differ) element by element, as `hloi run --compare`
  * does: floats match when equal, both NaN, or within abs_tol or rel_tol of
  * `expected` (a mismatch needs both exceeded); integers and pred exactly.
  * *mismatches gets the number of differing elements; the first `max_report`
  * of them are described on `report` (may be NULL), one line each:
- * `index (1,2): expected 1.5, got 1.75`. HLOI_EINVAL (with a message in ctx)
- * when the types or dimensions differ or a literal is a tuple. */
+ * `index (1,2): expected 1.5, got 1.75`. Tuples are compared element by
+ * element, their report lines prefixed with the element's index (`{1,0}: `).
+ * HLOI_EINVAL (with a message in ctx) when the types, dimensions or tuple
+ * structures differ. */
 HLOI_API hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual,
 					  hloi_context *ctx, double abs_tol, double rel_tol,
 					  FILE *report, size_t max_report, size_t *mismatches);

@@ -109,7 +109,7 @@ int hloi_shape_minor_to_major(const hloi_shape *s, int i)
 
 int64_t hloi_shape_stride(const hloi_shape *s, int d)
 {
-	if (d < 0 || d >= s->rank)
+	if (d < 0 || d >= s->rank || !index_is_strided(s))
 		return -1;
 	int64_t strides[HLOI_MAX_RANK];
 	index_strides(s, strides);
@@ -131,6 +131,68 @@ int64_t hloi_shape_buffer_elements(const hloi_shape *s)
 int64_t hloi_shape_element_bytes(const hloi_shape *s)
 {
 	return etype_byte_width(s->type);
+}
+
+int64_t hloi_shape_element_size_in_bits(const hloi_shape *s)
+{
+	return s && shape_is_array(s) && s->has_layout ? s->layout.element_size_in_bits : 0;
+}
+
+int64_t hloi_shape_element_bits(const hloi_shape *s)
+{
+	return shape_element_bits(s);
+}
+
+int64_t hloi_shape_byte_size(const hloi_shape *s)
+{
+	int64_t n;
+	return shape_is_tuple(s) || shape_byte_size(s, &n) ? -1 : n;
+}
+
+int64_t hloi_shape_memory_space(const hloi_shape *s)
+{
+	return s->layout.memory_space;
+}
+
+int64_t hloi_shape_tail_padding_alignment(const hloi_shape *s)
+{
+	return s->layout.tail_padding_alignment > 1 ? s->layout.tail_padding_alignment : 1;
+}
+
+int hloi_shape_tile_count(const hloi_shape *s)
+{
+	return shape_is_tuple(s) ? 0 : s->layout.ntiles;
+}
+
+int hloi_shape_tile(const hloi_shape *s, int t, int64_t *dims)
+{
+	if (shape_is_tuple(s) || t < 0 || t >= s->layout.ntiles)
+		return -1;
+	const tile *tl = &s->layout.tiles[t];
+	for (int i = 0; i < tl->n; i++)
+		dims[i] = tl->dims[i];
+	return tl->n;
+}
+
+int hloi_shape_tiled_dims(const hloi_shape *s, int level, int64_t *dims)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels)
+		return -1;
+	const int64_t *d;
+	int n = index_tiling_dims(&t, level, &d);
+	for (int i = 0; i < n; i++)
+		dims[i] = d[i];
+	return n;
+}
+
+int hloi_shape_tiled_coords(const hloi_shape *s, int64_t linear, int level, int64_t *coords)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels || linear < 0 ||
+	    linear >= t.elements)
+		return -1;
+	return index_tiling_coords(&t, linear, level, coords);
 }
 
 int hloi_shape_has_padding(const hloi_shape *s)
@@ -834,12 +896,24 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 	return !(err > abs_tol && rel > rel_tol);
 }
 
-hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
-				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
-				 size_t *mismatches)
+/* Compares arrays, or tuples element by element; `path` names the tuple
+ * element in report lines (`{1,0}: index (2): ...`). */
+static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+			       double abs_tol, double rel_tol, FILE *report, size_t max_report, size_t *bad,
+			       int64_t *path, int depth)
 {
-	*mismatches = 0;
 	const shape *es = &expected->shape, *as = &actual->shape;
+	if (shape_is_tuple(es) && shape_is_tuple(as) && es->ntuple == as->ntuple && depth < HLOI_MAX_RANK &&
+	    expected->nelems == (size_t)es->ntuple && actual->nelems == (size_t)as->ntuple) {
+		for (int i = 0; i < es->ntuple; i++) {
+			path[depth] = i;
+			hloi_status st = compare_rec(expected->elems[i], actual->elems[i], ctx, abs_tol, rel_tol, report,
+						     max_report, bad, path, depth + 1);
+			if (st != HLOI_OK)
+				return st;
+		}
+		return HLOI_OK;
+	}
 	if (!shape_is_array(es) || !shape_is_array(as) || !shape_compatible(es, as)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		shape_print(&a, es, 0);
@@ -853,13 +927,18 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 	if (shape_element_count(es, &n) || n == 0 || !expected->data || !actual->data)
 		return HLOI_OK;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
-	size_t bad = 0;
 	do {
 		const void *e = literal_element(expected, idx), *a = literal_element(actual, idx);
 		if (elements_match(es->type, e, a, abs_tol, rel_tol))
 			continue;
-		if (report && bad < max_report) {
+		if (report && *bad < max_report) {
 			strbuf b = STRBUF_INIT;
+			if (depth > 0) {
+				sb_putc(&b, '{');
+				for (int d = 0; d < depth; d++)
+					sb_printf(&b, "%s%lld", d ? "," : "", (long long)path[d]);
+				sb_puts(&b, "}: ");
+			}
 			sb_puts(&b, "index (");
 			for (int d = 0; d < es->rank; d++)
 				sb_printf(&b, "%s%lld", d ? "," : "", (long long)idx[d]);
@@ -870,8 +949,16 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 			fprintf(report, "%s\n", sb_str(&b));
 			sb_free(&b);
 		}
-		bad++;
+		(*bad)++;
 	} while (index_next(es->rank, es->dims, idx));
-	*mismatches = bad;
 	return HLOI_OK;
+}
+
+hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
+				 size_t *mismatches)
+{
+	int64_t path[HLOI_MAX_RANK];
+	*mismatches = 0;
+	return compare_rec(expected, actual, ctx, abs_tol, rel_tol, report, max_report, mismatches, path, 0);
 }

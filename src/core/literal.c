@@ -23,6 +23,27 @@
 
 static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero);
 
+/* Zeroes the logical elements (a tiled buffer after literal_fill_padding,
+ * which fills it all with the padding value). */
+static void zero_elements(hloi_literal *lit)
+{
+	const shape *s = &lit->shape;
+	int64_t n, idx[HLOI_MAX_RANK] = { 0 };
+	size_t w = (size_t)etype_byte_width(s->type);
+	if (shape_element_count(s, &n) || n == 0 || !w)
+		return;
+	unsigned char zero[16] = { 0 };
+	literal_padding_bits(s, zero);
+	int all_zero = 1;
+	for (size_t i = 0; i < w; i++)
+		all_zero &= zero[i] == 0;
+	if (all_zero)
+		return; /* the fill was a memset */
+	do
+		memset(literal_element(lit, idx), 0, w);
+	while (index_next(s->rank, s->dims, idx));
+}
+
 void literal_destroy(hloi_literal *lit)
 {
 	if (!lit)
@@ -97,7 +118,9 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		}
 		seen |= 1u << m;
 	}
-	if (shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
+	/* elements are addressed in whole bytes: E(n) must be the storage width */
+	if (shape_element_bits(&lit->shape) != 8 * (int64_t)etype_byte_width(lit->shape.type) ||
+	    shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
 		st = HLOI_EINVAL;
 		goto cleanup;
 	}
@@ -111,6 +134,8 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		if (zero)
 			memset(lit->data, 0, lit->nbytes);
 		literal_fill_padding(lit);
+		if (zero && !index_is_strided(&lit->shape))
+			zero_elements(lit);
 	}
 cleanup:
 	if (st != HLOI_OK) {
@@ -296,17 +321,47 @@ void literal_padding_bits(const shape *s, void *out)
 	}
 }
 
+/* Tiled layouts: the whole buffer, elements included (finding every
+ * padding position of a tiled buffer costs an index conversion each, and
+ * a tile longer than the shape can make nearly all of it padding). */
+static void fill_tiled(hloi_literal *lit, const unsigned char *pad, int w, int64_t nbuf)
+{
+	int zero = 1;
+	for (int i = 0; i < w; i++)
+		zero &= pad[i] == 0;
+	unsigned char *p = lit->data;
+	if (zero) {
+		memset(p, 0, (size_t)nbuf * (size_t)w);
+		return;
+	}
+	for (int64_t k = 0; k < nbuf; k++)
+		memcpy(p + k * w, pad, (size_t)w);
+}
+
 void literal_fill_padding(hloi_literal *lit)
 {
 	const shape *s = &lit->shape;
-	if (!lit->data || shape_is_tuple(s) || s->rank == 0 || s->layout.n_padded != s->rank)
+	if (!lit->data || shape_is_tuple(s))
 		return;
 	int w = etype_byte_width(s->type);
 	int64_t nbuf;
-	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0)
+	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0 ||
+	    (int64_t)lit->nbytes < nbuf * w)
 		return;
 	unsigned char pad[16];
 	literal_padding_bits(s, pad);
+	if (s->layout.ntiles) {
+		fill_tiled(lit, pad, w, nbuf);
+		return;
+	}
+	/* the positions L(n) adds after the padded shape */
+	int64_t body = 1;
+	for (int i = 0; i < s->rank; i++)
+		body *= shape_padded_dim(s, i);
+	for (int64_t k = body; k < nbuf; k++)
+		memcpy((unsigned char *)lit->data + k * w, pad, (size_t)w);
+	if (s->rank == 0 || s->layout.n_padded != s->rank || body == 0)
+		return;
 	/* Walk the buffer a physical row (the most minor dimension) at a time
 	 * with a counter per outer minor_to_major position: a row whose outer
 	 * coordinates reach into the padding is all padding, any other row
@@ -322,7 +377,7 @@ void literal_fill_padding(hloi_literal *lit)
 		if (i > 0 && lsize[i] == 0)
 			outside++;
 	}
-	int64_t rowlen = psize[0], rows = nbuf / rowlen;
+	int64_t rowlen = psize[0], rows = body / rowlen;
 	unsigned char *p = lit->data;
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t from = outside ? 0 : lsize[0];
@@ -1354,12 +1409,26 @@ hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, co
 	}
 	if (tree->kind == LIT_ELIDED && shape_is_array(s) && s->rank > 0 && etype_is_evaluated(s->type))
 		return literal_create_elided(out, s);
+	/* The values are in the text; only the layout's padding (pad(...),
+	 * tiles, L(n)) can make the buffer much larger, and a few characters
+	 * must not allocate gigabytes (the rule .pb literals follow). */
+	int64_t bytes;
+	if (shape_is_array(s) && !shape_element_count(s, &elems) && !shape_byte_size(s, &bytes) &&
+	    bytes > ((int64_t)1 << 20) && bytes / 64 > elems * etype_byte_width(s->type)) {
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		diag_error(ctx, src, tree->at,
+			   "literal of shape %s pads %" PRId64 " values to a %" PRId64
+			   "-byte buffer; hloi refuses padding that large",
+			   sb_str(&b), elems, bytes);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
 	hloi_status st = literal_create(&lit, s);
 	if (st != HLOI_OK) {
 		if (st == HLOI_EINVAL) {
 			strbuf b = STRBUF_INIT;
 			shape_print(&b, s, 0);
-			int64_t bytes;
 			if (!shape_is_tuple(s) && !shape_byte_size(s, &bytes) && bytes >= 0)
 				diag_error(ctx, src, tree->at, "literal of shape %s has an invalid layout",
 					   sb_str(&b));

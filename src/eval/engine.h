@@ -5,7 +5,11 @@
  *   run.c        the driver: evaluates computations instruction by
  *                instruction through the kernel table, frees values after
  *                their last use, writes aliased results in place
- *   control.c    kernels of parameters, constants, tuples and calls
+ *   control.c    kernels of parameters, constants, tuples, calls, while and
+ *                conditional; the step count (eval_step)
+ *   reduce.c     reduce, reduce-window and map in XLA's order of combination
+ *   reduce_fast.c   the fast engine's reductions by a known monoid
+ *   apply.c      a computation applied to scalars, element by element
  *   elementwise.c / data.c   kernels of the elementwise and data-movement
  *                ops: the fast engine (fast.c) where it covers the case,
  *                else the reference engine (reference.c)
@@ -38,6 +42,11 @@ typedef struct engine {
 	int depth;           /* computations being evaluated */
 	hloi_literal *spare; /* a freed array kept for the next value of its size */
 	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
+	int uncounted;       /* > 0: in a per-element application of a computation
+			      * (reduce, reduce-window, map), whose steps do not count */
+	const instr *loop;   /* the innermost while loop running, or NULL */
+	const computation *loop_comp;  /* ... the computation it is in */
+	int64_t loop_iter;   /* ... and its iteration (from 1) */
 } engine;
 
 /* One evaluation of a computation: a value per instruction position. */
@@ -80,6 +89,15 @@ hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
  * With dest, the root's result is written into dest and *out is dest. */
 hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
 			     hloi_literal **out, int *out_owned);
+
+/* --- steps (control.c) ------------------------------------------------------ */
+
+/* Called before instruction `in` of `comp` is evaluated, and by a while loop
+ * once per iteration: counts one step against the run's limit (unless in a
+ * per-element application, e->uncounted) and returns HLOI_ESTOPPED with an
+ * error naming the innermost loop and its computation when the limit is
+ * reached or the run was stopped. */
+hloi_status eval_step(engine *e, const computation *comp, const instr *in);
 
 /* --- kernels ------------------------------------------------------------------ */
 

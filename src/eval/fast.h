@@ -28,4 +28,17 @@ void fast_default_tuning(fast_tuning *t);
 int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
 		     const fast_tuning *tuning);
 
+/* A strided copy for the data-movement ops: n[0..rank) elements along each
+ * dimension, of w bytes, from src (element strides ss[d], of any sign; 0
+ * repeats one element, which makes a fill) to dst (element strides ds[d],
+ * nonzero, distinct indices at distinct elements). dst and src must not
+ * overlap. Runs the plan of fast_elementwise: dimensions in dst's memory
+ * order, neighbours merged, tiles when src is strided along dst's inner
+ * dimension, threads over the outermost dimension; no streaming stores
+ * (tuning's stream_bytes and chunk_bytes are not used). Returns 0 when it did
+ * the copy, nonzero for an element width it has no kernel for (not 1, 2,
+ * 4 or 8 bytes). */
+int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *n, int rank, int w,
+	      int threads, const fast_tuning *tuning);
+
 #endif

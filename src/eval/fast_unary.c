@@ -402,6 +402,12 @@ int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *op
 	for (int k = 0; k < nops; k++)
 		if (!ops[k] || shape_is_tuple(&ops[k]->shape) || ops[k]->shape.rank > os->rank)
 			return 1;
+	/* not covered when tiled: positions are not strides (core/index.h) */
+	if (!index_is_strided(os))
+		return 1;
+	for (int k = 0; k < nops; k++)
+		if (!index_is_strided(&ops[k]->shape))
+			return 1;
 	p.fn = row_kernel(in->op, kernel_type(in, ops));
 	if (!p.fn)
 		return 1;

@@ -89,7 +89,7 @@ static void fill(hloi_literal *lit, uint64_t *state)
 	int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
 	if (shape_element_count(s, &elems) || elems == 0 || !lit->data)
 		return;
-	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0) {
+	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0 && index_is_strided(s)) {
 		/* memory order is logical order: no index conversion */
 		size_t w = (size_t)etype_byte_width(s->type);
 		unsigned char *p = lit->data;

@@ -161,7 +161,7 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
 		const instr *in = comp->instrs[i];
 		if (last_use[i] < 0)
 			continue;
-		st = eval_limits_step(&e->limits, e->ctx, comp, in);
+		st = eval_step(e, comp, in);
 		if (st == HLOI_OK)
 			st = eval_instr(e, &f, in, args, i == rootpos ? dest : NULL);
 		if (st != HLOI_OK)

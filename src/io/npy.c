@@ -663,7 +663,8 @@ cleanup:
 
 static int is_column_major(const shape *s)
 {
-	if (s->rank < 2)
+	/* a tiled buffer is in neither order: written in C order */
+	if (s->rank < 2 || !index_is_strided(s))
 		return 0;
 	for (int i = 0; i < s->rank; i++)
 		if (s->layout.minor_to_major[i] != i)
@@ -727,7 +728,7 @@ static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal
 		diag_error_where(ctx, name, "array too large for .npy");
 		return HLOI_EINVAL;
 	}
-	p->plain = s->layout.n_padded == 0 && (p->fortran || layout_is_default(s) || s->rank <= 1);
+	p->plain = s->layout.n_padded == 0 && index_is_strided(s) && (p->fortran || layout_is_default(s) || s->rank <= 1);
 
 	strbuf d = STRBUF_INIT;
 	sb_printf(&d, "{'descr': '%s', 'fortran_order': %s, 'shape': ", descr, p->fortran ? "True" : "False");

@@ -20,7 +20,7 @@ hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, c
  * directory, over 1 GiB, a failing read). */
 hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, const shape *expect);
 /* Serialises an array literal: the logical array without padding, in C order,
- * or Fortran order for a column-major layout of rank >= 2. *out is
+ * or Fortran order for an untiled column-major layout of rank >= 2. *out is
  * hloi_malloc'd. */
 hloi_status npy_serialize(unsigned char **out, size_t *len, hloi_context *ctx, const hloi_literal *lit);
 /* Writes the bytes npy_serialize makes, streamed (the data straight from

@@ -192,5 +192,8 @@ void instr_remove_attr(instr *in, attr_id id);
 /* Where to point a diagnostic about attribute `id` (its value, else the
  * instruction). */
 loc instr_attr_loc(const instr *in, attr_id id);
+/* The j-th computation attribute `id` names (to_apply, condition, body,
+ * branch_computations, ...) once the checker has resolved them, or NULL. */
+computation *instr_called(const instr *in, attr_id id, int j);
 
 #endif

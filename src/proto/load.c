@@ -251,24 +251,38 @@ static ProtobufCBinaryData *bytes_field(Xla__LiteralProto *lp, etype t, const ch
 }
 
 /* Walks the buffer positions of an array literal that hold elements (not
- * padding), in buffer order: the order of a LiteralProto's values. */
+ * padding) in the order of a LiteralProto's values: minor_to_major order
+ * over the logical dimensions, which is buffer order unless tiles reorder
+ * the buffer (XLA's literals are never tiled). */
 typedef struct phys_iter {
 	const shape *s;
-	int64_t lin, nbuf;
-	int padded;
+	int64_t lin, nbuf, left;
+	int padded, tiled;
+	int64_t idx[HLOI_MAX_RANK];
 } phys_iter;
 
 static void phys_begin(phys_iter *it, const shape *s)
 {
+	memset(it, 0, sizeof *it);
 	it->s = s;
-	it->lin = 0;
-	it->padded = s->layout.n_padded > 0;
+	it->padded = s->layout.n_padded > 0 || s->layout.tail_padding_alignment > 1;
+	it->tiled = !index_is_strided(s);
 	if (shape_buffer_elements(s, &it->nbuf))
 		it->nbuf = 0;
+	if (shape_element_count(s, &it->left))
+		it->left = 0;
 }
 
 static int64_t phys_next(phys_iter *it)
 {
+	if (it->tiled) {
+		if (it->left <= 0)
+			return -1;
+		int64_t lin = index_to_linear(it->s, it->idx);
+		index_next_minor_to_major(it->s, it->idx);
+		it->left--;
+		return lin;
+	}
 	int64_t idx[HLOI_MAX_RANK];
 	while (it->lin < it->nbuf) {
 		int64_t lin = it->lin++;

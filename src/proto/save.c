@@ -277,14 +277,20 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 	int64_t nbuf;
 	if (shape_buffer_elements(s, &nbuf))
 		nbuf = 0;
-	int padded = s->layout.n_padded > 0;
+	/* the values in minor_to_major order: buffer order unless tiled */
+	int padded = s->layout.n_padded > 0, tiled = !index_is_strided(s);
 	const unsigned char *src = lit->data;
 	unsigned char *out = dst;
 	size_t k = 0;
-	for (int64_t lin = 0; lin < nbuf && k < n; lin++) {
-		int64_t idx[HLOI_MAX_RANK];
-		if (padded && index_from_linear(s, lin, idx))
+	int64_t tidx[HLOI_MAX_RANK] = { 0 };
+	for (int64_t pos = 0; pos < nbuf && k < n; pos++) {
+		int64_t idx[HLOI_MAX_RANK], lin = pos;
+		if (tiled) {
+			lin = index_to_linear(s, tidx);
+			index_next_minor_to_major(s, tidx);
+		} else if (padded && index_from_linear(s, lin, idx)) {
 			continue;
+		}
 		const unsigned char *p = src + (size_t)lin * w;
 		if (t == ET_PRED) {
 			((protobuf_c_boolean *)dst)[k] = p[0] != 0;

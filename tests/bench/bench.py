@@ -2,8 +2,10 @@
 """hloi's benchmark (SPEC §9): every workload of tests/bench/*.hlo timed with
 `hloi bench --json` and the same operation in NumPy, side by side in one run,
 plus a plain C loop (ceiling.c) as the bandwidth ceiling and a peak-RSS check
-of `hloi run`. Medians of several runs. Not run by ctest (timings belong here,
-not in tests).
+of `hloi run`. The data-movement workloads (slice, concatenate, pad,
+dynamic-update-slice, gather) are measured against the plain copy loop
+(`ceiling copy`) on the bytes each must read and write. Medians of several
+runs. Not run by ctest (timings belong here, not in tests).
 
 usage: /usr/bin/python3 tests/bench/bench.py --hloi BUILD/hloi [--repeat N]
            [--iterations N] [--threads N] [--only NAME,...] [--no-rss]
@@ -25,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 4096
 
-# name, description, SPEC §9 target: ("le", 1) time <= NumPy's; ("x", 10) >= 10x faster
+# name, description, SPEC §9 target: 1 time <= NumPy's; 10 >= 10x faster; 0 none (reported only)
 WORKLOADS = [
     ("add", "f32 same-shape add", 1),
     ("row", "f32 + row vector {1}", 1),
@@ -37,7 +39,61 @@ WORKLOADS = [
     ("add_f64", "f64 add", 1),
     ("compare", "f32 compare LT -> pred", 1),
     ("divide", "f32 divide", 1),
+    ("reduce_axis0", "reduce add over dim 0", 1),
+    ("reduce_axis1", "reduce add over dim 1", 1),
+    ("reduce_max", "reduce max over dim 1", 0),
+    ("window_max", "reduce-window max 3x3", 0),
 ]
+
+
+# Data movement (issue 14): name, what NumPy does, target >= 0.8 of the copy
+# loop's bandwidth on the bytes the op must move.
+MOVEMENT = [
+    ("slice", "a[1:-1, ::2]"),
+    ("concatenate", "np.concatenate([a, b], axis=1), 4096x2048 each"),
+    ("pad", "np.pad(a, 1)"),
+    ("dynamic_update_slice", "a[1024:3072, 1024:3072] = u, in place"),
+    ("gather", "np.take(a, idx, axis=0), idx a permutation"),
+]
+
+
+def movement_case(name, tmp):
+    """(NumPy expression, the same into a preallocated result, extra hloi
+    bench arguments, bytes the op must read and write)."""
+    rng = np.random.default_rng(42)
+    f = lambda *s: rng.integers(-64, 64, size=s).astype(np.float32) / 8
+    if name == "slice":
+        a = f(N, N)
+        o = np.empty((N - 2, N // 2), dtype=np.float32)
+        return (lambda: a[1:-1, ::2].copy()), (lambda: np.copyto(o, a[1:-1, ::2])), [], a.nbytes + o.nbytes
+    if name == "concatenate":
+        a, b = f(N, N // 2), f(N, N // 2)
+        o = np.empty((N, N), dtype=np.float32)
+        return ((lambda: np.concatenate([a, b], axis=1)), (lambda: np.concatenate([a, b], axis=1, out=o)), [],
+                a.nbytes + b.nbytes + o.nbytes)
+    if name == "pad":
+        a = f(N, N)
+        o = np.zeros((N + 2, N + 2), dtype=np.float32)
+
+        def into():
+            o[1:-1, 1:-1] = a
+        return (lambda: np.pad(a, 1)), into, [], a.nbytes + o.nbytes
+    if name == "dynamic_update_slice":
+        a, u = f(N, N), f(N // 2, N // 2)
+
+        def assign():
+            a[1024:3072, 1024:3072] = u
+        return assign, assign, [], 2 * u.nbytes
+    if name == "gather":
+        a = f(N, N)
+        idx = rng.permutation(N).astype(np.int32)
+        o = np.empty((N, N), dtype=np.float32)
+        files = [os.path.join(tmp, "gather_a.npy"), os.path.join(tmp, "gather_idx.npy")]
+        np.save(files[0], a)
+        np.save(files[1], idx)
+        return ((lambda: np.take(a, idx, axis=0)), (lambda: np.take(a, idx, axis=0, out=o)),
+                ["--input", files[0], "--input", files[1]], a.nbytes + idx.nbytes + o.nbytes)
+    raise ValueError(name)
 
 
 def numpy_case(name):
@@ -66,6 +122,19 @@ def numpy_case(name):
         a, b = f(N, N), f(N, N)
         o = np.empty((N, N), dtype=np.bool_)
         return (lambda: a < b), (lambda: np.less(a, b, out=o))
+    elif name in ("reduce_axis0", "reduce_axis1", "reduce_max"):
+        a = f(N, N)
+        axis = 0 if name == "reduce_axis0" else 1
+        o = np.empty(N, dtype=np.float32)
+        if name == "reduce_max":
+            return (lambda: a.max(axis=axis)), (lambda: np.max(a, axis=axis, out=o))
+        return (lambda: a.sum(axis=axis)), (lambda: np.sum(a, axis=axis, out=o))
+    elif name == "window_max":
+        from numpy.lib.stride_tricks import sliding_window_view
+        a = f(N, N)
+        o = np.empty((N - 2, N - 2), dtype=np.float32)
+        v = sliding_window_view(a, (3, 3))
+        return (lambda: v.max(axis=(2, 3))), (lambda: np.max(v, axis=(2, 3), out=o))
     elif name == "divide":
         a, b = f(N, N), f(N, N)
         b[b == 0] = 1
@@ -90,8 +159,8 @@ def time_numpy(fn, iterations, warmup=2):
     return statistics.median(times)
 
 
-def time_hloi(hloi, prog, iterations, threads, fresh=False):
-    cmd = [hloi, "bench", prog, "--iterations", str(iterations), "--warmup", "2", "--json"]
+def time_hloi(hloi, prog, iterations, threads, fresh=False, extra=()):
+    cmd = [hloi, "bench", prog, "--iterations", str(iterations), "--warmup", "2", "--json"] + list(extra)
     if fresh:
         cmd.append("--fresh-result")
     if threads is not None:
@@ -100,10 +169,11 @@ def time_hloi(hloi, prog, iterations, threads, fresh=False):
     return json.loads(out)
 
 
-def ceiling(tmp, iterations):
+def ceiling(tmp, iterations, mode="add"):
     exe = os.path.join(tmp, "ceiling")
-    subprocess.run(["cc", "-std=c11", "-O2", os.path.join(HERE, "ceiling.c"), "-o", exe], check=True)
-    out = subprocess.run([exe, str(iterations)], check=True, capture_output=True, text=True).stdout
+    if not os.path.exists(exe):
+        subprocess.run(["cc", "-std=c11", "-O2", os.path.join(HERE, "ceiling.c"), "-o", exe], check=True)
+    out = subprocess.run([exe, str(iterations), mode], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
@@ -174,6 +244,25 @@ def main():
             del fn, fn_out
             med = statistics.median
             rows.append((name, desc, med(ht), med(nt), med(gb), target, med(hf), med(no)))
+        mrows = []
+        copy_gbps = []
+        for name, desc in MOVEMENT:
+            if only and name not in only:
+                continue
+            prog = os.path.join(HERE, name + ".hlo")
+            fn, fn_out, extra, moved = movement_case(name, tmp)
+            ht, nt, no, cg = [], [], [], []
+            for _ in range(args.repeat):  # interleaved with the copy loop and NumPy
+                cg.append(ceiling(tmp, args.iterations, "copy")["gbps"])
+                j = time_hloi(args.hloi, prog, args.iterations, args.threads, extra=extra)
+                threads = j["threads"]
+                ht.append(j["median_s"])
+                nt.append(time_numpy(fn, args.iterations))
+                no.append(time_numpy(fn_out, args.iterations))
+            del fn, fn_out
+            copy_gbps += cg
+            med = statistics.median
+            mrows.append((name, desc, med(ht), med(nt), med(no), moved, med(cg)))
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
@@ -192,12 +281,26 @@ def main():
     print("|---|---:|---:|---:|---|---|---:|---:|---:|---:|")
     for name, desc, h, n, gbps, target, hf, no in rows:
         ratio = n / h
-        tgt = "<= NumPy" if target == 1 else ">= %dx faster" % target
-        met = "yes" if ratio >= target else "NO"
+        tgt = "-" if target == 0 else "<= NumPy" if target == 1 else ">= %dx faster" % target
+        met = "-" if target == 0 else "yes" if ratio >= target else "NO"
         cl = gbps / ceil
         print("| %s (%s) | %.2f | %.2f | %.2f | %s | %s | %.1f | %.2f %s | %.2f | %.2f |" % (
             name, desc, h * 1e3, n * 1e3, ratio, tgt, met, gbps, cl, "yes" if cl >= 0.85 else "NO",
             hf * 1e3, no * 1e3))
+    if mrows:
+        print()
+        print("Data movement (issue 14): hloi GB/s on the bytes each op must read and write, against the")
+        print("plain copy loop o[i] = a[i] (ceiling.c copy, 1 thread, %.1f GB/s median) measured alongside;" % (
+            statistics.median(copy_gbps)))
+        print("target >= 0.8 of it. NumPy: the expression (slices copied with .copy()), and out= / in place.")
+        print()
+        print("| workload | hloi ms | NumPy ms | NumPy/hloi | hloi GB/s | of copy loop (>= 0.8) | NumPy out= ms |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, desc, h, n, no, moved, cg in mrows:
+            gbps = moved / h / 1e9
+            frac = gbps / cg
+            print("| %s (%s) | %.2f | %.2f | %.2f | %.1f | %.2f %s | %.2f |" % (
+                name, desc, h * 1e3, n * 1e3, n / h, gbps, frac, "yes" if frac >= 0.8 else "NO", no * 1e3))
     if probe:
         print()
         print("colmajor by hand (transpose_probe.c: fused 4x4 SSE transposes, 128x128 tiles, 2 threads): "

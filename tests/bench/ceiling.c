@@ -1,9 +1,12 @@
 /* The bandwidth ceiling for tests/bench: a plain C loop o[i] = a[i] + b[i]
  * over contiguous f32 arrays (one thread, as the compiler makes it), timed
- * like hloi bench; prints the median seconds and GB/s (three streams). */
+ * like hloi bench; prints the median seconds and GB/s (three streams).
+ * `ceiling N copy` times the plain copy loop o[i] = a[i] instead (two
+ * streams): the copy bandwidth the data-movement ops are measured against. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_s(void)
@@ -25,10 +28,26 @@ static void add(float *restrict o, const float *restrict a, const float *restric
 		o[i] = a[i] + b[i];
 }
 
+static void copy(float *restrict o, const float *restrict a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		o[i] = a[i];
+}
+
+static void run(int copying, float *o, const float *a, const float *b, size_t n)
+{
+	if (copying)
+		copy(o, a, n);
+	else
+		add(o, a, b, n);
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = (size_t)4096 * 4096;
 	int iters = argc > 1 ? atoi(argv[1]) : 10;
+	int copying = argc > 2 && strcmp(argv[2], "copy") == 0;
+	size_t streams = copying ? 2 : 3;
 	if (iters < 1)
 		iters = 1;
 	float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *o = malloc(n * sizeof *o);
@@ -40,18 +59,18 @@ int main(int argc, char **argv)
 		b[i] = (float)(i % 5);
 		o[i] = 0;
 	}
-	add(o, a, b, n); /* warm up (pages touched) */
+	run(copying, o, a, b, n); /* warm up (pages touched) */
 	for (int k = 0; k < iters; k++) {
 		double t0 = now_s();
-		add(o, a, b, n);
+		run(copying, o, a, b, n);
 		t[k] = now_s() - t0;
 	}
 	qsort(t, (size_t)iters, sizeof *t, cmp_double);
 	double med = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
 	volatile float sink = o[n / 2];
 	(void)sink;
-	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f}\n", med, 3 * n * sizeof(float),
-	       (double)(3 * n * sizeof(float)) / med / 1e9);
+	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f}\n", med, streams * n * sizeof(float),
+	       (double)(streams * n * sizeof(float)) / med / 1e9);
 	free(a);
 	free(b);
 	free(o);

@@ -776,9 +776,13 @@ static void test_unsupported(void)
 	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[<=4]");
 	done(&r);
 
+	/* tiled layouts check; packed elements (E(n) below the storage width) do not */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_OK);
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = s8[8]{0:E(4)} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
-	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported tiled layout");
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported element size in bits E(4) for s8 (elements are stored in 8 bits)");
 	done(&r);
 
 	/* several unsupported things are all reported; a type error makes it ETYPE */

@@ -709,6 +709,15 @@ static void test_literal_compare(void)
 	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
 	compare_texts("f32[2] {1, 2}", "s32[2] {1, 2}", &st);
 	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+	/* tuples element by element (reductions and loops return them) */
+	CU_ASSERT_EQUAL(compare_texts("(f32[2], (s32[], pred[1])) ({1, 2}, (3, {1}))",
+				      "(f32[2], (s32[], pred[1])) ({1, 2.5}, (4, {1}))", &st), 2);
+	CU_ASSERT_EQUAL(st, HLOI_OK);
+	CU_ASSERT_EQUAL(compare_texts("(f32[2], s32[]) ({1, 2}, 3)", "(f32[2], s32[]) ({1, 2}, 3)", &st), 0);
+	compare_texts("(f32[2], s32[]) ({1, 2}, 3)", "(f32[2], f32[]) ({1, 2}, 3)", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+	compare_texts("(f32[2]) ({1, 2})", "f32[2] {1, 2}", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
 }
 
 static const unit_test fast_tests[] = {

@@ -89,6 +89,17 @@ static const instr *find_instr(const module *m, const char *name)
 static char *diag_text(hloi_context *ctx);
 static void expect_in(const char *text, const char *want);
 
+/* The instruction `name` of computation `comp` (names are unique within a
+ * computation only). */
+static const instr *find_instr_in(const module *m, const char *comp, const char *name)
+{
+	const computation *cc = module_find_computation(m, comp);
+	for (int i = 0; cc && i < cc->ninstrs; i++)
+		if (strcmp(cc->instrs[i]->name, name) == 0)
+			return cc->instrs[i];
+	return NULL;
+}
+
 /* --- round trips of the golden programs ---------------------------------------- */
 
 typedef struct rt_stats {
@@ -135,7 +146,7 @@ static void compare_constants(const char *path, const module *a, const module *b
 			const instr *x = a->comps[c]->instrs[i];
 			if (x->op != OP_CONSTANT || !x->value)
 				continue;
-			const instr *y = find_instr(b, x->name);
+			const instr *y = find_instr_in(b, a->comps[c]->name, x->name);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y->value);
 			char *sx = literal_text(x->value), *sy = literal_text(y->value);
@@ -171,6 +182,28 @@ static char *run_text(module *m, hloi_context *ctx, hloi_literal **inputs, size_
 	return s;
 }
 
+static int omits_shape(const module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++)
+			if (!m->comps[c]->instrs[i]->has_shape)
+				return 1;
+	return 0;
+}
+
+/* The inferred result shapes as if the text had written them. */
+static void write_inferred_shapes(module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+			instr *in = m->comps[c]->instrs[i];
+			if (!in->has_shape) {
+				in->shape = in->result;
+				in->has_shape = 1;
+			}
+		}
+}
+
 static void roundtrip_file(const char *path, rt_stats *stats)
 {
 	hloi_context *ctx = NULL;
@@ -186,7 +219,15 @@ static void roundtrip_file(const char *path, rt_stats *stats)
 	if (!text || text_parse_module(&m1, ctx, path, text, len) != HLOI_OK)
 		goto done;
 	stats->programs++;
-	/* The writer resolves names itself, so an unchecked module converts. */
+	/* The writer resolves names itself, so an unchecked module converts;
+	 * a result shape the text leaves out reaches the proto once the
+	 * checker has inferred it. */
+	if (omits_shape(m1)) {
+		hloi_check_options o = HLOI_CHECK_OPTIONS_INIT;
+		if (check_module(m1, ctx, &o) == HLOI_OK)
+			write_inferred_shapes(m1);
+		hloi_context_clear(ctx);
+	}
 	if (proto_save_binary(&pb1, &n1, m1, ctx) != HLOI_OK) {
 		/* only for programs the checker rejects too */
 		hloi_context_clear(ctx);
