@@ -923,14 +923,31 @@ SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f64, double, uint64_t, 52, 11)
 		return SC_STORE_##C(E, SC_LIBM_##C(lib)(SC_LOAD_##C(E, a)));         \
 	}
 
+/* negate and abs: on the sign bit for f16 and bf16 (as Eigen's half and
+ * bfloat16 do them: NaN payloads, signaling ones too, kept); through f32
+ * for the f8/f4 types, whose zeros and NaNs differ (fnuz, no sign). */
+#define SC_FNEG_F16(E, T, a) ((T)((a) ^ 0x8000u))
+#define SC_FNEG_BF16(E, T, a) ((T)((a) ^ 0x8000u))
+#define SC_FNEG_F32(E, T, a) (-(a))
+#define SC_FNEG_F64(E, T, a) (-(a))
+#define SC_FNEG_F8(E, T, a) SC_STORE_F8(E, -SC_LOAD_F8(E, a))
+#define SC_FABS_F16(E, T, a) ((T)((a) & 0x7fffu))
+#define SC_FABS_BF16(E, T, a) ((T)((a) & 0x7fffu))
+#define SC_FABS_F32(E, T, a) fabsf(a)
+#define SC_FABS_F64(E, T, a) fabs(a)
+#define SC_FABS_F8(E, T, a) SC_STORE_F8(E, fabsf(SC_LOAD_F8(E, a)))
+
 #define SC_UNARY_KIND_FLOAT(E, T, W) SC_UNARY_FLOAT_X(E, T, W, SC_FCLASS_##E)
 #define SC_UNARY_FLOAT_X(E, T, W, C) SC_UNARY_FLOAT(E, T, W, C)
 #define SC_UNARY_FLOAT(E, T, W, C)                                                   \
 	static inline T sc_negate_##E(T a)                                           \
 	{                                                                            \
-		return SC_STORE_##C(E, -SC_LOAD_##C(E, a));                          \
+		return SC_FNEG_##C(E, T, a);                                         \
 	}                                                                            \
-	SC_UNARY_LIBM(E, T, C, abs, fabs)                                            \
+	static inline T sc_abs_##E(T a)                                              \
+	{                                                                            \
+		return SC_FABS_##C(E, T, a);                                         \
+	}                                                                            \
 	/* NaN stays NaN; +-0 keep their sign; else +-1 */                          \
 	static inline T sc_sign_##E(T a)                                             \
 	{                                                                            \
@@ -987,22 +1004,22 @@ SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f64, double, uint64_t, 52, 11)
 	{                                                                            \
 		return (uint8_t)(isfinite(SC_LOAD_##C(E, a)) != 0);                  \
 	}                                                                            \
-	/* the first NaN of lo, x, hi; else min(max(x, lo), hi) */                  \
+	/* the first NaN of lo, x, hi; else min(max(x, lo), hi) as std::max and \
+	 * std::min pick them: one of the operands, its bits unchanged */          \
 	static inline T sc_clamp_##E(T lo, T x, T hi)                                \
 	{                                                                            \
 		SC_FT_##C l = SC_LOAD_##C(E, lo), v = SC_LOAD_##C(E, x), h = SC_LOAD_##C(E, hi); \
-		SC_FT_##C m;                                                         \
 		if (isnan(l))                                                        \
-			m = l;                                                       \
-		else if (isnan(v))                                                   \
-			m = v;                                                       \
-		else if (isnan(h))                                                   \
-			m = h;                                                       \
-		else {                                                               \
-			m = v < l ? l : v;                                           \
-			m = m < h ? m : h;                                           \
+			return lo;                                                   \
+		if (isnan(v))                                                        \
+			return x;                                                    \
+		if (isnan(h))                                                        \
+			return hi;                                                   \
+		if (v < l) {                                                         \
+			v = l;                                                       \
+			x = lo;                                                      \
 		}                                                                    \
-		return SC_STORE_##C(E, m);                                           \
+		return v < h ? x : hi;                                               \
 	}                                                                            \
 	static inline T sc_reduce_precision_##E(T a, int ebits, int mbits)           \
 	{                                                                            \
