@@ -923,9 +923,10 @@ SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f64, double, uint64_t, 52, 11)
 		return SC_STORE_##C(E, SC_LIBM_##C(lib)(SC_LOAD_##C(E, a)));         \
 	}
 
-/* negate and abs: on the sign bit for f16 and bf16 (as Eigen's half and
- * bfloat16 do them: NaN payloads, signaling ones too, kept); through f32
- * for the f8/f4 types, whose zeros and NaNs differ (fnuz, no sign). */
+/* negate and abs: on the sign bit for f16 and bf16, as IEEE 754 defines
+ * them (NaN payloads, signaling ones too, kept; as f32 and f64 do them);
+ * through f32 for the f8/f4 types, whose zeros and NaNs differ (fnuz, no
+ * sign). */
 #define SC_FNEG_F16(E, T, a) ((T)((a) ^ 0x8000u))
 #define SC_FNEG_BF16(E, T, a) ((T)((a) ^ 0x8000u))
 #define SC_FNEG_F32(E, T, a) (-(a))
