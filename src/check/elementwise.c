@@ -5,6 +5,17 @@
 
 #include "check/check_internal.h"
 
+/* XLA's PrimitiveType_Name of t (`F32`, `PRED`, `F8E4M3FN`) in buf. */
+static const char *type_upper(char *buf, size_t size, etype t)
+{
+	const char *tn = etype_name(t);
+	size_t i = 0;
+	for (; tn && tn[i] && i + 1 < size; i++)
+		buf[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
 /* SPEC §4's gates; the same sets as SC_OPS_* in eval/scalar.h. */
 static int type_gate(checker *c, const instr *in, etype t)
 {
@@ -51,6 +62,28 @@ static int type_gate(checker *c, const instr *in, etype t)
 	case OP_ATAN2:
 		if (k != KIND_FLOAT && k != KIND_COMPLEX) {
 			ck_error(c, in->op_at, "Expected floating-point type for operation atan2; got %s.", tn);
+			return 1;
+		}
+		break;
+	case OP_MULHI:
+		/* shape inference lets every type through; XLA's evaluator takes
+		 * integers only */
+		if (k != KIND_SINT && k != KIND_UINT) {
+			char up[32];
+			ck_error(c, in->op_at, "Unsupported type for mulhi: %s", type_upper(up, sizeof up, t));
+			return 1;
+		}
+		break;
+	case OP_COMPLEX:
+		if (k != KIND_FLOAT) {
+			char up[32];
+			ck_error(c, in->op_at,
+				 "Expected element type in shape to be floating for complex compose operation; got %s.",
+				 type_upper(up, sizeof up, t));
+			return 1;
+		}
+		if (t != ET_F32 && t != ET_F64) {
+			ck_unsupported(c, in->op_at, "Complex component type is not implemented.");
 			return 1;
 		}
 		break;
@@ -139,18 +172,264 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	if (check_binary_shapes(c, in, lhs, rhs, inf))
 		err = 1;
 	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
+	if (in->op == OP_COMPLEX)
+		inf->type = lhs->type == ET_F64 ? ET_C128 : ET_C64;
 	return err;
 }
 
 /* --- unary ops --------------------------------------------------------------- */
 
-/* The operand's shape; the element type by XLA's rules for the opcode. */
+/* XLA's InferUnaryOpShape: which element types each unary op takes and what
+ * it returns (is-finite: pred; abs, real, imag of complex: the part type),
+ * with its messages; then what XLA's evaluator refuses (expm1 and log1p of
+ * complex). */
+static int unary_type(checker *c, const instr *in, etype t, etype *rt)
+{
+	etype_kind k = etype_get_kind(t);
+	int fl = k == KIND_FLOAT, cx = k == KIND_COMPLEX, in_t = k == KIND_SINT || k == KIND_UINT;
+	const char *on = opcode_name(in->op);
+	char up[32];
+	type_upper(up, sizeof up, t);
+	*rt = t;
+	switch (in->op) {
+	case OP_FLOOR:
+	case OP_CBRT:
+	case OP_CEIL:
+	case OP_ERF:
+	case OP_ROUND_AFZ:
+	case OP_ROUND_EVEN:
+		if (!fl) {
+			ck_error(c, in->op_at, "Expected element type in shape to be floating for %s operation; got %s.",
+				 on, up);
+			return 1;
+		}
+		return 0;
+	case OP_EXPM1:
+	case OP_LOG1P:
+		if (cx) {
+			ck_error(c, in->op_at, "Unsupported type for %s: %s", on, up);
+			return 1;
+		}
+		/* fall through */
+	case OP_ASIN:
+	case OP_ASINH:
+	case OP_ACOS:
+	case OP_ACOSH:
+	case OP_ATAN:
+	case OP_ATANH:
+	case OP_COSH:
+	case OP_COSINE:
+	case OP_SINH:
+	case OP_SINE:
+	case OP_EXP:
+	case OP_LOG:
+	case OP_LOGISTIC:
+	case OP_RSQRT:
+	case OP_SQRT:
+	case OP_TAN:
+	case OP_TANH:
+		if (!fl && !cx) {
+			ck_error(c, in->op_at,
+				 "Expected element type in shape to be floating or complex for %s operation; got %s.", on,
+				 up);
+			return 1;
+		}
+		return 0;
+	case OP_REAL:
+	case OP_IMAG:
+	case OP_ABS:
+		if (cx) {
+			*rt = t == ET_C64 ? ET_F32 : ET_F64;
+			return 0;
+		}
+		if (fl || (in->op == OP_ABS && k == KIND_SINT))
+			return 0;
+		ck_error(c, in->op_at, "Expected element type in shape to be floating or complex for %s operation; got %s.",
+			 on, up);
+		return 1;
+	case OP_CLZ:
+		if (!in_t) {
+			ck_error(c, in->op_at, "Expected an integral element type in argument to Clz operation; got %s.", up);
+			return 1;
+		}
+		return 0;
+	case OP_POPCNT:
+		if (!in_t) {
+			ck_error(c, in->op_at,
+				 "Expected an integral element type in argument to PopulationCount operation; got %s.", up);
+			return 1;
+		}
+		return 0;
+	case OP_NEGATE:
+		if (!in_t && !fl && !cx) {
+			ck_error(c, in->op_at,
+				 "Expected element type in shape to be integral, floating or complex for %s operation; got %s.",
+				 on, up);
+			return 1;
+		}
+		return 0;
+	case OP_SIGN:
+		if (k != KIND_SINT && !fl && !cx) {
+			ck_error(c, in->op_at, "Expected element type in shape to be signed or complex for %s operation; got %s.",
+				 on, up);
+			return 1;
+		}
+		return 0;
+	case OP_NOT:
+		if (k != KIND_PRED && !in_t) {
+			ck_error(c, in->op_at, "Expected pred or an integral element type in argument to Not operation; got %s.",
+				 up);
+			return 1;
+		}
+		return 0;
+	case OP_IS_FINITE:
+		if (!fl) {
+			ck_error(c, in->op_at,
+				 "Expected element type in shape to be floating point for IsFinite operation; got %s.", up);
+			return 1;
+		}
+		*rt = ET_PRED;
+		return 0;
+	default:
+		ck_error(c, in->op_at, "Unknown operation for unary shape inference: \"%s\".", on);
+		return 1;
+	}
+}
+
+/* The operand's dims; the element type by XLA's rules for the opcode. */
 int infer_unary(checker *c, instr *in, shape *inf)
 {
 	if (!ck_array_operand(c, in, 0))
 		return 1;
 	const shape *op = &in->ops[0].def->result;
+	etype rt;
+	if (unary_type(c, in, op->type, &rt))
+		return 1;
+	shape_make_array(inf, rt, op->rank, op->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
+/* reduce-precision(x), exponent_bits=, mantissa_bits=: a float x, at least
+ * one exponent bit, no negative mantissa bits (XLA's
+ * InferReducePrecisionShape); the written shape is required, as XLA's
+ * parser requires it. */
+int infer_reduce_precision(checker *c, instr *in, shape *inf)
+{
+	if (!ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = &in->ops[0].def->result;
+	int64_t eb = 0, mb = 0;
+	int err = 0;
+	char up[32];
+	if (!instr_int(in, ATTR_EXPONENT_BITS, &eb)) {
+		ck_error(c, in->op_at, "attribute exponent_bits is expected but not seen");
+		err = 1;
+	}
+	if (!instr_int(in, ATTR_MANTISSA_BITS, &mb)) {
+		ck_error(c, in->op_at, "attribute mantissa_bits is expected but not seen");
+		err = 1;
+	}
+	if (err)
+		return 1;
+	if (etype_get_kind(op->type) != KIND_FLOAT) {
+		ck_error(c, in->op_at,
+			 "Expected element type in shape to be floating point for ReducePrecision operation; got %s.",
+			 type_upper(up, sizeof up, op->type));
+		return 1;
+	}
+	if (eb < 1) {
+		ck_error(c, instr_attr_loc(in, ATTR_EXPONENT_BITS), "Expected exponent_bits >= 1; got %lld.", (long long)eb);
+		return 1;
+	}
+	if (mb < 0) {
+		ck_error(c, instr_attr_loc(in, ATTR_MANTISSA_BITS), "Expected non-negative mantissa_bits; got %lld.",
+			 (long long)mb);
+		return 1;
+	}
+	if (eb > INT32_MAX || mb > INT32_MAX) {
+		/* XLA keeps them in an int32 field */
+		ck_error(c, instr_attr_loc(in, eb > INT32_MAX ? ATTR_EXPONENT_BITS : ATTR_MANTISSA_BITS),
+			 "%s %lld is out of range (at most %d)", eb > INT32_MAX ? "exponent_bits" : "mantissa_bits",
+			 (long long)(eb > INT32_MAX ? eb : mb), INT32_MAX);
+		return 1;
+	}
+	if (!ck_needs_shape(c, in))
+		return 1;
 	shape_make_array(inf, op->type, op->rank, op->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
+/* stochastic-convert(x, random): x float, random unsigned of x's bit width
+ * and dims; the result takes the written type, a signed integer (XLA's
+ * InferStochasticConvertShape, then what its evaluator implements). */
+int infer_stochastic_convert(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], up[32], up2[32];
+	for (int k = 0; k < 2; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *x = &in->ops[0].def->result, *r = &in->ops[1].def->result;
+	if (etype_get_kind(r->type) != KIND_UINT) {
+		ck_error(c, in->op_at, "Random numbers for stochastic convert must be unsigned integers, but got: %s",
+			 ck_shape(a, r));
+		return 1;
+	}
+	if (etype_get_kind(x->type) != KIND_FLOAT) {
+		/* (XLA prints the random operand's shape here) */
+		ck_error(c, in->op_at, "Stochastic convert supports only floating point operand conversion, but got: %s",
+			 ck_shape(a, r));
+		return 1;
+	}
+	if (etype_bit_width(x->type) != etype_bit_width(r->type)) {
+		ck_error(c, in->op_at,
+			 "The random number is required to have same bits as the operand. But got random bits: %d, operand bits: %d",
+			 etype_bit_width(r->type), etype_bit_width(x->type));
+		return 1;
+	}
+	if (!shape_same_dims(x, r)) {
+		ck_error(c, in->op_at, "Stochastic convert operand shape does not match random tensor shape: %s vs %s.",
+			 ck_shape(a, x), ck_shape(b, r));
+		return 1;
+	}
+	if (!ck_needs_shape(c, in))
+		return 1;
+	if (etype_get_kind(in->shape.type) != KIND_SINT) {
+		ck_unsupported(c, in->op_at, "Stochastically converting from type %s to type %s is not implemented.",
+			       type_upper(up, sizeof up, x->type), type_upper(up2, sizeof up2, in->shape.type));
+		return 1;
+	}
+	shape_make_array(inf, in->shape.type, x->rank, x->dims);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
+/* clamp(min, x, max): one element type (pred too, as XLA's evaluator
+ * computes it; not complex, which its evaluator refuses); min and max
+ * scalars or of x's dims (XLA's InferClampShape). */
+int infer_clamp(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], d[CK_SHAPE_TEXT], up[32];
+	for (int k = 0; k < 3; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *lo = &in->ops[0].def->result, *x = &in->ops[1].def->result, *hi = &in->ops[2].def->result;
+	if (lo->type != x->type || hi->type != x->type) {
+		ck_error(c, in->op_at, "Clamp with incompatible element types: %s, %s, %s.", ck_shape(a, lo),
+			 ck_shape(b, x), ck_shape(d, hi));
+		return 1;
+	}
+	if ((lo->rank != 0 && !shape_same_dims(lo, x)) || (hi->rank != 0 && !shape_same_dims(hi, x))) {
+		ck_error(c, in->op_at, "Clamp with incompatible shapes: %s, %s, %s.", ck_shape(a, lo), ck_shape(b, x),
+			 ck_shape(d, hi));
+		return 1;
+	}
+	if (etype_get_kind(x->type) == KIND_COMPLEX) {
+		ck_error(c, in->op_at, "Unsupported type for clamp: %s", type_upper(up, sizeof up, x->type));
+		return 1;
+	}
+	shape_make_array(inf, x->type, x->rank, x->dims);
 	ck_identity_out_dims(in);
 	return 0;
 }

@@ -1,13 +1,20 @@
 /* Kernels of the elementwise ops (binary ops, compare, select, convert,
- * bitcast-convert, broadcast): the fast engine where it covers the case,
- * else the reference engine, both from eval/scalar.h's semantics. */
+ * bitcast-convert, broadcast; the unary ops, clamp, complex,
+ * reduce-precision, stochastic-convert): the fast engine where it covers
+ * the case, else the reference engine, both from eval/scalar.h's semantics. */
 #include "eval/engine.h"
 #include "eval/fast.h"
+#include "eval/unary.h"
 
 static void fill_elementwise(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
 {
-	if (!e->fast || fast_elementwise(in, out, ops, e->threads, NULL) != 0)
-		ref_elementwise(in, out, ops);
+	if (e->fast) {
+		int done = ew_is_unary_family(in->op) ? fast_unary(in, out, ops, e->threads) == 0
+						      : fast_elementwise(in, out, ops, e->threads, NULL) == 0;
+		if (done)
+			return;
+	}
+	ref_elementwise(in, out, ops);
 }
 
 hloi_status kernel_elementwise(engine *e, frame *f, const instr *in, hloi_literal *const *ops,

@@ -10,6 +10,7 @@
 #include "core/index.h"
 #include "eval/engine.h"
 #include "eval/scalar.h"
+#include "eval/unary.h"
 
 /* --- element kernels, one per (op, evaluated type) ------------------------- */
 
@@ -79,7 +80,139 @@ static cmp_fn compare_lookup(etype t)
 #undef ROW_EVAL
 }
 
-typedef enum ew_kind { EW_BINARY, EW_COMPARE, EW_COPY, EW_SELECT, EW_CONVERT } ew_kind;
+/* The unary family (eval/unary.h): one function per (op, operand type)
+ * taking the operands' element pointers. */
+typedef void (*elem_fn)(void *out, const void *const *a, const ew_params *p);
+
+#define U_KERNEL(OPC, fn, E, T, R)                                                \
+	static void eu_##fn##_##E(void *o, const void *const *a, const ew_params *p) \
+	{                                                                         \
+		T x;                                                              \
+		R r;                                                              \
+		(void)p;                                                          \
+		memcpy(&x, a[0], sizeof x);                                       \
+		r = sc_##fn##_##E(x);                                             \
+		memcpy(o, &r, sizeof r);                                          \
+	}
+#define U_SAME(OPC, fn, E, T) U_KERNEL(OPC, fn, E, T, T)
+#define U_PRED(OPC, fn, E, T) U_KERNEL(OPC, fn, E, T, uint8_t)
+#define U_PART(OPC, fn, E, T) U_KERNEL(OPC, fn, E, T, SC_CPART_##E)
+#define U_CLAMP(OPC, fn, E, T)                                                    \
+	static void eu_clamp_##E(void *o, const void *const *a, const ew_params *p) \
+	{                                                                         \
+		T l, x, h, r;                                                     \
+		(void)p;                                                          \
+		memcpy(&l, a[0], sizeof l);                                       \
+		memcpy(&x, a[1], sizeof x);                                       \
+		memcpy(&h, a[2], sizeof h);                                       \
+		r = sc_clamp_##E(l, x, h);                                        \
+		memcpy(o, &r, sizeof r);                                          \
+	}
+/* floats: reduce-precision, and stochastic-convert into p->to (the random
+ * operand is the unsigned type of the same width, in as many bytes) */
+#define U_FLOAT_EXTRA(E, T)                                                       \
+	static void eu_reduce_precision_##E(void *o, const void *const *a, const ew_params *p) \
+	{                                                                         \
+		T x, r;                                                           \
+		memcpy(&x, a[0], sizeof x);                                       \
+		r = sc_reduce_precision_##E(x, p->exponent_bits, p->mantissa_bits); \
+		memcpy(o, &r, sizeof r);                                          \
+	}                                                                         \
+	static void eu_stochastic_convert_##E(void *o, const void *const *a, const ew_params *p) \
+	{                                                                         \
+		T x;                                                              \
+		uint64_t u = 0;                                                   \
+		memcpy(&x, a[0], sizeof x);                                       \
+		memcpy(&u, a[1], sizeof x);                                       \
+		int64_t v = sc_stochastic_convert_##E(x, u, etype_bit_width(p->to)); \
+		sc_write(p->to, o, sc_num_int(v));                                \
+	}
+#define U_EXTRA_KIND_FLOAT(E, T) U_FLOAT_EXTRA(E, T)
+#define U_EXTRA_KIND_PRED(E, T)
+#define U_EXTRA_KIND_SINT(E, T)
+#define U_EXTRA_KIND_UINT(E, T)
+/* complex(re, im): keyed by the complex result type */
+#define U_EXTRA_KIND_COMPLEX(E, T)                                                \
+	static void eu_complex_##E(void *o, const void *const *a, const ew_params *p) \
+	{                                                                         \
+		SC_CPART_##E re, im;                                              \
+		T r;                                                              \
+		(void)p;                                                          \
+		memcpy(&re, a[0], sizeof re);                                     \
+		memcpy(&im, a[1], sizeof im);                                     \
+		r = sc_complex_##E(re, im);                                       \
+		memcpy(o, &r, sizeof r);                                          \
+	}
+#define U_ROW_EVAL(E, T, kind)                                                    \
+	SC_UNARY_OPS_##kind(U_SAME, E, T) SC_UNARY_PRED_OPS_##kind(U_PRED, E, T)     \
+	SC_UNARY_PART_OPS_##kind(U_PART, E, T) SC_CLAMP_##kind(U_CLAMP, E, T)        \
+	U_EXTRA_##kind(E, T)
+#define U_ROW_NOEVAL(E, T, kind)
+#define X(E, name, num, width, kind, ctype, ev, npy) U_ROW_##ev(E, ctype, kind)
+#include "core/types.def"
+#undef X
+
+/* The element function of `in` for operand type t (the result type for
+ * complex), or NULL when there is none. */
+static elem_fn unary_lookup(opcode op, etype t)
+{
+#define CASE(OPC, fn, E, T) \
+	case OP_##OPC:      \
+		return eu_##fn##_##E;
+#define EXTRA_KIND_FLOAT(E)                                                \
+	case OP_REDUCE_PRECISION:                                          \
+		return eu_reduce_precision_##E;                            \
+	case OP_STOCHASTIC_CONVERT:                                        \
+		return eu_stochastic_convert_##E;
+#define EXTRA_KIND_COMPLEX(E) \
+	case OP_COMPLEX:      \
+		return eu_complex_##E;
+#define EXTRA_KIND_PRED(E)
+#define EXTRA_KIND_SINT(E)
+#define EXTRA_KIND_UINT(E)
+#define ROW_EVAL(E, T, kind)                                                         \
+	case ET_##E:                                                                 \
+		switch (op) {                                                        \
+			SC_UNARY_OPS_##kind(CASE, E, T) SC_UNARY_PRED_OPS_##kind(CASE, E, T) \
+			SC_UNARY_PART_OPS_##kind(CASE, E, T) SC_CLAMP_##kind(CASE, E, T) \
+			EXTRA_##kind(E)                                              \
+		default:                                                             \
+			return NULL;                                                 \
+		}
+	switch (t) {
+#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
+#include "core/types.def"
+#undef X
+	default:
+		return NULL;
+	}
+#undef ROW_EVAL
+#undef EXTRA_KIND_FLOAT
+#undef EXTRA_KIND_COMPLEX
+#undef EXTRA_KIND_PRED
+#undef EXTRA_KIND_SINT
+#undef EXTRA_KIND_UINT
+#undef CASE
+}
+
+int ew_is_unary_family(opcode op)
+{
+	return opcode_category(op) == OPC_UNARY || op == OP_CLAMP || op == OP_COMPLEX || op == OP_REDUCE_PRECISION ||
+	       op == OP_STOCHASTIC_CONVERT;
+}
+
+void ew_params_of(const instr *in, ew_params *p)
+{
+	int64_t v;
+	memset(p, 0, sizeof *p);
+	if (instr_int(in, ATTR_EXPONENT_BITS, &v))
+		p->exponent_bits = (int)v;
+	if (instr_int(in, ATTR_MANTISSA_BITS, &v))
+		p->mantissa_bits = (int)v;
+	p->to = in->result.type;
+}
+
+typedef enum ew_kind { EW_BINARY, EW_COMPARE, EW_COPY, EW_SELECT, EW_CONVERT, EW_UNARY } ew_kind;
 
 /* What one elementwise instruction computes, resolved once. */
 typedef struct ew_op {
@@ -94,6 +227,8 @@ typedef struct ew_op {
 	size_t w, wk[3];
 	int nops;
 	int low_bits;  /* bitcast-convert to a sub-byte type takes the source's low bits */
+	elem_fn uf;    /* EW_UNARY */
+	ew_params prm;
 } ew_op;
 
 /* Computes the element at result index idx into dst. */
@@ -126,6 +261,11 @@ static void ew_element(const ew_op *e, const int64_t *idx, unsigned char *dst)
 	case EW_CONVERT:
 		sc_convert(e->to, dst, e->from, p[0]);
 		break;
+	case EW_UNARY: {
+		const void *pa[3] = { p[0], p[1], p[2] };
+		e->uf(dst, pa, &e->prm);
+		break;
+	}
 	}
 }
 
@@ -134,14 +274,15 @@ static void ew_element(const ew_op *e, const int64_t *idx, unsigned char *dst)
  * EW_COPY copies operand 0 (broadcast, copy, bitcast-convert), EW_SELECT
  * picks operand 1 or 2 by operand 0, EW_CONVERT converts operand 0. */
 static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, ew_kind kind, binop_fn fn,
-			cmp_fn cf, cmp_type ct)
+			cmp_fn cf, cmp_type ct, elem_fn uf)
 {
 	const shape *s = &out->shape;
 	int64_t n;
 	if (shape_buffer_elements(s, &n) || !out->data)
 		return;
 	ew_op e = { .in = in, .ops = ops, .kind = kind, .fn = fn, .cf = cf, .ct = ct,
-		    .dir = instr_direction(in), .to = s->type };
+		    .dir = instr_direction(in), .to = s->type, .uf = uf };
+	ew_params_of(in, &e.prm);
 	e.w = (size_t)etype_byte_width(s->type);
 	e.nops = in->nops < 3 ? in->nops : 3;
 	for (int k = 0; k < e.nops; k++)
@@ -226,8 +367,25 @@ cmp_type eval_cmp_type(const instr *in, etype t)
 
 
 /* The elementwise op `in` and the element function it needs. */
-static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cmp_type *ct)
+static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cmp_type *ct, elem_fn *uf)
 {
+	*uf = NULL;
+	if (ew_is_unary_family(in->op)) {
+		/* the operand's type; x's for clamp; the result's for complex */
+		etype t = ET_INVALID;
+		if (in->op == OP_COMPLEX)
+			t = in->result.type;
+		else if (in->op == OP_CLAMP && in->nops == 3)
+			t = in->ops[1].def->result.type;
+		else if (in->nops >= 1)
+			t = in->ops[0].def->result.type;
+		*kind = EW_UNARY;
+		*fn = NULL;
+		*cf = NULL;
+		*ct = CMPT_NONE;
+		*uf = unary_lookup(in->op, t);
+		return *uf != NULL;
+	}
 	*fn = NULL;
 	*cf = NULL;
 	*ct = CMPT_NONE;
@@ -265,7 +423,8 @@ int ref_elementwise_supported(const instr *in)
 	binop_fn fn;
 	cmp_fn cf;
 	cmp_type ct;
-	return classify(in, &kind, &fn, &cf, &ct);
+	elem_fn uf;
+	return classify(in, &kind, &fn, &cf, &ct, &uf);
 }
 
 void ref_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops)
@@ -274,6 +433,7 @@ void ref_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
 	binop_fn fn;
 	cmp_fn cf;
 	cmp_type ct;
-	if (classify(in, &kind, &fn, &cf, &ct))
-		elementwise(in, out, ops, kind, fn, cf, ct);
+	elem_fn uf;
+	if (classify(in, &kind, &fn, &cf, &ct, &uf))
+		elementwise(in, out, ops, kind, fn, cf, ct, uf);
 }

@@ -535,7 +535,7 @@ static inline uint64_t sc_mask(int n)
 	Y(AND, and, E, T) Y(OR, or, E, T) Y(XOR, xor, E, T)                          \
 	Y(SHIFT_LEFT, shift_left, E, T)                                              \
 	Y(SHIFT_RIGHT_ARITHMETIC, shift_right_arithmetic, E, T)                      \
-	Y(SHIFT_RIGHT_LOGICAL, shift_right_logical, E, T)
+	Y(SHIFT_RIGHT_LOGICAL, shift_right_logical, E, T) Y(MULHI, mulhi, E, T)
 #define SC_OPS_KIND_SINT(Y, E, T) SC_OPS_INT(Y, E, T)
 #define SC_OPS_KIND_UINT(Y, E, T) SC_OPS_INT(Y, E, T)
 #define SC_OPS_KIND_FLOAT(Y, E, T)                                                   \
@@ -760,5 +760,431 @@ static inline void sc_convert(etype dt, void *out, etype st, const void *in)
 	}
 	sc_write(dt, out, sc_read(st, in));
 }
+
+/* === unary ops, clamp, complex, mulhi, reduce-precision, stochastic-convert ===
+ *
+ * Per evaluated type E (storage type T), as XLA's evaluator computes them
+ * (integers on their bit width, wrapping; f16, bf16 and the f8/f4 types in
+ * f32, rounded once; transcendental functions from the C library, complex
+ * ones from <complex.h> as std::complex calls them with libstdc++):
+ *   T sc_<fn>_E(T)                  SC_UNARY_OPS_<kind> (same type)
+ *   uint8_t sc_<fn>_E(T)            SC_UNARY_PRED_OPS_<kind> (is-finite)
+ *   P sc_<fn>_E(T)                  SC_UNARY_PART_OPS_<kind> (complex -> part)
+ *   T sc_clamp_E(T lo, T x, T hi)   every kind but complex
+ *   T sc_mulhi_E(T, T)              integers (in SC_OPS_INT's binary list)
+ *   T sc_reduce_precision_E(T, int exponent_bits, int mantissa_bits)  floats
+ *   int64_t sc_stochastic_convert_E(T x, uint64_t random, int bits)  floats
+ *   C sc_complex_E(P re, P im)      complex E from its parts
+ * The row lists Y(OPCODE, fn, E, T) are the checker's type gates. */
+
+/* The C library's function of each float compute class. */
+#define SC_LIBM_F16(fn) fn##f
+#define SC_LIBM_BF16(fn) fn##f
+#define SC_LIBM_F32(fn) fn##f
+#define SC_LIBM_F64(fn) fn
+#define SC_LIBM_F8(fn) fn##f
+
+/* Bits set in v; bit length of v (0 for 0). */
+static inline int sc_popcount64(uint64_t v)
+{
+	return __builtin_popcountll(v);
+}
+
+static inline int sc_bitlen64(uint64_t v)
+{
+	return v ? 64 - __builtin_clzll(v) : 0;
+}
+
+/* The high 64 bits of the 128-bit product of a and b. */
+static inline uint64_t sc_umulhi64(uint64_t a, uint64_t b)
+{
+	uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+	uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+	uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+	return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/* --- integers ----------------------------------------------------------------- */
+#define SC_UNARY_INT(E, T, W, KIND)                                                  \
+	static inline T sc_negate_##E(T a)                                           \
+	{                                                                            \
+		return sc_wrap_##E(0 - sc_bits_##E(a));                              \
+	}                                                                            \
+	/* |INT_MIN| wraps to INT_MIN */                                             \
+	static inline T sc_abs_##E(T a)                                              \
+	{                                                                            \
+		return SC_NEG_##KIND(a) ? sc_negate_##E(a) : a;                      \
+	}                                                                            \
+	static inline T sc_sign_##E(T a)                                             \
+	{                                                                            \
+		return sc_wrap_##E((uint64_t)((int64_t)(a > 0) - (int64_t)SC_NEG_##KIND(a))); \
+	}                                                                            \
+	static inline T sc_not_##E(T a)                                              \
+	{                                                                            \
+		return sc_wrap_##E(~sc_bits_##E(a));                                 \
+	}                                                                            \
+	/* counted on the type's bit width (s4 -1 has 4 bits set) */                \
+	static inline T sc_popcnt_##E(T a)                                           \
+	{                                                                            \
+		return sc_wrap_##E((uint64_t)sc_popcount64(sc_bits_##E(a)));         \
+	}                                                                            \
+	static inline T sc_clz_##E(T a)                                              \
+	{                                                                            \
+		return sc_wrap_##E((uint64_t)(SC_NBITS_##E - sc_bitlen64(sc_bits_##E(a)))); \
+	}                                                                            \
+	/* the high N bits of the 2N-bit product (signed or unsigned) */            \
+	static inline T sc_mulhi_##E(T a, T b)                                       \
+	{                                                                            \
+		const int n = SC_NBITS_##E;                                          \
+		if (n < 64)                                                          \
+			return sc_wrap_##E((uint64_t)(SC_SIGNED_##KIND ? (uint64_t)(int64_t)a * (uint64_t)(int64_t)b \
+								       : (uint64_t)a * (uint64_t)b) >> (n & 63)); \
+		uint64_t x = (uint64_t)a, y = (uint64_t)b, h = sc_umulhi64(x, y);    \
+		if (SC_SIGNED_##KIND) {                                              \
+			if (SC_NEG_##KIND(a))                                        \
+				h -= y;                                              \
+			if (SC_NEG_##KIND(b))                                        \
+				h -= x;                                              \
+		}                                                                    \
+		return (T)h;                                                         \
+	}                                                                            \
+	/* min(max(x, lo), hi) as std::max / std::min order them */                \
+	static inline T sc_clamp_##E(T lo, T x, T hi)                                \
+	{                                                                            \
+		T m = x < lo ? lo : x;                                               \
+		return m < hi ? m : hi;                                              \
+	}
+#define SC_UNARY_KIND_SINT(E, T, W) SC_UNARY_INT(E, T, W, KIND_SINT)
+#define SC_UNARY_KIND_UINT(E, T, W) SC_UNARY_INT(E, T, W, KIND_UINT)
+
+/* --- pred: not and clamp (logical) ---------------------------------------- */
+#define SC_UNARY_KIND_PRED(E, T, W)                                                  \
+	static inline T sc_not_##E(T a)                                              \
+	{                                                                            \
+		return (T)(a == 0);                                                  \
+	}                                                                            \
+	static inline T sc_clamp_##E(T lo, T x, T hi)                                \
+	{                                                                            \
+		T l = (T)(lo != 0), v = (T)(x != 0), h = (T)(hi != 0);               \
+		T m = v < l ? l : v;                                                 \
+		return m < h ? m : h;                                                \
+	}
+
+/* --- floats ------------------------------------------------------------------ */
+
+/* reduce-precision on the bits of an f32 or f64 (XLA's algorithm, shared by
+ * its evaluator and its CPU and GPU backends): the mantissa rounded to
+ * `mbits` bits to nearest, ties to even; then, with `ebits` exponent bits,
+ * values above the largest finite exponent become infinity and values at or
+ * below the smallest normal exponent's predecessor become zero (subnormals
+ * of the narrow format flush to zero), signs kept; a NaN stays the same NaN,
+ * or becomes +infinity when there are no mantissa bits. */
+#define SC_REDUCE_PRECISION_BITS(NAME, F, U, SRC_M, SRC_E)                           \
+	static inline F NAME(F x, int ebits, int mbits)                              \
+	{                                                                            \
+		U v;                                                                 \
+		memcpy(&v, &x, sizeof v);                                            \
+		if (mbits < SRC_M) {                                                 \
+			int drop = SRC_M - mbits;                                    \
+			U last = (U)1 << drop;                                       \
+			U bias = (U)((last >> 1) - 1) + (U)((v & last) >> drop);    \
+			v = (U)((v + bias) & ~(last - 1));                           \
+		}                                                                    \
+		if (ebits < SRC_E) {                                                 \
+			U sign = (U)1 << (8 * sizeof(U) - 1);                        \
+			U expmask = (U)((((U)1 << SRC_E) - 1) << SRC_M);             \
+			U src_bias = ((U)1 << (SRC_E - 1)) - 1;                      \
+			U red_bias = ((U)1 << (ebits - 1)) - 1;                      \
+			U maxe = src_bias + red_bias, mine = src_bias - red_bias;    \
+			U e = v & expmask;                                           \
+			if (e > (U)(maxe << SRC_M))                                  \
+				v = (v & sign) | expmask;                            \
+			else if (e <= (U)(mine << SRC_M))                            \
+				v = v & sign;                                        \
+		}                                                                    \
+		F r;                                                                 \
+		memcpy(&r, &v, sizeof r);                                            \
+		if (isnan(x))                                                        \
+			r = mbits > 0 ? x : (F)INFINITY;                             \
+		return r;                                                            \
+	}
+SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f32, float, uint32_t, 23, 8)
+SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f64, double, uint64_t, 52, 11)
+#define SC_RP_F16 sc_reduce_precision_f32
+#define SC_RP_BF16 sc_reduce_precision_f32
+#define SC_RP_F32 sc_reduce_precision_f32
+#define SC_RP_F64 sc_reduce_precision_f64
+#define SC_RP_F8 sc_reduce_precision_f32
+
+/* A float function of the compute value through the C library. */
+#define SC_UNARY_LIBM(E, T, C, fn, lib)                                              \
+	static inline T sc_##fn##_##E(T a)                                           \
+	{                                                                            \
+		return SC_STORE_##C(E, SC_LIBM_##C(lib)(SC_LOAD_##C(E, a)));         \
+	}
+
+/* negate and abs: on the sign bit for f16 and bf16, as IEEE 754 defines
+ * them (NaN payloads, signaling ones too, kept; as f32 and f64 do them);
+ * through f32 for the f8/f4 types, whose zeros and NaNs differ (fnuz, no
+ * sign). */
+#define SC_FNEG_F16(E, T, a) ((T)((a) ^ 0x8000u))
+#define SC_FNEG_BF16(E, T, a) ((T)((a) ^ 0x8000u))
+#define SC_FNEG_F32(E, T, a) (-(a))
+#define SC_FNEG_F64(E, T, a) (-(a))
+#define SC_FNEG_F8(E, T, a) SC_STORE_F8(E, -SC_LOAD_F8(E, a))
+#define SC_FABS_F16(E, T, a) ((T)((a) & 0x7fffu))
+#define SC_FABS_BF16(E, T, a) ((T)((a) & 0x7fffu))
+#define SC_FABS_F32(E, T, a) fabsf(a)
+#define SC_FABS_F64(E, T, a) fabs(a)
+#define SC_FABS_F8(E, T, a) SC_STORE_F8(E, fabsf(SC_LOAD_F8(E, a)))
+
+#define SC_UNARY_KIND_FLOAT(E, T, W) SC_UNARY_FLOAT_X(E, T, W, SC_FCLASS_##E)
+#define SC_UNARY_FLOAT_X(E, T, W, C) SC_UNARY_FLOAT(E, T, W, C)
+#define SC_UNARY_FLOAT(E, T, W, C)                                                   \
+	static inline T sc_negate_##E(T a)                                           \
+	{                                                                            \
+		return SC_FNEG_##C(E, T, a);                                         \
+	}                                                                            \
+	static inline T sc_abs_##E(T a)                                              \
+	{                                                                            \
+		return SC_FABS_##C(E, T, a);                                         \
+	}                                                                            \
+	/* NaN stays NaN; +-0 keep their sign; else +-1 */                          \
+	static inline T sc_sign_##E(T a)                                             \
+	{                                                                            \
+		SC_FT_##C x = SC_LOAD_##C(E, a);                                     \
+		if (isnan(x))                                                        \
+			return SC_STORE_##C(E, x);                                   \
+		return SC_STORE_##C(E, SC_LIBM_##C(copysign)((SC_FT_##C)(x != 0), x)); \
+	}                                                                            \
+	SC_UNARY_LIBM(E, T, C, ceil, ceil)                                           \
+	SC_UNARY_LIBM(E, T, C, floor, floor)                                         \
+	/* half away from zero (C round) / half to even (C nearbyint) */            \
+	SC_UNARY_LIBM(E, T, C, round_afz, round)                                     \
+	SC_UNARY_LIBM(E, T, C, round_even, nearbyint)                                \
+	SC_UNARY_LIBM(E, T, C, exp, exp)                                             \
+	SC_UNARY_LIBM(E, T, C, expm1, expm1)                                         \
+	SC_UNARY_LIBM(E, T, C, log, log)                                             \
+	SC_UNARY_LIBM(E, T, C, log1p, log1p)                                         \
+	SC_UNARY_LIBM(E, T, C, sqrt, sqrt)                                           \
+	SC_UNARY_LIBM(E, T, C, cbrt, cbrt)                                           \
+	SC_UNARY_LIBM(E, T, C, tanh, tanh)                                           \
+	SC_UNARY_LIBM(E, T, C, sine, sin)                                            \
+	SC_UNARY_LIBM(E, T, C, cosine, cos)                                          \
+	SC_UNARY_LIBM(E, T, C, tan, tan)                                             \
+	SC_UNARY_LIBM(E, T, C, asin, asin)                                           \
+	SC_UNARY_LIBM(E, T, C, acos, acos)                                           \
+	SC_UNARY_LIBM(E, T, C, atan, atan)                                           \
+	SC_UNARY_LIBM(E, T, C, sinh, sinh)                                           \
+	SC_UNARY_LIBM(E, T, C, cosh, cosh)                                           \
+	SC_UNARY_LIBM(E, T, C, asinh, asinh)                                         \
+	SC_UNARY_LIBM(E, T, C, acosh, acosh)                                         \
+	SC_UNARY_LIBM(E, T, C, atanh, atanh)                                         \
+	SC_UNARY_LIBM(E, T, C, erf, erf)                                             \
+	/* 1 / (1 + exp(-x)) in the compute type: 0 and 1 at large |x| */          \
+	static inline T sc_logistic_##E(T a)                                         \
+	{                                                                            \
+		SC_FT_##C x = SC_LOAD_##C(E, a);                                     \
+		return SC_STORE_##C(E, (SC_FT_##C)1 / ((SC_FT_##C)1 + SC_LIBM_##C(exp)(-x))); \
+	}                                                                            \
+	static inline T sc_rsqrt_##E(T a)                                            \
+	{                                                                            \
+		return SC_STORE_##C(E, (SC_FT_##C)1 / SC_LIBM_##C(sqrt)(SC_LOAD_##C(E, a))); \
+	}                                                                            \
+	/* real of a real value is the value (its bits); imag is +0 */              \
+	static inline T sc_real_##E(T a)                                             \
+	{                                                                            \
+		return a;                                                            \
+	}                                                                            \
+	static inline T sc_imag_##E(T a)                                             \
+	{                                                                            \
+		(void)a;                                                             \
+		return SC_STORE_##C(E, (SC_FT_##C)0);                                \
+	}                                                                            \
+	static inline uint8_t sc_is_finite_##E(T a)                                  \
+	{                                                                            \
+		return (uint8_t)(isfinite(SC_LOAD_##C(E, a)) != 0);                  \
+	}                                                                            \
+	/* the first NaN of lo, x, hi; else min(max(x, lo), hi) as std::max and \
+	 * std::min pick them: one of the operands, its bits unchanged */          \
+	static inline T sc_clamp_##E(T lo, T x, T hi)                                \
+	{                                                                            \
+		SC_FT_##C l = SC_LOAD_##C(E, lo), v = SC_LOAD_##C(E, x), h = SC_LOAD_##C(E, hi); \
+		if (isnan(l))                                                        \
+			return lo;                                                   \
+		if (isnan(v))                                                        \
+			return x;                                                    \
+		if (isnan(h))                                                        \
+			return hi;                                                   \
+		if (v < l) {                                                         \
+			v = l;                                                       \
+			x = lo;                                                      \
+		}                                                                    \
+		return v < h ? x : hi;                                               \
+	}                                                                            \
+	static inline T sc_reduce_precision_##E(T a, int ebits, int mbits)           \
+	{                                                                            \
+		return SC_STORE_##C(E, SC_RP_##C(SC_LOAD_##C(E, a), ebits, mbits));  \
+	}                                                                            \
+	/* XLA's evaluator: +-inf saturate, NaN -> 0, at or beyond the result's   \
+	 * limits (as this type rounds them) saturate; else the magnitude's       \
+	 * integer part, plus one when `random` (the type's bit width) is below   \
+	 * the fraction scaled to that width; the sign applied last. `bits` is the \
+	 * signed result's width. Computed in double, where every step is exact. */ \
+	static inline int64_t sc_stochastic_convert_##E(T a, uint64_t random, int bits) \
+	{                                                                            \
+		double x = (double)SC_LOAD_##C(E, a);                                \
+		int64_t max = (int64_t)(sc_mask(bits - 1));                          \
+		int64_t min = -max - 1;                                              \
+		int neg = signbit(x) != 0;                                           \
+		if (isinf(x))                                                        \
+			return neg ? min : max;                                      \
+		if (isnan(x))                                                        \
+			return 0;                                                    \
+		if (x >= (double)SC_LOAD_##C(E, SC_FROM_S64_##C(E, max)))            \
+			return max;                                                  \
+		if (x <= (double)SC_LOAD_##C(E, SC_FROM_S64_##C(E, min)))            \
+			return min;                                                  \
+		/* beyond the range where the limits above are NaN in this type     \
+		 * (f8e8m0fnu has no 0; f8e4m3fn overflows to NaN): saturate (the \
+		 * evaluator's cast is undefined there) */                         \
+		if (x >= ldexp(1.0, bits - 1))                                       \
+			return max;                                                  \
+		if (x <= -ldexp(1.0, bits - 1))                                      \
+			return min;                                                  \
+		x = fabs(x);                                                         \
+		int64_t t = (int64_t)x;                                              \
+		double frac = x - (double)t;                                         \
+		if (frac != 0) {                                                     \
+			uint64_t fixed = (uint64_t)ldexp(frac, etype_bit_width(ET_##E)); \
+			if ((random & sc_mask(etype_bit_width(ET_##E))) < fixed) {   \
+				if (t == max)                                        \
+					return min;                                  \
+				t++;                                                 \
+			}                                                            \
+		}                                                                    \
+		return neg ? -t : t;                                                 \
+	}
+
+/* --- complex ------------------------------------------------------------------- */
+#define SC_CX_C64(fn) fn##f
+#define SC_CX_C128(fn) fn
+#define SC_UNARY_KIND_COMPLEX(E, T, W) SC_UNARY_COMPLEX(E, T, SC_CPART_##E)
+#define SC_UNARY_CLIB(E, T, fn, lib)                                                 \
+	static inline T sc_##fn##_##E(T a)                                           \
+	{                                                                            \
+		return SC_CX_##E(lib)(a);                                            \
+	}
+#define SC_UNARY_COMPLEX(E, T, P)                                                    \
+	static inline T sc_complex_##E(P re, P im)                                   \
+	{                                                                            \
+		return sc_make_##E(re, im);                                          \
+	}                                                                            \
+	static inline T sc_negate_##E(T a)                                           \
+	{                                                                            \
+		return sc_make_##E(-sc_re_##E(a), -sc_im_##E(a));                    \
+	}                                                                            \
+	/* |z| is the C library's cabs (hypot) */                                   \
+	static inline P sc_abs_##E(T a)                                              \
+	{                                                                            \
+		return SC_CX_##E(cabs)(a);                                           \
+	}                                                                            \
+	static inline P sc_real_##E(T a)                                             \
+	{                                                                            \
+		return sc_re_##E(a);                                                 \
+	}                                                                            \
+	static inline P sc_imag_##E(T a)                                             \
+	{                                                                            \
+		return sc_im_##E(a);                                                 \
+	}                                                                            \
+	/* z / |z| per part, 0 for 0 */                                             \
+	static inline T sc_sign_##E(T a)                                             \
+	{                                                                            \
+		P m = sc_abs_##E(a);                                                 \
+		if (m == 0)                                                          \
+			return sc_make_##E(0, 0);                                    \
+		return sc_make_##E(sc_re_##E(a) / m, sc_im_##E(a) / m);              \
+	}                                                                            \
+	SC_UNARY_CLIB(E, T, exp, cexp)                                               \
+	SC_UNARY_CLIB(E, T, log, clog)                                               \
+	SC_UNARY_CLIB(E, T, sqrt, csqrt)                                             \
+	SC_UNARY_CLIB(E, T, tanh, ctanh)                                             \
+	SC_UNARY_CLIB(E, T, sine, csin)                                              \
+	SC_UNARY_CLIB(E, T, cosine, ccos)                                            \
+	SC_UNARY_CLIB(E, T, tan, ctan)                                               \
+	SC_UNARY_CLIB(E, T, asin, casin)                                             \
+	SC_UNARY_CLIB(E, T, acos, cacos)                                             \
+	SC_UNARY_CLIB(E, T, atan, catan)                                             \
+	SC_UNARY_CLIB(E, T, sinh, csinh)                                             \
+	SC_UNARY_CLIB(E, T, cosh, ccosh)                                             \
+	SC_UNARY_CLIB(E, T, asinh, casinh)                                           \
+	SC_UNARY_CLIB(E, T, acosh, cacosh)                                           \
+	SC_UNARY_CLIB(E, T, atanh, catanh)                                           \
+	/* 1 / sqrt(z), the division as the compiler's complex division */         \
+	static inline T sc_rsqrt_##E(T a)                                            \
+	{                                                                            \
+		return sc_divide_##E(sc_make_##E(1, 0), SC_CX_##E(csqrt)(a));        \
+	}                                                                            \
+	/* 1 / (1 + exp(-z)) */                                                     \
+	static inline T sc_logistic_##E(T a)                                         \
+	{                                                                            \
+		T one = sc_make_##E(1, 0);                                           \
+		return sc_divide_##E(one, sc_add_##E(one, SC_CX_##E(cexp)(sc_negate_##E(a)))); \
+	}
+
+#define SC_UNARY_ROW_EVAL(E, ctype, kind, width) SC_UNARY_##kind(E, ctype, width)
+#define SC_UNARY_ROW_NOEVAL(E, ctype, kind, width)
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_UNARY_ROW_##ev(E, ctype, kind, width)
+#include "core/types.def"
+#undef X
+
+/* The unary ops each kind supports, Y(OPCODE, fn, E, T) with sc_<fn>_E:
+ * same-type results, pred results, and the complex types' part results.
+ * These are exactly the checker's type gates (XLA's shape inference, less
+ * what its evaluator refuses: expm1 and log1p of complex). */
+#define SC_UNARY_OPS_KIND_PRED(Y, E, T) Y(NOT, not, E, T)
+#define SC_UNARY_OPS_KIND_SINT(Y, E, T)                                              \
+	Y(ABS, abs, E, T) Y(NEGATE, negate, E, T) Y(SIGN, sign, E, T) Y(NOT, not, E, T) \
+	Y(POPCNT, popcnt, E, T) Y(CLZ, clz, E, T)
+#define SC_UNARY_OPS_KIND_UINT(Y, E, T)                                              \
+	Y(NEGATE, negate, E, T) Y(NOT, not, E, T) Y(POPCNT, popcnt, E, T) Y(CLZ, clz, E, T)
+#define SC_UNARY_OPS_KIND_FLOAT(Y, E, T)                                             \
+	Y(ABS, abs, E, T) Y(NEGATE, negate, E, T) Y(SIGN, sign, E, T)                \
+	Y(CEIL, ceil, E, T) Y(FLOOR, floor, E, T) Y(ROUND_AFZ, round_afz, E, T)      \
+	Y(ROUND_EVEN, round_even, E, T) Y(EXP, exp, E, T) Y(EXPM1, expm1, E, T)      \
+	Y(LOG, log, E, T) Y(LOG1P, log1p, E, T) Y(LOGISTIC, logistic, E, T)          \
+	Y(SQRT, sqrt, E, T) Y(RSQRT, rsqrt, E, T) Y(CBRT, cbrt, E, T)                \
+	Y(TANH, tanh, E, T) Y(SINE, sine, E, T) Y(COSINE, cosine, E, T)              \
+	Y(TAN, tan, E, T) Y(ASIN, asin, E, T) Y(ACOS, acos, E, T) Y(ATAN, atan, E, T) \
+	Y(SINH, sinh, E, T) Y(COSH, cosh, E, T) Y(ASINH, asinh, E, T)                \
+	Y(ACOSH, acosh, E, T) Y(ATANH, atanh, E, T) Y(ERF, erf, E, T)                \
+	Y(REAL, real, E, T) Y(IMAG, imag, E, T)
+#define SC_UNARY_OPS_KIND_COMPLEX(Y, E, T)                                           \
+	Y(NEGATE, negate, E, T) Y(SIGN, sign, E, T) Y(EXP, exp, E, T)                \
+	Y(LOG, log, E, T) Y(LOGISTIC, logistic, E, T) Y(SQRT, sqrt, E, T)            \
+	Y(RSQRT, rsqrt, E, T) Y(TANH, tanh, E, T) Y(SINE, sine, E, T)                \
+	Y(COSINE, cosine, E, T) Y(TAN, tan, E, T) Y(ASIN, asin, E, T)                \
+	Y(ACOS, acos, E, T) Y(ATAN, atan, E, T) Y(SINH, sinh, E, T)                  \
+	Y(COSH, cosh, E, T) Y(ASINH, asinh, E, T) Y(ACOSH, acosh, E, T)              \
+	Y(ATANH, atanh, E, T)
+#define SC_UNARY_PRED_OPS_KIND_PRED(Y, E, T)
+#define SC_UNARY_PRED_OPS_KIND_SINT(Y, E, T)
+#define SC_UNARY_PRED_OPS_KIND_UINT(Y, E, T)
+#define SC_UNARY_PRED_OPS_KIND_FLOAT(Y, E, T) Y(IS_FINITE, is_finite, E, T)
+#define SC_UNARY_PRED_OPS_KIND_COMPLEX(Y, E, T)
+#define SC_UNARY_PART_OPS_KIND_PRED(Y, E, T)
+#define SC_UNARY_PART_OPS_KIND_SINT(Y, E, T)
+#define SC_UNARY_PART_OPS_KIND_UINT(Y, E, T)
+#define SC_UNARY_PART_OPS_KIND_FLOAT(Y, E, T)
+#define SC_UNARY_PART_OPS_KIND_COMPLEX(Y, E, T) Y(ABS, abs, E, T) Y(REAL, real, E, T) Y(IMAG, imag, E, T)
+/* clamp: every kind but complex (XLA's evaluator refuses complex). */
+#define SC_CLAMP_KIND_PRED(Y, E, T) Y(CLAMP, clamp, E, T)
+#define SC_CLAMP_KIND_SINT(Y, E, T) Y(CLAMP, clamp, E, T)
+#define SC_CLAMP_KIND_UINT(Y, E, T) Y(CLAMP, clamp, E, T)
+#define SC_CLAMP_KIND_FLOAT(Y, E, T) Y(CLAMP, clamp, E, T)
+#define SC_CLAMP_KIND_COMPLEX(Y, E, T)
+/* The part type of a complex type, and the complex type of a part type. */
+#define SC_PART_OF_C64 F32
+#define SC_PART_OF_C128 F64
 
 #endif

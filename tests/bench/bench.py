@@ -39,6 +39,10 @@ WORKLOADS = [
     ("add_f64", "f64 add", 1),
     ("compare", "f32 compare LT -> pred", 1),
     ("divide", "f32 divide", 1),
+    ("exp", "f32 exponential (np.exp)", 1),
+    ("tanh", "f32 tanh (np.tanh)", 1),
+    ("rsqrt", "f32 rsqrt (1 / np.sqrt)", 1),
+    ("clamp", "f32 clamp, scalar bounds (np.clip)", 1),
     ("reduce_axis0", "reduce add over dim 0", 1),
     ("reduce_axis1", "reduce add over dim 1", 1),
     ("reduce_max", "reduce max over dim 1", 0),
@@ -140,6 +144,18 @@ def numpy_case(name):
         b[b == 0] = 1
         o = np.empty((N, N), dtype=np.float32)
         return (lambda: a / b), (lambda: np.divide(a, b, out=o))
+    elif name in ("exp", "tanh", "rsqrt", "clamp"):
+        a = f(N, N)
+        if name == "rsqrt":
+            a = np.abs(a) + np.float32(0.125)
+        o = np.empty((N, N), dtype=np.float32)
+        if name == "exp":
+            return (lambda: np.exp(a)), (lambda: np.exp(a, out=o))
+        if name == "tanh":
+            return (lambda: np.tanh(a)), (lambda: np.tanh(a, out=o))
+        if name == "rsqrt":
+            return (lambda: 1 / np.sqrt(a)), (lambda: np.divide(1, np.sqrt(a, out=o), out=o))
+        return (lambda: np.clip(a, -1, 1)), (lambda: np.clip(a, -1, 1, out=o))
     else:
         raise ValueError(name)
     o = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)), dtype=np.result_type(a, b))

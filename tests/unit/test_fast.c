@@ -15,6 +15,8 @@
 #include "core/literal.h"
 #include "eval/eval.h"
 #include "eval/fast.h"
+#include "eval/scalar.h"
+#include "eval/unary.h"
 #include "text/parse.h"
 #include "unit.h"
 #include "util/strbuf.h"
@@ -46,13 +48,24 @@ static const char *const float_ops[] = { "add", "subtract", "multiply", "divide"
 					 "maximum", "minimum", "power", "atan2" };
 static const char *const int_ops[] = { "add", "subtract", "multiply", "divide", "remainder", "maximum",
 				       "minimum", "power", "and", "or", "xor", "shift-left",
-				       "shift-right-arithmetic", "shift-right-logical" };
+				       "shift-right-arithmetic", "shift-right-logical", "mulhi" };
 static const char *const pred_ops[] = { "add", "multiply", "maximum", "minimum", "and", "or", "xor" };
 static const char *const complex_ops[] = { "add", "subtract", "multiply", "divide", "power", "atan2" };
 static const char *const directions[] = { "EQ", "NE", "LT", "LE", "GT", "GE" };
 static const char *const padvals[] = { "zero", "one", "lowest", "highest" };
 
 #define N_OF(a) ((int)(sizeof a / sizeof a[0]))
+
+/* The unary ops of each kind, from eval/scalar.h's rows. */
+#define OPC_ROW(OPC, fn, E, T) OP_##OPC,
+static const opcode pred_unary[] = { SC_UNARY_OPS_KIND_PRED(OPC_ROW, PRED, uint8_t) };
+static const opcode sint_unary[] = { SC_UNARY_OPS_KIND_SINT(OPC_ROW, S32, int32_t) };
+static const opcode uint_unary[] = { SC_UNARY_OPS_KIND_UINT(OPC_ROW, U32, uint32_t) };
+static const opcode float_unary[] = { SC_UNARY_OPS_KIND_FLOAT(OPC_ROW, F32, float)
+					      SC_UNARY_PRED_OPS_KIND_FLOAT(OPC_ROW, F32, float) };
+static const opcode complex_unary[] = { SC_UNARY_OPS_KIND_COMPLEX(OPC_ROW, C64, float _Complex)
+						SC_UNARY_PART_OPS_KIND_COMPLEX(OPC_ROW, C64, float _Complex) };
+static const etype signed_types[] = { ET_S1, ET_S2, ET_S4, ET_S8, ET_S16, ET_S32, ET_S64 };
 
 /* A shape's text with a random layout (permutation, sometimes padding). */
 static void put_shape(strbuf *b, rng *r, etype t, int rank, const int64_t *dims, int allow_pad)
@@ -109,6 +122,90 @@ typedef struct gen {
 	int large;
 } gen;
 
+/* A program of the unary family: a unary op (result type by XLA's rules),
+ * clamp with scalar or full bounds, reduce-precision, stochastic-convert,
+ * or complex of two float operands; operands in random layouts. */
+static void make_unary_program(strbuf *b, rng *r, etype t, int rank, const int64_t *dims, int large)
+{
+	int which = rnd(r, 8); /* 0-3 unary, 4-5 clamp, 6 reduce-precision / stochastic-convert / complex, 7 chain */
+	etype_kind k = etype_get_kind(t);
+	sb_puts(b, "HloModule fast_diff\n\nENTRY main {\n");
+	if (which == 4 || which == 5) {
+		if (k == KIND_COMPLEX)
+			t = ET_F32;
+		for (int i = 0; i < 3; i++) {
+			sb_printf(b, "  p%d = ", i);
+			if (i != 1 && rnd(r, 2))
+				put_shape(b, r, t, 0, dims, 0);
+			else
+				put_shape(b, r, t, rank, dims, 1);
+			sb_printf(b, " parameter(%d)\n", i);
+		}
+		sb_puts(b, "  ROOT r = ");
+		put_shape(b, r, t, rank, dims, 1);
+		sb_puts(b, " clamp(p0, p1, p2)\n}\n");
+		return;
+	}
+	if (which == 6 && k == KIND_FLOAT) {
+		int how = rnd(r, 3);
+		if (how == 2 && (t == ET_F32 || t == ET_F64)) {
+			sb_puts(b, "  p0 = ");
+			put_shape(b, r, t, rank, dims, 1);
+			sb_puts(b, " parameter(0)\n  p1 = ");
+			put_shape(b, r, t, rank, dims, 1);
+			sb_puts(b, " parameter(1)\n  ROOT r = ");
+			put_shape(b, r, t == ET_F32 ? ET_C64 : ET_C128, rank, dims, 1);
+			sb_puts(b, " complex(p0, p1)\n}\n");
+			return;
+		}
+		sb_puts(b, "  p0 = ");
+		put_shape(b, r, t, rank, dims, 1);
+		sb_puts(b, " parameter(0)\n");
+		if (how == 0) {
+			sb_puts(b, "  ROOT r = ");
+			put_shape(b, r, t, rank, dims, 1);
+			sb_printf(b, " reduce-precision(p0), exponent_bits=%d, mantissa_bits=%d\n}\n", 1 + rnd(r, 12),
+				  rnd(r, 26));
+			return;
+		}
+		int bits = etype_bit_width(t);
+		etype ut = bits == 4 ? ET_U4 : bits == 8 ? ET_U8 : bits == 16 ? ET_U16 : bits == 32 ? ET_U32 : ET_U64;
+		sb_puts(b, "  p1 = ");
+		put_shape(b, r, ut, rank, dims, 1);
+		sb_puts(b, " parameter(1)\n  ROOT r = ");
+		put_shape(b, r, signed_types[rnd(r, N_OF(signed_types))], rank, dims, 1);
+		sb_puts(b, " stochastic-convert(p0, p1)\n}\n");
+		return;
+	}
+	opcode op;
+	switch (k) {
+	case KIND_PRED: op = pred_unary[rnd(r, N_OF(pred_unary))]; break;
+	case KIND_SINT: op = sint_unary[rnd(r, N_OF(sint_unary))]; break;
+	case KIND_UINT: op = uint_unary[rnd(r, N_OF(uint_unary))]; break;
+	case KIND_FLOAT: op = float_unary[rnd(r, N_OF(float_unary))]; break;
+	default: op = complex_unary[rnd(r, N_OF(complex_unary))]; break;
+	}
+	etype rt = op == OP_IS_FINITE ? ET_PRED
+		 : k == KIND_COMPLEX && (op == OP_ABS || op == OP_REAL || op == OP_IMAG) ? (t == ET_C64 ? ET_F32 : ET_F64)
+											     : t;
+	sb_puts(b, "  p0 = ");
+	put_shape(b, r, t, rank, dims, 1);
+	sb_puts(b, " parameter(0)\n  ");
+	if (which == 7 && !large && rt == t)
+		sb_puts(b, "n = ");
+	else
+		sb_puts(b, "ROOT r = ");
+	put_shape(b, r, rt, rank, dims, 1);
+	sb_printf(b, " %s(p0)\n", opcode_name(op));
+	if (which == 7 && !large && rt == t) {
+		/* a second unary op on an intermediate (in place over it) */
+		sb_puts(b, "  ROOT r = ");
+		put_shape(b, r, rt, rank, dims, 1);
+		sb_printf(b, " %s(n)\n", opcode_name(op == OP_NOT || k != KIND_PRED ? op : OP_NOT));
+	}
+	sb_puts(b, "}\n");
+}
+
 /* One random program; returns its text in g->text. */
 static void make_program(gen *g, rng *r, int large)
 {
@@ -125,10 +222,17 @@ static void make_program(gen *g, rng *r, int large)
 		dims[0] = 300 + rnd(r, 40);
 		dims[1] = 440 + rnd(r, 40);
 	}
-	int kind = rnd(r, 10); /* 0-5 binary, 6-8 compare, 9 broadcast */
+	int kind = rnd(r, 14); /* 0-5 binary, 6-8 compare, 9 broadcast, 10-13 the unary family */
 	const char *opname;
 	etype rt = t;
-	if (kind == 9) {
+	if (kind >= 10) {
+		make_unary_program(b, r, t, rank, dims, large);
+		return;
+	}
+	if (kind <= 5 && (t == ET_F32 || t == ET_F64) && rnd(r, 8) == 0) {
+		opname = "complex";
+		rt = t == ET_F32 ? ET_C64 : ET_C128;
+	} else if (kind == 9) {
 		opname = "broadcast";
 	} else if (kind >= 6) {
 		opname = "compare";
@@ -357,7 +461,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 	gen g = { STRBUF_INIT, large };
 	module *m = NULL;
 	hloi_context *ctx = NULL;
-	hloi_literal *in[3] = { NULL, NULL, NULL };
+	hloi_literal *in[4] = { NULL, NULL, NULL, NULL };
 	hloi_literal *ref = NULL, *f1 = NULL, *f2 = NULL, *direct = NULL, *small = NULL, *inplace = NULL;
 	size_t nin = 0;
 	int ok = 0;
@@ -406,12 +510,14 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		if (m->entry->instrs[i]->op != OP_PARAMETER)
 			first = m->entry->instrs[i];
 	if (first) {
-		hloi_literal *ops[2] = { NULL, NULL };
+		hloi_literal *ops[3] = { NULL, NULL, NULL };
 		for (int k = 0; k < first->nops; k++)
 			ops[k] = in[first->ops[k].def->parameter_number];
 		if (literal_create(&direct, &first->result) != HLOI_OK)
 			goto cleanup;
-		if (fast_elementwise(first, direct, ops, 2, NULL) != 0) {
+		int unary = ew_is_unary_family(first->op);
+		if ((unary ? fast_unary_tuned(first, direct, ops, 2, NULL) : fast_elementwise(first, direct, ops, 2, NULL)) !=
+		    0) {
 			fprintf(stderr, "case %llu: not covered by the fast engine:\n%s", (unsigned long long)seed,
 				text);
 			goto cleanup;
@@ -430,7 +536,10 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		tiny.min_per_thread = 1;
 		if (literal_create(&small, &first->result) != HLOI_OK)
 			goto cleanup;
-		if (fast_elementwise(first, small, ops, 1 + rnd(&r, 3), &tiny) != 0 || !same_bits(direct, small)) {
+		int nt = 1 + rnd(&r, 3);
+		if ((unary ? fast_unary_tuned(first, small, ops, nt, &tiny) : fast_elementwise(first, small, ops, nt, &tiny)) !=
+			    0 ||
+		    !same_bits(direct, small)) {
 			fprintf(stderr, "case %llu: small tiles/chunks differ (tile %lld x %lld B, chunk %lld, stream %lld):\n%s",
 				(unsigned long long)seed, (long long)tiny.tile, (long long)tiny.tile_bytes, (long long)tiny.chunk_bytes,
 				(long long)tiny.stream_bytes, text);
@@ -442,9 +551,9 @@ static int run_case(uint64_t seed, int large, int *skipped)
 			if (!shape_same_dims(&ops[k]->shape, &first->result) ||
 			    ops[k]->shape.type != first->result.type ||
 			    !layout_equal(&ops[k]->shape.layout, &first->result.layout) ||
-			    (first->nops == 2 && ops[0] == ops[1]))
+			    (first->nops >= 2 && ops[0] == ops[1]))
 				continue;
-			hloi_literal *ops2[2] = { ops[0], ops[1] };
+			hloi_literal *ops2[3] = { ops[0], ops[1], ops[2] };
 			literal_destroy(inplace);
 			inplace = NULL;
 			if (literal_clone(&inplace, ops[k]) != HLOI_OK)
@@ -452,7 +561,8 @@ static int run_case(uint64_t seed, int large, int *skipped)
 			literal_fill_padding(inplace); /* the inputs' padding is random */
 			ops2[k] = inplace;
 			const fast_tuning *tu = rnd(&r, 2) ? &tiny : NULL;
-			if (fast_elementwise(first, inplace, ops2, 2, tu) == 0 && !same_bits(direct, inplace)) {
+			int rc = unary ? fast_unary_tuned(first, inplace, ops2, 2, tu) : fast_elementwise(first, inplace, ops2, 2, tu);
+			if (rc == 0 && !same_bits(direct, inplace)) {
 				fprintf(stderr, "case %llu: in place over operand %d differs:\n%s",
 					(unsigned long long)seed, k, text);
 				goto cleanup;
@@ -468,7 +578,7 @@ cleanup:
 	literal_destroy(direct);
 	literal_destroy(small);
 	literal_destroy(inplace);
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 4; i++)
 		literal_destroy(in[i]);
 	module_destroy(m);
 	hloi_context_free(ctx);
