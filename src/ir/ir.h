@@ -82,6 +82,15 @@ struct instr {
 	/* attributes, in written order (ir/attrs.h) */
 	int nattrs;
 	attr *attrs;
+	/* XLA's async sugar: written `<op>-start`, `<op>-update`, `<op>-done`
+	 * (op is an async-start/-update/-done, async_op the opcode it wraps).
+	 * A sugared async-start calls a computation of parameters and one
+	 * instruction (async_wrapped) holding the wrapped op's attributes,
+	 * as XLA's parser builds it; its `calls` attribute is that
+	 * computation's name and is not printed. */
+	int async_sugar;
+	opcode async_op;
+	instr *async_wrapped;
 	/* Read from a proto: the message's fields the IR does not model (and
 	 * unknown ones), as wire bytes in the module arena; the proto writer
 	 * merges them back. NULL when not read from a proto. */

@@ -4,6 +4,7 @@
 #include "text/parse.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hlo.tab.h"
@@ -452,6 +453,50 @@ static int apply_attrs(pstate *st, instr *in, const llist *attrs)
 	return 0;
 }
 
+/* XLA's async sugar (hlo_parser.cc ParseOpcode): `<op>-start`, `-update`,
+ * `-done` for any opcode but those with async forms of their own and the
+ * async wrappers themselves. 1 with *op and *wrapped set; 0 when the word
+ * has no such suffix; -1 when it has one but wraps no opcode that may be
+ * wrapped. */
+static int async_sugar(const char *s, size_t len, opcode *op, opcode *wrapped)
+{
+	static const struct {
+		const char *suffix;
+		opcode op;
+	} forms[] = { { "-start", OP_ASYNC_START }, { "-update", OP_ASYNC_UPDATE }, { "-done", OP_ASYNC_DONE } };
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		size_t n = strlen(forms[i].suffix);
+		if (len <= n || memcmp(s + len - n, forms[i].suffix, n))
+			continue;
+		opcode w = opcode_from_name(s, len - n);
+		switch (w) {
+		case OP_COUNT:
+		case OP_ALL_GATHER:
+		case OP_ALL_REDUCE:
+		case OP_COLLECTIVE_PERMUTE:
+		case OP_COPY:
+		case OP_RECV:
+		case OP_SEND:
+		case OP_ASYNC_START:
+		case OP_ASYNC_UPDATE:
+		case OP_ASYNC_DONE:
+			return -1;
+		default:
+			break;
+		}
+		*op = forms[i].op;
+		*wrapped = w;
+		return 1;
+	}
+	return 0;
+}
+
+/* async-start and async-update: `((operand shapes...), output, ...)`. */
+static int async_shape_ok(const shape *s)
+{
+	return s->type == ET_TUPLE && s->ntuple >= 2 && s->tuple[0].type == ET_TUPLE;
+}
+
 /* The instruction `name = [sh] oc` without its attributes; *out NULL (and
  * 0 returned) when the opcode is unknown. */
 static int make_instr(pstate *st, instr **out, int is_root, const char *name, loc name_at, shape *sh,
@@ -465,15 +510,34 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 		op = OP_CONSTANT;
 	else
 		op = opcode_from_name(st->text + oc->op.s, oc->op.e - oc->op.s);
+	opcode wrapped = OP_COUNT;
 	if (op == OP_COUNT) {
-		diag_error(st->ctx, st->src, oc->op_at, "expects opcode but sees: %.*s",
-			   (int)(oc->op.e - oc->op.s), st->text + oc->op.s);
-		return 0;
+		int sugar = async_sugar(st->text + oc->op.s, oc->op.e - oc->op.s, &op, &wrapped);
+		if (sugar <= 0) {
+			diag_error(st->ctx, st->src, oc->op_at, "expects %sopcode but sees: %.*s",
+				   sugar < 0 ? "async wrapped " : "", (int)(oc->op.e - oc->op.s),
+				   st->text + oc->op.s);
+			return 0;
+		}
+		if (!sh) {
+			diag_error(st->ctx, st->src, oc->op_at, "async op %s must have an explicit shape",
+				   opcode_name(op));
+			return 0;
+		}
+		if (op != OP_ASYNC_DONE && !async_shape_ok(sh)) {
+			diag_error(st->ctx, st->src, oc->op_at,
+				   "%s expects the shape to be in the form of ((operand0_shape, "
+				   "operand1_shape, ...), output_shape, ...)",
+				   opcode_name(op));
+			return 0;
+		}
 	}
 	instr *in = p_alloc(st, sizeof *in);
 	if (!in)
 		return -1;
 	in->op = op;
+	in->async_sugar = wrapped != OP_COUNT;
+	in->async_op = wrapped;
 	in->name = name;
 	in->at = at;
 	in->name_at = name_at;
@@ -520,6 +584,116 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 	return 0;
 }
 
+static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
+			     const llist *instrs);
+
+/* Attributes of a sugared async-start that stay on it; the others belong to
+ * the op it wraps (XLA's parser gives those to the wrapped instruction). */
+static int async_keeps(const instr *in, const attr *a)
+{
+	if (a->id == ATTR_COUNT || a->id >= ATTR_SHARDING || a->id == ATTR_ASYNC_EXECUTION_THREAD)
+		return 1;
+	return a->id == ATTR_OUTPUT_TO_OPERAND_ALIASING && in->async_op != OP_CUSTOM_CALL;
+}
+
+static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *name, const shape *sh)
+{
+	instr *w = p_alloc(st, sizeof *w);
+	char *nm = arena_strdup(st->a, name);
+	if (!w || !nm) {
+		st->oom = 1;
+		return NULL;
+	}
+	w->op = op;
+	w->name = nm;
+	w->at = in->at;
+	w->name_at = in->name_at;
+	w->op_at = in->op_at;
+	w->has_shape = 1;
+	w->shape = *sh;
+	return w;
+}
+
+/* The computation a sugared async-start calls, as XLA's parser makes it
+ * (CreateAsyncWrappedComputation): one parameter per operand shape the
+ * start's shape lists (at least the wrapped opcode's arity, f32[1] for the
+ * missing ones) and a root of the wrapped opcode over them, of the start's
+ * output shape, with the wrapped op's attributes. The computation is named
+ * `<start>.async_wrapped` and becomes the start's `calls`. */
+static int wrap_async(pstate *st, instr *in)
+{
+	const shape *ops = &in->shape.tuple[0];
+	int arity = opcode_arity(in->async_op);
+	int np = arity > ops->ntuple ? arity : ops->ntuple;
+	instr *root = wrapped_instr(st, in, in->async_op, "async_op", &in->shape.tuple[1]);
+	if (!root)
+		return -1;
+	root->is_root = 1;
+	llist body = { NULL, NULL, 0 };
+	if (np) {
+		root->ops = arena_array(st->a, (size_t)np, sizeof *root->ops);
+		if (!root->ops) {
+			st->oom = 1;
+			return -1;
+		}
+	}
+	shape dummy;
+	int64_t one = 1;
+	shape_make_array(&dummy, ET_F32, 1, &one);
+	for (int i = 0; i < np; i++) {
+		char pname[32];
+		if (i)
+			snprintf(pname, sizeof pname, "async_param.%d", i);
+		else
+			snprintf(pname, sizeof pname, "async_param");
+		instr *p = wrapped_instr(st, in, OP_PARAMETER, pname, i < ops->ntuple ? &ops->tuple[i] : &dummy);
+		if (!p || p_lpush(st, &body, p))
+			return -1;
+		p->parameter_number = i;
+		p->parameter_at = in->op_at;
+		operand *o = &root->ops[root->nops++];
+		o->name = p->name;
+		o->at = in->op_at;
+	}
+	/* split the written attributes */
+	int moved = 0;
+	for (int i = 0; i < in->nattrs; i++)
+		moved += !async_keeps(in, &in->attrs[i]);
+	attr *kept = arena_array(st->a, (size_t)(in->nattrs - moved + 1), sizeof *kept);
+	root->attrs = moved ? arena_array(st->a, (size_t)moved, sizeof *root->attrs) : NULL;
+	if (!kept || (moved && !root->attrs)) {
+		st->oom = 1;
+		return -1;
+	}
+	int nk = 0;
+	for (int i = 0; i < in->nattrs; i++) {
+		if (async_keeps(in, &in->attrs[i]))
+			kept[nk++] = in->attrs[i];
+		else
+			root->attrs[root->nattrs++] = in->attrs[i];
+	}
+	size_t len = strlen(in->name);
+	char *cname = arena_alloc(st->a, len + sizeof ".async_wrapped");
+	if (!cname) {
+		st->oom = 1;
+		return -1;
+	}
+	memcpy(cname, in->name, len);
+	memcpy(cname + len, ".async_wrapped", sizeof ".async_wrapped");
+	attr *calls = &kept[nk++];
+	memset(calls, 0, sizeof *calls);
+	calls->id = ATTR_CALLS;
+	calls->kind = AK_COMP;
+	calls->at = calls->vat = in->op_at;
+	calls->u.s = cname;
+	in->attrs = kept;
+	in->nattrs = nk;
+	in->async_wrapped = root;
+	if (p_lpush(st, &body, root))
+		return -1;
+	return build_computation(st, 0, in->at, cname, in->name_at, NULL, &body);
+}
+
 int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,
 	    shape *sh, opcall *oc, const llist *attrs, loc at)
 {
@@ -528,6 +702,8 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 	if (!n || make_instr(st, out, is_root, n, name_at, sh, oc, at))
 		return -1;
 	if (*out && apply_attrs(st, *out, attrs))
+		return -1;
+	if (*out && (*out)->async_sugar && (*out)->op == OP_ASYNC_START && wrap_async(st, *out))
 		return -1;
 	return 0;
 }

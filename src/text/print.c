@@ -101,7 +101,13 @@ static void put_instr(strbuf *b, const instr *in)
 		put_shape(b, &in->shape);
 		sb_putc(b, ' ');
 	}
-	sb_puts(b, opcode_name(in->op));
+	if (in->async_sugar) {
+		/* XLA's sugar: the wrapped opcode with the async op's suffix */
+		sb_puts(b, opcode_name(in->async_op));
+		sb_puts(b, in->op == OP_ASYNC_START ? "-start" : in->op == OP_ASYNC_UPDATE ? "-update" : "-done");
+	} else {
+		sb_puts(b, opcode_name(in->op));
+	}
 	sb_putc(b, '(');
 	if (in->op == OP_PARAMETER) {
 		sb_printf(b, "%lld", (long long)in->parameter_number);
@@ -124,22 +130,30 @@ static void put_instr(strbuf *b, const instr *in)
 		}
 	}
 	sb_putc(b, ')');
-	/* in attrs.def's order (stable: unknown attributes as written) */
+	/* in attrs.def's order (stable: unknown attributes as written); a
+	 * sugared async-start prints the wrapped op's attributes with its own,
+	 * not the `calls` naming the computation that holds them */
+	const instr *w = in->async_wrapped;
+	const attr *sets[2] = { in->attrs, w ? w->attrs : NULL };
+	int counts[2] = { in->nattrs, w ? w->nattrs : 0 };
 	int last = -1;
-	for (int done = 0; done < in->nattrs;) {
+	for (;;) {
 		int next = INT32_MAX;
-		for (int i = 0; i < in->nattrs; i++) {
-			int k = attr_order_key(&in->attrs[i]);
-			if (k > last && k < next)
-				next = k;
-		}
-		for (int i = 0; i < in->nattrs; i++) {
-			if (attr_order_key(&in->attrs[i]) != next)
-				continue;
-			sb_puts(b, ", ");
-			attr_print(b, &in->attrs[i]);
-			done++;
-		}
+		for (int s = 0; s < 2; s++)
+			for (int i = 0; i < counts[s]; i++) {
+				int k = attr_order_key(&sets[s][i]);
+				if (k > last && k < next && !(s == 0 && w && sets[s][i].id == ATTR_CALLS))
+					next = k;
+			}
+		if (next == INT32_MAX)
+			break;
+		for (int s = 0; s < 2; s++)
+			for (int i = 0; i < counts[s]; i++) {
+				if (attr_order_key(&sets[s][i]) != next || (s == 0 && w && sets[s][i].id == ATTR_CALLS))
+					continue;
+				sb_puts(b, ", ");
+				attr_print(b, &sets[s][i]);
+			}
 		last = next;
 	}
 	sb_putc(b, '\n');
@@ -167,6 +181,21 @@ static void put_computation(strbuf *b, const computation *c)
 	sb_puts(b, "}\n");
 }
 
+/* Whether `c` is the computation a sugared async-start wraps (printed as
+ * that start's attributes, not on its own). */
+static int async_sugar_computation(const module *m, const computation *c)
+{
+	if (!c->root || c->root->async_wrapped || strcmp(c->root->name, "async_op"))
+		return 0;
+	for (int i = 0; i < m->ncomps; i++) {
+		const computation *o = m->comps[i];
+		for (int j = 0; j < o->ninstrs; j++)
+			if (o->instrs[j]->async_wrapped == c->root)
+				return 1;
+	}
+	return 0;
+}
+
 void text_print_module(strbuf *b, const module *m)
 {
 	if (m->has_header) {
@@ -176,9 +205,13 @@ void text_print_module(strbuf *b, const module *m)
 			sb_printf(b, ", %s=%s", m->header_attrs[i].name, m->header_attrs[i].value);
 		sb_puts(b, "\n\n");
 	}
+	int first = 1;
 	for (int i = 0; i < m->ncomps; i++) {
-		if (i)
+		if (async_sugar_computation(m, m->comps[i]))
+			continue;
+		if (!first)
 			sb_putc(b, '\n');
+		first = 0;
 		put_computation(b, m->comps[i]);
 	}
 }
