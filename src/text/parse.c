@@ -575,6 +575,9 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 				if (n->kind != OPERAND_NESTED && n->p) {
 					o->has_shape = 1;
 					o->declared = n->p; /* in the module's arena */
+				} else if (n->kind == OPERAND_NESTED && n->shp) {
+					o->has_shape = 1;
+					o->declared = n->shp;
 				}
 			}
 		}
@@ -744,6 +747,80 @@ int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at)
 	return 0;
 }
 
+int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const plist *indices, loc at)
+{
+	*out = NULL;
+	strbuf key = STRBUF_INIT;
+	sb_printf(&key, "%.*s", (int)(name->e - name->s), st->text + name->s);
+	const char *prev = p_text(st, name->s, name->e);
+	if (!prev) {
+		sb_free(&key);
+		return -1;
+	}
+	for (pnode *ix = indices->head; ix; ix = ix->next) {
+		int64_t idx = 0;
+		p_int64(st, &ix->tok, ix->at, &idx);
+		sb_printf(&key, "#%lld", (long long)idx);
+		if (key.oom) {
+			st->oom = 1;
+			break;
+		}
+		/* `p#1` used again in this computation names the same one */
+		instr *found = NULL;
+		for (lnode *g = st->gtes.head, *k = st->gte_keys.head; g && !found; g = g->next, k = k->next)
+			if (!strcmp(k->p, sb_str(&key)))
+				found = g->p;
+		if (!found) {
+			/* XLA's name: the key with `#` made `_` */
+			char *nm = arena_strdup(st->a, sb_str(&key));
+			char *k = arena_strdup(st->a, sb_str(&key));
+			if (!nm || !k || p_lpush(st, &st->gte_keys, k)) {
+				st->oom = 1;
+				break;
+			}
+			for (char *c = nm; *c; c++)
+				if (*c == '#')
+					*c = '_';
+			instr *in = p_alloc(st, sizeof *in);
+			operand *o = p_alloc(st, sizeof *o);
+			attr *a = p_alloc(st, sizeof *a);
+			if (!nm || !in || !o || !a) {
+				st->oom = 1;
+				break;
+			}
+			in->op = OP_GET_TUPLE_ELEMENT;
+			in->name = nm;
+			in->at = in->name_at = in->op_at = at;
+			o->name = prev;
+			o->at = at;
+			in->ops = o;
+			in->nops = 1;
+			a->id = ATTR_INDEX;
+			a->kind = AK_INT;
+			a->at = a->vat = ix->at;
+			a->u.i = idx;
+			in->attrs = a;
+			in->nattrs = 1;
+			if (p_lpush(st, &st->hoisted, in) || p_lpush(st, &st->gtes, in))
+				break;
+			found = in;
+		}
+		prev = found->name;
+	}
+	sb_free(&key);
+	if (st->oom)
+		return -1;
+	pnode *nd = p_alloc(st, sizeof *nd);
+	if (!nd)
+		return -1;
+	nd->at = at;
+	nd->kind = OPERAND_NESTED;
+	nd->p = (void *)prev;
+	nd->shp = sh; /* the written shape is the last element's */
+	*out = nd;
+	return 0;
+}
+
 /* --- computations and the module ------------------------------------------- */
 
 static size_t hash_name(const char *s)
@@ -860,9 +937,57 @@ static int build_computation(pstate *st, int is_entry, loc entry_at, char *name,
 	return p_lpush(st, &st->comps, c);
 }
 
+static int name_taken(const llist *instrs, const instr *self, const char *name)
+{
+	for (lnode *n = instrs->head; n; n = n->next)
+		if (n->p != self && !strcmp(((instr *)n->p)->name, name))
+			return 1;
+	return 0;
+}
+
+/* A get-tuple-element made for `name#i` whose name another instruction of
+ * the computation has is renamed `<name>.<k>` (XLA uniquifies it too), and
+ * its users follow (they share its name's pointer). */
+int p_uniquify_gtes(pstate *st, const llist *instrs)
+{
+	if (!st->gtes.n)
+		return 0;
+	for (lnode *g = st->gtes.head; g; g = g->next) {
+		instr *gte = g->p;
+		if (!name_taken(instrs, gte, gte->name))
+			continue;
+		const char *old = gte->name;
+		char buf[160];
+		for (int k = 1;; k++) {
+			snprintf(buf, sizeof buf, "%.140s.%d", old, k);
+			if (!name_taken(instrs, gte, buf))
+				break;
+		}
+		char *nm = arena_strdup(st->a, buf);
+		if (!nm) {
+			st->oom = 1;
+			return -1;
+		}
+		for (lnode *n = instrs->head; n; n = n->next) {
+			instr *in = n->p;
+			for (int i = 0; i < in->nops; i++)
+				if (in->ops[i].name == old)
+					in->ops[i].name = nm;
+		}
+		gte->name = nm;
+	}
+	return 0;
+}
+
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
 		  sigval *sig, const llist *instrs)
 {
+	int r = p_uniquify_gtes(st, instrs);
+	st->gtes.head = st->gtes.tail = NULL;
+	st->gtes.n = 0;
+	st->gte_keys = st->gtes;
+	if (r)
+		return r;
 	char *n = p_text(st, name->s, name->e);
 	return n ? build_computation(st, is_entry, entry_at, n, name_at, sig, instrs) : -1;
 }

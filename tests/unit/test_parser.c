@@ -878,6 +878,27 @@ static void test_async_sugar(void)
 		     "3:18-27 error: expects async wrapped opcode but sees: frob-done");
 }
 
+/* `name#i#j` (hlo_parser_test.cc's compact GTE cases): get-tuple-elements
+ * before the user, shared within a computation, renamed when taken. */
+static void test_gte_operand(void)
+{
+	check_print("ENTRY e {\n  p = (f32[], (f32[2])) parameter(0)\n  p_1 = f32[] parameter(1)\n"
+		    "  ROOT r = (f32[2], f32[2]) tuple(f32[2] p#1#0, %p#1#0)\n}\n",
+		    "ENTRY e {\n  p = (f32[], (f32[2])) parameter(0)\n  p_1 = f32[] parameter(1)\n"
+		    "  p_1.1 = get-tuple-element(p), index=1\n"
+		    "  p_1_0 = get-tuple-element(p_1.1), index=0\n"
+		    "  ROOT r = (f32[2], f32[2]) tuple(p_1_0, p_1_0)\n}\n");
+	/* a later name taken too; each computation makes its own */
+	check_print("c {\n  q = (f32[]) parameter(0)\n  ROOT r = f32[] copy(q#0)\n}\n\n"
+		    "ENTRY e {\n  q = (f32[]) parameter(0)\n  a = f32[] copy(q#0)\n  q_0 = f32[] copy(a)\n}\n",
+		    "c {\n  q = (f32[]) parameter(0)\n  q_0 = get-tuple-element(q), index=0\n"
+		    "  ROOT r = f32[] copy(q_0)\n}\n\n"
+		    "ENTRY e {\n  q = (f32[]) parameter(0)\n  q_0.1 = get-tuple-element(q), index=0\n"
+		    "  a = f32[] copy(q_0.1)\n  q_0 = f32[] copy(a)\n}\n");
+	EXPECT_DIAGS("ENTRY e {\n  p = (f32[]) parameter(0)\n  ROOT r = f32[] copy(p#)\n}\n",
+		     "3:25-26 error: expects integer but sees ')'");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1027,6 +1048,7 @@ static const unit_test module_tests[] = {
 	{ "header", test_header },
 	{ "stack_frames", test_stack_frames },
 	{ "async_sugar", test_async_sugar },
+	{ "gte_operand", test_gte_operand },
 	{ NULL, NULL },
 };
 
