@@ -1269,6 +1269,7 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	m->entry = m->comps[e];
 	m->entry->is_entry = !fa_get(mp->frontend_attributes, HLOI_KEY_IMPLICIT_ENTRY);
 	rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+	module_mark_async_sugar(m);
 	if (rc == 0)
 		rc = rest_in(L, &mp->base, OP_COUNT, &m->pb_rest, &m->pb_rest_len);
 out:

@@ -469,21 +469,8 @@ static int async_sugar(const char *s, size_t len, opcode *op, opcode *wrapped)
 		if (len <= n || memcmp(s + len - n, forms[i].suffix, n))
 			continue;
 		opcode w = opcode_from_name(s, len - n);
-		switch (w) {
-		case OP_COUNT:
-		case OP_ALL_GATHER:
-		case OP_ALL_REDUCE:
-		case OP_COLLECTIVE_PERMUTE:
-		case OP_COPY:
-		case OP_RECV:
-		case OP_SEND:
-		case OP_ASYNC_START:
-		case OP_ASYNC_UPDATE:
-		case OP_ASYNC_DONE:
+		if (!opcode_async_wrappable(w))
 			return -1;
-		default:
-			break;
-		}
 		*op = forms[i].op;
 		*wrapped = w;
 		return 1;
@@ -692,9 +679,10 @@ static int wrap_async(pstate *st, instr *in)
 	in->attrs = kept;
 	in->nattrs = nk;
 	in->async_wrapped = root;
-	if (p_lpush(st, &body, root))
+	if (p_lpush(st, &body, root) || build_computation(st, 0, in->at, cname, in->name_at, NULL, &body))
 		return -1;
-	return build_computation(st, 0, in->at, cname, in->name_at, NULL, &body);
+	((computation *)st->comps.tail->p)->async_wrapped = 1;
+	return 0;
 }
 
 int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_at,

@@ -135,7 +135,7 @@ static void put_instr(strbuf *b, const instr *in)
 	 * not the `calls` naming the computation that holds them */
 	const instr *w = in->async_wrapped;
 	const attr *sets[2] = { in->attrs, w ? w->attrs : NULL };
-	int counts[2] = { in->nattrs, w ? w->nattrs : 0 };
+	int counts[2] = { in->nattrs, w && in->op == OP_ASYNC_START ? w->nattrs : 0 };
 	int last = -1;
 	for (;;) {
 		int next = INT32_MAX;
@@ -181,21 +181,6 @@ static void put_computation(strbuf *b, const computation *c)
 	sb_puts(b, "}\n");
 }
 
-/* Whether `c` is the computation a sugared async-start wraps (printed as
- * that start's attributes, not on its own). */
-static int async_sugar_computation(const module *m, const computation *c)
-{
-	if (!c->root || c->root->async_wrapped || strcmp(c->root->name, "async_op"))
-		return 0;
-	for (int i = 0; i < m->ncomps; i++) {
-		const computation *o = m->comps[i];
-		for (int j = 0; j < o->ninstrs; j++)
-			if (o->instrs[j]->async_wrapped == c->root)
-				return 1;
-	}
-	return 0;
-}
-
 void text_print_module(strbuf *b, const module *m)
 {
 	if (m->has_header) {
@@ -207,7 +192,7 @@ void text_print_module(strbuf *b, const module *m)
 	}
 	int first = 1;
 	for (int i = 0; i < m->ncomps; i++) {
-		if (async_sugar_computation(m, m->comps[i]))
+		if (m->comps[i]->async_wrapped)
 			continue;
 		if (!first)
 			sb_putc(b, '\n');
