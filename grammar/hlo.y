@@ -158,10 +158,12 @@ sf_attrs
 	| sf_attrs ','
 	;
 
-/* header ::= 'HloModule' name {',' attribute} */
+/* header ::= 'HloModule' name [':'] {',' attribute}   (`HloModule m:` is an
+ * older spelling XLA still reads) */
 header
 	: %empty
 	| KW_HLOMODULE name hattrs		{ OOM(p_header(st, &$2, &$3)); }
+	| KW_HLOMODULE LABEL hattrs		{ OOM(p_header(st, &$2, &$3)); }
 	;
 
 hattrs
