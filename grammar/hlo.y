@@ -107,7 +107,7 @@ static int append(pstate *st, plist *l, const pnode *src)
 
 %type <tok> name
 %type <flag> entry root
-%type <list> hattrs operands op_list ints gte_indices m2m groups gitems sig_params sig_list
+%type <list> hattrs comp_attrs operands op_list ints gte_indices m2m groups gitems sig_params sig_list
 %type <llist> instrs attrs layout_suffix layout_items lit_items shape_list
 %type <node> dim gitem group operand
 %type <shp> shape dims dim_list opt_layout
@@ -189,7 +189,7 @@ comps
 /* computation ::= ['ENTRY'] name [signature] '{' {instruction} '}' {',' attribute} */
 computation
 	: entry name opt_sig '{' instrs '}' comp_attrs {
-		OOM(p_computation(st, $1, @1, &$2, @2, $3, &$5));
+		OOM(p_computation(st, $1, @1, &$2, @2, $3, &$5, &$7));
 	}
 	;
 
@@ -198,10 +198,14 @@ entry
 	| KW_ENTRY				{ $$ = 1; }
 	;
 
-/* Trailing computation attributes (`execution_thread="main"`) are dropped. */
+/* Trailing computation attributes (`execution_thread="main"`). */
 comp_attrs
-	: %empty
-	| comp_attrs ',' RAWATTR
+	: %empty				{ EMPTY($$); }
+	| comp_attrs ',' RAWATTR		{
+		$$ = $1;
+		pnode *n = node(st, 0, &$3, @3);
+		OOM(!n || append(st, &$$, n));
+	}
 	;
 
 /* signature ::= '(' [label shape {',' label shape}] ')' '->' shape */

@@ -125,6 +125,7 @@ struct computation {
 	const uint8_t *pb_rest;  /* as instr's */
 	size_t pb_rest_len;
 	int async_wrapped;     /* called by a sugared async-start (printed as its attributes) */
+	const char *execution_thread; /* `}, execution_thread="t"`: the quoted text, or NULL */
 	/* checker */
 	int nparams;
 	instr **params;        /* by parameter number */

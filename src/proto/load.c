@@ -931,11 +931,33 @@ static int in_list(const char *list, const char *name)
 	return 0;
 }
 
+/* A string as HLO text quotes it (`"a\"b"`, octal escapes for control bytes). */
+static char *quoted(loader *L, const char *s)
+{
+	strbuf b = STRBUF_INIT;
+	sb_putc(&b, '"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			sb_printf(&b, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			sb_printf(&b, "\\%03o", ch);
+		else
+			sb_putc(&b, (char)ch);
+	}
+	sb_putc(&b, '"');
+	char *r = b.oom ? NULL : lstrdup(L, sb_str(&b));
+	sb_free(&b);
+	return r;
+}
+
 static int computation_in(loader *L, computation *c, const Xla__HloComputationProto *cp,
 			  computation **comps, const idpos *cids, size_t ncids, int comp_pos,
 			  const Xla__FrontendAttributes *mfa)
 {
 	module *m = L->m;
+	if (cp->execution_thread && cp->execution_thread[0] && !(c->execution_thread = quoted(L, cp->execution_thread)))
+		return loom(L);
 	size_t n = cp->n_instructions;
 	if (n == 0)
 		return lfail(L, "computation has no instructions");

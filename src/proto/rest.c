@@ -83,8 +83,10 @@ RULE(instr_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 3, &shape_rule, 0 }, { 7, &me
      { 13, NULL, RF_IF_GTE }, { 14, NULL, 0 }, { 36, NULL, 0 }, { 37, NULL, 0 }, { 38, NULL, 0 },
      { 43, NULL, 0 }, { 63, NULL, 0 }, { 68, &fa_rule, RF_PRESENCE }, { 72, NULL, 0 });
 /* HloComputationProto: name, instructions, program_shape, root_id,
- * is_fusion_computation (the writer rebuilds the last three). */
-RULE(comp_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 }, { 7, NULL, 0 });
+ * is_fusion_computation (the writer rebuilds the last three),
+ * execution_thread. */
+RULE(comp_rule, { 1, NULL, 0 }, { 2, NULL, 0 }, { 4, NULL, 0 }, { 6, NULL, 0 }, { 7, NULL, 0 },
+     { 8, NULL, 0 });
 /* HloModuleProto: name, the entry (by name and id), computations,
  * host_program_shape (rebuilt), input_output_alias, hloi's keys of
  * frontend_attributes. */

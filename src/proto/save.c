@@ -1140,6 +1140,13 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 	cp->name = (char *)c->name;
 	cp->id = comp_id;
 	cp->is_fusion_computation = is_fusion;
+	if (c->execution_thread) {
+		cp->execution_thread = attr_string_value(S->a, c->execution_thread, NULL);
+		if (!cp->execution_thread) {
+			soom(S);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		names[i].name = c->instrs[i]->name;
 		names[i].pos = (int)i;

@@ -967,8 +967,37 @@ int p_uniquify_gtes(pstate *st, const llist *instrs)
 	return 0;
 }
 
+/* A computation's trailing attributes: XLA's execution_thread="..." (kept
+ * as written); others are skipped with a warning. */
+static int comp_attrs_apply(pstate *st, computation *c, const plist *attrs)
+{
+	for (pnode *n = attrs->head; n; n = n->next) {
+		const tokval *t = &n->tok;
+		char *an = p_text(st, t->s, t->e);
+		if (!an)
+			return -1;
+		if (strcmp(an, "execution_thread") != 0) {
+			diag_warning(st->ctx, st->src, n->at, "unknown computation attribute '%s' skipped", an);
+			note_unknown(st, an, n->at, 0);
+			continue;
+		}
+		if (c->execution_thread) {
+			diag_error(st->ctx, st->src, n->at, "attribute %s already exists", an);
+			continue;
+		}
+		if (t->ve - t->vs < 2 || st->text[t->vs] != '"' || st->text[t->ve - 1] != '"') {
+			diag_error(st->ctx, st->src, (loc){ t->vs, t->ve },
+				   "malformed execution_thread: expects a string");
+			continue;
+		}
+		if (!(c->execution_thread = p_text(st, t->vs, t->ve)))
+			return -1;
+	}
+	return 0;
+}
+
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
-		  sigval *sig, const llist *instrs)
+		  sigval *sig, const llist *instrs, const plist *attrs)
 {
 	int r = p_uniquify_gtes(st, instrs);
 	st->gtes.head = st->gtes.tail = NULL;
@@ -977,7 +1006,9 @@ int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, lo
 	if (r)
 		return r;
 	char *n = p_text(st, name->s, name->e);
-	return n ? build_computation(st, is_entry, entry_at, n, name_at, sig, instrs) : -1;
+	if (!n || build_computation(st, is_entry, entry_at, n, name_at, sig, instrs))
+		return -1;
+	return comp_attrs_apply(st, st->comps.tail->p, attrs);
 }
 
 int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs)
@@ -1136,7 +1167,8 @@ int p_header(pstate *st, const tokval *name, const plist *attrs)
 		"entry_computation_layout", "input_output_alias", "is_scheduled", "replica_count",
 		"num_partitions", "frontend_attributes", "buffer_donor", "alias_passthrough_params",
 		"allow_spmd_sharding_propagation_to_parameters",
-		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "broadcast_mode",
+		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "debug_attributes",
+		"broadcast_mode",
 	};
 	module *m = st->m;
 	if (!m)

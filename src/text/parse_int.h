@@ -211,7 +211,7 @@ int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const 
  * instructions of the computation (`instrs`) have; -1 when out of memory. */
 int p_uniquify_gtes(pstate *st, const llist *instrs);
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
-		  sigval *sig, const llist *instrs);
+		  sigval *sig, const llist *instrs, const plist *attrs);
 /* A computation written in place (an attribute's value) named `name`. */
 int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs);
 int p_header(pstate *st, const tokval *name, const plist *attrs);

@@ -178,7 +178,10 @@ static void put_computation(strbuf *b, const computation *c)
 	sb_puts(b, " {\n");
 	for (int i = 0; i < c->ninstrs; i++)
 		put_instr(b, c->instrs[i]);
-	sb_puts(b, "}\n");
+	sb_putc(b, '}');
+	if (c->execution_thread)
+		sb_printf(b, ", execution_thread=%s", c->execution_thread);
+	sb_putc(b, '\n');
 }
 
 void text_print_module(strbuf *b, const module *m)

@@ -899,6 +899,19 @@ static void test_gte_operand(void)
 		     "3:25-26 error: expects integer but sees ')'");
 }
 
+/* A computation's execution_thread (XLA's only computation attribute). */
+static void test_computation_attrs(void)
+{
+	const char *text = "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=\"a\\\"b\"\n";
+	check_print(text, text);
+	check_print("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, frob=1\n",
+		    "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=main\n",
+		     "3:21-25 error: malformed execution_thread: expects a string");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=\"a\", execution_thread=\"b\"\n",
+		     "3:26-46 error: attribute execution_thread already exists");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1049,6 +1062,7 @@ static const unit_test module_tests[] = {
 	{ "stack_frames", test_stack_frames },
 	{ "async_sugar", test_async_sugar },
 	{ "gte_operand", test_gte_operand },
+	{ "computation_attrs", test_computation_attrs },
 	{ NULL, NULL },
 };
 
