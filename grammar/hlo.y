@@ -139,11 +139,12 @@ module
 	;
 
 /* XLA's stack frame tables (FileNames, FunctionNames, FileLocations,
- * StackFrames), each entry `int (string | '{' {attribute} '}')`; dropped.
+ * StackFrames), each entry `int (string | '{' {attribute} '}')`; each
+ * section is kept as written and printed back.
  * section ::= keyword {int (string | '{' {attribute | ','} '}')} */
 stack_frames
 	: %empty
-	| stack_frames KW_STACKFRAMES sf_entries
+	| stack_frames KW_STACKFRAMES sf_entries	{ OOM(p_stack_section(st, @2.start, @3.end)); }
 	;
 
 sf_entries

@@ -164,6 +164,8 @@ struct hloi_module {
 	loc alias_at;
 	int nheader_attrs;
 	raw_attr *header_attrs;  /* other header attributes, kept verbatim */
+	const char *stack_frames; /* the stack frame sections (FileNames ... StackFrames)
+				   * as written, separated by blank lines, or NULL */
 	int checked;           /* checker: check_module succeeded */
 	hloi_broadcast_mode checked_mode;
 	int nvalues;           /* checker: constants converted, owned here */

@@ -1161,6 +1161,29 @@ static int parse_alias(pstate *st, module *m, size_t vs, size_t ve)
 	return 0;
 }
 
+int p_stack_section(pstate *st, size_t s, size_t e)
+{
+	module *m = st->m;
+	if (!m)
+		return 0;
+	size_t old = m->stack_frames ? strlen(m->stack_frames) : 0;
+	char *t = arena_alloc(st->a, old + 2 + (e - s) + 1);
+	if (!t) {
+		st->oom = 1;
+		return -1;
+	}
+	size_t k = 0;
+	if (old) {
+		memcpy(t, m->stack_frames, old);
+		memcpy(t + old, "\n\n", 2);
+		k = old + 2;
+	}
+	memcpy(t + k, st->text + s, e - s);
+	t[k + (e - s)] = '\0';
+	m->stack_frames = t;
+	return 0;
+}
+
 int p_header(pstate *st, const tokval *name, const plist *attrs)
 {
 	static const char *const known[] = {

@@ -215,6 +215,8 @@ int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, lo
 /* A computation written in place (an attribute's value) named `name`. */
 int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs);
 int p_header(pstate *st, const tokval *name, const plist *attrs);
+/* A stack frame section text[s, e), kept as written (module.stack_frames). */
+int p_stack_section(pstate *st, size_t s, size_t e);
 int p_literal_entry(pstate *st, shape *s, lit_node *lit);
 
 #endif

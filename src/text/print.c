@@ -193,6 +193,10 @@ void text_print_module(strbuf *b, const module *m)
 			sb_printf(b, ", %s=%s", m->header_attrs[i].name, m->header_attrs[i].value);
 		sb_puts(b, "\n\n");
 	}
+	if (m->stack_frames) {
+		sb_puts(b, m->stack_frames);
+		sb_puts(b, "\n\n");
+	}
 	int first = 1;
 	for (int i = 0; i < m->ncomps; i++) {
 		if (m->comps[i]->async_wrapped)

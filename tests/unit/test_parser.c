@@ -752,6 +752,10 @@ static void test_stack_frames(void)
 		    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
 		    "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
 		    "HloModule m, entry_computation_layout={()->f32[]}\n\n"
+		    "FileNames\n1 \"main.py\"\n2 \"lib.py\"\n\n"
+		    "FunctionNames\n1 \"main\"\n\n"
+		    "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=9}\n\n"
+		    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
 		    "ENTRY e {\n  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n");
 }
 
