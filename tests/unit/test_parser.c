@@ -916,6 +916,19 @@ static void test_computation_attrs(void)
 		     "3:26-46 error: attribute execution_thread already exists");
 }
 
+/* dim_labels with `?` dimensions (hlo_parser_test.cc's custom-call case):
+ * read, and printed as written. */
+static void test_dim_labels_unknown(void)
+{
+	const char *text = "ENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, "
+			   "dim_labels=?b01f_0?1io->b01?f, custom_call_target=\"t\"\n}\n";
+	check_print(text, text);
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[100]{0} custom-call(), dim_labels=?b0f_0?1io->b01?f, "
+		     "custom_call_target=\"t\"\n}\n",
+		     "2:50-51 error: malformed dim_labels: expects dimension labels like b01f_01io->b01f (b and f, "
+		     "i and o once each, spatial dimensions 0..n-1 once each, the same count in all three parts)");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1067,6 +1080,7 @@ static const unit_test module_tests[] = {
 	{ "async_sugar", test_async_sugar },
 	{ "gte_operand", test_gte_operand },
 	{ "computation_attrs", test_computation_attrs },
+	{ "dim_labels_unknown", test_dim_labels_unknown },
 	{ NULL, NULL },
 };
 
