@@ -107,7 +107,7 @@ static int append(pstate *st, plist *l, const pnode *src)
 
 %type <tok> name
 %type <flag> entry root
-%type <list> hattrs comp_attrs operands op_list ints m2m groups gitems sig_params sig_list
+%type <list> hattrs comp_attrs operands op_list ints gte_indices m2m groups gitems sig_params sig_list
 %type <llist> instrs attrs layout_suffix layout_items lit_items shape_list
 %type <node> dim gitem group operand
 %type <shp> shape dims dim_list opt_layout
@@ -130,7 +130,7 @@ input
 	| START_SHAPE shape			{ st->shape_out = $2; }
 	| START_SHAPES '{' '}'
 	| START_SHAPES '{' shape_list '}'	{ st->shape_list = $3; }
-	| START_COMPUTATION '{' instrs '}'	{ st->sub_instrs = $3; }
+	| START_COMPUTATION '{' instrs '}'	{ st->sub_instrs = $3; OOM(p_uniquify_gtes(st, &$3)); }
 	;
 
 /* module ::= [header] {stack_frame_section} computation {computation} */
@@ -159,10 +159,12 @@ sf_attrs
 	| sf_attrs ','
 	;
 
-/* header ::= 'HloModule' name {',' attribute} */
+/* header ::= 'HloModule' name [':'] {',' attribute}   (`HloModule m:` is an
+ * older spelling XLA still reads) */
 header
 	: %empty
 	| KW_HLOMODULE name hattrs		{ OOM(p_header(st, &$2, &$3)); }
+	| KW_HLOMODULE LABEL hattrs		{ OOM(p_header(st, &$2, &$3)); }
 	;
 
 hattrs
@@ -319,13 +321,37 @@ op_list
 	| op_list ',' operand			{ $$ = $1; OOM(append(st, &$$, $3)); }
 	;
 
-/* operand ::= [shape] name | [shape] opcall   (a nested instruction, no
- * attributes: it becomes an instruction of its own before its user) */
+/* operand ::= [shape] name {'#' int} | [shape] opcall   (a nested
+ * instruction, no attributes: it becomes an instruction of its own before
+ * its user; so does each get-tuple-element `name#i#j` stands for) */
 operand
 	: name					{ $$ = node(st, 0, &$1, @1); OOM(!$$); }
 	| shape name				{ $$ = node(st, 0, &$2, @2); OOM(!$$); $$->p = $1; }
+	| name gte_indices			{ OOM(p_gte_operand(st, &$$, NULL, &$1, &$2, @$)); }
+	| shape name gte_indices		{
+		loc at = { @2.start, @3.end };
+		OOM(p_gte_operand(st, &$$, $1, &$2, &$3, at));
+	}
 	| opcall				{ OOM(p_nested(st, &$$, NULL, $1, @1)); }
 	| shape opcall				{ OOM(p_nested(st, &$$, $1, $2, @$)); }
+	;
+
+/* The compact tuple-element operand `name#1#0`: gte_indices ::= '#' int {'#' int} */
+gte_indices
+	: '#' INT				{
+		EMPTY($$);
+		pnode *n = push(st, &$$);
+		OOM(!n);
+		n->at = @2;
+		n->tok = $2;
+	}
+	| gte_indices '#' INT			{
+		$$ = $1;
+		pnode *n = push(st, &$$);
+		OOM(!n);
+		n->at = @3;
+		n->tok = $3;
+	}
 	;
 
 attrs
@@ -582,6 +608,9 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, void *scanner, struct
 		for (int i = 0; i < n; i++) {
 			const char *d = sym_display(exp[i]);
 			if (!d)
+				continue;
+			/* `name#1` and layout items `#(...)` are rare: not suggested */
+			if (!strcmp(d, "'#'"))
 				continue;
 			/* `name[` is only accepted to report an unknown element type */
 			if (st->before_tok == IDENT && !strcmp(d, "'['"))

@@ -110,6 +110,93 @@ computation *module_find_computation(const module *m, const char *name)
 	return NULL;
 }
 
+int opcode_async_wrappable(opcode op)
+{
+	switch (op) {
+	case OP_COUNT:
+	case OP_ALL_GATHER:
+	case OP_ALL_REDUCE:
+	case OP_COLLECTIVE_PERMUTE:
+	case OP_COPY:
+	case OP_RECV:
+	case OP_SEND:
+	case OP_ASYNC_START:
+	case OP_ASYNC_UPDATE:
+	case OP_ASYNC_DONE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* The single instruction of an async-start's computation (XLA's
+ * CanExpandIntoSingleInstruction), or NULL. */
+static instr *single_instruction(const computation *c)
+{
+	if (!c || !c->root)
+		return NULL;
+	for (int i = 0; i < c->ninstrs; i++)
+		if (c->instrs[i] != c->root && c->instrs[i]->op != OP_PARAMETER)
+			return NULL;
+	return c->root;
+}
+
+/* Whether an instruction other than `start` names computation `w`. */
+static int called_elsewhere(const module *m, const computation *w, const instr *start)
+{
+	for (int ci = 0; ci < m->ncomps; ci++) {
+		const computation *c = m->comps[ci];
+		for (int i = 0; i < c->ninstrs; i++) {
+			const instr *in = c->instrs[i];
+			if (in == start)
+				continue;
+			for (int k = 0; k < in->nattrs; k++) {
+				const attr *a = &in->attrs[k];
+				if (a->kind == AK_COMP && !strcmp(a->u.s, w->name))
+					return 1;
+				for (int j = 0; a->kind == AK_COMPS && j < a->u.words.n; j++)
+					if (!strcmp(a->u.words.v[j], w->name))
+						return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+void module_mark_async_sugar(module *m)
+{
+	for (int ci = 0; ci < m->ncomps; ci++) {
+		computation *c = m->comps[ci];
+		for (int i = 0; i < c->ninstrs; i++) {
+			instr *in = c->instrs[i];
+			if (in->op == OP_ASYNC_START) {
+				const attr *a = instr_attr(in, ATTR_CALLS);
+				computation *w = a && a->kind == AK_COMP ? module_find_computation(m, a->u.s) : NULL;
+				instr *root = single_instruction(w);
+				if (!root || w == c || !opcode_async_wrappable(root->op) || called_elsewhere(m, w, in))
+					continue;
+				in->async_sugar = 1;
+				in->async_op = root->op;
+				in->async_wrapped = root;
+				w->async_wrapped = 1;
+			} else if ((in->op == OP_ASYNC_UPDATE || in->op == OP_ASYNC_DONE) && in->nops == 1) {
+				/* follows its start (instructions come in operand order) */
+				for (int j = i - 1; j >= 0; j--) {
+					const instr *prev = c->instrs[j];
+					if (strcmp(prev->name, in->ops[0].name) != 0)
+						continue;
+					if (prev->async_sugar && prev->op != OP_ASYNC_DONE) {
+						in->async_sugar = 1;
+						in->async_op = prev->async_op;
+						in->async_wrapped = prev->async_wrapped;
+					}
+					break;
+				}
+			}
+		}
+	}
+}
+
 /* --- attribute lookups ------------------------------------------------------ */
 
 const attr *instr_attr(const instr *in, attr_id id)

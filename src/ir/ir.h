@@ -82,6 +82,17 @@ struct instr {
 	/* attributes, in written order (ir/attrs.h) */
 	int nattrs;
 	attr *attrs;
+	/* XLA's async sugar: written `<op>-start`, `<op>-update`, `<op>-done`
+	 * (op is an async-start/-update/-done, async_op the opcode it wraps).
+	 * A sugared async-start calls a computation of parameters and one
+	 * instruction (async_wrapped) holding the wrapped op's attributes,
+	 * as XLA's parser builds it; its `calls` attribute is that
+	 * computation's name and is not printed. (Read from a proto, the
+	 * update and done of such a start point at that instruction too, and
+	 * their `calls` is not printed either.) */
+	int async_sugar;
+	opcode async_op;
+	instr *async_wrapped;
 	/* Read from a proto: the message's fields the IR does not model (and
 	 * unknown ones), as wire bytes in the module arena; the proto writer
 	 * merges them back. NULL when not read from a proto. */
@@ -114,8 +125,10 @@ struct computation {
 	/* `execution_thread="name"` after the closing brace; NULL: the main
 	 * thread */
 	const char *execution_thread;
+	int execution_thread_seen; /* parser: the attribute was written */
 	const uint8_t *pb_rest;  /* as instr's */
 	size_t pb_rest_len;
+	int async_wrapped;     /* called by a sugared async-start (printed as its attributes) */
 	/* checker */
 	int nparams;
 	instr **params;        /* by parameter number */
@@ -177,6 +190,15 @@ hloi_status module_create(module **out);
 void module_destroy(module *m);
 /* Finds a computation by name, or NULL. */
 computation *module_find_computation(const module *m, const char *name);
+
+/* XLA's printer writes an async-start whose computation is parameters and
+ * one instruction as `<op>-start` (and its update and done likewise):
+ * marks such instructions of a module read from a proto as sugared
+ * (instr.async_sugar), except those wrapping an opcode that has async forms
+ * of its own, which the sugar would read back as those. */
+void module_mark_async_sugar(module *m);
+/* Whether `<op>-start` may stand for an async-start wrapping `op`. */
+int opcode_async_wrappable(opcode op);
 
 /* --- attribute lookups (NULL / 0 when the instruction has no such
  * attribute, or one of another kind) ---------------------------------------- */

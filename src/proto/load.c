@@ -1786,6 +1786,8 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	if (rc == 0)
 		rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
 	if (rc == 0)
+		module_mark_async_sugar(m);
+	if (rc == 0)
 		rc = rest_in(L, &mp->base, OP_COUNT, keep, &m->pb_rest, &m->pb_rest_len);
 out:
 	hloi_free(cids);

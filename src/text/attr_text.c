@@ -434,19 +434,24 @@ done:
 }
 
 /* One part of dim_labels: letters a and b once each, digits 0..n-1 once
- * each (n = length - 2). Returns n, or -1 when malformed. */
+ * each (n = length - 2 - the count of `?`, dimensions XLA leaves out of the
+ * dimension numbers). Returns n, or -1 when malformed. */
 static int labels_part(const char *t, size_t s, size_t e, char a, char b, int64_t *pa, int64_t *pb,
 		       int64_t *spatial)
 {
-	size_t n = e - s;
-	if (n < 2 || n - 2 > HLOI_MAX_RANK)
+	size_t n = e - s, nq = 0;
+	for (size_t i = 0; i < n; i++)
+		nq += t[s + i] == '?';
+	if (n - nq < 2 || n - nq - 2 > HLOI_MAX_RANK)
 		return -1;
-	int ns = (int)(n - 2);
+	int ns = (int)(n - nq - 2);
 	int seen_a = 0, seen_b = 0;
 	uint32_t digits = 0;
 	for (size_t i = 0; i < n; i++) {
 		char ch = t[s + i];
-		if (ch == a && !seen_a) {
+		if (ch == '?') {
+			continue;
+		} else if (ch == a && !seen_a) {
 			seen_a = 1;
 			*pa = (int64_t)i;
 		} else if (ch == b && !seen_b) {
@@ -1089,7 +1094,8 @@ void attr_print_value(strbuf *b, const attr *a)
 		attr_print_window(b, &a->u.win);
 		break;
 	case AK_DIM_LABELS:
-		if (a->conv)
+		/* with `?` dimensions, as written (the numbers leave them out) */
+		if (a->conv && !strchr(a->u.s, '?'))
 			attr_print_dim_labels(b, a->conv);
 		else
 			sb_puts(b, a->u.s);

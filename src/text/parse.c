@@ -4,6 +4,7 @@
 #include "text/parse.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hlo.tab.h"
@@ -452,6 +453,37 @@ static int apply_attrs(pstate *st, instr *in, const llist *attrs)
 	return 0;
 }
 
+/* XLA's async sugar (hlo_parser.cc ParseOpcode): `<op>-start`, `-update`,
+ * `-done` for any opcode but those with async forms of their own and the
+ * async wrappers themselves. 1 with *op and *wrapped set; 0 when the word
+ * has no such suffix; -1 when it has one but wraps no opcode that may be
+ * wrapped. */
+static int async_sugar(const char *s, size_t len, opcode *op, opcode *wrapped)
+{
+	static const struct {
+		const char *suffix;
+		opcode op;
+	} forms[] = { { "-start", OP_ASYNC_START }, { "-update", OP_ASYNC_UPDATE }, { "-done", OP_ASYNC_DONE } };
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		size_t n = strlen(forms[i].suffix);
+		if (len <= n || memcmp(s + len - n, forms[i].suffix, n))
+			continue;
+		opcode w = opcode_from_name(s, len - n);
+		if (!opcode_async_wrappable(w))
+			return -1;
+		*op = forms[i].op;
+		*wrapped = w;
+		return 1;
+	}
+	return 0;
+}
+
+/* async-start and async-update: `((operand shapes...), output, ...)`. */
+static int async_shape_ok(const shape *s)
+{
+	return s->type == ET_TUPLE && s->ntuple >= 2 && s->tuple[0].type == ET_TUPLE;
+}
+
 /* The instruction `name = [sh] oc` without its attributes; *out NULL (and
  * 0 returned) when the opcode is unknown. */
 static int make_instr(pstate *st, instr **out, int is_root, const char *name, loc name_at, shape *sh,
@@ -465,15 +497,34 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 		op = OP_CONSTANT;
 	else
 		op = opcode_from_name(st->text + oc->op.s, oc->op.e - oc->op.s);
+	opcode wrapped = OP_COUNT;
 	if (op == OP_COUNT) {
-		diag_error(st->ctx, st->src, oc->op_at, "expects opcode but sees: %.*s",
-			   (int)(oc->op.e - oc->op.s), st->text + oc->op.s);
-		return 0;
+		int sugar = async_sugar(st->text + oc->op.s, oc->op.e - oc->op.s, &op, &wrapped);
+		if (sugar <= 0) {
+			diag_error(st->ctx, st->src, oc->op_at, "expects %sopcode but sees: %.*s",
+				   sugar < 0 ? "async wrapped " : "", (int)(oc->op.e - oc->op.s),
+				   st->text + oc->op.s);
+			return 0;
+		}
+		if (!sh) {
+			diag_error(st->ctx, st->src, oc->op_at, "async op %s must have an explicit shape",
+				   opcode_name(op));
+			return 0;
+		}
+		if (op != OP_ASYNC_DONE && !async_shape_ok(sh)) {
+			diag_error(st->ctx, st->src, oc->op_at,
+				   "%s expects the shape to be in the form of ((operand0_shape, "
+				   "operand1_shape, ...), output_shape, ...)",
+				   opcode_name(op));
+			return 0;
+		}
 	}
 	instr *in = p_alloc(st, sizeof *in);
 	if (!in)
 		return -1;
 	in->op = op;
+	in->async_sugar = wrapped != OP_COUNT;
+	in->async_op = wrapped;
 	in->name = name;
 	in->at = at;
 	in->name_at = name_at;
@@ -511,12 +562,126 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 				if (n->kind != OPERAND_NESTED && n->p) {
 					o->has_shape = 1;
 					o->declared = n->p; /* in the module's arena */
+				} else if (n->kind == OPERAND_NESTED && n->shp) {
+					o->has_shape = 1;
+					o->declared = n->shp;
 				}
 			}
 		}
 		break;
 	}
 	*out = in;
+	return 0;
+}
+
+static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
+			     const llist *instrs);
+
+/* Attributes of a sugared async-start that stay on it; the others belong to
+ * the op it wraps (XLA's parser gives those to the wrapped instruction). */
+static int async_keeps(const instr *in, const attr *a)
+{
+	if (a->id == ATTR_COUNT || a->id >= ATTR_SHARDING || a->id == ATTR_ASYNC_EXECUTION_THREAD)
+		return 1;
+	return a->id == ATTR_OUTPUT_TO_OPERAND_ALIASING && in->async_op != OP_CUSTOM_CALL;
+}
+
+static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *name, const shape *sh)
+{
+	instr *w = p_alloc(st, sizeof *w);
+	char *nm = arena_strdup(st->a, name);
+	if (!w || !nm) {
+		st->oom = 1;
+		return NULL;
+	}
+	w->op = op;
+	w->name = nm;
+	w->at = in->at;
+	w->name_at = in->name_at;
+	w->op_at = in->op_at;
+	w->has_shape = 1;
+	w->shape = *sh;
+	return w;
+}
+
+/* The computation a sugared async-start calls, as XLA's parser makes it
+ * (CreateAsyncWrappedComputation): one parameter per operand shape the
+ * start's shape lists (at least the wrapped opcode's arity, f32[1] for the
+ * missing ones) and a root of the wrapped opcode over them, of the start's
+ * output shape, with the wrapped op's attributes. The computation is named
+ * `<start>.async_wrapped` and becomes the start's `calls`. */
+static int wrap_async(pstate *st, instr *in)
+{
+	const shape *ops = &in->shape.tuple[0];
+	int arity = opcode_arity(in->async_op);
+	int np = arity > ops->ntuple ? arity : ops->ntuple;
+	instr *root = wrapped_instr(st, in, in->async_op, "async_op", &in->shape.tuple[1]);
+	if (!root)
+		return -1;
+	root->is_root = 1;
+	llist body = { NULL, NULL, 0 };
+	if (np) {
+		root->ops = arena_array(st->a, (size_t)np, sizeof *root->ops);
+		if (!root->ops) {
+			st->oom = 1;
+			return -1;
+		}
+	}
+	shape dummy;
+	int64_t one = 1;
+	shape_make_array(&dummy, ET_F32, 1, &one);
+	for (int i = 0; i < np; i++) {
+		char pname[32];
+		if (i)
+			snprintf(pname, sizeof pname, "async_param.%d", i);
+		else
+			snprintf(pname, sizeof pname, "async_param");
+		instr *p = wrapped_instr(st, in, OP_PARAMETER, pname, i < ops->ntuple ? &ops->tuple[i] : &dummy);
+		if (!p || p_lpush(st, &body, p))
+			return -1;
+		p->parameter_number = i;
+		p->parameter_at = in->op_at;
+		operand *o = &root->ops[root->nops++];
+		o->name = p->name;
+		o->at = in->op_at;
+	}
+	/* split the written attributes */
+	int moved = 0;
+	for (int i = 0; i < in->nattrs; i++)
+		moved += !async_keeps(in, &in->attrs[i]);
+	attr *kept = arena_array(st->a, (size_t)(in->nattrs - moved + 1), sizeof *kept);
+	root->attrs = moved ? arena_array(st->a, (size_t)moved, sizeof *root->attrs) : NULL;
+	if (!kept || (moved && !root->attrs)) {
+		st->oom = 1;
+		return -1;
+	}
+	int nk = 0;
+	for (int i = 0; i < in->nattrs; i++) {
+		if (async_keeps(in, &in->attrs[i]))
+			kept[nk++] = in->attrs[i];
+		else
+			root->attrs[root->nattrs++] = in->attrs[i];
+	}
+	size_t len = strlen(in->name);
+	char *cname = arena_alloc(st->a, len + sizeof ".async_wrapped");
+	if (!cname) {
+		st->oom = 1;
+		return -1;
+	}
+	memcpy(cname, in->name, len);
+	memcpy(cname + len, ".async_wrapped", sizeof ".async_wrapped");
+	attr *calls = &kept[nk++];
+	memset(calls, 0, sizeof *calls);
+	calls->id = ATTR_CALLS;
+	calls->kind = AK_COMP;
+	calls->at = calls->vat = in->op_at;
+	calls->u.s = cname;
+	in->attrs = kept;
+	in->nattrs = nk;
+	in->async_wrapped = root;
+	if (p_lpush(st, &body, root) || build_computation(st, 0, in->at, cname, in->name_at, NULL, &body))
+		return -1;
+	((computation *)st->comps.tail->p)->async_wrapped = 1;
 	return 0;
 }
 
@@ -528,6 +693,8 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 	if (!n || make_instr(st, out, is_root, n, name_at, sh, oc, at))
 		return -1;
 	if (*out && apply_attrs(st, *out, attrs))
+		return -1;
+	if (*out && (*out)->async_sugar && (*out)->op == OP_ASYNC_START && wrap_async(st, *out))
 		return -1;
 	return 0;
 }
@@ -564,6 +731,80 @@ int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at)
 	/* the operand names it; its span is the whole nested text */
 	nd->kind = OPERAND_NESTED;
 	nd->p = name;
+	*out = nd;
+	return 0;
+}
+
+int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const plist *indices, loc at)
+{
+	*out = NULL;
+	strbuf key = STRBUF_INIT;
+	sb_printf(&key, "%.*s", (int)(name->e - name->s), st->text + name->s);
+	const char *prev = p_text(st, name->s, name->e);
+	if (!prev) {
+		sb_free(&key);
+		return -1;
+	}
+	for (pnode *ix = indices->head; ix; ix = ix->next) {
+		int64_t idx = 0;
+		p_int64(st, &ix->tok, ix->at, &idx);
+		sb_printf(&key, "#%lld", (long long)idx);
+		if (key.oom) {
+			st->oom = 1;
+			break;
+		}
+		/* `p#1` used again in this computation names the same one */
+		instr *found = NULL;
+		for (lnode *g = st->gtes.head, *k = st->gte_keys.head; g && !found; g = g->next, k = k->next)
+			if (!strcmp(k->p, sb_str(&key)))
+				found = g->p;
+		if (!found) {
+			/* XLA's name: the key with `#` made `_` */
+			char *nm = arena_strdup(st->a, sb_str(&key));
+			char *k = arena_strdup(st->a, sb_str(&key));
+			if (!nm || !k || p_lpush(st, &st->gte_keys, k)) {
+				st->oom = 1;
+				break;
+			}
+			for (char *c = nm; *c; c++)
+				if (*c == '#')
+					*c = '_';
+			instr *in = p_alloc(st, sizeof *in);
+			operand *o = p_alloc(st, sizeof *o);
+			attr *a = p_alloc(st, sizeof *a);
+			if (!nm || !in || !o || !a) {
+				st->oom = 1;
+				break;
+			}
+			in->op = OP_GET_TUPLE_ELEMENT;
+			in->name = nm;
+			in->at = in->name_at = in->op_at = at;
+			o->name = prev;
+			o->at = at;
+			in->ops = o;
+			in->nops = 1;
+			a->id = ATTR_INDEX;
+			a->kind = AK_INT;
+			a->at = a->vat = ix->at;
+			a->u.i = idx;
+			in->attrs = a;
+			in->nattrs = 1;
+			if (p_lpush(st, &st->hoisted, in) || p_lpush(st, &st->gtes, in))
+				break;
+			found = in;
+		}
+		prev = found->name;
+	}
+	sb_free(&key);
+	if (st->oom)
+		return -1;
+	pnode *nd = p_alloc(st, sizeof *nd);
+	if (!nd)
+		return -1;
+	nd->at = at;
+	nd->kind = OPERAND_NESTED;
+	nd->p = (void *)prev;
+	nd->shp = sh; /* the written shape is the last element's */
 	*out = nd;
 	return 0;
 }
@@ -684,11 +925,61 @@ static int build_computation(pstate *st, int is_entry, loc entry_at, char *name,
 	return p_lpush(st, &st->comps, c);
 }
 
+static int name_taken(const llist *instrs, const instr *self, const char *name)
+{
+	for (lnode *n = instrs->head; n; n = n->next)
+		if (n->p != self && !strcmp(((instr *)n->p)->name, name))
+			return 1;
+	return 0;
+}
+
+/* A get-tuple-element made for `name#i` whose name another instruction of
+ * the computation has is renamed `<name>.<k>` (XLA uniquifies it too), and
+ * its users follow (they share its name's pointer). */
+int p_uniquify_gtes(pstate *st, const llist *instrs)
+{
+	if (!st->gtes.n)
+		return 0;
+	for (lnode *g = st->gtes.head; g; g = g->next) {
+		instr *gte = g->p;
+		if (!name_taken(instrs, gte, gte->name))
+			continue;
+		const char *old = gte->name;
+		char buf[160];
+		for (int k = 1;; k++) {
+			snprintf(buf, sizeof buf, "%.140s.%d", old, k);
+			if (!name_taken(instrs, gte, buf))
+				break;
+		}
+		char *nm = arena_strdup(st->a, buf);
+		if (!nm) {
+			st->oom = 1;
+			return -1;
+		}
+		for (lnode *n = instrs->head; n; n = n->next) {
+			instr *in = n->p;
+			for (int i = 0; i < in->nops; i++)
+				if (in->ops[i].name == old)
+					in->ops[i].name = nm;
+		}
+		gte->name = nm;
+	}
+	return 0;
+}
+
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
 		  sigval *sig, const llist *instrs)
 {
+	int r = p_uniquify_gtes(st, instrs);
+	st->gtes.head = st->gtes.tail = NULL;
+	st->gtes.n = 0;
+	st->gte_keys = st->gtes;
+	if (r)
+		return r;
 	char *n = p_text(st, name->s, name->e);
-	return n ? build_computation(st, is_entry, entry_at, n, name_at, sig, instrs) : -1;
+	if (!n)
+		return -1;
+	return build_computation(st, is_entry, entry_at, n, name_at, sig, instrs);
 }
 
 int p_computation_attrs(pstate *st, const plist *attrs)
@@ -704,6 +995,11 @@ int p_computation_attrs(pstate *st, const plist *attrs)
 			note_unknown(st, an, n->at, 0);
 			continue;
 		}
+		if (c->execution_thread_seen) {
+			diag_error(st->ctx, st->src, n->at, "attribute %s already exists", an);
+			continue;
+		}
+		c->execution_thread_seen = 1;
 		char *raw = p_text(st, t->vs, t->ve);
 		if (!raw)
 			return -1;
@@ -893,7 +1189,8 @@ int p_header(pstate *st, const tokval *name, const plist *attrs)
 		"entry_computation_layout", "input_output_alias", "is_scheduled", "replica_count",
 		"num_partitions", "frontend_attributes", "buffer_donor", "alias_passthrough_params",
 		"allow_spmd_sharding_propagation_to_parameters",
-		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "broadcast_mode",
+		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "debug_attributes",
+		"broadcast_mode",
 	};
 	module *m = st->m;
 	if (!m)

@@ -38,6 +38,7 @@ typedef struct pnode {
 	loc at;
 	int kind;
 	tokval tok;
+	shape *shp;      /* an OPERAND_NESTED `name#i` operand's written shape */
 } pnode;
 
 /* pnode.kind of an operand that is a nested instruction (p: its name). */
@@ -135,6 +136,8 @@ typedef struct pstate {
 	int sub_depth;        /* parsers this one is nested in (values parsed in place) */
 	int nhoisted;         /* nested instructions named so far in this computation */
 	llist hoisted;        /* nested operand instructions waiting for their user */
+	llist gtes;           /* get-tuple-elements made for `name#i` in this computation */
+	llist gte_keys;       /* and what each stands for (`name#i#j`) */
 	shape *free_shapes;   /* temporary shapes to reuse (linked through .tuple) */
 } pstate;
 
@@ -199,6 +202,14 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
  * made an instruction of its own, queued on st->hoisted, and *out is an
  * operand node naming it. */
 int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at);
+/* The compact tuple-element operand `name#i#j` (`indices` of INT tokens):
+ * as XLA's parser, a get-tuple-element per index not yet made in this
+ * computation (named `name_i`, `name_i_j`), queued on st->hoisted; *out
+ * names the last one, with the written shape `sh` (or NULL). */
+int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const plist *indices, loc at);
+/* Renames the get-tuple-elements p_gte_operand made whose names other
+ * instructions of the computation (`instrs`) have; -1 when out of memory. */
+int p_uniquify_gtes(pstate *st, const llist *instrs);
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
 		  sigval *sig, const llist *instrs);
 /* A computation written in place (an attribute's value) named `name`. */

@@ -101,7 +101,13 @@ static void put_instr(strbuf *b, const instr *in)
 		put_shape(b, &in->shape);
 		sb_putc(b, ' ');
 	}
-	sb_puts(b, opcode_name(in->op));
+	if (in->async_sugar) {
+		/* XLA's sugar: the wrapped opcode with the async op's suffix */
+		sb_puts(b, opcode_name(in->async_op));
+		sb_puts(b, in->op == OP_ASYNC_START ? "-start" : in->op == OP_ASYNC_UPDATE ? "-update" : "-done");
+	} else {
+		sb_puts(b, opcode_name(in->op));
+	}
 	sb_putc(b, '(');
 	if (in->op == OP_PARAMETER) {
 		sb_printf(b, "%lld", (long long)in->parameter_number);
@@ -124,22 +130,30 @@ static void put_instr(strbuf *b, const instr *in)
 		}
 	}
 	sb_putc(b, ')');
-	/* in attrs.def's order (stable: unknown attributes as written) */
+	/* in attrs.def's order (stable: unknown attributes as written); a
+	 * sugared async-start prints the wrapped op's attributes with its own,
+	 * not the `calls` naming the computation that holds them */
+	const instr *w = in->async_wrapped;
+	const attr *sets[2] = { in->attrs, w ? w->attrs : NULL };
+	int counts[2] = { in->nattrs, w && in->op == OP_ASYNC_START ? w->nattrs : 0 };
 	int last = -1;
-	for (int done = 0; done < in->nattrs;) {
+	for (;;) {
 		int next = INT32_MAX;
-		for (int i = 0; i < in->nattrs; i++) {
-			int k = attr_order_key(&in->attrs[i]);
-			if (k > last && k < next)
-				next = k;
-		}
-		for (int i = 0; i < in->nattrs; i++) {
-			if (attr_order_key(&in->attrs[i]) != next)
-				continue;
-			sb_puts(b, ", ");
-			attr_print(b, &in->attrs[i]);
-			done++;
-		}
+		for (int s = 0; s < 2; s++)
+			for (int i = 0; i < counts[s]; i++) {
+				int k = attr_order_key(&sets[s][i]);
+				if (k > last && k < next && !(s == 0 && w && sets[s][i].id == ATTR_CALLS))
+					next = k;
+			}
+		if (next == INT32_MAX)
+			break;
+		for (int s = 0; s < 2; s++)
+			for (int i = 0; i < counts[s]; i++) {
+				if (attr_order_key(&sets[s][i]) != next || (s == 0 && w && sets[s][i].id == ATTR_CALLS))
+					continue;
+				sb_puts(b, ", ");
+				attr_print(b, &sets[s][i]);
+			}
 		last = next;
 	}
 	sb_putc(b, '\n');
@@ -190,9 +204,13 @@ void text_print_module(strbuf *b, const module *m)
 		sb_puts(b, m->stack_frames);
 		sb_puts(b, "\n\n");
 	}
+	int first = 1;
 	for (int i = 0; i < m->ncomps; i++) {
-		if (i)
+		if (m->comps[i]->async_wrapped)
+			continue;
+		if (!first)
 			sb_putc(b, '\n');
+		first = 0;
 		put_computation(b, m->comps[i]);
 	}
 }

@@ -813,6 +813,126 @@ static void test_header(void)
 		     "1:33-51 error: attribute is_scheduled already exists");
 }
 
+/* XLA's async sugar (hlo_parser_test.cc's custom-call-start and negate-start
+ * modules): an async-start wrapping a computation, printed back as written. */
+static void test_async_sugar(void)
+{
+	const char *text =
+		"HloModule m\n\nENTRY e {\n"
+		"  p0 = f32[10]{0} parameter(0)\n"
+		"  s = ((f32[10]{0}), f32[20]{0}, s32[]) custom-call-start(p0), async_execution_thread=\"t\", "
+		"custom_call_target=\"foo\", metadata={op_name=\"x\"}\n"
+		"  u = ((f32[10]{0}), f32[20]{0}, s32[]) custom-call-update(s)\n"
+		"  ROOT d = f32[20]{0} custom-call-done(u)\n}\n";
+	check_print(text, text);
+	hloi_context *ctx;
+	hloi_status st;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = parse(ctx, text, &st);
+	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+	/* the wrapped computation comes first, as XLA's parser adds it */
+	CU_ASSERT_EQUAL_FATAL(m->ncomps, 2);
+	const computation *w = m->comps[0];
+	CU_ASSERT_STRING_EQUAL(w->name, "s.async_wrapped");
+	CU_ASSERT_EQUAL_FATAL(w->ninstrs, 2);
+	CU_ASSERT_EQUAL(w->instrs[0]->op, OP_PARAMETER);
+	CU_ASSERT_EQUAL(w->root->op, OP_CUSTOM_CALL);
+	CU_ASSERT_STRING_EQUAL(instr_text(w->root, ATTR_CUSTOM_CALL_TARGET), "\"foo\"");
+	CU_ASSERT_PTR_NULL(instr_attr(w->root, ATTR_METADATA));
+	char *sh = shape_str(&w->root->shape);
+	CU_ASSERT_STRING_EQUAL(sh, "f32[20]{0}");
+	hloi_free(sh);
+	const instr *s = find_instr(m->entry, "s");
+	CU_ASSERT_EQUAL(s->op, OP_ASYNC_START);
+	CU_ASSERT_EQUAL(s->async_op, OP_CUSTOM_CALL);
+	CU_ASSERT_STRING_EQUAL(instr_text(s, ATTR_CALLS), "s.async_wrapped");
+	CU_ASSERT_PTR_NULL(instr_attr(s, ATTR_CUSTOM_CALL_TARGET));
+	CU_ASSERT_PTR_NOT_NULL(instr_attr(s, ATTR_METADATA));
+	CU_ASSERT_STRING_EQUAL(instr_text(s, ATTR_ASYNC_EXECUTION_THREAD), "\"t\"");
+	CU_ASSERT_EQUAL(find_instr(m->entry, "u")->op, OP_ASYNC_UPDATE);
+	CU_ASSERT_EQUAL(find_instr(m->entry, "d")->op, OP_ASYNC_DONE);
+	CU_ASSERT_EQUAL(find_instr(m->entry, "d")->async_op, OP_CUSTOM_CALL);
+	module_destroy(m);
+	hloi_context_free(ctx);
+
+	/* a wrapped opcode short of operands gets f32[1] parameters, as in XLA */
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	m = parse(ctx, "ENTRY e {\n  ROOT s = ((), f32[2], u32[]) dot-start()\n}\n", &st);
+	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(m->comps[0]->ninstrs, 3);
+	sh = shape_str(&m->comps[0]->instrs[1]->shape);
+	CU_ASSERT_STRING_EQUAL(sh, "f32[1]{0}");
+	hloi_free(sh);
+	CU_ASSERT_STRING_EQUAL(m->comps[0]->instrs[1]->name, "async_param.1");
+	module_destroy(m);
+	hloi_context_free(ctx);
+
+	/* fusion-start's own calls= goes to the fusion it wraps */
+	check_print("ENTRY e {\n  p = f32[] parameter(0)\n"
+		    "  ROOT s = ((f32[]), f32[], s32[]) fusion-start(p), kind=kLoop, calls=f\n}\n\n"
+		    "f {\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}\n",
+		    "ENTRY e {\n  p = f32[] parameter(0)\n"
+		    "  ROOT s = ((f32[]), f32[], s32[]) fusion-start(p), kind=kLoop, calls=f\n}\n\n"
+		    "f {\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}\n");
+
+	EXPECT_DIAGS("ENTRY e {\n  p = f32[] parameter(0)\n  ROOT s = negate-start(p)\n}\n",
+		     "3:12-24 error: async op async-start must have an explicit shape");
+	EXPECT_DIAGS("ENTRY e {\n  p = f32[] parameter(0)\n  ROOT s = (f32[], f32[]) negate-start(p)\n}\n",
+		     "3:27-39 error: async-start expects the shape to be in the form of ((operand0_shape, "
+		     "operand1_shape, ...), output_shape, ...)");
+	EXPECT_DIAGS("ENTRY e {\n  p = f32[] parameter(0)\n  ROOT s = f32[] all-gather-update(p)\n}\n",
+		     "3:18-35 error: expects async wrapped opcode but sees: all-gather-update");
+	EXPECT_DIAGS("ENTRY e {\n  p = f32[] parameter(0)\n  ROOT s = f32[] frob-done(p)\n}\n",
+		     "3:18-27 error: expects async wrapped opcode but sees: frob-done");
+}
+
+/* `name#i#j` (hlo_parser_test.cc's compact GTE cases): get-tuple-elements
+ * before the user, shared within a computation, renamed when taken. */
+static void test_gte_operand(void)
+{
+	check_print("ENTRY e {\n  p = (f32[], (f32[2])) parameter(0)\n  p_1 = f32[] parameter(1)\n"
+		    "  ROOT r = (f32[2], f32[2]) tuple(f32[2] p#1#0, %p#1#0)\n}\n",
+		    "ENTRY e {\n  p = (f32[], (f32[2])) parameter(0)\n  p_1 = f32[] parameter(1)\n"
+		    "  p_1.1 = get-tuple-element(p), index=1\n"
+		    "  p_1_0 = get-tuple-element(p_1.1), index=0\n"
+		    "  ROOT r = (f32[2], f32[2]) tuple(p_1_0, p_1_0)\n}\n");
+	/* a later name taken too; each computation makes its own */
+	check_print("c {\n  q = (f32[]) parameter(0)\n  ROOT r = f32[] copy(q#0)\n}\n\n"
+		    "ENTRY e {\n  q = (f32[]) parameter(0)\n  a = f32[] copy(q#0)\n  q_0 = f32[] copy(a)\n}\n",
+		    "c {\n  q = (f32[]) parameter(0)\n  q_0 = get-tuple-element(q), index=0\n"
+		    "  ROOT r = f32[] copy(q_0)\n}\n\n"
+		    "ENTRY e {\n  q = (f32[]) parameter(0)\n  q_0.1 = get-tuple-element(q), index=0\n"
+		    "  a = f32[] copy(q_0.1)\n  q_0 = f32[] copy(a)\n}\n");
+	EXPECT_DIAGS("ENTRY e {\n  p = (f32[]) parameter(0)\n  ROOT r = f32[] copy(p#)\n}\n",
+		     "3:25-26 error: expects integer but sees ')'");
+}
+
+/* A computation's execution_thread (XLA's only computation attribute). */
+static void test_computation_attrs(void)
+{
+	const char *text = "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=\"a\\\"b\"\n";
+	check_print(text, text);
+	check_print("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, frob=1\n",
+		    "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=main\n",
+		     "3:21-25 error: malformed execution_thread: expects a quoted string");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = f32[] parameter(0)\n}, execution_thread=\"a\", execution_thread=\"b\"\n",
+		     "3:26-46 error: attribute execution_thread already exists");
+}
+
+/* dim_labels with `?` dimensions (hlo_parser_test.cc's custom-call case):
+ * read, and printed as written. */
+static void test_dim_labels_unknown(void)
+{
+	const char *text = "ENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, "
+			   "dim_labels=?b01f_0?1io->b01?f, custom_call_target=\"t\"\n}\n";
+	check_print(text, text);
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[100]{0} custom-call(), dim_labels=?b0f_0?1io->b01?f, "
+		     "custom_call_target=\"t\"\n}\n",
+		     "2:50-51 error: malformed dim_labels: expects dimension labels like b01f_01io->b01f (b and f, "
+		     "i and o once each, spatial dimensions 0..n-1 once each, the same count in all three parts)");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -961,6 +1081,10 @@ static const unit_test module_tests[] = {
 	{ "attributes", test_attributes },
 	{ "header", test_header },
 	{ "stack_frames", test_stack_frames },
+	{ "async_sugar", test_async_sugar },
+	{ "gte_operand", test_gte_operand },
+	{ "computation_attrs", test_computation_attrs },
+	{ "dim_labels_unknown", test_dim_labels_unknown },
 	{ NULL, NULL },
 };
 
