@@ -1,6 +1,9 @@
-/* The fast engine's entry point, called by the evaluation loop for every
- * elementwise instruction (binary op, compare, broadcast) when the engine is
- * not the reference one. */
+/* The fast engine's single-instruction entry point: one elementwise
+ * instruction (binary op, compare, select, convert, bitcast-convert, copy,
+ * broadcast, transpose, iota) computed by the region executor of
+ * eval/fast/ as a region of one member. The evaluation loop runs whole
+ * fused regions (eval/plan.h); this entry serves layout conversions and
+ * the tests. */
 #ifndef HLOI_EVAL_FAST_H
 #define HLOI_EVAL_FAST_H
 
@@ -12,8 +15,9 @@ typedef struct fast_tuning {
 	int64_t stream_bytes;   /* results this large are written with non-temporal stores */
 	int64_t tile;           /* tile side along the result's inner dimension (elements) */
 	int64_t tile_bytes;     /* bytes of a gathered tile (sets its other side) */
-	int64_t chunk_bytes;    /* staging chunk (at most 4096 bytes) */
+	int64_t chunk_bytes;    /* a row segment, in bytes of the widest element */
 	int64_t min_per_thread; /* fewer elements per thread do not get another thread */
+	int generic;            /* every computing member runs the reference element loop (tests) */
 } fast_tuning;
 
 void fast_default_tuning(fast_tuning *t);
@@ -27,5 +31,10 @@ void fast_default_tuning(fast_tuning *t);
  * never depend on which path ran. */
 int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
 		     const fast_tuning *tuning);
+
+/* Copies src into dst: the same dims and element width, any layouts
+ * (tiles with register transposes where they disagree). Nonzero when it
+ * does not cover the case (tuples, a missing buffer, out of memory). */
+int fast_relayout(hloi_literal *dst, const hloi_literal *src, int threads, const fast_tuning *tuning);
 
 #endif

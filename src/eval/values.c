@@ -164,26 +164,12 @@ void value_copy(hloi_literal *dst, const hloi_literal *src)
 }
 
 /* Copies the array src into dst (same type and dims, another layout) with
- * the fast engine's copy kernel, which tiles disagreeing layouts; nonzero
- * when it does not cover the case. */
+ * the fast engine's tiled copy; nonzero when it does not cover the case. */
 static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
 {
-	if (!e->fast || shape_is_tuple(&dst->shape) || shape_is_tuple(&src->shape) ||
-	    dst->shape.rank != src->shape.rank || dst->shape.type != src->shape.type)
+	if (!e->fast || shape_is_tuple(&dst->shape) || dst->shape.type != src->shape.type)
 		return 1;
-	/* a broadcast with the identity dimension map is a copy */
-	instr in;
-	operand op;
-	memset(&in, 0, sizeof in);
-	memset(&op, 0, sizeof op);
-	in.op = OP_BROADCAST;
-	in.nops = 1;
-	in.ops = &op;
-	in.result = dst->shape;
-	for (int j = 0; j < src->shape.rank; j++)
-		op.out_dim[j] = (int8_t)j;
-	hloi_literal *ops[1] = { src };
-	return fast_elementwise(&in, dst, ops, e->threads, NULL);
+	return fast_relayout(dst, src, e->threads, NULL);
 }
 
 /* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
