@@ -37,4 +37,10 @@ int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *op
  * does not cover the case (tuples, a missing buffer, out of memory). */
 int fast_relayout(hloi_literal *dst, const hloi_literal *src, int threads, const fast_tuning *tuning);
 
+/* Copies op into out as reshape does (the row-major order of the
+ * elements kept), when the two shapes' dimensions refine into common
+ * factors: one strided copy. Nonzero when they do not (f32[6,4] ->
+ * f32[4,6]) or the case is not covered. */
+int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const fast_tuning *tuning);
+
 #endif

@@ -221,6 +221,10 @@ int fx_setup(fx_exec *x, const fx_region *r, int threads, const fast_tuning *tun
 	int64_t total = 1;
 	for (int d = 0; d < rank; d++)
 		total *= x->n[d];
+	if (total == 0) {
+		x->threads = 1;
+		return 0;
+	}
 	int64_t scratch = 0;
 	if (x->tiled) {
 		x->block = tuning->tile > 0 ? tuning->tile : FAST_TILE;
@@ -541,6 +545,8 @@ int fx_run(const fx_exec *x)
 {
 	const fx_region *r = x->r;
 	int nt = x->threads;
+	if (x->units == 0)
+		return 0;
 	fx_thread th[FX_MAX_THREADS];
 	pthread_t tid[FX_MAX_THREADS];
 	int started[FX_MAX_THREADS];
@@ -732,6 +738,107 @@ int fast_relayout(hloi_literal *dst, const hloi_literal *src, int threads, const
 	r.nout = 1;
 	r.out = &output;
 	r.nslots = 1;
+	int rc = fx_setup(&x, &r, threads, tuning);
+	if (rc == 0)
+		rc = fx_run(&x);
+	fx_exec_free(&x);
+	return rc != 0;
+}
+
+/* A reshape keeps the row-major order of the elements. Both shapes' dims
+ * (size 1 set aside), from the innermost, are cut into common factors
+ * (f32[6,4] -> f32[2,3,4] gives 4, 3, 2); when each factor lies within one
+ * dimension of each shape, the reshape is a copy over the factors with
+ * each side's strides, in the result's physical order. */
+int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const fast_tuning *tuning)
+{
+	const shape *os = &out->shape, *is = &op->shape;
+	int64_t total, itotal;
+	if (shape_is_tuple(os) || shape_is_tuple(is) || etype_byte_width(os->type) != etype_byte_width(is->type) ||
+	    shape_element_count(os, &total) || shape_element_count(is, &itotal) || total != itotal)
+		return 1;
+	if (total == 0)
+		return 0;
+	if (!out->data || !op->data)
+		return 1;
+	int64_t ad[HLOI_MAX_RANK], as[HLOI_MAX_RANK], bd[HLOI_MAX_RANK], bs[HLOI_MAX_RANK], st[HLOI_MAX_RANK];
+	int na = 0, nb = 0;
+	index_strides(is, st);
+	for (int d = 0; d < is->rank; d++)
+		if (is->dims[d] != 1) {
+			ad[na] = is->dims[d];
+			as[na++] = st[d];
+		}
+	index_strides(os, st);
+	for (int d = 0; d < os->rank; d++)
+		if (os->dims[d] != 1) {
+			bd[nb] = os->dims[d];
+			bs[nb++] = st[d];
+		}
+	fx_region r;
+	fx_input input;
+	fx_output output;
+	fx_member m;
+	memset(&r, 0, sizeof r);
+	memset(&input, 0, sizeof input);
+	memset(&output, 0, sizeof output);
+	memset(&m, 0, sizeof m);
+	int nf = 0, i = na - 1, j = nb - 1;
+	int64_t ra = i >= 0 ? ad[i] : 1, rb = j >= 0 ? bd[j] : 1, sa = i >= 0 ? as[i] : 0, sb = j >= 0 ? bs[j] : 0;
+	while (i >= 0 && j >= 0) {
+		int64_t f = ra < rb ? ra : rb;
+		if (ra % f || rb % f || nf == HLOI_MAX_RANK)
+			return 1;
+		r.dims[nf] = f;
+		input.st[nf] = sa;
+		output.st[nf] = sb;
+		nf++;
+		ra /= f;
+		rb /= f;
+		sa *= f;
+		sb *= f;
+		if (ra == 1 && --i >= 0) {
+			ra = ad[i];
+			sa = as[i];
+		}
+		if (rb == 1 && --j >= 0) {
+			rb = bd[j];
+			sb = bs[j];
+		}
+	}
+	if (i >= 0 || j >= 0)
+		return 1;
+	/* the result's physical order: its strides ascending */
+	r.rank = nf;
+	for (int k = 0; k < nf; k++) {
+		int at = k;
+		while (at > 0 && output.st[r.order[at - 1]] > output.st[k]) {
+			r.order[at] = r.order[at - 1];
+			at--;
+		}
+		r.order[at] = k;
+	}
+	m.kind = FX_ALIAS;
+	m.nargs = 1;
+	m.arg[0] = -1;
+	m.w = etype_byte_width(os->type);
+	m.type = m.from = os->type;
+	m.slot = 0;
+	m.out = 0;
+	input.base = op->data;
+	input.w = m.w;
+	output.base = out->data;
+	output.w = m.w;
+	output.member = 0;
+	output.bytes = (int64_t)out->nbytes;
+	r.nin = 1;
+	r.in = &input;
+	r.nmem = 1;
+	r.mem = &m;
+	r.nout = 1;
+	r.out = &output;
+	r.nslots = 1;
+	fx_exec x;
 	int rc = fx_setup(&x, &r, threads, tuning);
 	if (rc == 0)
 		rc = fx_run(&x);
