@@ -24,6 +24,7 @@ static const char help[] =
 	"                          instead of printing it\n"
 	"  --print                 print the result even with --output\n"
 	"  --print-inputs          print every input before the result\n"
+	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
@@ -49,7 +50,8 @@ enum {
 	OPT_OUTPUT,
 	OPT_PRINT,
 	OPT_PRINT_INPUTS,
-	OPT_COMPARE
+	OPT_COMPARE,
+	OPT_DUMP_PLAN
 };
 
 static const struct option options[] = {
@@ -67,6 +69,7 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
+	{ "dump-plan", no_argument, NULL, OPT_DUMP_PLAN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -78,6 +81,7 @@ typedef struct run_args {
 	int print;
 	int print_inputs;
 	int compare;
+	int dump_plan;
 	program_opts prog;
 	hloi_run_options run;
 } run_args;
@@ -109,6 +113,9 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		case OPT_COMPARE:
 			a->compare = 1;
+			break;
+		case OPT_DUMP_PLAN:
+			a->dump_plan = 1;
 			break;
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
@@ -220,6 +227,14 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
 	if (rc)
 		goto cleanup;
+	if (a.dump_plan) {
+		hloi_status ps = hloi_module_plan_print(m, ctx, &a.run, io->out);
+		cli_print_diagnostics(io, ctx);
+		if (ps != HLOI_OK) {
+			rc = cli_exit_code(ps);
+			goto cleanup;
+		}
+	}
 	/* before the run: an in-place run consumes its aliased input */
 	if (a.print_inputs) {
 		for (size_t i = 0; i < ninputs; i++) {

@@ -17,6 +17,7 @@ static const char usage[] =
 	"  layout SHAPE     show how a shape's layout places elements in memory\n"
 	"  test PATH...     run golden tests (NAME.hlo against NAME.golden)\n"
 	"  dot PROGRAM      print the computation graph as Graphviz DOT\n"
+	"  plan PROGRAM     show how a program will be evaluated (fused regions, memory)\n"
 	"  bench PROGRAM    time the evaluation of a program\n"
 	"  convert IN OUT   convert between .hlo, .pb and .pbtxt\n"
 	"\n"
@@ -42,6 +43,7 @@ static const struct {
 	{ "layout", cmd_layout },
 	{ "test", cmd_test },
 	{ "dot", cmd_dot },
+	{ "plan", cmd_plan },
 	{ "bench", cmd_bench },
 	{ "convert", cmd_convert },
 };
@@ -75,7 +77,7 @@ int main(int argc, char **argv)
 			if (argv[1][0] == '-')
 				rc = cli_usage_error(&io, NULL, "unknown option '%s'", argv[1]);
 			else
-				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot bench convert)",
+				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot plan bench convert)",
 						     argv[1]);
 		} else {
 			rc = fn(argc - 1, argv + 1, &io);

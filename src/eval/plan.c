@@ -6,6 +6,7 @@
 #include "core/index.h"
 #include "eval/engine.h"
 #include "eval/plan.h"
+#include "text/dot.h"
 #include "util/alloc.h"
 
 /* --- building ------------------------------------------------------------------ */
@@ -705,6 +706,10 @@ static void put_bytes(strbuf *b, int64_t v)
 
 static void put_operands(strbuf *b, const instr *in)
 {
+	if (in->op == OP_PARAMETER) {
+		sb_printf(b, "parameter(%lld)", (long long)in->parameter_number);
+		return;
+	}
 	sb_printf(b, "%s(", opcode_name(in->op));
 	for (int k = 0; k < in->nops; k++)
 		sb_printf(b, "%s%s", k ? ", " : "", in->ops[k].def->name);
@@ -722,10 +727,7 @@ static void put_walk(strbuf *b, const fx_exec *x)
 		for (int d = x->rank - 1; d >= 0; d--)
 			sb_printf(b, "%s%lld", d == x->rank - 1 ? "" : " x ", (long long)x->n[d]);
 	}
-	if (x->transpose_only)
-		sb_printf(b, ", tiles of %lld x %lld transposed straight into the output", (long long)x->block,
-			  (long long)x->block1);
-	else if (x->tiled)
+	if (x->tiled)
 		sb_printf(b, ", tiles of %lld x %lld (%d input%s gathered per tile)", (long long)x->block,
 			  (long long)x->block1, x->ngathered, x->ngathered == 1 ? "" : "s");
 	else
@@ -837,4 +839,149 @@ void plan_print(strbuf *b, const eval_plan *p, int threads, const fast_tuning *t
 	if (at >= 0)
 		sb_printf(b, " (at step %d)", at + 1);
 	sb_putc(b, '\n');
+}
+
+/* --- the module's plans ----------------------------------------------------------------- */
+
+/* The entry computation and every computation it calls (transitively),
+ * entry first, each once: indices into m->comps in *order. */
+static hloi_status reachable(const module *m, int **order, int *count)
+{
+	int nc = m->ncomps, n = 0;
+	int *v = hloi_calloc((size_t)(nc ? nc : 1), sizeof *v);
+	uint8_t *seen = hloi_calloc((size_t)(nc ? nc : 1), 1);
+	*order = NULL;
+	*count = 0;
+	if (!v || !seen) {
+		hloi_free(v);
+		hloi_free(seen);
+		return HLOI_ENOMEM;
+	}
+	for (int c = 0; c < nc; c++)
+		if (m->comps[c] == m->entry) {
+			v[n++] = c;
+			seen[c] = 1;
+		}
+	for (int k = 0; k < n; k++) {
+		const computation *comp = m->comps[v[k]];
+		for (int i = 0; i < comp->ninstrs; i++) {
+			const instr *in = comp->instrs[i];
+			for (int j = 0; j < in->ncalled; j++)
+				for (int c = 0; c < nc; c++)
+					if (m->comps[c] == in->called[j] && !seen[c]) {
+						seen[c] = 1;
+						v[n++] = c;
+					}
+		}
+	}
+	hloi_free(seen);
+	*order = v;
+	*count = n;
+	return HLOI_OK;
+}
+
+static int opts_fused(const hloi_run_options *opts)
+{
+	return !opts || opts->engine != HLOI_ENGINE_REFERENCE;
+}
+
+static int opts_threads(const hloi_run_options *opts)
+{
+	int t = opts ? opts->threads : 0;
+	return t > 0 ? t : fx_machine_threads();
+}
+
+hloi_status eval_plan_text(strbuf *b, const module *m, const hloi_run_options *opts)
+{
+	int *order = NULL, count = 0;
+	if (!m->checked || !m->entry || !m->entry->root)
+		return HLOI_EINVAL;
+	hloi_status st = reachable(m, &order, &count);
+	int threads = opts_threads(opts), fused = opts_fused(opts);
+	sb_printf(b, "plan of %s: %s engine, %d thread%s\n", m->name ? m->name : "module",
+		  fused ? "fast" : "reference", threads, threads == 1 ? "" : "s");
+	for (int k = 0; k < count && st == HLOI_OK; k++) {
+		eval_plan *p = NULL;
+		st = plan_build(&p, m->comps[order[k]], fused, 0);
+		if (st != HLOI_OK)
+			break;
+		plan_print(b, p, threads, NULL);
+		plan_free(p);
+	}
+	hloi_free(order);
+	return b->oom ? HLOI_ENOMEM : st;
+}
+
+hloi_status eval_plan_peak(const module *m, const hloi_run_options *opts, uint64_t *out)
+{
+	eval_plan *p = NULL;
+	*out = 0;
+	if (!m->checked || !m->entry || !m->entry->root)
+		return HLOI_EINVAL;
+	hloi_status st = plan_build(&p, m->entry, opts_fused(opts), 0);
+	if (st != HLOI_OK)
+		return st;
+	int64_t peak = plan_peak_bytes(p, opts_threads(opts), NULL);
+	*out = peak > 0 ? (uint64_t)peak : 0;
+	plan_free(p);
+	return HLOI_OK;
+}
+
+/* dot --plan: the plans of the drawn computations, by computation index. */
+typedef struct dot_plans {
+	const module *m;
+	eval_plan **plans;
+	int threads;
+} dot_plans;
+
+static const eval_plan *plan_of(const dot_plans *d, const computation *c)
+{
+	for (int i = 0; i < d->m->ncomps; i++)
+		if (d->m->comps[i] == c)
+			return d->plans[i];
+	return NULL;
+}
+
+static int dot_group(void *ctx, const computation *c, int i)
+{
+	const eval_plan *p = plan_of(ctx, c);
+	if (!p || p->region_of[i] < 0)
+		return -1;
+	return p->regions[p->region_of[i]].nmem > 1 ? p->region_of[i] : -1;
+}
+
+static void dot_label(void *ctx, const computation *c, int g, strbuf *b)
+{
+	const dot_plans *d = ctx;
+	const eval_plan *p = plan_of(d, c);
+	fx_exec x;
+	sb_printf(b, "region %d: %d fused", g, p->regions[g].nmem);
+	if (plan_region_walk(p, g, d->threads, NULL, &x) == 0) {
+		if (x.tiled)
+			sb_printf(b, ", tiles %lld x %lld", (long long)x.block, (long long)x.block1);
+		else
+			sb_printf(b, ", rows of %lld", (long long)x.chunk);
+	}
+}
+
+hloi_status eval_plan_dot(strbuf *b, const module *m, const hloi_run_options *opts)
+{
+	dot_plans d;
+	hloi_status st = HLOI_OK;
+	d.m = m;
+	d.threads = opts_threads(opts);
+	d.plans = hloi_calloc((size_t)(m->ncomps ? m->ncomps : 1), sizeof *d.plans);
+	if (!d.plans)
+		return HLOI_ENOMEM;
+	for (int c = 0; c < m->ncomps && st == HLOI_OK; c++)
+		if (m->checked && m->comps[c]->root)
+			st = plan_build(&d.plans[c], m->comps[c], opts_fused(opts), 0);
+	if (st == HLOI_OK) {
+		dot_groups g = { dot_group, dot_label, &d };
+		text_print_dot_groups(b, m, &g);
+	}
+	for (int c = 0; c < m->ncomps; c++)
+		plan_free(d.plans[c]);
+	hloi_free(d.plans);
+	return st != HLOI_OK ? st : b->oom ? HLOI_ENOMEM : HLOI_OK;
 }

@@ -521,7 +521,8 @@ static int shares_buffer(const hloi_literal *lit, const hloi_literal *in)
 /* Runs the module into `into` (the caller's literal of the result's exact
  * shape) when given, else into a new literal in *out. */
 static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			      const hloi_run_options *opts, hloi_literal *into, hloi_literal **out)
+			      const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *into,
+			      hloi_literal **out, eval_stats *stats)
 {
 	hloi_status st = HLOI_OK;
 	engine e;
@@ -544,6 +545,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.budget = opts && opts->max_memory ? opts->max_memory : eval_default_budget();
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
+	e.tuning = tuning;
 
 	/* Elided constants the entry needs are reported all at once, before
 	 * anything runs. */
@@ -633,6 +635,8 @@ cleanup:
 				value_drop(&e, args[i]);
 	value_free_spare(&e);
 	free_plans(&e);
+	if (stats)
+		stats->peak_bytes = e.peak;
 	hloi_free(args);
 	hloi_free(args_owned);
 	return st;
@@ -641,11 +645,12 @@ cleanup:
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out)
 {
-	return run_module(m, ctx, inputs, ninputs, opts, NULL, out);
+	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL);
 }
 
-hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			     const hloi_run_options *opts, hloi_literal *result)
+static hloi_status module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			       const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *result,
+			       eval_stats *stats)
 {
 	const computation *comp = m->entry;
 	if (!m->checked || !comp || !comp->root) {
@@ -681,5 +686,20 @@ hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *
 			return HLOI_EINVAL;
 		}
 	}
-	return run_module(m, ctx, inputs, ninputs, opts, result, NULL);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, result, NULL, stats);
+}
+
+hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			     const hloi_run_options *opts, hloi_literal *result)
+{
+	return module_into(m, ctx, inputs, ninputs, opts, NULL, result, NULL);
+}
+
+hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			      const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *into,
+			      hloi_literal **out, eval_stats *stats)
+{
+	if (into)
+		return module_into(m, ctx, inputs, ninputs, opts, tuning, into, stats);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, NULL, out, stats);
 }

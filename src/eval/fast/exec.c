@@ -286,14 +286,6 @@ int fx_setup(fx_exec *x, const fx_region *r, int threads, const fast_tuning *tun
 		int o = r->mem[m].out;
 		x->direct[m] = o >= 0 && r->mem[m].kind != FX_ALIAS && !x->inplace && !x->stream[o] && x->ost[o][0] == 1;
 	}
-	/* One input gathered straight into the only output: a layout change
-	 * (copy, transpose) writes the transposed tile into the result. */
-	x->transpose_only = x->tiled && nmem == 1 && nout == 1 && nin == 1 && r->mem[0].kind == FX_ALIAS &&
-			    r->mem[0].arg[0] == -1 && x->mode[0] == 1 && !x->inplace && x->ost[0][0] == 1;
-	if (x->transpose_only) {
-		x->slots_off = x->ptrs_off = 0;
-		x->scratch_bytes = round_up((int64_t)(nmem + nin + nout) * (int64_t)(sizeof(void *) + sizeof(int64_t)), 64);
-	}
 	x->prefetch = x->tiled;
 
 	int64_t nt = threads > 0 ? threads : fx_machine_threads();
@@ -484,14 +476,6 @@ static void run_tiles(fx_thread *t)
 		idx[0] = i0;
 		idx[1] = j0;
 		int64_t ni = n0 - i0 < B ? n0 - i0 : B, nj = n1 - j0 < B1 ? n1 - j0 : B1;
-		if (x->transpose_only) {
-			const fx_input *in = &r->in[0];
-			const fx_output *out = &r->out[0];
-			fx_gather(out->base + offset(x->ost[0], idx, 0, rank) * out->w,
-				  in->base + offset(x->ist[0], idx, 0, rank) * in->w, in->w, ni, nj, x->ist[0][0],
-				  x->ist[0][1], x->ost[0][1]);
-			continue;
-		}
 		for (int i = 0; i < r->nin; i++) {
 			const char *p = r->in[i].base + offset(x->ist[i], idx, 0, rank) * r->in[i].w;
 			if (x->mode[i] == 1) {

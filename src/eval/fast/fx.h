@@ -103,7 +103,6 @@ typedef struct fx_exec {
 	int tiled;                    /* dims 0 and 1 in tiles of block x block1 */
 	int64_t block, block1;
 	int64_t chunk;                /* elements per row segment */
-	int transpose_only;           /* one gathered input copied straight into the output */
 	int ngathered, nstrided;      /* inputs gathered per tile / copied row by row */
 	int nstreamed;                /* outputs written with non-temporal stores */
 	int inplace;                  /* an output shares its buffer with an input */
