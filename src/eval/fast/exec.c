@@ -231,6 +231,11 @@ int fx_setup(fx_exec *x, const fx_region *r, int threads, const fast_tuning *tun
 		x->block1 = (tuning->tile_bytes > 0 ? tuning->tile_bytes : FAST_TILE_BYTES) / (x->block * wmax);
 		if (x->block1 < 1)
 			x->block1 = 1;
+		/* no tile larger than the array */
+		if (x->block > x->n[0])
+			x->block = x->n[0];
+		if (x->block1 > x->n[1])
+			x->block1 = x->n[1];
 		x->chunk = x->block;
 		for (int i = 0; i < nin; i++) {
 			int64_t s0 = x->ist[i][0];

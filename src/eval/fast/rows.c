@@ -665,7 +665,10 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 	case OP_CONVERT:
 		if (in->nops != 1)
 			return 1;
-		if (m->from == m->type) {
+		/* the same integer type is the same bits; pred is normalised to
+		 * 0/1 and floats pass through double (quieting a signalling NaN),
+		 * as sc_convert does */
+		if (m->from == m->type && (etype_get_kind(m->type) == KIND_SINT || etype_get_kind(m->type) == KIND_UINT)) {
 			m->kind = FX_ALIAS;
 			return 0;
 		}
