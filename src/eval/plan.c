@@ -746,7 +746,7 @@ static void put_region(strbuf *b, const eval_plan *p, int r, int threads, const 
 	const computation *comp = p->comp;
 	const plan_region *g = &p->regions[r];
 	const instr *seed = comp->instrs[g->seed];
-	sb_printf(b, "region %d: %d instruction%s fused -> ", r, g->nmem, g->nmem == 1 ? "" : "s");
+	sb_printf(b, "region %d: %d instruction%s -> ", r, g->nmem, g->nmem == 1 ? "" : "s fused");
 	shape_print(b, &seed->result, 1);
 	sb_putc(b, '\n');
 	for (int m = 0; m < g->nmem; m++) {
