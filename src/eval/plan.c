@@ -333,7 +333,33 @@ oom:
 	return HLOI_ENOMEM;
 }
 
-/* Which dead input each output of region g takes over (plan.h). */
+/* The value whose buffer position `pos` reads: itself, or through reshape
+ * views and elements of tuples the value it shares. */
+static int buffer_of(const eval_plan *p, int pos)
+{
+	const computation *comp = p->comp;
+	for (;;) {
+		const instr *in = comp->instrs[pos];
+		if (p->value[pos] != PV_SHARED)
+			return pos;
+		if (in->op == OP_RESHAPE) {
+			pos = in->ops[0].def->position;
+		} else if (in->op == OP_GET_TUPLE_ELEMENT && in->ops[0].def->op == OP_TUPLE &&
+			   p->value[in->ops[0].def->position] == PV_SHARED) {
+			int64_t k = -1;
+			instr_int(in, ATTR_INDEX, &k);
+			if (k < 0 || k >= in->ops[0].def->nops)
+				return pos;
+			pos = in->ops[0].def->ops[k].def->position;
+		} else {
+			return pos;
+		}
+	}
+}
+
+/* Which dead input each output of region g takes over (plan.h): one the
+ * region reads only where it writes, through no other value sharing its
+ * buffer. */
 static void plan_reuse(eval_plan *p, plan_region *g)
 {
 	const computation *comp = p->comp;
@@ -347,8 +373,11 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 			    !shape_same_dims(vs, os) || !layout_equal(&vs->layout, &os->layout))
 				continue;
 			for (int j = 0; j < g->nin && ok; j++) {
-				if (g->in[j].pos != v)
+				if (g->in[j].pos != v) {
+					if (buffer_of(p, g->in[j].pos) == v)
+						ok = 0;
 					continue;
+				}
 				for (int d = 0; d < vs->rank; d++)
 					if (g->in[j].map[d] != d)
 						ok = 0;

@@ -179,9 +179,10 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	fx_output *out = hloi_calloc((size_t)g->nout, sizeof *out);
 	hloi_literal **res = hloi_calloc((size_t)g->nout, sizeof *res);
 	uint8_t *fresh = hloi_calloc((size_t)g->nout, 1);
+	int *taken = hloi_calloc((size_t)g->nout, sizeof *taken);
 	hloi_literal *temp = NULL;  /* the root computed aside (see below) */
 	int64_t reserved = 0;
-	if (!in || !out || !res || !fresh) {
+	if (!in || !out || !res || !fresh || !taken) {
 		st = value_oom(e, (int64_t)(g->nin + g->nout) * (int64_t)sizeof *in);
 		goto cleanup;
 	}
@@ -205,6 +206,7 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	for (int o = 0; o < g->nout; o++) {
 		const instr *oi = comp->instrs[g->mem_pos[g->out_member[o]]];
 		int v = g->reuse[o];
+		taken[o] = -1;
 		if (oi == seed && dest) {
 			res[o] = dest;
 		} else if (v >= 0 && f->owned[v] == VAL_OWNED && f->vals[v] && !f->vals[v]->elided &&
@@ -214,6 +216,7 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 			res[o] = f->vals[v];
 			f->owned[v] = VAL_BORROWED;
 			fresh[o] = 1;
+			taken[o] = v;
 		} else {
 			st = value_new(e, &oi->result, &res[o]);
 			if (st != HLOI_OK)
@@ -238,13 +241,35 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	fr.nslots = g->nslots;
 	int rc = fx_setup(&x, &fr, e->threads, e->tuning);
 	if (rc == 1) {
-		/* dest (an aliased parameter) is read at other elements than the
-		 * root writes: the root is computed aside and copied there */
+		/* An output's buffer is read at other elements than it is
+		 * written: dest (an aliased parameter, read through a broadcast
+		 * or a transpose), or a taken-over input that a view of it reads
+		 * otherwise. That output is computed into a buffer of its own
+		 * (the root's then copied into dest). */
 		fx_exec_free(&x);
-		st = value_new(e, &seed->result, &temp);
+		for (int o = 0; o < g->nout && st == HLOI_OK; o++) {
+			int shared = 0;
+			for (int i = 0; i < g->nin; i++)
+				shared |= out[o].base && in[i].base == out[o].base;
+			if (!shared)
+				continue;
+			const shape *os = &comp->instrs[g->mem_pos[g->out_member[o]]]->result;
+			if (res[o] == dest) {
+				st = value_new(e, os, &temp);
+				if (st == HLOI_OK)
+					out[o].base = temp->data;
+			} else if (taken[o] >= 0) {
+				f->owned[taken[o]] = VAL_OWNED;  /* given back */
+				taken[o] = -1;
+				st = value_new(e, os, &res[o]);
+				if (st == HLOI_OK)
+					out[o].base = res[o]->data;
+				else
+					res[o] = NULL;
+			}
+		}
 		if (st != HLOI_OK)
 			goto cleanup;
-		out[0].base = temp->data;
 		rc = fx_setup(&x, &fr, e->threads, e->tuning);
 	}
 	if (rc != 0) {
@@ -284,6 +309,7 @@ cleanup:
 	hloi_free(out);
 	hloi_free(res);
 	hloi_free(fresh);
+	hloi_free(taken);
 	return st;
 }
 

@@ -753,6 +753,10 @@ static void test_fixed_programs(void)
 		"  p = f64[300,7]{0,1} parameter(0)\n  q = f64[7] parameter(1)\n"
 		"  b = f64[300,7]{0,1} broadcast(q), dimensions={1}\n  m = f64[300,7]{0,1} multiply(p, b)\n"
 		"  ROOT r = f64[300,7]{0,1} subtract(m, p)\n}\n",
+		/* a dead input taken over in place while a view of it is read
+		 * transposed: the output gets a buffer of its own after all */
+		"ENTRY e {\n  x = f32[40,60] parameter(0)\n  a = f32[40,60] add(x, x)\n  v = f32[60,40] reshape(a)\n"
+		"  t = f32[40,60] transpose(v), dimensions={1,0}\n  ROOT r = f32[40,60] subtract(a, t)\n}\n",
 		/* a root reaching one value twice, through views of views */
 		"ENTRY e {\n  x = f32[4,6] parameter(0)\n  a = f32[4,6] add(x, x)\n  v = f32[24] reshape(a)\n"
 		"  w = f32[2,12] reshape(v)\n  ROOT t = (f32[4,6], f32[24], f32[2,12], f32[4,6]) tuple(a, v, w, a)\n}\n",
