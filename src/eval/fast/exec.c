@@ -384,12 +384,19 @@ static void eval_row(const fx_thread *t, const int64_t *idx, int64_t n)
 			continue;
 		int w = r->out[o].w;
 		int64_t ds = x->ost[o][0];
-		if (ds == 1 && t->rs[m] == 1)
+		if (ds == 1 && t->rs[m] == 1) {
 			fx_copy_row(t->op[o], t->rp[m], n, w, x->stream[o]);
-		else if (ds == 1)
+		} else if (ds == 1 && x->stream[o] && r->mem[m].slot >= 0) {
+			/* one value (a broadcast): filled in the cache, streamed out */
+			char *row = slot_row(t, r->mem[m].slot);
+			if (row != t->rp[m])
+				fx_fill_row(row, t->rp[m], n, w);
+			fx_copy_row(t->op[o], row, n, w, 1);
+		} else if (ds == 1) {
 			fx_fill_row(t->op[o], t->rp[m], n, w);
-		else
+		} else {
 			fx_scatter_row(t->op[o], ds, t->rp[m], t->rs[m], n, w);
+		}
 	}
 }
 

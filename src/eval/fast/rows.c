@@ -297,7 +297,10 @@ static void rv_generic(void *restrict vo, const void *const *va, const int64_t *
 				o[i] = v;                                                              \
 			return;                                                                        \
 		}                                                                                      \
-		for (int64_t i = 0; i < n; i++)                                                        \
+		int64_t nv = n & ~(int64_t)(FX_VEC - 1), i = 0;                                        \
+		for (; i < nv; i++)                                                                    \
+			sc_write_##D(&o[i], sc_read_##S(&a[i]));                                       \
+		for (; i < n; i++)                                                                     \
 			sc_write_##D(&o[i], sc_read_##S(&a[i]));                                       \
 	}
 #define RV_PAIRS(Y)                                                                             \
@@ -373,7 +376,13 @@ fx_row_fn fx_convert_row(etype to, etype from)
 			return;                                                                       \
 		}                                                                                     \
 		if (sa == 1 && sb == 1) {                                                             \
-			for (int64_t i = 0; i < n; i++)                                               \
+			/* as masks, so that the loop vectorises */                                    \
+			int64_t nv = n & ~(int64_t)(FX_VEC - 1), i = 0;                                \
+			for (; i < nv; i++) {                                                         \
+				T_ mk = (T_)((T_)0 - (T_)(p[i] != 0));                                \
+				o[i] = (T_)((a[i] & mk) | (b[i] & (T_)~mk));                          \
+			}                                                                             \
+			for (; i < n; i++)                                                            \
 				o[i] = p[i] ? a[i] : b[i];                                            \
 		} else {                                                                              \
 			for (int64_t i = 0; i < n; i++)                                               \
