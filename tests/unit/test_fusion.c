@@ -781,6 +781,9 @@ static void test_fixed_programs(void)
 		"ENTRY e {\n  x = bf16[333,257]{0,1} parameter(0)\n  y = bf16[333,257] parameter(1)\n"
 		"  a = bf16[333,257] add(x, y)\n  b = bf16[333,257]{0,1} multiply(a, y)\n"
 		"  ROOT t = (bf16[333,257], bf16[333,257]{0,1}) tuple(a, b)\n}\n",
+		/* float iotas (their 32-bit loop), along either dimension */
+		"ENTRY e {\n  a = f32[70,3000] iota(), iota_dimension=1\n  b = f64[70,3000]{0,1} iota(), iota_dimension=0\n"
+		"  c = f64[70,3000] convert(a)\n  ROOT r = f64[70,3000] add(b, c)\n}\n",
 		/* select with a scalar predicate, convert chains, iota */
 		"ENTRY e {\n  p = pred[] parameter(0)\n  x = s64[9,130] parameter(1)\n"
 		"  i = s64[9,130]{0,1} iota(), iota_dimension=1\n  s = s64[9,130] select(p, x, i)\n"
