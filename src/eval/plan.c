@@ -413,9 +413,8 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	uint8_t *fus = hloi_calloc(nn, 1);
 	heap h = { NULL, 0, 0 };
 	p->steps = hloi_calloc(nn, sizeof *p->steps);
-	p->regions = hloi_calloc(nn, sizeof *p->regions);
 	p->mem = mem;
-	if (!mem || !ustart || !ulist || !fus || !p->steps || !p->regions)
+	if (!mem || !ustart || !ulist || !fus || !p->steps)
 		goto cleanup;
 	p->region_of = (int *)(void *)mem;
 	p->last_use = p->region_of + nn;
@@ -465,8 +464,15 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	}
 	for (int i = 0; i < n; i++)
 		p->region_of[i] = -1;
-	for (int i = 0; i <= root; i++)
+	int nfus = 0;
+	for (int i = 0; i <= root; i++) {
 		fus[i] = fused && p->last_use[i] >= 0 && fusible(comp->instrs[i], generic);
+		nfus += fus[i];
+	}
+	/* at most a region per fused instruction */
+	p->regions = hloi_calloc((size_t)(nfus ? nfus : 1), sizeof *p->regions);
+	if (!p->regions)
+		goto cleanup;
 
 	/* regions, seeded from the root down */
 	if (fused) {
