@@ -5,6 +5,7 @@
  * time, and writes an aliased result (input_output_alias, SPEC §3.3) or
  * the caller's result (run into) straight into its destination. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/index.h"
@@ -313,24 +314,65 @@ cleanup:
 	return st;
 }
 
-/* How many times the frame's result reaches each value through tuples and
- * views (a value reached twice is copied once, not moved twice). */
-static void count_refs(const frame *f, const instr *in, int *cnt)
+/* The values the frame's result reaches through tuples and views, as
+ * their literals (a literal reached twice — by two tuple elements, or by a
+ * view and a get-tuple-element — is copied once, never moved twice). */
+typedef struct refs {
+	const hloi_literal **v;
+	size_t n, cap;
+} refs;
+
+static int collect_refs(const frame *f, const instr *in, refs *r)
 {
 	int pos = in->position;
 	if (f->owned[pos] == VAL_SHELL) {
 		for (int k = 0; k < (in->op == OP_TUPLE ? in->nops : 1); k++)
-			count_refs(f, in->ops[k].def, cnt);
-		return;
+			if (collect_refs(f, in->ops[k].def, r))
+				return -1;
+		return 0;
 	}
-	cnt[pos]++;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		const hloi_literal **v = hloi_calloc(cap, sizeof *v);
+		if (!v)
+			return -1;
+		if (r->n)
+			memcpy(v, r->v, r->n * sizeof *v);
+		hloi_free(r->v);
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = f->vals[pos];
+	return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const hloi_literal *const *)a, y = (uintptr_t) * (const hloi_literal *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* How many times the result reaches literal v (r sorted). */
+static size_t ref_count(const refs *r, const hloi_literal *v)
+{
+	size_t lo = 0, hi = r->n, n = 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)r->v[mid] < (uintptr_t)v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + n < r->n && r->v[lo + n] == v)
+		n++;
+	return n;
 }
 
 /* The value of `in` as (part of) the frame's result: moved out when the
  * frame owns it and the result reaches it once; a parameter or constant
  * lent as it is (*owned = 0); a tuple or view rebuilt from its parts; else
  * copied. */
-static hloi_status take_value(engine *e, frame *f, const instr *in, const int *cnt, hloi_literal **out, int *owned)
+static hloi_status take_value(engine *e, frame *f, const instr *in, const refs *cnt, hloi_literal **out, int *owned)
 {
 	int pos = in->position;
 	hloi_literal *v = f->vals[pos];
@@ -376,7 +418,7 @@ static hloi_status take_value(engine *e, frame *f, const instr *in, const int *c
 		*owned = 1;
 		return HLOI_OK;
 	}
-	if (f->owned[pos] == VAL_OWNED && cnt[pos] == 1) {
+	if (f->owned[pos] == VAL_OWNED && ref_count(cnt, v) == 1) {
 		f->owned[pos] = VAL_BORROWED;
 		*out = v;
 		*owned = 1;
@@ -393,12 +435,15 @@ static hloi_status take_value(engine *e, frame *f, const instr *in, const int *c
 /* The root's value as the frame's result (take_value). */
 static hloi_status take_root(engine *e, frame *f, const instr *root, hloi_literal **out, int *owned)
 {
-	int *cnt = hloi_calloc((size_t)f->comp->ninstrs, sizeof *cnt);
-	if (!cnt)
-		return value_oom(e, (int64_t)f->comp->ninstrs * (int64_t)sizeof *cnt);
-	count_refs(f, root, cnt);
-	hloi_status st = take_value(e, f, root, cnt, out, owned);
-	hloi_free(cnt);
+	refs r = { NULL, 0, 0 };
+	hloi_status st;
+	if (collect_refs(f, root, &r)) {
+		st = value_oom(e, (int64_t)r.n * (int64_t)sizeof *r.v);
+	} else {
+		qsort(r.v, r.n, sizeof *r.v, cmp_ptr);
+		st = take_value(e, f, root, &r, out, owned);
+	}
+	hloi_free(r.v);
 	return st;
 }
 

@@ -760,6 +760,11 @@ static void test_fixed_programs(void)
 		/* a root reaching one value twice, through views of views */
 		"ENTRY e {\n  x = f32[4,6] parameter(0)\n  a = f32[4,6] add(x, x)\n  v = f32[24] reshape(a)\n"
 		"  w = f32[2,12] reshape(v)\n  ROOT t = (f32[4,6], f32[24], f32[2,12], f32[4,6]) tuple(a, v, w, a)\n}\n",
+		/* one value reached by a view and by a tuple element (graph
+		 * 11034762 of seed 11): copied for one of them, never moved twice */
+		"ENTRY e {\n  q = u16[1,4] parameter(0)\n  v = pred[1,4]{1,0} compare(q, q), direction=EQ\n"
+		"  t = (u16[1,4], pred[1,4]) tuple(q, v)\n  g = get-tuple-element(t), index=1\n"
+		"  w = pred[1,4]{0,1} reshape(v)\n  ROOT out = (pred[1,4], pred[1,4]) tuple(w, g)\n}\n",
 		/* nested tuples, elements of parameters */
 		"ENTRY e {\n  x = s32[3] parameter(0)\n  y = s32[3] parameter(1)\n  a = s32[3] multiply(x, y)\n"
 		"  t = (s32[3], s32[3]) tuple(x, a)\n  g = s32[3] get-tuple-element(t), index=1\n"
