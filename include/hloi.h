@@ -37,7 +37,9 @@ typedef enum hloi_status {
 	HLOI_EINVAL = -3,       /* an invalid argument or input value */
 	HLOI_EUNSUPPORTED = -4, /* valid, but not something hloi evaluates */
 	HLOI_ENOMEM = -5,       /* allocation failed or the memory budget is exceeded */
-	HLOI_EIO = -6           /* reading or writing a file failed */
+	HLOI_EIO = -6,          /* reading or writing a file failed */
+	HLOI_ESTOPPED = -7      /* a run was stopped: its stop flag was set or it
+				   reached its step limit (hloi_run_options) */
 } hloi_status;
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
@@ -82,8 +84,9 @@ typedef struct hloi_shape hloi_shape;
 
 /* Parses a shape such as `f32[2,3]{0,1:pad(3,5)}` (a missing layout is the
  * default, row-major one) and validates its layout. `name` labels
- * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout),
- * HLOI_ENOMEM. Free with hloi_shape_free. */
+ * diagnostics. Errors: HLOI_EPARSE, HLOI_EINVAL (invalid layout, or an
+ * unbounded dynamic dimension `?`, which has no size), HLOI_ENOMEM. Free
+ * with hloi_shape_free. */
 HLOI_API hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *name,
 				      const char *text);
 HLOI_API void hloi_shape_free(hloi_shape *s);
@@ -97,7 +100,8 @@ HLOI_API int64_t hloi_shape_dim(const hloi_shape *s, int d);
 HLOI_API int64_t hloi_shape_padded_dim(const hloi_shape *s, int d);
 /* Entry `i` of the layout's minor_to_major list. */
 HLOI_API int hloi_shape_minor_to_major(const hloi_shape *s, int i);
-/* Stride of logical dimension `d` in elements of the buffer. */
+/* Stride of logical dimension `d` in elements of the buffer; -1 for a tiled
+ * layout, where no single stride exists (see hloi_shape_tiled_dims). */
 HLOI_API int64_t hloi_shape_stride(const hloi_shape *s, int d);
 /* Number of logical elements (product of the dimensions). */
 HLOI_API int64_t hloi_shape_element_count(const hloi_shape *s);
@@ -105,6 +109,20 @@ HLOI_API int64_t hloi_shape_element_count(const hloi_shape *s);
 HLOI_API int64_t hloi_shape_buffer_elements(const hloi_shape *s);
 /* Bytes of one element. */
 HLOI_API int64_t hloi_shape_element_bytes(const hloi_shape *s);
+/* Bits of one element in the buffer: the layout's E(n), else 8 times the
+ * element bytes. E(n) at a sub-byte type's own width (s4 with E(4)) marks
+ * XLA's packed device buffers; hloi holds such values one element per byte,
+ * as XLA's literals do, so this is then 8. */
+HLOI_API int64_t hloi_shape_element_bits(const hloi_shape *s);
+/* The layout's written E(n), or 0. */
+HLOI_API int64_t hloi_shape_element_size_in_bits(const hloi_shape *s);
+/* Bytes of the buffer: buffer elements times the element bits, rounded up
+ * to whole bytes; -1 on overflow. */
+HLOI_API int64_t hloi_shape_byte_size(const hloi_shape *s);
+/* The layout's memory space S(n) (0 when not given) and tail padding
+ * alignment L(n) in elements (1 when not given). */
+HLOI_API int64_t hloi_shape_memory_space(const hloi_shape *s);
+HLOI_API int64_t hloi_shape_tail_padding_alignment(const hloi_shape *s);
 /* Whether the layout has padded_dimensions. */
 HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
 /* Writes the padding value as an element of the shape's type prints (`0`,
@@ -119,11 +137,36 @@ HLOI_API size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char 
  * size) to a position in the buffer. HLOI_EINVAL when out of range. */
 HLOI_API hloi_status hloi_shape_index_to_linear(const hloi_shape *s, const int64_t *index,
 						int64_t *out);
-/* Converts a buffer position to a multi-index. *is_padding is set to 1 when
- * the position holds padding (the index then has entries beyond the logical
- * sizes). HLOI_EINVAL when the position is outside the buffer. */
+/* Converts a buffer position to a multi-index. *is_padding is 0 for an
+ * element; for padding it is 1 (the index then has entries beyond the
+ * logical sizes), 2 (tail padding, L(n): after the (tiled) shape; the index
+ * is all zeros) or 3 (padding of a tile longer than the shape, outside its
+ * dimensions: s32[]{:T(128)} at 5; the index is not meaningful).
+ * HLOI_EINVAL when the position is outside the buffer. */
 HLOI_API hloi_status hloi_shape_linear_to_index(const hloi_shape *s, int64_t linear,
 						int64_t *index, int *is_padding);
+
+/* Tiled layouts (XLA's `T(8,128)(2,1)`, docs/tiled_layout.md). The array's
+ * physical shape (most major dimension first, padded sizes) is tiled by
+ * each tile in turn; level 0 is the physical shape, level k the shape
+ * after k tiles, whose row-major order is the buffer's (level
+ * hloi_shape_tile_count). At most HLOI_MAX_TILED_RANK dimensions. */
+#define HLOI_MAX_TILED_RANK 80
+
+/* Number of tiles (0 for an untiled layout). */
+HLOI_API int hloi_shape_tile_count(const hloi_shape *s);
+/* The entries of tile `t` (0-based), -1 for the combine dimension `*`, into
+ * dims (room for HLOI_MAX_RANK); returns their count, -1 when there is no
+ * tile t. */
+HLOI_API int hloi_shape_tile(const hloi_shape *s, int t, int64_t *dims);
+/* The dimensions at `level` (0 <= level <= tile count) into dims (room for
+ * HLOI_MAX_TILED_RANK); returns their count, -1 when out of range. */
+HLOI_API int hloi_shape_tiled_dims(const hloi_shape *s, int level, int64_t *dims);
+/* The coordinates of buffer position `linear` at `level` into coords (room
+ * for HLOI_MAX_TILED_RANK); returns their count, -1 when out of range
+ * (tail padding has no coordinates). Padding positions have coordinates
+ * at or beyond the bounds of some level. */
+HLOI_API int hloi_shape_tiled_coords(const hloi_shape *s, int64_t linear, int level, int64_t *coords);
 
 /* --- Literals (array values) --------------------------------------------- */
 
@@ -146,16 +189,17 @@ HLOI_API void hloi_literal_array_free(hloi_literal **lits, size_t count);
 HLOI_API hloi_status hloi_literal_read_npy(hloi_literal **out, hloi_context *ctx,
 					   const char *path, const hloi_shape *expect);
 /* Writes a literal as `.npy`: the logical array (no padding), C order, or
- * Fortran order for a column-major rank-2+ result; bf16 as `<u2` bits. The
+ * Fortran order for an untiled column-major rank-2+ result; bf16 as `<u2` bits. The
  * data goes out straight from the literal's buffer (through a 1 MiB buffer
  * when its layout is not the file's order). */
 HLOI_API hloi_status hloi_literal_write_npy(const hloi_literal *lit, hloi_context *ctx,
 					    const char *path);
 
 /* Reads values from a file: a `.npy` file gives one literal (read as
- * hloi_literal_read_npy with `expect`); any other file, or "-" (standard
- * input), is literal text as hloi_literal_parse_list reads it. Free *out with
- * hloi_literal_array_free. */
+ * hloi_literal_read_npy with `expect`); any other file is literal text as
+ * hloi_literal_parse_list reads it. "-" is standard input, read whole, then
+ * taken as .npy when it starts with the .npy magic, else as literal text.
+ * Free *out with hloi_literal_array_free. */
 HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
 				       const char *path, const hloi_shape *expect);
 /* Writes a literal to `path`: `.npy` as hloi_literal_write_npy, anything else
@@ -188,6 +232,11 @@ HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The number of elements of a tuple literal (0 for an array). */
+HLOI_API size_t hloi_literal_tuple_size(const hloi_literal *lit);
+/* Element i of a tuple literal, or NULL when i is out of range or `lit` is
+ * an array. Borrowed: it lives as long as the tuple. */
+HLOI_API hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i);
 /* The literal's buffer (physical order, padding included) and its size in
  * bytes. Borrowed; NULL for tuples and elided ({...}) literals. */
 HLOI_API void *hloi_literal_data(hloi_literal *lit);
@@ -198,6 +247,25 @@ HLOI_API void hloi_literal_free(hloi_literal *lit);
 /* A deep copy of `lit` (same shape, layout and values). HLOI_ENOMEM on
  * allocation failure. */
 HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
+
+/* --- XLA's run_hlo_module literals ---------------------------------------- */
+
+/* Reads the arguments recorded in a RunHloModuleLiterals file (XLA's
+ * xla/tools/run_hlo_module.proto; run_hlo_module --output_literals_file
+ * writes one): binary, or protobuf text for a `.pbtxt`/`.txt` name or
+ * content that is not binary; those of its first iteration. A file holding
+ * a bare RunHloModuleIterationLiterals is read too (as run_hlo_module
+ * does). *out gets *count literals; free with hloi_literal_array_free.
+ * Errors: HLOI_EINVAL (cannot open), HLOI_EPARSE, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
+					    const char *path);
+/* Writes a RunHloModuleLiterals with one iteration: `args`, `result` and
+ * `reference_result` (may be NULL), as protobuf text when `path` ends in
+ * `.pbtxt`, else binary; like hloi_literal_save, a failed write leaves no
+ * partial file. Errors: HLOI_EINVAL, HLOI_EIO, HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args,
+					    size_t nargs, const hloi_literal *result,
+					    const hloi_literal *reference_result);
 
 /* --- Modules -------------------------------------------------------------- */
 
@@ -321,21 +389,42 @@ typedef enum hloi_engine {
 	HLOI_ENGINE_FAST
 } hloi_engine;
 
+/* The default bound on evaluated instructions per run (max_steps). */
+#define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
+
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
 	int threads;          /* 0: the machine's cores */
 	uint64_t max_memory;  /* bytes; 0: half of physical memory */
+	/* Since version 2. When not NULL, the run stops with HLOI_ESTOPPED
+	 * once *stop is nonzero: it is checked before every instruction is
+	 * evaluated, so a signal handler or a timer may set it (the worker
+	 * threads of the instruction under way finish and are joined first).
+	 * From a signal handler, write a `volatile sig_atomic_t` that is an
+	 * int (it is on glibc, musl and the BSDs); from another thread, store
+	 * atomically (the library loads it with a relaxed atomic load). */
+	const volatile int *stop;
+	/* Since version 2. The most instructions one run evaluates, those of
+	 * called computations (and, once there are loops, of every iteration)
+	 * included; beyond it the run stops with HLOI_ESTOPPED and an error
+	 * naming the instruction it stopped at. 0: HLOI_DEFAULT_MAX_STEPS;
+	 * UINT64_MAX: no limit. */
+	uint64_t max_steps;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 1
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0 }
+#define HLOI_RUN_OPTIONS_VERSION 2
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0 }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
  * converted). An input whose element type or dimensions differ from its
  * parameter is an HLOI_EINVAL error naming the parameter. The result is
  * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
- * (e.g. an elided constant), HLOI_ENOMEM (memory budget).
+ * (e.g. an elided constant), HLOI_ENOMEM (memory budget), HLOI_ESTOPPED
+ * (opts->stop was set, or opts->max_steps was reached; nothing is returned
+ * and every intermediate value is freed). An `opts` of version 1 (built
+ * against an older header) is read as version 1 and gets the defaults for
+ * the later fields.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result
@@ -399,14 +488,16 @@ HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *coun
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
 
-/* Compares two array literals of the same element type and dimensions
+/* Compares two literals of the same element type and dimensions
  * (their layouts may differ) element by element, as `hloi run --compare`
  * does: floats match when equal, both NaN, or within abs_tol or rel_tol of
  * `expected` (a mismatch needs both exceeded); integers and pred exactly.
  * *mismatches gets the number of differing elements; the first `max_report`
  * of them are described on `report` (may be NULL), one line each:
- * `index (1,2): expected 1.5, got 1.75`. HLOI_EINVAL (with a message in ctx)
- * when the types or dimensions differ or a literal is a tuple. */
+ * `index (1,2): expected 1.5, got 1.75`. Tuples are compared element by
+ * element, their report lines prefixed with the element's index (`{1,0}: `).
+ * HLOI_EINVAL (with a message in ctx) when the types, dimensions or tuple
+ * structures differ. */
 HLOI_API hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual,
 					  hloi_context *ctx, double abs_tol, double rel_tol,
 					  FILE *report, size_t max_report, size_t *mismatches);

@@ -8,6 +8,7 @@
 
 #include "check/check.h"
 #include "check/lower.h"
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "core/literal.h"
@@ -58,6 +59,17 @@ hloi_status hloi_shape_parse(hloi_shape **out, hloi_context *ctx, const char *na
 		st = HLOI_EINVAL;
 		goto fail;
 	}
+	/* an unbounded dynamic dimension (`?`) has no size to lay out */
+	for (int d = 0; shape_is_array(&o->s) && d < o->s.rank; d++) {
+		if (o->s.dims[d] < 0) {
+			diag_error_where(ctx, name,
+					 "dimension %d is dynamic ('?') and has no size; give a size (f32[4]) or a bound "
+					 "(f32[<=4], laid out at its bound)",
+					 d);
+			st = HLOI_EINVAL;
+			goto fail;
+		}
+	}
 	*out = &o->s;
 	return HLOI_OK;
 fail:
@@ -97,7 +109,7 @@ int hloi_shape_minor_to_major(const hloi_shape *s, int i)
 
 int64_t hloi_shape_stride(const hloi_shape *s, int d)
 {
-	if (d < 0 || d >= s->rank)
+	if (d < 0 || d >= s->rank || !index_is_strided(s))
 		return -1;
 	int64_t strides[HLOI_MAX_RANK];
 	index_strides(s, strides);
@@ -119,6 +131,68 @@ int64_t hloi_shape_buffer_elements(const hloi_shape *s)
 int64_t hloi_shape_element_bytes(const hloi_shape *s)
 {
 	return etype_byte_width(s->type);
+}
+
+int64_t hloi_shape_element_size_in_bits(const hloi_shape *s)
+{
+	return s && shape_is_array(s) && s->has_layout ? s->layout.element_size_in_bits : 0;
+}
+
+int64_t hloi_shape_element_bits(const hloi_shape *s)
+{
+	return shape_element_bits(s);
+}
+
+int64_t hloi_shape_byte_size(const hloi_shape *s)
+{
+	int64_t n;
+	return shape_is_tuple(s) || shape_byte_size(s, &n) ? -1 : n;
+}
+
+int64_t hloi_shape_memory_space(const hloi_shape *s)
+{
+	return s->layout.memory_space;
+}
+
+int64_t hloi_shape_tail_padding_alignment(const hloi_shape *s)
+{
+	return s->layout.tail_padding_alignment > 1 ? s->layout.tail_padding_alignment : 1;
+}
+
+int hloi_shape_tile_count(const hloi_shape *s)
+{
+	return shape_is_tuple(s) ? 0 : s->layout.ntiles;
+}
+
+int hloi_shape_tile(const hloi_shape *s, int t, int64_t *dims)
+{
+	if (shape_is_tuple(s) || t < 0 || t >= s->layout.ntiles)
+		return -1;
+	const tile *tl = &s->layout.tiles[t];
+	for (int i = 0; i < tl->n; i++)
+		dims[i] = tl->dims[i];
+	return tl->n;
+}
+
+int hloi_shape_tiled_dims(const hloi_shape *s, int level, int64_t *dims)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels)
+		return -1;
+	const int64_t *d;
+	int n = index_tiling_dims(&t, level, &d);
+	for (int i = 0; i < n; i++)
+		dims[i] = d[i];
+	return n;
+}
+
+int hloi_shape_tiled_coords(const hloi_shape *s, int64_t linear, int level, int64_t *coords)
+{
+	index_tiling t;
+	if (shape_is_tuple(s) || index_tiling_init(&t, s) || level < 0 || level > t.nlevels || linear < 0 ||
+	    linear >= t.elements)
+		return -1;
+	return index_tiling_coords(&t, linear, level, coords);
 }
 
 int hloi_shape_has_padding(const hloi_shape *s)
@@ -270,7 +344,21 @@ hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *
 	hloi_status st = file_read_all(&text, &len, ctx, path);
 	if (st != HLOI_OK)
 		return st;
-	st = hloi_literal_parse_list(out, count, ctx, path, text, len);
+	int is_stdin = strcmp(path, "-") == 0;
+	static const char npy_magic[6] = { (char)0x93, 'N', 'U', 'M', 'P', 'Y' };
+	if (is_stdin && len >= 6 && memcmp(text, npy_magic, 6) == 0) {
+		/* standard input has no name to go by: a .npy by its magic */
+		hloi_literal **arr = hloi_calloc(1, sizeof *arr);
+		st = arr ? npy_parse(&arr[0], ctx, "<stdin>", (const unsigned char *)text, len, expect) : HLOI_ENOMEM;
+		if (st == HLOI_OK) {
+			*out = arr;
+			*count = 1;
+		} else {
+			hloi_free(arr);
+		}
+	} else {
+		st = hloi_literal_parse_list(out, count, ctx, is_stdin ? "<stdin>" : path, text, len);
+	}
 	hloi_free(text);
 	return st;
 }
@@ -333,6 +421,16 @@ const hloi_shape *hloi_literal_shape(const hloi_literal *lit)
 	return &lit->shape;
 }
 
+size_t hloi_literal_tuple_size(const hloi_literal *lit)
+{
+	return shape_is_tuple(&lit->shape) ? lit->nelems : 0;
+}
+
+hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i)
+{
+	return shape_is_tuple(&lit->shape) && i < lit->nelems ? lit->elems[i] : NULL;
+}
+
 void *hloi_literal_data(hloi_literal *lit)
 {
 	return shape_is_tuple(&lit->shape) ? NULL : lit->data;
@@ -362,6 +460,53 @@ hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit)
 {
 	*out = NULL;
 	return literal_clone(out, lit);
+}
+
+/* --- run_hlo_module literals ------------------------------------------------- */
+
+/* Protobuf text rather than binary: the first bytes hold no control
+ * characters but white space, and the first word starts with a letter or
+ * `#` (binary messages start with a key byte, 0x0a or 0x12 here, and soon
+ * hold other control bytes). */
+static int looks_like_text_proto(const char *t, size_t len)
+{
+	size_t i = 0, n = len < 256 ? len : 256;
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)t[k];
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+			return 0;
+	}
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i < len && ((t[i] >= 'a' && t[i] <= 'z') || t[i] == '#');
+}
+
+hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx, const char *path)
+{
+	*out = NULL;
+	*count = 0;
+	char *data = NULL;
+	size_t len = 0;
+	hloi_status st = file_read_all(&data, &len, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	int text = has_suffix(path, ".pbtxt") || has_suffix(path, ".txt") || looks_like_text_proto(data, len);
+	st = proto_run_literals_read(out, count, ctx, path, (const unsigned char *)data, len, text);
+	hloi_free(data);
+	return st;
+}
+
+hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args, size_t nargs,
+				   const hloi_literal *result, const hloi_literal *reference_result)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+	hloi_status st = proto_run_literals_write(&data, &len, ctx, path, args, nargs, result, reference_result,
+						  has_suffix(path, ".pbtxt"));
+	if (st == HLOI_OK)
+		st = file_write_all(ctx, path, data, len);
+	hloi_free(data);
+	return st;
 }
 
 /* --- modules ---------------------------------------------------------------- */
@@ -537,6 +682,7 @@ hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char
 	case HLOI_FORMAT_HLO: {
 		if (module_text_refused(m, ctx, path))
 			return HLOI_ENOMEM;
+		proto_warn_text_drops(m, ctx, strcmp(path, "-") ? path : "<stdout>");
 		strbuf b = STRBUF_INIT;
 		text_print_module(&b, m);
 		if (b.oom) {
@@ -742,7 +888,7 @@ hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const 
 
 /* --- comparing results (hloi run --compare) -------------------------------- */
 
-/* A float element as double (f16 and bf16 widened exactly). */
+/* A float element as double (f16, bf16 and the f8/f4 types widened exactly). */
 static double element_as_double(etype t, const void *p)
 {
 	switch (t) {
@@ -762,6 +908,9 @@ static double element_as_double(etype t, const void *p)
 		return (double)f;
 	}
 	default: {
+		const f8_format *f8 = f8_format_of(t);
+		if (f8)
+			return f8_to_f64(f8, *(const uint8_t *)p);
 		double d;
 		memcpy(&d, p, 8);
 		return d;
@@ -773,6 +922,13 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 {
 	if (t == ET_PRED)
 		return (*(const uint8_t *)e != 0) == (*(const uint8_t *)a != 0);
+	if (etype_get_kind(t) == KIND_COMPLEX) {
+		/* each part as a float of the part type */
+		etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+		size_t w = (size_t)etype_byte_width(pt);
+		return elements_match(pt, e, a, abs_tol, rel_tol) &&
+		       elements_match(pt, (const char *)e + w, (const char *)a + w, abs_tol, rel_tol);
+	}
 	if (!etype_is_float(t))
 		return memcmp(e, a, (size_t)etype_byte_width(t)) == 0;
 	double x = element_as_double(t, e), y = element_as_double(t, a);
@@ -785,12 +941,24 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 	return !(err > abs_tol && rel > rel_tol);
 }
 
-hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
-				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
-				 size_t *mismatches)
+/* Compares arrays, or tuples element by element; `path` names the tuple
+ * element in report lines (`{1,0}: index (2): ...`). */
+static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+			       double abs_tol, double rel_tol, FILE *report, size_t max_report, size_t *bad,
+			       int64_t *path, int depth)
 {
-	*mismatches = 0;
 	const shape *es = &expected->shape, *as = &actual->shape;
+	if (shape_is_tuple(es) && shape_is_tuple(as) && es->ntuple == as->ntuple && depth < HLOI_MAX_RANK &&
+	    expected->nelems == (size_t)es->ntuple && actual->nelems == (size_t)as->ntuple) {
+		for (int i = 0; i < es->ntuple; i++) {
+			path[depth] = i;
+			hloi_status st = compare_rec(expected->elems[i], actual->elems[i], ctx, abs_tol, rel_tol, report,
+						     max_report, bad, path, depth + 1);
+			if (st != HLOI_OK)
+				return st;
+		}
+		return HLOI_OK;
+	}
 	if (!shape_is_array(es) || !shape_is_array(as) || !shape_compatible(es, as)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		shape_print(&a, es, 0);
@@ -804,13 +972,18 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 	if (shape_element_count(es, &n) || n == 0 || !expected->data || !actual->data)
 		return HLOI_OK;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
-	size_t bad = 0;
 	do {
 		const void *e = literal_element(expected, idx), *a = literal_element(actual, idx);
 		if (elements_match(es->type, e, a, abs_tol, rel_tol))
 			continue;
-		if (report && bad < max_report) {
+		if (report && *bad < max_report) {
 			strbuf b = STRBUF_INIT;
+			if (depth > 0) {
+				sb_putc(&b, '{');
+				for (int d = 0; d < depth; d++)
+					sb_printf(&b, "%s%lld", d ? "," : "", (long long)path[d]);
+				sb_puts(&b, "}: ");
+			}
 			sb_puts(&b, "index (");
 			for (int d = 0; d < es->rank; d++)
 				sb_printf(&b, "%s%lld", d ? "," : "", (long long)idx[d]);
@@ -821,8 +994,16 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 			fprintf(report, "%s\n", sb_str(&b));
 			sb_free(&b);
 		}
-		bad++;
+		(*bad)++;
 	} while (index_next(es->rank, es->dims, idx));
-	*mismatches = bad;
 	return HLOI_OK;
+}
+
+hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+				 double abs_tol, double rel_tol, FILE *report, size_t max_report,
+				 size_t *mismatches)
+{
+	int64_t path[HLOI_MAX_RANK];
+	*mismatches = 0;
+	return compare_rec(expected, actual, ctx, abs_tol, rel_tol, report, max_report, mismatches, path, 0);
 }

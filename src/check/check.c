@@ -242,14 +242,14 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 		ck_unsupported(c, at, "unsupported dynamic dimension in %s", ck_shape(a, s));
 		return 0;
 	}
-	if (s->has_layout && s->layout.ntiles > 0) {
-		ck_unsupported(c, at, "unsupported tiled layout");
-		return 0;
-	}
-	if (s->has_layout && s->layout.element_size_in_bits &&
-	    s->layout.element_size_in_bits != 8 * etype_byte_width(s->type)) {
-		ck_unsupported(c, at, "unsupported element size in bits E(%lld)",
-			       (long long)s->layout.element_size_in_bits);
+	/* tiles place elements, but each element is still addressed in whole
+	 * bytes: E(n) other than the storage width (packing) is not evaluated;
+	 * E(n) at a sub-byte type's own width is accepted (buffers hold one
+	 * element per byte, as XLA's literals do) */
+	if (s->has_layout && shape_element_bits(s) != 8 * etype_byte_width(s->type)) {
+		ck_unsupported(c, at, "unsupported element size in bits E(%lld) for %s (elements are stored in %d bits)",
+			       (long long)s->layout.element_size_in_bits, etype_name(s->type),
+			       8 * etype_byte_width(s->type));
 		return 0;
 	}
 	return 1;

@@ -10,6 +10,7 @@
 #include "hloi.h"
 #include "ir/ir.h"
 #include "util/diag.h"
+#include "util/strbuf.h"
 
 /* Large enough for any shape printed without layout (16 dims of 20 digits). */
 #define CK_SHAPE_TEXT 512
@@ -68,6 +69,17 @@ cmp_type ck_default_cmp_type(etype t);
  * root and parameters are usable. `at` locates a recursion error. */
 int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at);
 int ck_check_computation(checker *c, computation *comp);
+
+/* XLA's VerifyReducerShape for reducer f of n inputs (their element types)
+ * and init values; reports at to_apply= and returns nonzero on an error. */
+int ck_verify_reducer(checker *c, const instr *in, const computation *f, const shape *const *inits,
+		      const etype *input_types, int n);
+/* XLA's InferWindowOutputShape: the dims of window w over `base` into out;
+ * reports and returns nonzero when the window does not fit. */
+int ck_window_output(checker *c, const instr *in, const window *w, const shape *base, int64_t *out);
+/* A computation's signature as XLA prints a ProgramShape:
+ * `(p: f32[], q: f32[]) -> f32[]`, appended to b. */
+void ck_program_shape(strbuf *b, const computation *comp);
 
 /* The shape rules named by ir/opcodes.def's `infer` column: each infers
  * the result of `in` from its operands and attributes into *inf (element

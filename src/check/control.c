@@ -1,5 +1,6 @@
 /* Shape rules of tuples and of the ops that call computations (XLA's
- * shape_inference.cc): tuple, get-tuple-element, call, fusion. */
+ * shape_inference.cc): tuple, get-tuple-element, call, fusion, while,
+ * conditional. */
 #include <string.h>
 
 #include "check/check_internal.h"
@@ -106,3 +107,208 @@ int infer_call(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+
+void ck_program_shape(strbuf *b, const computation *comp)
+{
+	sb_putc(b, '(');
+	for (int i = 0; i < comp->nparams; i++) {
+		const instr *p = comp->params[i];
+		sb_printf(b, "%s%s: ", i ? ", " : "", p && p->name ? p->name : "(unknown)");
+		if (p)
+			shape_print(b, &p->result, 0);
+	}
+	sb_puts(b, ") -> ");
+	if (comp->root)
+		shape_print(b, &comp->root->result, 0);
+}
+
+/* The computation of attribute id (a single one), checked; NULL (reported)
+ * when the attribute is missing or the computation unusable. */
+static computation *called(checker *c, instr *in, attr_id id)
+{
+	const attr *a = instr_attr(in, id);
+	if (!a) {
+		ck_error(c, in->op_at, "attribute %s is expected but not seen", attr_name(id));
+		return NULL;
+	}
+	computation *comp = instr_called(in, id, 0);
+	if (!comp || ck_ensure_checked(c, in, comp, ck_attr_loc(c, a->vat, attr_name(id))))
+		return NULL;
+	return comp;
+}
+
+/* An array inferred shape takes the written layout in the driver; a tuple's
+ * elements need it here (the driver keeps an inferred tuple's layouts). */
+static int with_written_layouts(checker *c, const instr *in, shape *inf)
+{
+	if (!shape_is_tuple(inf) || !in->has_shape || !shape_is_tuple(&in->shape) ||
+	    in->shape.ntuple != inf->ntuple || inf->ntuple == 0)
+		return 0;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < inf->ntuple; i++) {
+		el[i] = inf->tuple[i];
+		const shape *w = &in->shape.tuple[i];
+		if (!shape_is_tuple(w) && !shape_is_tuple(&el[i]) && w->has_layout && w->rank == el[i].rank)
+			el[i].layout = w->layout;
+		else if (shape_is_tuple(w) && shape_is_tuple(&el[i]) && !shape_compatible(w, &el[i]))
+			return 0;
+	}
+	inf->tuple = el;
+	return 0;
+}
+
+/* while(init), condition=c, body=b: the state goes through b while c says
+ * so; c: (S) -> pred[], b: (S) -> S, result S. */
+int infer_while(checker *c, instr *in, shape *inf)
+{
+	computation *cond = called(c, in, ATTR_CONDITION);
+	if (!cond)
+		return 1;
+	computation *body = called(c, in, ATTR_BODY);
+	if (!body)
+		return 1;
+	const shape *init = &in->ops[0].def->result;
+	if (cond->nparams != 1) {
+		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must take 1 arguments; got %d.", cond->nparams);
+		return 1;
+	}
+	if (body->nparams != 1) {
+		ck_error(c, instr_attr_loc(in, ATTR_BODY), "Body must take 1 arguments; got %d.", body->nparams);
+		return 1;
+	}
+	strbuf m = STRBUF_INIT;
+	sb_puts(&m, "Condition: ");
+	ck_program_shape(&m, cond);
+	sb_puts(&m, "; body: ");
+	ck_program_shape(&m, body);
+	sb_puts(&m, "; init: ");
+	shape_print(&m, init, 0);
+	sb_putc(&m, '.');
+	if (m.oom) {
+		c->oom = 1;
+		sb_free(&m);
+		return 1;
+	}
+	const shape *cr = &cond->root->result, *br = &body->root->result;
+	int err = 1;
+	if (shape_is_tuple(cr) || cr->type != ET_PRED || cr->rank != 0) {
+		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must return a boolean; got %s.", sb_str(&m));
+	} else if (!shape_compatible(br, &cond->params[0]->result) || !shape_compatible(br, &body->params[0]->result) ||
+		   !shape_compatible(br, init)) {
+		ck_error(c, in->op_at,
+			 "The parameter of condition and body, the result of the body, and init must all have the same shape; got %s.",
+			 sb_str(&m));
+	} else {
+		err = 0;
+	}
+	sb_free(&m);
+	if (err)
+		return 1;
+	*inf = *init;
+	c->keep_layout = 1;
+	return with_written_layouts(c, in, inf);
+}
+
+/* conditional(index, operands...): a pred index with true_computation= and
+ * false_computation=, or an s32 index with branch_computations={...}; the
+ * branch the index selects runs on its operand (an s32 index out of range
+ * selects the last branch). */
+int infer_conditional(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	if (in->nops == 0) {
+		ck_error(c, in->op_at, "conditional requires at least one operand");
+		return 1;
+	}
+	const shape *index = &in->ops[0].def->result;
+	int is_pred = !shape_is_tuple(index) && index->rank == 0 && index->type == ET_PRED;
+	int is_s32 = !shape_is_tuple(index) && index->rank == 0 && index->type == ET_S32;
+	if (!is_pred && !is_s32) {
+		ck_error(c, in->ops[0].at, "branch_index must be bool or int32_t; got %s.", ck_shape(a, index));
+		return 1;
+	}
+	int nb;
+	computation *pair[2];
+	computation **branches;
+	if (is_pred) {
+		const attr *bc = instr_attr(in, ATTR_BRANCH_COMPUTATIONS);
+		if (bc) {
+			ck_error(c, ck_attr_loc(c, bc->vat, "branch_computations"),
+				 "a conditional with a pred branch index takes true_computation and false_computation, not branch_computations");
+			return 1;
+		}
+		if (!(pair[0] = called(c, in, ATTR_TRUE_COMPUTATION)) || !(pair[1] = called(c, in, ATTR_FALSE_COMPUTATION)))
+			return 1;
+		nb = 2;
+		branches = pair;
+	} else {
+		const attr *bc = instr_attr(in, ATTR_BRANCH_COMPUTATIONS);
+		attr_id other = instr_attr(in, ATTR_TRUE_COMPUTATION) ? ATTR_TRUE_COMPUTATION
+				: instr_attr(in, ATTR_FALSE_COMPUTATION) ? ATTR_FALSE_COMPUTATION : ATTR_COUNT;
+		if (other != ATTR_COUNT) {
+			ck_error(c, instr_attr_loc(in, other),
+				 "a conditional with an s32 branch index takes branch_computations, not %s", attr_name(other));
+			return 1;
+		}
+		if (!bc) {
+			ck_error(c, in->op_at, "attribute branch_computations is expected but not seen");
+			return 1;
+		}
+		nb = bc->u.words.n;
+		if (nb == 0) {
+			ck_error(c, ck_attr_loc(c, bc->vat, "branch_computations"),
+				 "branch_computations must name at least one computation");
+			return 1;
+		}
+		branches = arena_array(&c->m->arena, (size_t)nb, sizeof *branches);
+		if (!branches) {
+			c->oom = 1;
+			return 1;
+		}
+		for (int j = 0; j < nb; j++) {
+			branches[j] = instr_called(in, ATTR_BRANCH_COMPUTATIONS, j);
+			if (!branches[j] || ck_ensure_checked(c, in, branches[j], bc->u.words.at[j]))
+				return 1;
+		}
+	}
+	if (in->nops != nb + 1) {
+		ck_error(c, in->op_at,
+			 "conditional has %d branch computation%s and so expects %d operands (the branch index and one per branch), but has %d operand%s",
+			 nb, nb == 1 ? "" : "s", nb + 1, in->nops, in->nops == 1 ? "" : "s");
+		return 1;
+	}
+	for (int j = 0; j < nb; j++) {
+		const computation *b = branches[j];
+		if (b->nparams != 1) {
+			ck_error(c, in->op_at, "branch computation %d must take 1 argument; got %d.", j, b->nparams);
+			return 1;
+		}
+		const shape *op = &in->ops[1 + j].def->result;
+		if (!shape_compatible(&b->params[0]->result, op)) {
+			strbuf m = STRBUF_INIT;
+			ck_program_shape(&m, b);
+			if (m.oom)
+				c->oom = 1;
+			else
+				ck_error(c, in->ops[1 + j].at,
+					 "branch operand %d must match the shape of the only parameter of branch computation %d: got operand: %s; computation: %s.",
+					 j, j, ck_shape(a, op), sb_str(&m));
+			sb_free(&m);
+			return 1;
+		}
+		if (!shape_compatible(&branches[0]->root->result, &b->root->result)) {
+			char r0[CK_SHAPE_TEXT];
+			ck_error(c, in->op_at,
+				 "the result of branch 0 computation and branch %d computation must have the same shape: got branch 0 computation result: %s; branch %d computation result: %s.",
+				 j, ck_shape(r0, &branches[0]->root->result), j, ck_shape(a, &b->root->result));
+			return 1;
+		}
+	}
+	*inf = branches[0]->root->result;
+	c->keep_layout = 1;
+	return with_written_layouts(c, in, inf);
+}

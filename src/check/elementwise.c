@@ -49,8 +49,18 @@ static int type_gate(checker *c, const instr *in, etype t)
 		}
 		break;
 	case OP_ATAN2:
-		if (k != KIND_FLOAT) {
+		if (k != KIND_FLOAT && k != KIND_COMPLEX) {
 			ck_error(c, in->op_at, "Expected floating-point type for operation atan2; got %s.", tn);
+			return 1;
+		}
+		break;
+	case OP_MAXIMUM:
+	case OP_MINIMUM:
+	case OP_REMAINDER:
+		/* shape inference lets complex through; XLA's evaluator refuses */
+		if (k == KIND_COMPLEX) {
+			ck_error(c, in->op_at, "Unsupported type for %s: %s", opcode_name(in->op),
+				 t == ET_C64 ? "C64" : "C128");
 			return 1;
 		}
 		break;
@@ -74,14 +84,25 @@ static int compare_attrs(checker *c, const instr *in, const shape *lhs)
 {
 	int err = 0;
 	char a[CK_SHAPE_TEXT];
-	if (instr_direction(in) == CMP_NONE) {
+	cmp_direction dir = instr_direction(in);
+	if (dir == CMP_NONE) {
 		ck_error(c, in->op_at, "attribute direction is expected but not seen");
+		err = 1;
+	}
+	if (etype_get_kind(lhs->type) == KIND_COMPLEX && dir != CMP_NONE && dir != CMP_EQ && dir != CMP_NE) {
+		ck_error(c, instr_attr_loc(in, ATTR_DIRECTION),
+			 "Complex types only support EQ and NE comparisons; got %s for %s.", cmp_direction_name(dir),
+			 ck_shape(a, lhs));
 		err = 1;
 	}
 	cmp_type t = instr_comparison_type(in);
 	if (t != CMPT_NONE) {
 		cmp_type def = ck_default_cmp_type(lhs->type);
-		if (def == CMPT_FLOAT && t != CMPT_FLOAT && t != CMPT_TOTALORDER) {
+		if (etype_get_kind(lhs->type) == KIND_COMPLEX && t != CMPT_FLOAT) {
+			ck_error(c, instr_attr_loc(in, ATTR_TYPE), "Expected comparison type FLOAT; actual: %s, operand: %s.",
+				 cmp_type_name(t), ck_shape(a, lhs));
+			err = 1;
+		} else if (def == CMPT_FLOAT && t != CMPT_FLOAT && t != CMPT_TOTALORDER) {
 			ck_error(c, instr_attr_loc(in, ATTR_TYPE),
 				 "Expected comparison type FLOAT or TOTALORDER; actual: %s, operand: %s.",
 				 cmp_type_name(t), ck_shape(a, lhs));
@@ -152,6 +173,21 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 			return 1;
 		t = in->shape.type;
 	}
+	int cfrom = etype_get_kind(op->type) == KIND_COMPLEX, cto = etype_get_kind(t) == KIND_COMPLEX;
+	if ((in->op == OP_CONVERT && cfrom && !cto) || (in->op == OP_BITCAST_CONVERT && cfrom != cto)) {
+		char up[16];
+		const char *tn = etype_name(t);
+		size_t i = 0;
+		for (; tn && tn[i] && i + 1 < sizeof up; i++)
+			up[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
+		up[i] = '\0';
+		if (in->op == OP_CONVERT)
+			ck_error(c, in->op_at, "Conversion from complex to real type %s => %s is not implemented.",
+				 ck_shape(a, op), up);
+		else
+			ck_error(c, in->op_at, "Conversion between complex and real type %s => %s.", ck_shape(a, op), up);
+		return 1;
+	}
 	if (in->op == OP_BITCAST_CONVERT) {
 		if ((t == ET_PRED) != (op->type == ET_PRED)) {
 			ck_error(c, in->op_at, "bitcast-convert from or to pred is not allowed: %s to %s",
@@ -159,11 +195,17 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
-		if (wo != wr) {
+		if (etype_bit_width(op->type) != etype_bit_width(t)) {
 			shape r = in->shape;
-			ck_unsupported(c, in->op_at,
-				       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
-				       ck_shape(a, op), wo, ck_shape(b, &r), wr);
+			if (etype_bit_width(op->type) < 8 || etype_bit_width(t) < 8)
+				ck_unsupported(c, in->op_at,
+					       "unsupported bitcast-convert between element types of different widths: %s (%d bits) to %s (%d bits)",
+					       ck_shape(a, op), etype_bit_width(op->type), ck_shape(b, &r),
+					       etype_bit_width(t));
+			else
+				ck_unsupported(c, in->op_at,
+					       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
+					       ck_shape(a, op), wo, ck_shape(b, &r), wr);
 			return 1;
 		}
 	}

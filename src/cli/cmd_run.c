@@ -6,24 +6,38 @@
 
 #include "cli.h"
 #include "inputs.h"
+#include "output.h"
 #include "program.h"
+#include "stop.h"
 
 static const char help[] =
 	"usage: hloi run PROGRAM [options]\n"
 	"\n"
-	"Evaluates PROGRAM (.hlo text; - reads standard input) and prints the\n"
-	"result as XLA's Literal::ToString() does.\n"
+	"Evaluates PROGRAM and prints the result as XLA's Literal::ToString() does.\n"
+	"PROGRAM is HLO text (.hlo), or one of XLA's protos, binary (.pb) or text\n"
+	"(.pbtxt): an HloModuleProto, an HloProto, or an HloSnapshot, whose recorded\n"
+	"arguments are the inputs unless others are given; - reads standard input.\n"
 	"\n"
 	"Inputs, one per parameter in order:\n"
 	"  --input FILE            a .npy file or a file holding one literal, e.g.\n"
-	"                          `f32[2,3] {{1,2,3},{4,5,6}}` (repeat per parameter)\n"
+	"                          `f32[2,3] {{1,2,3},{4,5,6}}` (repeat per parameter;\n"
+	"                          - reads standard input, .npy or text)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
 	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42)\n"
+	"  --input_literals_file FILE\n"
+	"                          the arguments of XLA's RunHloModuleLiterals proto\n"
+	"                          (binary or text; its first iteration)\n"
 	"Output:\n"
 	"  --output FILE           write the result to FILE (.npy, else literal text)\n"
-	"                          instead of printing it\n"
+	"                          instead of printing it; a tuple as .npy becomes one\n"
+	"                          file per element: r.0.npy, r.1.npy, r.1.0.npy, ...\n"
 	"  --print                 print the result even with --output\n"
 	"  --print-inputs          print every input before the result\n"
+	"  --print_literals        the same (run_hlo_module's spelling)\n"
+	"  --output_literals_file FILE\n"
+	"                          write the arguments and the result (with --compare\n"
+	"                          also the reference engine's) as XLA's\n"
+	"                          RunHloModuleLiterals proto (.pbtxt: text, else binary)\n"
 	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
@@ -35,9 +49,17 @@ static const char help[] =
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
 	"                          (default: half of physical memory)\n"
-	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --max-steps N           evaluate at most N instructions, calls included\n"
+	"                          (default 10000000); exit 4 beyond\n"
+	"  --timeout SECONDS       stop a run that takes longer; exit 4\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension, else by\n"
+	"                          content)\n"
+	"  --input_format FORMAT   the same (run_hlo_module's spelling)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
+	"\n"
+	"SIGINT and SIGTERM stop a run between instructions (exit 130 and 143); no\n"
+	"partial output file is left behind.\n"
 	"\n"
 	"Example:\n"
 	"  hloi run testdata/sources/matrix_plus_vector.hlo \\\n"
@@ -51,6 +73,10 @@ enum {
 	OPT_PRINT,
 	OPT_PRINT_INPUTS,
 	OPT_COMPARE,
+	OPT_TIMEOUT,
+	OPT_MAX_STEPS,
+	OPT_LITERALS_IN,
+	OPT_LITERALS_OUT,
 	OPT_DUMP_PLAN
 };
 
@@ -61,6 +87,12 @@ static const struct option options[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "print", no_argument, NULL, OPT_PRINT },
 	{ "print-inputs", no_argument, NULL, OPT_PRINT_INPUTS },
+	{ "print_literals", no_argument, NULL, OPT_PRINT_INPUTS },
+	{ "input_literals_file", required_argument, NULL, OPT_LITERALS_IN },
+	{ "output_literals_file", required_argument, NULL, OPT_LITERALS_OUT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
+	{ "input_format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
@@ -81,6 +113,8 @@ typedef struct run_args {
 	int print;
 	int print_inputs;
 	int compare;
+	double timeout;
+	const char *literals_out;
 	int dump_plan;
 	program_opts prog;
 	hloi_run_options run;
@@ -113,6 +147,26 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		case OPT_COMPARE:
 			a->compare = 1;
+			break;
+		case OPT_TIMEOUT:
+			if (cli_parse_seconds(optarg, &a->timeout))
+				return cli_usage_error(io, "run", "invalid --timeout '%s' (seconds, more than 0)", optarg);
+			break;
+		case OPT_MAX_STEPS: {
+			int64_t n;
+			if (cli_parse_int(optarg, &n) || n < 1)
+				return cli_usage_error(io, "run", "invalid --max-steps '%s' (1 or more)", optarg);
+			a->run.max_steps = (uint64_t)n;
+			break;
+		}
+		case OPT_LITERALS_IN: {
+			int rc = input_args_option(&a->in, 'L', optarg, io, "run");
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_LITERALS_OUT:
+			a->literals_out = optarg;
 			break;
 		case OPT_DUMP_PLAN:
 			a->dump_plan = 1;
@@ -149,7 +203,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
  * fast one) and reports the elements that differ (SPEC §7). Returns
  * EXIT_OK, EXIT_MISMATCH or the exit code of a failure. */
 static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t ninputs,
-			   const hloi_run_options *run, hloi_literal *result, cli_io *io)
+			   const hloi_run_options *run, hloi_literal *result, cli_io *io, hloi_literal **keep_ref)
 {
 	hloi_run_options other = *run;
 	hloi_literal *ref = NULL;
@@ -173,6 +227,11 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 			"and the fast engine%s\n",
 			bad, (long long)n, bad > 10 ? " (first 10 shown)" : "");
 		rc = EXIT_MISMATCH;
+	}
+	if (keep_ref) {
+		*keep_ref = fast_first ? ref : NULL;
+		if (fast_first)
+			ref = NULL;
 	}
 	hloi_literal_free(ref);
 	return rc;
@@ -198,6 +257,31 @@ static int printable(const hloi_literal *lit, const char *what, const char *hint
 	return 0;
 }
 
+/* Copies of the inputs, for --output_literals_file (an in-place run
+ * consumes its aliased input). */
+static int copy_inputs(hloi_literal ***out, hloi_literal **inputs, size_t n)
+{
+	hloi_literal **c = calloc(n ? n : 1, sizeof *c);
+	if (!c)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (hloi_literal_clone(&c[i], inputs[i]) != HLOI_OK) {
+			inputs_free(c, n);
+			return -1;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+/* The exit code when a signal or the timeout has asked to stop (it is
+ * printed), else `rc`. */
+static int stopped(cli_io *io, int rc)
+{
+	int s = cli_stop_check(io, "run");
+	return s ? s : rc;
+}
+
 int cmd_run(int argc, char **argv, cli_io *io)
 {
 	run_args a;
@@ -212,20 +296,22 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	}
 	hloi_context *ctx = NULL;
 	hloi_module *m = NULL;
-	hloi_literal **inputs = NULL, *result = NULL;
+	hloi_literal **inputs = NULL, *result = NULL, *ref = NULL, **saved_inputs = NULL;
 	size_t ninputs = 0;
 	int mismatch = 0;
 	hloi_literal *spare = NULL, *saved = NULL;
+	cli_stop_install(a.timeout);
+	a.run.stop = cli_stop_pointer();
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
-	if (rc)
+	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
-	if (rc)
+	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
 	if (a.dump_plan) {
 		hloi_status ps = hloi_module_plan_print(m, ctx, &a.run, io->out);
@@ -251,6 +337,11 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			fputc('\n', io->out);
 		}
 	}
+	if (a.literals_out && copy_inputs(&saved_inputs, inputs, ninputs)) {
+		fputs("hloi run: out of memory copying the inputs for --output_literals_file\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
 	/* An in-place module consumes its aliased input; --compare's second
 	 * run gets a copy taken before the first. */
 	int aliased = hloi_module_aliased_input(m);
@@ -261,6 +352,12 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		goto cleanup;
 	}
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
+	if (st == HLOI_ESTOPPED && cli_stop_flag) {
+		/* the library says where it stopped; the command says why */
+		hloi_context_clear(ctx);
+		rc = stopped(io, EXIT_RUNTIME);
+		goto cleanup;
+	}
 	cli_print_diagnostics(io, ctx);
 	if (st != HLOI_OK) {
 		rc = cli_exit_code(st);
@@ -271,7 +368,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			saved = inputs[aliased];
 			inputs[aliased] = spare;
 		}
-		rc = compare_engines(m, ctx, inputs, ninputs, &a.run, result, io);
+		rc = compare_engines(m, ctx, inputs, ninputs, &a.run, result, io, a.literals_out ? &ref : NULL);
 		if (spare) {
 			inputs[aliased] = saved;
 			hloi_literal_free(spare);
@@ -283,8 +380,17 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			goto cleanup;
 		rc = EXIT_OK;
 	}
+	if ((rc = stopped(io, EXIT_OK)) != 0)
+		goto cleanup;
 	if (a.output) {
-		st = hloi_literal_save(result, ctx, a.output);
+		rc = output_write(result, a.output, ctx, io, "run");
+		if (rc)
+			goto cleanup;
+	}
+	if (a.literals_out) {
+		cli_stop_defer();
+		st = hloi_run_literals_save(ctx, a.literals_out, saved_inputs, ninputs, result, ref);
+		cli_stop_undefer();
 		cli_print_diagnostics(io, ctx);
 		if (st != HLOI_OK) {
 			rc = cli_exit_code(st);
@@ -312,10 +418,17 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	}
 	if (rc == EXIT_OK && mismatch)
 		rc = EXIT_MISMATCH;
+	/* a signal that came while the result was written: the files are
+	 * complete, but the run still reports it */
+	if (rc == EXIT_OK && cli_stop_flag && cli_stop_flag != SIGALRM)
+		rc = stopped(io, rc);
 cleanup:
+	cli_stop_remove();
 	hloi_literal_free(spare);
 	hloi_literal_free(result);
+	hloi_literal_free(ref);
 	inputs_free(inputs, ninputs);
+	inputs_free(saved_inputs, ninputs);
 	hloi_module_free(m);
 	hloi_context_free(ctx);
 	input_args_release(&a.in);

@@ -1,75 +1,168 @@
 /* hloi test: the golden-file runner (SPEC §8). Every NAME.hlo (and NAME.shape
- * for `hloi layout`) below the given paths is run in-process; what it prints
- * (diagnostics, then standard output) must equal NAME.golden. */
-#define _DEFAULT_SOURCE /* DT_* for readdir */
+ * for `hloi layout`) below the given paths is run in a process of its own,
+ * up to -j at a time, each under a time limit; what it prints (diagnostics,
+ * then standard output) must equal NAME.golden. Results are reported in the
+ * cases' sorted order whatever order they finish in. */
+#define _DEFAULT_SOURCE /* DT_* for readdir, gethostname */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "stop.h"
+#include "test_case.h"
 
 static const char help[] =
-	"usage: hloi test PATH... [--update]\n"
+	"usage: hloi test PATH... [options]\n"
 	"\n"
 	"Runs every golden case below each PATH (a directory or a case file):\n"
 	"  NAME.hlo    `hloi run NAME.hlo`, with `--inputs NAME.inputs` when that\n"
 	"              file exists (also NAME.pb and NAME.pbtxt)\n"
 	"  NAME.shape  `hloi layout SHAPE`, SHAPE being the file's text\n"
-	"A first line `// hloi-flags: FLAGS` adds flags; `// hloi-command: check`\n"
-	"(or fmt) runs that command instead of run (`# hloi-...` in a .pbtxt).\n"
 	"The expected output, NAME.golden, is the diagnostics (file base names,\n"
 	"no colour) followed by the standard output. Prints a unified diff for\n"
 	"every failing case and a final line `N passed, M failed`; exit code 1 if\n"
 	"any case failed.\n"
 	"\n"
+	"Directives, on the first lines of a case (`# ` instead of `// ` in a\n"
+	".pbtxt); no others are accepted:\n"
+	"  // hloi-command: COMMAND   run COMMAND instead of run: check, fmt,\n"
+	"                             lower or dot\n"
+	"  // hloi-flags: FLAGS       add FLAGS, from: --strict --compare --print\n"
+	"                             --print-inputs --print_literals\n"
+	"                             --broadcast-mode --engine --threads\n"
+	"                             --max-memory --max-steps --format\n"
+	"                             --input_format --index --linear\n"
+	"                             --random-inputs[=SEED], input files relative\n"
+	"                             to the case's directory (--input --inputs\n"
+	"                             --input_literals_file) and outputs as plain\n"
+	"                             names in a scratch directory of the case's own\n"
+	"                             (--output --output_literals_file)\n"
+	"A case that cannot be run as written (another directive, command or\n"
+	"flag), that times out, or that sits where the runner cannot reach it (a\n"
+	"directory more than 32 deep, a symbolic link loop) is a failure. A case\n"
+	"reached twice (links, overlapping PATHs) runs once.\n"
+	"\n"
 	"Options:\n"
-	"  --update     rewrite the golden files of failing cases (and say which)\n"
-	"  -h, --help   show this help\n"
+	"  -j, --jobs N       run N cases at a time (default: the machine's cores);\n"
+	"                     the output is the same for every N\n"
+	"  --shard K/N        run only the K-th of N shards (1 <= K <= N): case i of\n"
+	"                     the sorted list belongs to shard (i mod N) + 1, so\n"
+	"                     the N shards split the suite exactly\n"
+	"  --junit FILE       also write a JUnit XML report (one testcase per case;\n"
+	"                     a failure's text is its diff)\n"
+	"  --timeout SECONDS  a case running longer fails (default 300)\n"
+	"  --list             print the cases that would run, one a line, and exit\n"
+	"  --quiet            no progress line (it is shown only on a terminal)\n"
+	"  --outputs DIR      keep what cases write with --output in DIR/NAME (NAME:\n"
+	"                     the case's file name without its extension) instead\n"
+	"                     of a temporary directory removed after the case\n"
+	"  --update           rewrite the golden files of failing cases (and say which)\n"
+	"  -h, --help         show this help\n"
 	"\n"
 	"Example:\n"
-	"  hloi test testdata\n";
+	"  hloi test testdata\n"
+	"  hloi test -j 8 --shard 2/4 --junit report.xml testdata\n";
 
-enum { OPT_UPDATE = 256 };
+enum { OPT_UPDATE = 256, OPT_SHARD, OPT_JUNIT, OPT_TIMEOUT, OPT_LIST, OPT_QUIET, OPT_OUTPUTS };
 
 static const struct option options[] = {
 	{ "update", no_argument, NULL, OPT_UPDATE },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "shard", required_argument, NULL, OPT_SHARD },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "outputs", required_argument, NULL, OPT_OUTPUTS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-typedef struct str_list {
-	char **v;
-	size_t n, cap;
-} str_list;
+/* The directory depth below a PATH beyond which cases are not reached. */
+#define TEST_MAX_DEPTH 32
 
-static int list_push(str_list *l, char *s)
+/* One case and, once it ran, its outcome. */
+typedef struct tcase {
+	char *path;
+	dev_t dev;       /* the case's directory */
+	ino_t ino;
+	const char *base; /* its file name (in path) */
+	char *problem;   /* not runnable: why (a failure) */
+	char *output;    /* what it printed */
+	int done;
+	int passed;
+	int timed_out;
+	double seconds;
+	char *report;    /* what the runner prints for it (FAIL line and diff) */
+} tcase;
+
+typedef struct case_list {
+	tcase *v;
+	size_t n, cap;
+} case_list;
+
+static char *dup_str(const char *s)
 {
-	if (!s)
-		return -1;
+	char *d = malloc(strlen(s) + 1);
+	if (d)
+		strcpy(d, s);
+	return d;
+}
+
+/* Adds a case; `st` is its directory's (what tells two paths to one case
+ * apart from two cases), NULL for an unreachable entry. */
+static int add_case(case_list *l, const char *path, const struct stat *st, const char *problem)
+{
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		char **v = realloc(l->v, cap * sizeof *v);
-		if (!v) {
-			free(s);
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		tcase *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
 			return -1;
-		}
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = s;
+	tcase *c = &l->v[l->n];
+	memset(c, 0, sizeof *c);
+	c->path = dup_str(path);
+	if (st) {
+		c->dev = st->st_dev;
+		c->ino = st->st_ino;
+	}
+	if (c->path) {
+		const char *slash = strrchr(c->path, '/');
+		c->base = slash ? slash + 1 : c->path;
+	}
+	if (problem)
+		c->problem = dup_str(problem);
+	if (!c->path || (problem && !c->problem)) {
+		free(c->path);
+		free(c->problem);
+		return -1;
+	}
+	l->n++;
 	return 0;
 }
 
-static void list_free(str_list *l)
+static void cases_free(case_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].problem);
+		free(l->v[i].output);
+		free(l->v[i].report);
+	}
 	free(l->v);
-	l->v = NULL;
-	l->n = l->cap = 0;
+	memset(l, 0, sizeof *l);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -93,8 +186,135 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-/* Collects case files below `path` (depth-limited against symlink loops). */
-static int collect(str_list *cases, const char *path, int depth, cli_io *io)
+/* The directories being walked, outermost first (to tell loops), and
+ * every directory walked so far (each is walked once). */
+typedef struct walk {
+	dev_t dev[TEST_MAX_DEPTH + 2];
+	ino_t ino[TEST_MAX_DEPTH + 2];
+	const char *path[TEST_MAX_DEPTH + 2];
+	int depth;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} *seen;
+	size_t nseen, capseen;
+} walk;
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of a directory but . and hidden ones, sorted (so that what
+ * is reached first, and so reported, does not depend on readdir's order). */
+static char **sorted_entries(DIR *d, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **nv = realloc(v, cap * sizeof *nv);
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[*n] = dup_str(e->d_name)))
+			goto oom;
+		(*n)++;
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof *v, cmp_name);
+	if (!v)
+		v = calloc(1, sizeof *v);
+	return v;
+oom:
+	for (size_t i = 0; i < *n; i++)
+		free(v[i]);
+	free(v);
+	return NULL;
+}
+
+/* Collects the case files below directory `path`; an unreachable directory
+ * (too deep, a loop) becomes a failing entry; a directory already walked
+ * (through a link or another PATH) is not walked again. Returns -1 when
+ * out of memory or a directory cannot be read. */
+static int collect_dir(case_list *cases, const char *path, const struct stat *st, walk *w, cli_io *io)
+{
+	for (int k = 0; k < w->depth; k++) {
+		if (w->dev[k] == st->st_dev && w->ino[k] == st->st_ino) {
+			char msg[600];
+			snprintf(msg, sizeof msg, "not reached: a symbolic link loop (back to %.500s)", w->path[k]);
+			return add_case(cases, path, NULL, msg);
+		}
+	}
+	for (size_t k = 0; k < w->nseen; k++)
+		if (w->seen[k].dev == st->st_dev && w->seen[k].ino == st->st_ino)
+			return 0;
+	if (w->depth > TEST_MAX_DEPTH) {
+		char msg[120];
+		snprintf(msg, sizeof msg, "not reached: more than %d directories deep", TEST_MAX_DEPTH);
+		return add_case(cases, path, NULL, msg);
+	}
+	if (w->nseen == w->capseen) {
+		size_t cap = w->capseen ? w->capseen * 2 : 64;
+		void *ns = realloc(w->seen, cap * sizeof *w->seen);
+		if (!ns)
+			return -1;
+		w->seen = ns;
+		w->capseen = cap;
+	}
+	w->seen[w->nseen].dev = st->st_dev;
+	w->seen[w->nseen].ino = st->st_ino;
+	w->nseen++;
+	DIR *d = opendir(path);
+	if (!d) {
+		fprintf(io->err, "hloi test: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	size_t n = 0;
+	char **names = sorted_entries(d, &n);
+	closedir(d);
+	if (!names)
+		return -1;
+	w->dev[w->depth] = st->st_dev;
+	w->ino[w->depth] = st->st_ino;
+	w->path[w->depth] = path;
+	w->depth++;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char *full = join(path, names[i]);
+		if (!full) {
+			rc = -1;
+			break;
+		}
+		struct stat est;
+		if (stat(full, &est) != 0) {
+			/* a dangling link, or a loop of links to files */
+			if (is_case(names[i])) {
+				char msg[300];
+				snprintf(msg, sizeof msg, "not reached: %s", strerror(errno));
+				rc = add_case(cases, full, NULL, msg);
+			}
+		} else if (S_ISDIR(est.st_mode)) {
+			rc = collect_dir(cases, full, &est, w, io);
+		} else if (is_case(names[i])) {
+			rc = add_case(cases, full, st, NULL);
+		}
+		free(full);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	w->depth--;
+	return rc;
+}
+
+static int collect(case_list *cases, const char *path, walk *w, cli_io *io)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {
@@ -106,49 +326,75 @@ static int collect(str_list *cases, const char *path, int depth, cli_io *io)
 			fprintf(io->err, "hloi test: %s: not a .hlo, .pb, .pbtxt or .shape case\n", path);
 			return -1;
 		}
-		char *copy = malloc(strlen(path) + 1);
-		if (copy)
-			strcpy(copy, path);
-		return list_push(cases, copy);
-	}
-	if (depth > 32)
-		return 0;
-	DIR *d = opendir(path);
-	if (!d) {
-		fprintf(io->err, "hloi test: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	struct dirent *e;
-	int rc = 0;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *full = join(path, e->d_name);
-		if (!full) {
-			rc = -1;
-			break;
+		const char *slash = strrchr(path, '/');
+		char *dir = slash ? malloc((size_t)(slash - path) + 2) : NULL;
+		if (dir) {
+			memcpy(dir, path, (size_t)(slash - path) + 1);
+			dir[slash - path + (slash == path)] = '\0';
 		}
-		struct stat est;
-		if (stat(full, &est) == 0 && S_ISDIR(est.st_mode)) {
-			rc = collect(cases, full, depth + 1, io);
-			free(full);
-		} else if (is_case(e->d_name)) {
-			rc = list_push(cases, full);
-		} else {
-			free(full);
+		struct stat dst;
+		int bad = stat(dir ? dir : ".", &dst) != 0;
+		free(dir);
+		if (bad) {
+			fprintf(io->err, "hloi test: %s: %s\n", path, strerror(errno));
+			return -1;
 		}
+		return add_case(cases, path, &dst, NULL);
 	}
-	closedir(d);
-	return rc;
+	w->depth = 0;
+	return collect_dir(cases, path, &st, w, io);
 }
 
-static int cmp_str(const void *a, const void *b)
+static int cmp_case(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const tcase *)a)->path, ((const tcase *)b)->path);
+}
+
+/* Sorts by path and keeps the first path of each case: a directory
+ * reached by two paths (links, overlapping PATHs) holds the same cases. */
+static void sort_and_dedupe(case_list *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof *l->v, cmp_case);
+	size_t out = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		int seen = 0;
+		/* a linear scan of the kept cases: thousands of cases take
+		 * milliseconds */
+		for (size_t k = 0; !l->v[i].problem && k < out && !seen; k++)
+			seen = !l->v[k].problem && l->v[k].dev == l->v[i].dev && l->v[k].ino == l->v[i].ino &&
+			       !strcmp(l->v[k].base, l->v[i].base);
+		if (seen) {
+			free(l->v[i].path);
+			free(l->v[i].problem);
+			continue;
+		}
+		l->v[out++] = l->v[i];
+	}
+	l->n = out;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *with_ext(const char *path, const char *ext)
+{
+	const char *dot = strrchr(path, '.');
+	size_t base = dot ? (size_t)(dot - path) : strlen(path);
+	char *p = malloc(base + strlen(ext) + 1);
+	if (p) {
+		memcpy(p, path, base);
+		strcpy(p + base, ext);
+	}
+	return p;
 }
 
 /* Reads a whole file; NULL (errno set) on failure. */
-static char *read_text(const char *path, size_t *len)
+static char *read_text(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -180,159 +426,7 @@ static char *read_text(const char *path, size_t *len)
 		return NULL;
 	}
 	buf[n] = '\0';
-	*len = n;
 	return buf;
-}
-
-static int file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Splits `s` at white space and appends the words to argv. */
-static int split_words(str_list *argv, const char *s, size_t len)
-{
-	size_t i = 0;
-	while (i < len) {
-		while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
-			i++;
-		size_t start = i;
-		while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-			i++;
-		if (i > start) {
-			char *w = malloc(i - start + 1);
-			if (!w)
-				return -1;
-			memcpy(w, s + start, i - start);
-			w[i - start] = '\0';
-			if (list_push(argv, w))
-				return -1;
-		}
-		if (i < len && s[i] == '\n')
-			break;
-	}
-	return 0;
-}
-
-static char *dup_str(const char *s)
-{
-	char *d = malloc(strlen(s) + 1);
-	if (d)
-		strcpy(d, s);
-	return d;
-}
-
-/* Replaces the extension of `path` (after the last '.') with `ext`. */
-static char *with_ext(const char *path, const char *ext)
-{
-	const char *dot = strrchr(path, '.');
-	size_t base = dot ? (size_t)(dot - path) : strlen(path);
-	char *p = malloc(base + strlen(ext) + 1);
-	if (p) {
-		memcpy(p, path, base);
-		strcpy(p + base, ext);
-	}
-	return p;
-}
-
-/* Runs one case in-process and returns what it printed (diagnostics, then
- * standard output). NULL when the case file cannot be read. */
-static char *run_case(const char *path, cli_io *outer)
-{
-	size_t len;
-	char *text = read_text(path, &len);
-	if (!text) {
-		fprintf(outer->err, "hloi test: %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	int is_shape = ends_with(path, ".shape");
-	str_list argv = { 0 };
-	char *command = dup_str(is_shape ? "layout" : "run");
-	str_list flags = { 0 };
-	/* directives on the leading lines, in the file's comments: `# ` in a
-	 * .pbtxt (protobuf text format), `// ` otherwise */
-	const char *lead = ends_with(path, ".pbtxt") ? "# " : "// ";
-	size_t lead_len = strlen(lead);
-	const char *p = text;
-	while (strncmp(p, lead, lead_len) == 0 && strncmp(p + lead_len, "hloi-", 5) == 0) {
-		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		const char *d = p + lead_len;
-		size_t dn = n - lead_len;
-		if (strncmp(d, "hloi-flags:", 11) == 0) {
-			split_words(&flags, d + 11, dn - 11);
-		} else if (strncmp(d, "hloi-command:", 13) == 0) {
-			str_list w = { 0 };
-			split_words(&w, d + 13, dn - 13);
-			if (w.n == 1) {
-				free(command);
-				command = w.v[0];
-				w.v[0] = NULL;
-			}
-			list_free(&w);
-		}
-		p += n + (eol ? 1 : 0);
-	}
-	list_push(&argv, command);
-	if (is_shape) {
-		/* the shape is the rest of the file, trimmed */
-		while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-			p++;
-		size_t n = strlen(p);
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\n' || p[n - 1] == '\t' || p[n - 1] == '\r'))
-			n--;
-		char *shape_text = malloc(n + 1);
-		if (shape_text) {
-			memcpy(shape_text, p, n);
-			shape_text[n] = '\0';
-		}
-		list_push(&argv, shape_text);
-	} else {
-		list_push(&argv, dup_str(path));
-		char *inputs = with_ext(path, ".inputs");
-		if (inputs && strcmp(argv.v[0], "run") == 0 && file_exists(inputs)) {
-			list_push(&argv, dup_str("--inputs"));
-			list_push(&argv, inputs);
-		} else {
-			free(inputs);
-		}
-	}
-	for (size_t i = 0; i < flags.n; i++) {
-		list_push(&argv, flags.v[i]);
-		flags.v[i] = NULL;
-	}
-	list_free(&flags);
-	free(text);
-
-	char *out_buf = NULL, *err_buf = NULL, *result = NULL;
-	size_t out_len = 0, err_len = 0;
-	FILE *out = open_memstream(&out_buf, &out_len);
-	FILE *err = open_memstream(&err_buf, &err_len);
-	cli_command_fn fn = cli_find_command(argv.v[0]);
-	if (out && err && argv.n >= 2) {
-		cli_io io = { out, err, HLOI_DIAG_BASENAME, 1 };
-		if (!fn || strcmp(argv.v[0], "test") == 0)
-			fprintf(err, "hloi test: unknown command '%s' in %s\n", argv.v[0], path);
-		else
-			fn((int)argv.n, argv.v, &io);
-	}
-	if (out)
-		fclose(out);
-	if (err)
-		fclose(err);
-	result = malloc(err_len + out_len + 1);
-	if (result) {
-		if (err_len)
-			memcpy(result, err_buf, err_len);
-		if (out_len)
-			memcpy(result + err_len, out_buf, out_len);
-		result[err_len + out_len] = '\0';
-	}
-	free(out_buf);
-	free(err_buf);
-	list_free(&argv);
-	return result;
 }
 
 /* --- unified diff ------------------------------------------------------------ */
@@ -476,73 +570,665 @@ static int write_golden(const char *path, const char *text)
 	return ok ? 0 : -1;
 }
 
+/* --- running the cases: `jobs` worker processes --------------------------------- */
+
+/* Each worker is a child process that runs the cases it is sent, one at a
+ * time, in-process: it reads a case's index from its command pipe and
+ * answers on its result pipe with a frame: 'O' (output) or 'P' (problem),
+ * 8 bytes of length, the text. A case that runs past the timeout, or that
+ * kills its worker, fails, and a new worker takes the next case. At the
+ * end the workers see their command pipes close and exit, so the
+ * sanitizers' leak check covers every case a worker ran. */
+typedef struct slot {
+	pid_t pid;       /* 0: no worker */
+	int cmd, res;    /* the command pipe's write end, the result pipe's read end */
+	long idx;        /* the case it runs, -1 when idle */
+	double start;
+	char *buf;
+	size_t len, cap;
+} slot;
+
+static int write_all(int fd, const void *data, size_t n)
+{
+	const char *p = data;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *data, size_t n)
+{
+	char *p = data;
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The worker's loop (in the child). */
+static void worker_loop(const case_list *cases, int cmd, int res)
+{
+	uint64_t idx;
+	while (read_all(cmd, &idx, sizeof idx) == 0 && idx < cases->n) {
+		char *problem = NULL;
+		char *out = test_case_run(cases->v[idx].path, &problem);
+		const char *msg = out ? out : problem ? problem : "out of memory";
+		char head[9];
+		uint64_t n = strlen(msg);
+		head[0] = out ? 'O' : 'P';
+		memcpy(head + 1, &n, 8);
+		int bad = write_all(res, head, 9) || write_all(res, msg, (size_t)n);
+		free(out);
+		free(problem);
+		if (bad)
+			break;
+	}
+}
+
+static int start_worker(slot *s, const case_list *cases, slot *slots, int nslots)
+{
+	int c[2], r[2];
+	if (pipe(c) != 0)
+		return -1;
+	if (pipe(r) != 0) {
+		close(c[0]);
+		close(c[1]);
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(c[0]);
+		close(c[1]);
+		close(r[0]);
+		close(r[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(c[1]);
+		close(r[0]);
+		for (int k = 0; k < nslots; k++) {
+			if (slots[k].pid) {
+				close(slots[k].cmd);
+				close(slots[k].res);
+			}
+		}
+		signal(SIGPIPE, SIG_IGN);
+		worker_loop(cases, c[0], r[1]);
+		close(c[0]);
+		close(r[1]);
+		/* exit, not _exit: the sanitizers' leak check runs at exit */
+		exit(0);
+	}
+	close(c[0]);
+	close(r[1]);
+	s->pid = pid;
+	s->cmd = c[1];
+	s->res = r[0];
+	s->idx = -1;
+	s->len = 0;
+	return 0;
+}
+
+/* Ends a worker (killing it first when `kill_it`); returns its wait status. */
+static int stop_worker(slot *s, int kill_it)
+{
+	int status = 0;
+	if (kill_it)
+		kill(s->pid, SIGKILL);
+	close(s->cmd);
+	close(s->res);
+	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	s->pid = 0;
+	s->idx = -1;
+	return status;
+}
+
+typedef struct runner {
+	case_list *cases;
+	int update;
+	double timeout;
+	size_t updated;
+	int io_error;
+	int worker_failed; /* a worker exited badly at the end (a leak report) */
+	cli_io *io;
+} runner;
+
+/* Builds a case's report (FAIL line and diff) into c->report. */
+static void judge(runner *r, tcase *c)
+{
+	char *report = NULL;
+	size_t rlen = 0;
+	FILE *f = open_memstream(&report, &rlen);
+	if (!f)
+		return;
+	if (c->timed_out) {
+		fprintf(f, "FAIL %s (timed out after %g s)\n", c->path, r->timeout);
+	} else if (c->problem) {
+		fprintf(f, "FAIL %s: %s\n", c->path, c->problem);
+	} else {
+		char *gold = with_ext(c->path, ".golden");
+		char *expected = gold ? read_text(gold) : NULL;
+		if (expected && c->output && strcmp(expected, c->output) == 0) {
+			c->passed = 1;
+		} else if (r->update && gold && c->output) {
+			if (write_golden(gold, c->output) == 0) {
+				fprintf(f, "updated %s\n", gold);
+				r->updated++;
+				c->passed = 1;
+			} else {
+				fprintf(r->io->err, "hloi test: cannot write %s: %s\n", gold, strerror(errno));
+				r->io_error = 1;
+				fprintf(f, "FAIL %s (cannot write %s)\n", c->path, gold);
+			}
+		} else {
+			fprintf(f, "FAIL %s\n", c->path);
+			if (!expected)
+				fprintf(f, "(no golden file %s; run with --update to create it)\n", gold ? gold : "");
+			else
+				print_diff(f, expected, c->output ? c->output : "", gold, c->path);
+		}
+		free(gold);
+		free(expected);
+	}
+	fclose(f);
+	c->report = report;
+}
+
+/* A case's frame has arrived: its outcome. */
+static void finish(runner *r, slot *s)
+{
+	tcase *c = &r->cases->v[s->idx];
+	uint64_t n;
+	memcpy(&n, s->buf + 1, 8);
+	s->buf[9 + n] = '\0';
+	c->seconds = now_seconds() - s->start;
+	c->done = 1;
+	if (s->buf[0] == 'P')
+		c->problem = dup_str(s->buf + 9);
+	else
+		c->output = dup_str(s->buf + 9);
+	if (!c->problem && !c->output)
+		c->problem = dup_str("out of memory");
+	judge(r, c);
+	s->idx = -1;
+	s->len = 0;
+}
+
+/* A case whose worker died or was killed: the reason, then its outcome. */
+static void fail_case(runner *r, slot *s, int status, int timed_out)
+{
+	tcase *c = &r->cases->v[s->idx];
+	c->seconds = now_seconds() - s->start;
+	c->done = 1;
+	if (timed_out) {
+		c->timed_out = 1;
+	} else {
+		char msg[160];
+		if (WIFSIGNALED(status))
+			snprintf(msg, sizeof msg, "the case's process was killed by signal %d", WTERMSIG(status));
+		else
+			snprintf(msg, sizeof msg, "the case's process exited with status %d",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		c->problem = dup_str(msg);
+	}
+	judge(r, c);
+}
+
+/* Reads what worker s sent; returns 1 when its case's frame is complete,
+ * 0 for more, -1 when the worker is gone (EOF), -2 when out of memory. */
+static int drain(slot *s)
+{
+	if (s->cap - s->len < 65536) {
+		size_t cap = s->cap ? s->cap * 2 : 131072;
+		char *b = realloc(s->buf, cap + 1);
+		if (!b)
+			return -2;
+		s->buf = b;
+		s->cap = cap;
+	}
+	ssize_t got = read(s->res, s->buf + s->len, s->cap - s->len);
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (got == 0)
+		return -1;
+	s->len += (size_t)got;
+	if (s->len < 9)
+		return 0;
+	uint64_t n;
+	memcpy(&n, s->buf + 1, 8);
+	if (n > SIZE_MAX - 10)
+		return -1;
+	if (s->len < 9 + n) {
+		if (s->cap < 9 + n) {
+			char *b = realloc(s->buf, (size_t)n + 10);
+			if (!b)
+				return -2;
+			s->buf = b;
+			s->cap = (size_t)n + 9;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+static void progress(runner *r, size_t shown, int on)
+{
+	if (!on)
+		return;
+	size_t n = r->cases->n;
+	if (shown < n)
+		fprintf(r->io->err, "\r\033[K[%zu/%zu] %s", shown, n, r->cases->v[shown].path);
+	else
+		fputs("\r\033[K", r->io->err);
+	fflush(r->io->err);
+}
+
+/* Prints the reports of the finished cases that come next in order. */
+static size_t flush_in_order(runner *r, size_t printed, int show)
+{
+	case_list *l = r->cases;
+	int cleared = 0;
+	while (printed < l->n && l->v[printed].done) {
+		if (l->v[printed].report && *l->v[printed].report) {
+			if (show && !cleared) {
+				fputs("\r\033[K", r->io->err);
+				cleared = 1;
+			}
+			fputs(l->v[printed].report, r->io->out);
+		}
+		printed++;
+	}
+	if (cleared)
+		fflush(r->io->out);
+	return printed;
+}
+
+static int run_all(runner *r, int jobs, int show)
+{
+	case_list *l = r->cases;
+	slot *slots = calloc((size_t)jobs, sizeof *slots);
+	struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
+	int *map = calloc((size_t)jobs, sizeof *map);
+	if (!slots || !pf || !map) {
+		free(slots);
+		free(pf);
+		free(map);
+		return -1;
+	}
+	size_t next = 0, printed = 0;
+	int rc = 0;
+	while (printed < l->n && rc == 0) {
+		/* give every idle worker (starting one where needed) a case */
+		for (int k = 0; k < jobs && next < l->n; k++) {
+			if (slots[k].pid && slots[k].idx >= 0)
+				continue;
+			while (next < l->n && l->v[next].problem) {
+				l->v[next].done = 1;
+				judge(r, &l->v[next]);
+				next++;
+			}
+			if (next >= l->n)
+				break;
+			if (!slots[k].pid && start_worker(&slots[k], l, slots, jobs) != 0) {
+				rc = -1;
+				break;
+			}
+			uint64_t idx = next;
+			if (write_all(slots[k].cmd, &idx, sizeof idx) != 0) {
+				stop_worker(&slots[k], 1);
+				k--; /* a new worker for this slot */
+				continue;
+			}
+			slots[k].idx = (long)next;
+			slots[k].start = now_seconds();
+			slots[k].len = 0;
+			next++;
+		}
+		/* the progress line names the case the report waits for */
+		progress(r, printed, show);
+		int np = 0;
+		double t = now_seconds(), wait_s = 1.0;
+		for (int k = 0; k < jobs; k++) {
+			if (!slots[k].pid || slots[k].idx < 0)
+				continue;
+			double left = slots[k].start + r->timeout - t;
+			if (left < wait_s)
+				wait_s = left;
+			pf[np].fd = slots[k].res;
+			pf[np].events = POLLIN;
+			pf[np].revents = 0;
+			map[np++] = k;
+		}
+		if (np > 0) {
+			int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
+			int got = poll(pf, (nfds_t)np, ms);
+			if (got < 0 && errno != EINTR) {
+				rc = -1;
+				break;
+			}
+			for (int q = 0; got > 0 && q < np; q++) {
+				if (!pf[q].revents)
+					continue;
+				slot *s = &slots[map[q]];
+				int d = drain(s);
+				if (d == -2) {
+					rc = -1;
+					break;
+				}
+				if (d == 1) {
+					finish(r, s);
+				} else if (d == -1) {
+					/* the worker died running the case */
+					slot dead = *s;
+					int status = stop_worker(s, 0);
+					fail_case(r, &dead, status, 0);
+				}
+			}
+			t = now_seconds();
+			for (int k = 0; k < jobs; k++) {
+				if (slots[k].pid && slots[k].idx >= 0 && t - slots[k].start > r->timeout) {
+					slot late = slots[k];
+					stop_worker(&slots[k], 1);
+					fail_case(r, &late, 0, 1);
+				}
+			}
+		}
+		printed = flush_in_order(r, printed, show);
+		progress(r, printed, show);
+	}
+	/* the end: idle workers exit when their command pipes close */
+	for (int k = 0; k < jobs; k++) {
+		if (slots[k].pid) {
+			int busy = slots[k].idx >= 0;
+			int status = stop_worker(&slots[k], busy);
+			if (!busy && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+				fprintf(r->io->err, "hloi test: a worker process ended with %s %d after its cases "
+					"(see its messages above)\n",
+					WIFSIGNALED(status) ? "signal" : "status",
+					WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+				r->worker_failed = 1;
+			}
+		}
+		free(slots[k].buf);
+	}
+	free(slots);
+	free(pf);
+	free(map);
+	return rc;
+}
+
+/* --- JUnit XML ------------------------------------------------------------------ */
+
+/* Length of the well-formed UTF-8 sequence at p (at most n bytes), 0 if
+ * none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t k;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		k = 2, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		k = 3, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		k = 4, min = 0x10000;
+	else
+		return 0;
+	if (n < k)
+		return 0;
+	unsigned v = c & (0xffu >> (k + 1));
+	for (size_t i = 1; i < k; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (p[i] & 0x3fu);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) || v == 0xfffe || v == 0xffff)
+		return 0;
+	return k;
+}
+
+/* Writes text as XML character data or an attribute value: markup
+ * escaped, bytes XML 1.0 cannot hold (control characters, malformed
+ * UTF-8) as U+FFFD, newlines as &#10; in attributes. */
+static void xml_text(FILE *f, const char *s, size_t n, int attr)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = p[i];
+		switch (c) {
+		case '&': fputs("&amp;", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '"': fputs(attr ? "&quot;" : "\"", f); i++; continue;
+		case '\n': fputs(attr ? "&#10;" : "\n", f); i++; continue;
+		case '\t': fputs(attr ? "&#9;" : "\t", f); i++; continue;
+		case '\r': fputs("&#13;", f); i++; continue;
+		default: break;
+		}
+		size_t k = c < 0x20 ? 0 : utf8_len(p + i, n - i);
+		if (k == 0) {
+			fputs("\xef\xbf\xbd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+	}
+}
+
+static int write_junit(const char *file, const case_list *l, double total, size_t failed, cli_io *io)
+{
+	FILE *f = fopen(file, "w");
+	if (!f) {
+		fprintf(io->err, "hloi test: cannot write %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	char host[256] = "localhost";
+	gethostname(host, sizeof host - 1);
+	host[sizeof host - 1] = '\0';
+	char stamp[32] = "";
+	time_t t = time(NULL);
+	struct tm tm;
+	if (gmtime_r(&t, &tm))
+		strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	fprintf(f, "<testsuites name=\"hloi test\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", l->n,
+		failed, total);
+	fprintf(f, "  <testsuite name=\"hloi test\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" "
+		   "time=\"%.3f\" timestamp=\"%s\" hostname=\"", l->n, failed, total, stamp);
+	xml_text(f, host, strlen(host), 1);
+	fputs("\">\n", f);
+	for (size_t i = 0; i < l->n; i++) {
+		const tcase *c = &l->v[i];
+		const char *slash = strrchr(c->path, '/');
+		const char *base = slash ? slash + 1 : c->path;
+		size_t dlen = slash ? (size_t)(slash - c->path) : 0;
+		fputs("    <testcase classname=\"", f);
+		for (size_t k = 0; k < dlen; k++) {
+			char ch = c->path[k] == '/' ? '.' : c->path[k];
+			xml_text(f, &ch, 1, 1);
+		}
+		fputs("\" name=\"", f);
+		xml_text(f, base, strlen(base), 1);
+		fprintf(f, "\" time=\"%.3f\"", c->seconds);
+		if (c->passed) {
+			fputs("/>\n", f);
+			continue;
+		}
+		/* the message: the report's first 20 lines; the text: all of it */
+		const char *rep = c->report ? c->report : "";
+		size_t mlen = 0;
+		for (int nl = 0; rep[mlen] && nl < 20 && mlen < 4096; mlen++)
+			if (rep[mlen] == '\n')
+				nl++;
+		fprintf(f, ">\n      <failure type=\"%s\" message=\"",
+			c->timed_out ? "timeout" : c->problem ? "not run" : "mismatch");
+		xml_text(f, rep, mlen, 1);
+		fputs("\">", f);
+		xml_text(f, rep, strlen(rep), 0);
+		fputs("</failure>\n    </testcase>\n", f);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		fprintf(io->err, "hloi test: cannot write %s\n", file);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- the command ------------------------------------------------------------------ */
+
+static int parse_shard(const char *s, long *k, long *n)
+{
+	char *end;
+	errno = 0;
+	*k = strtol(s, &end, 10);
+	if (errno || end == s || *end != '/' || *s == '-' || *s == '+')
+		return -1;
+	const char *t = end + 1;
+	*n = strtol(t, &end, 10);
+	if (errno || end == t || *end || *t == '-' || *t == '+')
+		return -1;
+	return *n >= 1 && *k >= 1 && *k <= *n && *n <= 1000000 ? 0 : -1;
+}
+
 int cmd_test(int argc, char **argv, cli_io *io)
 {
-	int update = 0, c;
+	int update = 0, list = 0, quiet = 0, c;
+	long jobs = 0, shard_k = 1, shard_n = 1;
+	double timeout = 300;
+	const char *junit = NULL;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hj:", options, NULL)) != -1) {
+		int64_t v;
 		switch (c) {
 		case OPT_UPDATE:
 			update = 1;
+			break;
+		case 'j':
+			if (cli_parse_int(optarg, &v) || v < 1 || v > 256)
+				return cli_usage_error(io, "test", "invalid -j '%s' (1 to 256)", optarg);
+			jobs = (long)v;
+			break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &shard_k, &shard_n))
+				return cli_usage_error(io, "test", "invalid --shard '%s' (K/N with 1 <= K <= N)", optarg);
+			break;
+		case OPT_JUNIT:
+			junit = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (cli_parse_seconds(optarg, &timeout))
+				return cli_usage_error(io, "test", "invalid --timeout '%s' (seconds, more than 0)", optarg);
+			break;
+		case OPT_LIST:
+			list = 1;
+			break;
+		case OPT_QUIET:
+			quiet = 1;
+			break;
+		case OPT_OUTPUTS:
+			test_case_outputs_dir = optarg;
 			break;
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;
 		default:
-			return cli_usage_error(io, "test", "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv, io, "test");
 		}
 	}
 	if (optind >= argc)
 		return cli_usage_error(io, "test", "missing PATH");
-	str_list cases = { 0 };
+	if (test_case_outputs_dir && mkdir(test_case_outputs_dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(io->err, "hloi test: cannot make %s: %s\n", test_case_outputs_dir, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (jobs == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = n < 1 ? 1 : n > 256 ? 256 : n;
+	}
+	case_list cases = { 0 };
+	walk *w = calloc(1, sizeof *w);
 	for (int i = optind; i < argc; i++) {
-		if (collect(&cases, argv[i], 0, io)) {
-			list_free(&cases);
+		if (!w || collect(&cases, argv[i], w, io)) {
+			if (w)
+				free(w->seen);
+			free(w);
+			cases_free(&cases);
 			return EXIT_INVALID;
 		}
 	}
-	if (cases.n > 1)
-		qsort(cases.v, cases.n, sizeof *cases.v, cmp_str);
-	size_t passed = 0, failed = 0, updated = 0;
-	int io_error = 0;
-	for (size_t i = 0; i < cases.n; i++) {
-		const char *path = cases.v[i];
-		char *actual = run_case(path, io);
-		char *gold = with_ext(path, ".golden");
-		size_t glen = 0;
-		char *expected = gold ? read_text(gold, &glen) : NULL;
-		if (!actual || !gold) {
-			failed++;
-		} else if (expected && strcmp(expected, actual) == 0) {
-			passed++;
-		} else if (update) {
-			if (write_golden(gold, actual) == 0) {
-				fprintf(io->out, "updated %s\n", gold);
-				updated++;
-				passed++;
+	free(w->seen);
+	free(w);
+	sort_and_dedupe(&cases);
+	size_t all = cases.n;
+	if (shard_n > 1) {
+		size_t out = 0;
+		for (size_t i = 0; i < cases.n; i++) {
+			if ((long)(i % (size_t)shard_n) + 1 == shard_k) {
+				cases.v[out++] = cases.v[i];
 			} else {
-				fprintf(io->err, "hloi test: cannot write %s: %s\n", gold, strerror(errno));
-				io_error = 1;
-				failed++;
+				free(cases.v[i].path);
+				free(cases.v[i].problem);
 			}
-		} else {
-			failed++;
-			fprintf(io->out, "FAIL %s\n", path);
-			if (!expected)
-				fprintf(io->out, "(no golden file %s; run with --update to create it)\n", gold);
-			else
-				print_diff(io->out, expected, actual, gold, path);
 		}
-		free(actual);
-		free(gold);
-		free(expected);
+		cases.n = out;
 	}
-	list_free(&cases);
-	if (update)
-		fprintf(io->out, "updated %zu golden files\n", updated);
-	fprintf(io->out, "%zu passed, %zu failed\n", passed, failed);
-	if (io_error)
+	if (list) {
+		for (size_t i = 0; i < cases.n; i++)
+			fprintf(io->out, "%s\n", cases.v[i].path);
+		cases_free(&cases);
+		return EXIT_OK;
+	}
+	runner r = { &cases, update, timeout, 0, 0, 0, io };
+	int show = !quiet && !io->in_test && isatty(fileno(io->err));
+	double t0 = now_seconds();
+	if (run_all(&r, (int)jobs, show)) {
+		fprintf(io->err, "hloi test: %s\n", strerror(errno ? errno : ENOMEM));
+		cases_free(&cases);
 		return EXIT_RUNTIME;
-	return failed ? EXIT_MISMATCH : EXIT_OK;
+	}
+	double total = now_seconds() - t0;
+	size_t passed = 0, failed = 0;
+	for (size_t i = 0; i < cases.n; i++) {
+		if (cases.v[i].passed)
+			passed++;
+		else
+			failed++;
+	}
+	int rc = failed ? EXIT_MISMATCH : EXIT_OK;
+	if (junit && write_junit(junit, &cases, total, failed, io))
+		rc = EXIT_RUNTIME;
+	if (update)
+		fprintf(io->out, "updated %zu golden file%s\n", r.updated, r.updated == 1 ? "" : "s");
+	if (shard_n > 1)
+		fprintf(io->out, "shard %ld/%ld: %zu of %zu cases\n", shard_k, shard_n, cases.n, all);
+	fprintf(io->out, "%zu passed, %zu failed\n", passed, failed);
+	cases_free(&cases);
+	if (r.io_error)
+		return EXIT_RUNTIME;
+	if (r.worker_failed && rc == EXIT_OK)
+		rc = EXIT_MISMATCH;
+	return rc;
 }

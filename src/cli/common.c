@@ -23,6 +23,7 @@ int cli_exit_code(hloi_status st)
 		return EXIT_INVALID;
 	case HLOI_ENOMEM:
 	case HLOI_EIO:
+	case HLOI_ESTOPPED:
 		return EXIT_RUNTIME;
 	}
 	return EXIT_RUNTIME;

@@ -2,6 +2,7 @@
 #include "inputs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int input_args_option(input_args *a, int which, const char *arg, cli_io *io, const char *cmd)
 {
@@ -18,6 +19,9 @@ int input_args_option(input_args *a, int which, const char *arg, cli_io *io, con
 	case 'I':
 		a->inputs_file = arg;
 		return 0;
+	case 'L':
+		a->literals_file = arg;
+		return 0;
 	default:
 		a->random = 1;
 		if (arg) {
@@ -31,8 +35,9 @@ int input_args_option(input_args *a, int which, const char *arg, cli_io *io, con
 
 int input_args_validate(const input_args *a, cli_io *io, const char *cmd)
 {
-	if ((a->nfiles > 0) + (a->inputs_file != NULL) + a->random > 1)
-		return cli_usage_error(io, cmd, "give only one of --input, --inputs and --random-inputs");
+	if ((a->nfiles > 0) + (a->inputs_file != NULL) + (a->literals_file != NULL) + a->random > 1)
+		return cli_usage_error(io, cmd,
+				       "give only one of --input, --inputs, --input_literals_file and --random-inputs");
 	return 0;
 }
 
@@ -41,6 +46,48 @@ void input_args_release(input_args *a)
 	free(a->files);
 	a->files = NULL;
 	a->nfiles = 0;
+}
+
+/* "1 value", "2 values". */
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* The shape as text without its layout; malloc'd (NULL when out of memory). */
+static char *shape_text(const hloi_shape *s)
+{
+	size_t len = hloi_shape_to_string(s, 0, NULL, 0);
+	char *t = malloc(len + 1);
+	if (t)
+		hloi_shape_to_string(s, 0, t, len + 1);
+	return t;
+}
+
+/* Input i against parameter i: the same type and dimensions (layouts may
+ * differ; the engine converts). The error names `where`, the file the input
+ * came from. */
+static hloi_status check_input(const hloi_module *m, hloi_context *ctx, size_t i, const hloi_literal *lit,
+			       const char *where)
+{
+	char *have = shape_text(hloi_literal_shape(lit)), *want = shape_text(hloi_module_parameter_shape(m, i));
+	hloi_status st = HLOI_OK;
+	if (!have || !want) {
+		st = HLOI_ENOMEM;
+	} else if (strcmp(have, want) != 0) {
+		size_t n = strlen(have) + strlen(want) + strlen(hloi_module_parameter_name(m, i)) + 96;
+		char *msg = malloc(n);
+		if (msg) {
+			snprintf(msg, n, "input %zu for parameter '%s' has shape %s, but the parameter is %s", i,
+				 hloi_module_parameter_name(m, i), have, want);
+			hloi_context_error(ctx, where, msg);
+		}
+		free(msg);
+		st = HLOI_EINVAL;
+	}
+	free(have);
+	free(want);
+	return st;
 }
 
 void inputs_free(hloi_literal **lits, size_t n)
@@ -105,8 +152,8 @@ static hloi_status load_files(hloi_literal ***out, size_t *n, const input_args *
 	size_t nparams = hloi_module_parameter_count(m);
 	if (a->nfiles != nparams) {
 		char msg[160];
-		snprintf(msg, sizeof msg, "%zu --input files given, but the program has %zu parameters", a->nfiles,
-			 nparams);
+		snprintf(msg, sizeof msg, "%zu --input %s given, but the program has %zu %s", a->nfiles,
+			 plural(a->nfiles, "file", "files"), nparams, plural(nparams, "parameter", "parameters"));
 		hloi_context_error(ctx, program, msg);
 		return HLOI_EINVAL;
 	}
@@ -122,6 +169,8 @@ static hloi_status load_files(hloi_literal ***out, size_t *n, const input_args *
 			hloi_context_error(ctx, a->files[i], "must hold exactly one value (use --inputs for several)");
 			st = HLOI_EINVAL;
 		}
+		if (st == HLOI_OK)
+			st = check_input(m, ctx, i, one[0], strcmp(a->files[i], "-") ? a->files[i] : "<stdin>");
 		if (st == HLOI_OK) {
 			lits[i] = one[0];
 			one[0] = NULL;
@@ -166,21 +215,34 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 	*n = 0;
 	if (a->nfiles) {
 		st = load_files(out, n, a, m, ctx, program);
-	} else if (a->inputs_file) {
-		st = hloi_literal_load(&got, &count, ctx, a->inputs_file, NULL);
+	} else if (a->inputs_file || a->literals_file) {
+		const char *file = a->inputs_file ? a->inputs_file : a->literals_file;
+		if (a->inputs_file)
+			st = hloi_literal_load(&got, &count, ctx, file, NULL);
+		else
+			st = hloi_run_literals_load(&got, &count, ctx, file);
 		if (st == HLOI_OK && count != nparams) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "holds %zu values, but the program has %zu parameters", count,
-				 nparams);
-			hloi_context_error(ctx, a->inputs_file, msg);
+			char msg[200];
+			snprintf(msg, sizeof msg, "holds %zu %s, but the program has %zu %s", count,
+				 plural(count, "value", "values"), nparams, plural(nparams, "parameter", "parameters"));
+			hloi_context_error(ctx, file, msg);
 			st = HLOI_EINVAL;
 		}
+		for (size_t i = 0; st == HLOI_OK && i < count; i++)
+			st = check_input(m, ctx, i, got[i], strcmp(file, "-") ? file : "<stdin>");
 		if (st == HLOI_OK)
 			st = adopt(out, n, got, count);
 		else
 			hloi_literal_array_free(got, count);
 	} else if (!a->random && hloi_module_snapshot_input_count(m) > 0) {
 		st = snapshot_inputs(out, n, m);
+		for (size_t i = 0; st == HLOI_OK && i < *n && i < nparams; i++)
+			st = check_input(m, ctx, i, (*out)[i], program);
+		if (st != HLOI_OK) {
+			inputs_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+		}
 	} else if (a->random || default_random || nparams == 0) {
 		if (!random_fits(m, ctx, max_memory)) {
 			cli_print_diagnostics(io, ctx);
@@ -193,8 +255,8 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 			hloi_literal_array_free(got, count);
 	} else {
 		cli_print_diagnostics(io, ctx);
-		return cli_usage_error(io, cmd, "the program has %zu parameters; give --input, --inputs or --random-inputs",
-				       nparams);
+		return cli_usage_error(io, cmd, "the program has %zu %s; give --input, --inputs or --random-inputs",
+				       nparams, plural(nparams, "parameter", "parameters"));
 	}
 	cli_print_diagnostics(io, ctx);
 	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);

@@ -10,19 +10,24 @@ typedef struct input_args {
 	const char **files;      /* --input, in parameter order (array owned) */
 	size_t nfiles;
 	const char *inputs_file; /* --inputs */
+	const char *literals_file; /* --input_literals_file (RunHloModuleLiterals) */
 	int random;              /* --random-inputs */
 	uint64_t seed;
 } input_args;
 
 /* Handles --input/--inputs/--random-inputs for command `cmd`: `which` is 'i'
- * (--input), 'I' (--inputs) or 'r' (--random-inputs, arg may be NULL).
+ * (--input), 'I' (--inputs), 'L' (--input_literals_file) or 'r'
+ * (--random-inputs, arg may be NULL).
  * Returns 0, or a usage error's exit code. */
 int input_args_option(input_args *a, int which, const char *arg, cli_io *io, const char *cmd);
 /* A usage error's exit code when more than one source was given, else 0. */
 int input_args_validate(const input_args *a, cli_io *io, const char *cmd);
 void input_args_release(input_args *a);
 
-/* Loads the inputs for checked module m. With no source given, a
+/* Loads the inputs for checked module m. An input whose type or dimensions
+ * differ from its parameter's is an error naming the file it came from
+ * (`a.npy: error: input 1 for parameter 'y' has shape s32[4], but the
+ * parameter is s32[3]`). With no source given, a
  * snapshot's arguments are used; failing those, `default_random` makes
  * random inputs, else it is a usage error. Random inputs are refused before
  * they are made when they exceed `max_memory` (0: no explicit budget).

@@ -56,6 +56,49 @@ cli_command_fn cli_find_command(const char *name)
 	return NULL;
 }
 
+/* Edit distance (insertions, deletions, substitutions, and swaps of two
+ * neighbours) between short words; larger than 9 counts as 9. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 32 || m > 32)
+		return 9;
+	size_t d[33][33];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[n][m] > 9 ? 9 : d[n][m];
+}
+
+/* The command nearest to `name` (at most two edits, and fewer than half
+ * its letters), or NULL. */
+static const char *nearest_command(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		size_t d = distance(name, commands[i].name);
+		if (d < best_d && d * 2 < strlen(commands[i].name)) {
+			best = commands[i].name;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 int main(int argc, char **argv)
 {
 	cli_io io = { stdout, stderr, 0, 0 };
@@ -76,6 +119,9 @@ int main(int argc, char **argv)
 		if (!fn) {
 			if (argv[1][0] == '-')
 				rc = cli_usage_error(&io, NULL, "unknown option '%s'", argv[1]);
+			else if (nearest_command(argv[1]))
+				rc = cli_usage_error(&io, NULL, "unknown command '%s'; did you mean '%s'?", argv[1],
+						     nearest_command(argv[1]));
 			else
 				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot plan bench convert)",
 						     argv[1]);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "util/alloc.h"
@@ -21,6 +22,27 @@
 /* --- creation and destruction ---------------------------------------------- */
 
 static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero);
+
+/* Zeroes the logical elements (a tiled buffer after literal_fill_padding,
+ * which fills it all with the padding value). */
+static void zero_elements(hloi_literal *lit)
+{
+	const shape *s = &lit->shape;
+	int64_t n, idx[HLOI_MAX_RANK] = { 0 };
+	size_t w = (size_t)etype_byte_width(s->type);
+	if (shape_element_count(s, &n) || n == 0 || !w)
+		return;
+	unsigned char zero[16] = { 0 };
+	literal_padding_bits(s, zero);
+	int all_zero = 1;
+	for (size_t i = 0; i < w; i++)
+		all_zero &= zero[i] == 0;
+	if (all_zero)
+		return; /* the fill was a memset */
+	do
+		memset(literal_element(lit, idx), 0, w);
+	while (index_next(s->rank, s->dims, idx));
+}
 
 void literal_destroy(hloi_literal *lit)
 {
@@ -96,7 +118,9 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		}
 		seen |= 1u << m;
 	}
-	if (shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
+	/* elements are addressed in whole bytes: E(n) must be the storage width */
+	if (shape_element_bits(&lit->shape) != 8 * (int64_t)etype_byte_width(lit->shape.type) ||
+	    shape_byte_size(&lit->shape, &bytes) || (uint64_t)bytes > (uint64_t)(SIZE_MAX / 2)) {
 		st = HLOI_EINVAL;
 		goto cleanup;
 	}
@@ -110,6 +134,8 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		if (zero)
 			memset(lit->data, 0, lit->nbytes);
 		literal_fill_padding(lit);
+		if (zero && !index_is_strided(&lit->shape))
+			zero_elements(lit);
 	}
 cleanup:
 	if (st != HLOI_OK) {
@@ -222,8 +248,12 @@ static void put_float_bits(etype t, double v, void *out)
 		memcpy(out, d, 16);
 		break;
 	}
-	default:
+	default: {
+		const f8_format *f = f8_format_of(t);
+		if (f)
+			*(uint8_t *)out = f8_from_f64(f, v);
 		break;
+	}
 	}
 }
 
@@ -279,24 +309,59 @@ void literal_padding_bits(const shape *s, void *out)
 		uint64_t v = pv == PAD_ONE ? 1 : pv == PAD_LOWEST ? 0 : max;
 		put_int_bits(t, 0, v, out);
 	} else if (k == KIND_FLOAT || k == KIND_COMPLEX) {
-		if (w == 1)
-			return; /* f8/f4 types: not evaluated, left zero */
+		const f8_format *f = f8_format_of(t);
+		if (f && !f->has_inf && pv != PAD_ONE) {
+			/* no infinity: the lowest / highest finite value */
+			uint8_t lo = f->is_signed ? f8_negate(f, f->max) : 0;
+			*(uint8_t *)out = pv == PAD_LOWEST ? lo : f->max;
+			return;
+		}
 		double v = pv == PAD_ONE ? 1.0 : pv == PAD_LOWEST ? -INFINITY : INFINITY;
 		put_float_bits(t, v, out);
 	}
 }
 
+/* Tiled layouts: the whole buffer, elements included (finding every
+ * padding position of a tiled buffer costs an index conversion each, and
+ * a tile longer than the shape can make nearly all of it padding). */
+static void fill_tiled(hloi_literal *lit, const unsigned char *pad, int w, int64_t nbuf)
+{
+	int zero = 1;
+	for (int i = 0; i < w; i++)
+		zero &= pad[i] == 0;
+	unsigned char *p = lit->data;
+	if (zero) {
+		memset(p, 0, (size_t)nbuf * (size_t)w);
+		return;
+	}
+	for (int64_t k = 0; k < nbuf; k++)
+		memcpy(p + k * w, pad, (size_t)w);
+}
+
 void literal_fill_padding(hloi_literal *lit)
 {
 	const shape *s = &lit->shape;
-	if (!lit->data || shape_is_tuple(s) || s->rank == 0 || s->layout.n_padded != s->rank)
+	if (!lit->data || shape_is_tuple(s))
 		return;
 	int w = etype_byte_width(s->type);
 	int64_t nbuf;
-	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0)
+	if (w <= 0 || shape_buffer_elements(s, &nbuf) || nbuf == 0 ||
+	    (int64_t)lit->nbytes < nbuf * w)
 		return;
 	unsigned char pad[16];
 	literal_padding_bits(s, pad);
+	if (s->layout.ntiles) {
+		fill_tiled(lit, pad, w, nbuf);
+		return;
+	}
+	/* the positions L(n) adds after the padded shape */
+	int64_t body = 1;
+	for (int i = 0; i < s->rank; i++)
+		body *= shape_padded_dim(s, i);
+	for (int64_t k = body; k < nbuf; k++)
+		memcpy((unsigned char *)lit->data + k * w, pad, (size_t)w);
+	if (s->rank == 0 || s->layout.n_padded != s->rank || body == 0)
+		return;
 	/* Walk the buffer a physical row (the most minor dimension) at a time
 	 * with a counter per outer minor_to_major position: a row whose outer
 	 * coordinates reach into the padding is all padding, any other row
@@ -312,7 +377,7 @@ void literal_fill_padding(hloi_literal *lit)
 		if (i > 0 && lsize[i] == 0)
 			outside++;
 	}
-	int64_t rowlen = psize[0], rows = nbuf / rowlen;
+	int64_t rowlen = psize[0], rows = body / rowlen;
 	unsigned char *p = lit->data;
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t from = outside ? 0 : lsize[0];
@@ -416,6 +481,19 @@ static void print_half(strbuf *b, uint16_t h, int is_bf16)
 	}
 }
 
+/* The f8/f4 types as f16 and bf16: `%.*g` at the format's max_digits10
+ * (2 or 3), via double, and a NaN payload where the format has payloads
+ * (the IEEE-like e5m2, e4m3, e3m4). The fnuz NaN (0x80) prints `-nan`. */
+static void print_small_float(strbuf *b, const f8_format *f, uint8_t v)
+{
+	double d = f8_to_f64(f, v);
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.*g", f->max_digits10, d);
+	sb_puts(b, buf);
+	if (isnan(d) && f->payload_bits > 0)
+		nan_payload_suffix(b, v & ((1u << f->payload_bits) - 1u), 1u << (f->payload_bits - 1));
+}
+
 void literal_print_element(strbuf *b, etype t, const void *p)
 {
 	switch (t) {
@@ -505,11 +583,10 @@ void literal_print_element(strbuf *b, etype t, const void *p)
 			memcpy(&v, p, 8);
 		}
 		sb_printf(b, "%" PRIu64, v);
-	} else if (w == 1) {
-		/* f8/f4 types are not evaluated: show the raw bits */
+	} else if (f8_format_of(t)) {
 		uint8_t x;
 		memcpy(&x, p, 1);
-		sb_printf(b, "0x%02x", x);
+		print_small_float(b, f8_format_of(t), x);
 	} else {
 		sb_puts(b, "?");
 	}
@@ -797,13 +874,28 @@ static void store_nan(etype t, int neg, uint64_t frac, void *p)
 		memcpy(p, &u, 8);
 		break;
 	}
-	default:
+	default: {
+		const f8_format *f = f8_format_of(t);
+		if (!f)
+			break;
+		if (f->payload_bits == 0) {
+			/* one NaN encoding: what a NaN converts to (f4e2m1fn: -0 / +0) */
+			*(uint8_t *)p = f8_from_f64(f, neg ? -(double)NAN : (double)NAN);
+			break;
+		}
+		unsigned emax = ((1u << f->ebits) - 1u) << f->mbits;
+		*(uint8_t *)p = (uint8_t)((neg ? 0x80u : 0u) | emax | (unsigned)frac);
 		break;
+	}
 	}
 }
 
+/* NaN payload bits of a float type (0: it has no payloads). */
 static int frac_bits(etype t)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return f->payload_bits;
 	switch (t) {
 	case ET_F16:
 		return 10;
@@ -818,9 +910,23 @@ static int frac_bits(etype t)
 	}
 }
 
+static double float_max(etype t);
+
+/* Lowest finite value of a float type (f8e8m0fnu: its smallest, 2^-127). */
+static double float_lowest(etype t)
+{
+	const f8_format *f = f8_format_of(t);
+	if (f && !f->is_signed)
+		return f8_to_f64(f, 0);
+	return -float_max(t);
+}
+
 /* Largest finite value of a float type, as a double. */
 static double float_max(etype t)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return f8_to_f64(f, f->max);
 	switch (t) {
 	case ET_F16:
 		return 65504.0;
@@ -833,9 +939,14 @@ static double float_max(etype t)
 	}
 }
 
-/* Whether the double rounds to infinity in type t. */
+/* Whether the double rounds to infinity in type t (for the f8/f4 types:
+ * to anything but a finite value, as XLA's parser checks: the fn/fnuz
+ * formats overflow to NaN, f8e8m0fnu has no zero or negative values). */
 static int float_overflows(etype t, double d)
 {
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return !isfinite(f8_to_f64(f, f8_from_f64(f, d)));
 	switch (t) {
 	case ET_F16:
 		return (f64_to_f16(d) & 0x7fffu) == 0x7c00u;
@@ -860,7 +971,17 @@ static void conv_word_float(conv *c, const lit_node *n, etype t, void *p)
 		store_float(t, neg ? -INFINITY : INFINITY, p);
 		return;
 	}
-	if (!strncmp(w, "nan", 3)) {
+	if (!strncmp(w, "nan", 3) && frac_bits(t) == 0) {
+		if (w[3] == '\0') {
+			store_nan(t, neg, 0, p);
+			return;
+		}
+		if (w[3] == '(') {
+			diag_error(c->ctx, c->src, n->at, "%s does not support NaN payloads", etype_name(t));
+			conv_fail(c, HLOI_EPARSE);
+			return;
+		}
+	} else if (!strncmp(w, "nan", 3)) {
 		int fb = frac_bits(t);
 		uint64_t quiet = UINT64_C(1) << (fb - 1);
 		uint64_t mask = (UINT64_C(1) << fb) - 1;
@@ -931,10 +1052,9 @@ static void conv_number_float(conv *c, const lit_node *n, etype t, void *p)
 		return;
 	}
 	if (float_overflows(t, d)) {
-		double m = float_max(t);
 		diag_error(c->ctx, c->src, n->at,
 			   "value %g is out of range for literal's primitive type %s namely [%g, %g].", d,
-			   etype_name(t), -m, m);
+			   etype_name(t), float_lowest(t), float_max(t));
 		conv_fail(c, HLOI_EPARSE);
 		return;
 	}
@@ -1005,8 +1125,89 @@ static void conv_int(conv *c, const lit_node *n, etype t, void *p)
 	store_int(t, neg, mag, p);
 }
 
+/* One part of a complex literal into a float or double. XLA checks the
+ * written value against the part type's finite range (no rounding first). */
+static void conv_complex_part(conv *c, const lit_node *n, etype pt, const char *which, etype t, void *p)
+{
+	if (n->kind == LIT_WORD && (!strcmp(n->text, "true") || !strcmp(n->text, "false"))) {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (n->kind == LIT_WORD) {
+		conv_word_float(c, n, pt, p);
+		return;
+	}
+	if (n->kind != LIT_NUMBER) {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(n->text, &end);
+	if (end == n->text || *end != '\0') {
+		diag_error(c->ctx, c->src, n->at, "expect floating-point value for %s part of complex number", which);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (errno == ERANGE && isinf(d)) {
+		diag_error(c->ctx, c->src, n->at,
+			   "Constant is out of range for double (+/-%g) and so is unparsable.", DBL_MAX);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	double m = float_max(pt);
+	if (d > m || d < -m) {
+		diag_error(c->ctx, c->src, n->at,
+			   "%s part %g is out of range for literal's primitive type %s, namely [%g, %g].", which, d,
+			   etype_name(t), -m, m);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	store_float(pt, d, p);
+}
+
+/* A complex value: `(real, imag)`, each part as a float. (XLA's parser
+ * checks the real part twice for NaN, so it turns `(nan, 1)` into
+ * `(nan, nan)`; hloi reads each part on its own.) */
+static void conv_complex(conv *c, const lit_node *n, etype t, void *p)
+{
+	etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+	size_t w = t == ET_C64 ? 4 : 8;
+	if (n->kind != LIT_TUPLE) {
+		diag_error(c->ctx, c->src, n->at, "expects '(' before complex number (real, imag) for primitive type: %s",
+			   etype_name(t));
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	if (n->n != 2) {
+		diag_error(c->ctx, c->src, n->at, "expects a complex number (real, imag) with 2 parts, but sees %d", n->n);
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
+	unsigned char parts[16];
+	conv_complex_part(c, n->kids[0], pt, "real", t, parts);
+	if (c->st != HLOI_OK)
+		return;
+	conv_complex_part(c, n->kids[1], pt, "imaginary", t, parts + w);
+	if (c->st != HLOI_OK)
+		return;
+	memcpy(p, parts, 2 * w);
+}
+
 static void conv_value(conv *c, const lit_node *n, etype t, void *p)
 {
+	if (etype_get_kind(t) == KIND_COMPLEX) {
+		conv_complex(c, n, t, p);
+		return;
+	}
+	if (n->kind == LIT_TUPLE) {
+		diag_error(c->ctx, c->src, n->at,
+			   "unexpected '(' in literal.  Parens are only valid for complex literals");
+		conv_fail(c, HLOI_EPARSE);
+		return;
+	}
 	if (t == ET_PRED || etype_is_integer(t)) {
 		conv_int(c, n, t, p);
 		return;
@@ -1070,7 +1271,7 @@ static int conv_list(arr_conv *a, const lit_node *n, int level)
 			diag_error(c->ctx, c->src, k->at,
 				   "expects `...` at nest level 1, but sees it at nest level %d", level + 1);
 			return 0;
-		} else if (k->kind == LIT_TUPLE) {
+		} else if (k->kind == LIT_TUPLE && etype_get_kind(a->lit->shape.type) != KIND_COMPLEX) {
 			diag_error(c->ctx, c->src, k->at,
 				   "unexpected '(' in literal.  Parens are only valid for complex literals");
 			return 0;
@@ -1137,7 +1338,7 @@ static void conv_fill(conv *c, hloi_literal *lit, const lit_node *n, int depth)
 		conv_fail(c, HLOI_EUNSUPPORTED);
 		return;
 	}
-	if (n->kind == LIT_TUPLE) {
+	if (n->kind == LIT_TUPLE && (s->rank > 0 || etype_get_kind(s->type) != KIND_COMPLEX)) {
 		diag_error(c->ctx, c->src, n->at,
 			   "unexpected '(' in literal.  Parens are only valid for complex literals");
 		conv_fail(c, HLOI_EPARSE);
@@ -1208,12 +1409,26 @@ hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, co
 	}
 	if (tree->kind == LIT_ELIDED && shape_is_array(s) && s->rank > 0 && etype_is_evaluated(s->type))
 		return literal_create_elided(out, s);
+	/* The values are in the text; only the layout's padding (pad(...),
+	 * tiles, L(n)) can make the buffer much larger, and a few characters
+	 * must not allocate gigabytes (the rule .pb literals follow). */
+	int64_t bytes;
+	if (shape_is_array(s) && !shape_element_count(s, &elems) && !shape_byte_size(s, &bytes) &&
+	    bytes > ((int64_t)1 << 20) && bytes / 64 > elems * etype_byte_width(s->type)) {
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		diag_error(ctx, src, tree->at,
+			   "literal of shape %s pads %" PRId64 " values to a %" PRId64
+			   "-byte buffer; hloi refuses padding that large",
+			   sb_str(&b), elems, bytes);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
 	hloi_status st = literal_create(&lit, s);
 	if (st != HLOI_OK) {
 		if (st == HLOI_EINVAL) {
 			strbuf b = STRBUF_INIT;
 			shape_print(&b, s, 0);
-			int64_t bytes;
 			if (!shape_is_tuple(s) && !shape_byte_size(s, &bytes) && bytes >= 0)
 				diag_error(ctx, src, tree->at, "literal of shape %s has an invalid layout",
 					   sb_str(&b));

@@ -63,7 +63,9 @@ hloi_status literal_relayout(hloi_literal **out, const hloi_literal *lit, const 
 
 /* Address of the element at multi-index idx (logical coordinates). */
 void *literal_element(const hloi_literal *lit, const int64_t *idx);
-/* Writes the padding value into every padding position of the buffer. */
+/* Writes the padding value into every padding position of the buffer; for
+ * a tiled layout into the whole buffer, elements included (it is called on
+ * fresh buffers). */
 void literal_fill_padding(hloi_literal *lit);
 /* The padding value of the shape's type, stored into `out` (element width). */
 void literal_padding_bits(const shape *s, void *out);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/index.h"
 #include "util/checked.h"
 
 void layout_set_default(shape *s)
@@ -89,19 +90,48 @@ int shape_element_count(const shape *s, int64_t *out)
 int shape_buffer_elements(const shape *s, int64_t *out)
 {
 	int64_t n = 1;
-	for (int i = 0; i < s->rank; i++)
-		if (ck_mul_i64(n, shape_padded_dim(s, i), &n))
+	if (s->layout.ntiles) {
+		index_tiling t;
+		if (index_tiling_init(&t, s))
 			return 1;
+		n = t.elements;
+	} else {
+		for (int i = 0; i < s->rank; i++)
+			if (ck_mul_i64(n, shape_padded_dim(s, i), &n))
+				return 1;
+	}
+	int64_t a = s->layout.tail_padding_alignment;
+	if (a > 1 && n % a) {
+		if (ck_add_i64(n, a - n % a, &n))
+			return 1;
+	}
 	*out = n;
 	return 0;
 }
 
+int64_t shape_element_bits(const shape *s)
+{
+	/* E(n) at a sub-byte type's own width (s4 with E(4)) is how XLA marks
+	 * packed device buffers; values hloi holds are one element per byte,
+	 * as XLA's literals are */
+	if (s->has_layout && s->layout.element_size_in_bits > 0 &&
+	    s->layout.element_size_in_bits != etype_bit_width(s->type))
+		return s->layout.element_size_in_bits;
+	return 8 * (int64_t)etype_byte_width(s->type);
+}
+
 int shape_byte_size(const shape *s, int64_t *out)
 {
-	int64_t n;
+	int64_t n, bits = shape_element_bits(s);
 	if (shape_buffer_elements(s, &n))
 		return 1;
-	return ck_mul_i64(n, etype_byte_width(s->type), out);
+	if (bits % 8 == 0)
+		return ck_mul_i64(n, bits / 8, out);
+	/* packed sub-byte elements: whole bytes */
+	if (ck_mul_i64(n, bits, &n) || ck_add_i64(n, 7, &n))
+		return 1;
+	*out = n / 8;
+	return 0;
 }
 
 static void list_print(strbuf *b, const int64_t *v, int n)
@@ -120,14 +150,18 @@ static const char *padval_name(pad_value p)
 	}
 }
 
+int layout_has_extras(const layout *l)
+{
+	return l->n_padded || l->ntiles || (l->tail_padding_alignment && l->tail_padding_alignment != 1) ||
+	       l->element_size_in_bits || l->memory_space || l->dynamic_shape_metadata_prefix_bytes > 0;
+}
+
 void layout_print(strbuf *b, const shape *s)
 {
 	const layout *l = &s->layout;
 	sb_putc(b, '{');
 	list_print(b, l->minor_to_major, l->n_minor_to_major);
-	int extras = l->n_padded || l->ntiles || (l->tail_padding_alignment && l->tail_padding_alignment != 1) ||
-		     l->element_size_in_bits || l->memory_space || l->dynamic_shape_metadata_prefix_bytes > 0;
-	if (extras) {
+	if (layout_has_extras(l)) {
 		sb_putc(b, ':');
 		if (l->n_padded) {
 			sb_puts(b, "pad(");
@@ -190,7 +224,7 @@ void shape_print(strbuf *b, const shape *s, int with_layout)
 				  (long long)s->dims[i]);
 	}
 	sb_putc(b, ']');
-	if (with_layout && s->has_layout && s->rank > 0 && shape_is_array(s))
+	if (with_layout && s->has_layout && shape_is_array(s) && (s->rank > 0 || layout_has_extras(&s->layout)))
 		layout_print(b, s);
 }
 
@@ -285,6 +319,39 @@ int shape_validate(const shape *s, char *msg, size_t msgsize)
 				return 1;
 			}
 		}
+	}
+	for (int t = 0; t < l->ntiles; t++) {
+		const tile *tl = &l->tiles[t];
+		int bad = tl->n < 1;
+		for (int i = 0; i < tl->n; i++)
+			if (tl->dims[i] == 0 || tl->dims[i] < -1)
+				bad = 1;
+		if (bad) {
+			strbuf b = STRBUF_INIT;
+			shape_print(&b, s, 0);
+			snprintf(msg, msgsize, "layout has invalid tiles: %s", sb_str(&b));
+			sb_free(&b);
+			return 1;
+		}
+		if (tl->dims[tl->n - 1] < 0) {
+			strbuf b = STRBUF_INIT;
+			shape_print(&b, s, 1);
+			snprintf(msg, msgsize,
+				 "layout has invalid tiles: the most minor entry of tile %d is the combine dimension '*', which combines a dimension with the next more minor one: %s",
+				 t + 1, sb_str(&b));
+			sb_free(&b);
+			return 1;
+		}
+	}
+	if (l->tail_padding_alignment < 0) {
+		snprintf(msg, msgsize, "layout tail_padding_alignment_in_elements field is <= 0: {%lld}",
+			 (long long)l->tail_padding_alignment);
+		return 1;
+	}
+	if (l->element_size_in_bits < 0) {
+		snprintf(msg, msgsize, "layout element_size_in_bits field is negative: %lld",
+			 (long long)l->element_size_in_bits);
+		return 1;
 	}
 	int64_t bytes;
 	if (shape_is_static(s) && shape_byte_size(s, &bytes)) {

@@ -1,5 +1,9 @@
 /* Shapes and layouts (XLA's Shape and Layout, with SOURCES.md B's padding).
  *
+ * A layout with both SOURCES.md B's padding and XLA's tiles pads first and
+ * tiles the padded array (core/index.h): pad(...) gives the physical bounds
+ * the tiles cover.
+ *
  * A shape is an array (element type + dimensions + layout) or a tuple of
  * shapes. Dimensions are numbered 0..rank-1 in logical order; the layout's
  * minor_to_major lists them from fastest varying in memory to slowest.
@@ -45,11 +49,12 @@ typedef struct layout {
 	int n_padded;                    /* 0: no padding */
 	int64_t padded_dimensions[HLOI_MAX_RANK];
 	pad_value padding_value;         /* PAD_ZERO unless padval(...) */
-	/* XLA's layout suffix, kept to print it back; not evaluated. */
+	/* XLA's layout suffix. Tiles and L(n) place elements (core/index.h);
+	 * E(n) sizes them; S(n) and M(n) are kept to print them back. */
 	int ntiles;
 	tile tiles[HLOI_MAX_TILES];
-	int64_t tail_padding_alignment;  /* L(n); 0 = not given (1) */
-	int64_t element_size_in_bits;    /* E(n); 0 = not given */
+	int64_t tail_padding_alignment;  /* L(n): buffer elements rounded up to a multiple; 0 = not given (1) */
+	int64_t element_size_in_bits;    /* E(n); 0 = not given (the type's storage width) */
 	int64_t memory_space;            /* S(n) */
 	int64_t dynamic_shape_metadata_prefix_bytes; /* M(n) */
 } layout;
@@ -84,9 +89,15 @@ int shape_validate(const shape *s, char *msg, size_t msgsize);
 
 /* Product of the logical dimensions; nonzero on overflow. */
 int shape_element_count(const shape *s, int64_t *out);
-/* Product of the padded (buffer) dimensions; nonzero on overflow. */
+/* Elements (positions) of the buffer: the product of the padded dimensions,
+ * or of the tiled shape's, rounded up to L(n); nonzero on overflow or an
+ * invalid tile. */
 int shape_buffer_elements(const shape *s, int64_t *out);
-/* Buffer elements times the element width; nonzero on overflow. */
+/* Bits per element in the buffer: E(n) when given, else the type's storage
+ * width (8 * etype_byte_width). */
+int64_t shape_element_bits(const shape *s);
+/* Bytes of the buffer: buffer elements times the element bits, rounded up
+ * to whole bytes (as ShapeUtil::ArraySize); nonzero on overflow. */
 int shape_byte_size(const shape *s, int64_t *out);
 /* Buffer size of dimension d: padded size if padded, else dims[d]. */
 int64_t shape_padded_dim(const shape *s, int d);
@@ -103,9 +114,11 @@ int layout_equal(const layout *a, const layout *b);
 int shape_dim_index(const shape *s, int64_t d);
 
 /* Appends the shape's text: `f32[2,3]` or, with layout, `f32[2,3]{0,1:pad(3,5)}`.
- * Scalars never print `{}`. Tuples print `(a, b)` with an `index=N` comment before
+ * Scalars never print `{}`, but do print a layout with more (`s32[]{:T(128)S(2)}`). Tuples print `(a, b)` with an `index=N` comment before
  * every fifth element as XLA does. */
 void shape_print(strbuf *b, const shape *s, int with_layout);
+/* Whether the layout has more than minor_to_major (padding, tiles, L, E, S, M). */
+int layout_has_extras(const layout *l);
 /* Appends just the layout `{1,0}` / `{0,1:pad(3,5)padval(one)T(8,128)}`. */
 void layout_print(strbuf *b, const shape *s);
 

@@ -103,7 +103,18 @@ int etype_bit_width(etype t)
 	switch (t) {
 	case ET_PRED: case ET_S1: case ET_U1: return 1;
 	case ET_S2: case ET_U2: return 2;
-	case ET_S4: case ET_U4: return 4;
+	case ET_S4: case ET_U4: case ET_F4E2M1FN: return 4;
 	default: return etype_byte_width(t) * 8;
 	}
+}
+
+uint8_t etype_from_low_bits(etype t, uint8_t byte)
+{
+	int n = etype_bit_width(t);
+	if (t == ET_PRED || n >= 8)
+		return byte;
+	uint8_t low = (uint8_t)(byte & ((1u << n) - 1u));
+	if (etype_is_signed(t) && (low >> (n - 1)))
+		low = (uint8_t)(low | (0xffu << n));
+	return low;
 }

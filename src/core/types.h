@@ -57,5 +57,9 @@ int etype_is_integer(etype t);  /* signed or unsigned, not pred */
 int etype_is_signed(etype t);   /* signed integers */
 /* Bit width of a value (pred 1, s4 4, f32 32); storage may be wider. */
 int etype_bit_width(etype t);
+/* The stored byte of a sub-byte integer or f4e2m1fn taken from the low
+ * `bit width` bits of `byte`, the bits above ignored as XLA's intN ignores
+ * them (signed integers sign-extended). Other types: the byte itself. */
+uint8_t etype_from_low_bits(etype t, uint8_t byte);
 
 #endif

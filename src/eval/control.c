@@ -1,6 +1,9 @@
 /* Kernels of the values a computation starts from and passes around:
- * parameters, constants, and calls (call, fusion: the callee evaluated
- * through its own plan). Tuples are in data.c. */
+ * parameters, constants, calls (call, fusion: the callee evaluated through
+ * its own plan), while loops and conditionals; and the count of evaluated
+ * steps that bounds a run (eval_step). Tuples are in data.c. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eval/engine.h"
@@ -35,12 +38,35 @@ hloi_status kernel_constant(engine *e, frame *f, const instr *in, hloi_literal *
 	return HLOI_OK;
 }
 
-/* Runs a call or fusion: the callee with the operand values as its
- * parameters. The result is owned by the frame (or is dest). */
-hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest)
+/* --- steps -------------------------------------------------------------------- */
+
+hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 {
-	(void)args;
+	eval_limits *l = &e->limits;
+	int stopped = l->stop && __atomic_load_n(l->stop, __ATOMIC_RELAXED);
+	if (e->uncounted && !stopped)
+		return HLOI_OK;  /* bounded by the operands' sizes */
+	if (e->loop && !stopped && l->steps >= l->max_steps) {
+		char at[512] = "";
+		if (in != e->loop)
+			snprintf(at, sizeof at, " (at instruction '%s' in computation '%s')", in->name, comp->name);
+		diag_error_where(e->ctx, NULL,
+				 "while loop '%s' in computation '%s' reached the limit of %" PRIu64
+				 " evaluated instruction%s in its iteration %" PRId64 "%s; raise it with max_steps (hloi: --max-steps)",
+				 e->loop->name, e->loop_comp->name, l->max_steps, l->max_steps == 1 ? "" : "s", e->loop_iter,
+				 at);
+		return HLOI_ESTOPPED;
+	}
+	return eval_limits_step(l, e->ctx, comp, in);
+}
+
+/* --- calls -------------------------------------------------------------------- */
+
+/* Runs comp on args for instruction `in`: the result is owned by the frame
+ * (or is dest). */
+static hloi_status call_into(engine *e, frame *f, const instr *in, const computation *comp, hloi_literal *const *args,
+			     hloi_literal *dest)
+{
 	if (dest && shape_is_tuple(&in->result))
 		dest = NULL;  /* tuple results are copied into dest by the driver */
 	int pos = in->position;
@@ -52,7 +78,7 @@ hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *cons
 	hloi_literal *r = NULL;
 	int owned = 0;
 	e->depth++;
-	hloi_status st = eval_computation(e, in->callee, ops, dest, &r, &owned);
+	hloi_status st = eval_computation(e, comp, args, dest, &r, &owned);
 	e->depth--;
 	if (st != HLOI_OK)
 		return st;
@@ -83,3 +109,125 @@ hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *cons
 	return HLOI_OK;
 }
 
+/* Runs a call or fusion: the callee with the operand values as its
+ * parameters. */
+hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
+			hloi_literal *dest)
+{
+	(void)args;
+	return call_into(e, f, in, in->callee, ops, dest);
+}
+
+/* conditional: the branch the index selects (pred: true_computation for
+ * true, false_computation for false; s32: branch_computations[index], the
+ * last one when the index is out of range, as XLA's evaluator does) runs on
+ * its operand. */
+hloi_status kernel_conditional(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			       hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	const hloi_literal *index = ops[0];
+	const computation *branch = NULL;
+	int b = 0;
+	if (index->shape.type == ET_PRED) {
+		b = ((const uint8_t *)index->data)[0] ? 0 : 1;
+		branch = instr_called(in, b == 0 ? ATTR_TRUE_COMPUTATION : ATTR_FALSE_COMPUTATION, 0);
+	} else {
+		const attr *bc = instr_attr(in, ATTR_BRANCH_COMPUTATIONS);
+		int nb = bc ? bc->u.words.n : 0;
+		int32_t v;
+		memcpy(&v, index->data, sizeof v);
+		b = v < 0 || v >= nb ? nb - 1 : v;
+		branch = instr_called(in, ATTR_BRANCH_COMPUTATIONS, b);
+	}
+	if (!branch || 1 + b >= in->nops)
+		return kernel_none(e, f, in, ops, args, dest);
+	return call_into(e, f, in, branch, &ops[1 + b], dest);
+}
+
+/* while: the state goes through body as long as condition gives true. The
+ * while instruction counts a step per iteration, and the steps of its
+ * computations count even inside a per-element application. */
+hloi_status kernel_while(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
+			 hloi_literal *dest)
+{
+	(void)args;
+	(void)dest;  /* the driver copies an aliased root into dest */
+	const computation *cond = instr_called(in, ATTR_CONDITION, 0), *body = instr_called(in, ATTR_BODY, 0);
+	if (!cond || !body)
+		return kernel_none(e, f, in, ops, args, dest);
+	if (e->depth >= EVAL_MAX_DEPTH) {
+		diag_error_where(e->ctx, NULL, "calls nested deeper than %d (instruction '%s')", EVAL_MAX_DEPTH,
+				 in->name);
+		return HLOI_EUNSUPPORTED;
+	}
+	const instr *outer = e->loop;
+	const computation *outer_comp = e->loop_comp;
+	int64_t outer_iter = e->loop_iter;
+	int outer_uncounted = e->uncounted;
+	e->loop = in;
+	e->loop_comp = f->comp;
+	e->loop_iter = 0;
+	e->uncounted = 0;
+	e->depth++;
+	hloi_literal *state = ops[0];
+	int owned = 0;
+	hloi_status st;
+	for (;;) {
+		e->loop_iter++;
+		st = eval_step(e, f->comp, in);
+		if (st != HLOI_OK)
+			break;
+		hloi_literal *p = NULL;
+		int powned = 0;
+		st = eval_computation(e, cond, &state, NULL, &p, &powned);
+		if (st != HLOI_OK)
+			break;
+		int go = p->data && ((const uint8_t *)p->data)[0] != 0;
+		if (powned)
+			value_drop(e, p);
+		if (!go)
+			break;
+		hloi_literal *next = NULL;
+		int nowned = 0;
+		st = eval_computation(e, body, &state, NULL, &next, &nowned);
+		if (st != HLOI_OK)
+			break;
+		if (next != state) {
+			if (owned)
+				value_drop(e, state);
+			state = next;
+			owned = nowned;
+		}
+	}
+	e->depth--;
+	e->loop = outer;
+	e->loop_comp = outer_comp;
+	e->loop_iter = outer_iter;
+	e->uncounted = outer_uncounted;
+	if (st != HLOI_OK) {
+		if (owned)
+			value_drop(e, state);
+		return st;
+	}
+	if (!owned) {
+		/* the operand or a constant: the result needs a value of its own */
+		hloi_literal *c = NULL;
+		st = value_clone(e, state, &c);
+		if (st != HLOI_OK)
+			return st;
+		state = c;
+	}
+	hloi_literal *conf = NULL;
+	int cowned = 0;
+	st = value_conform(e, state, &in->result, &conf, &cowned);
+	if (st != HLOI_OK) {
+		value_drop(e, state);
+		return st;
+	}
+	if (cowned)
+		value_drop(e, state);
+	f->vals[in->position] = conf;
+	f->owned[in->position] = 1;
+	return HLOI_OK;
+}

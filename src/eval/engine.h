@@ -8,10 +8,17 @@
  *                use; writes aliased results in place
  *   values.c     memory: the budget, value buffers, the spare buffer, shared
  *                values (tuples, views), copies between layouts
- *   control.c    kernels of parameters, constants and calls
+ *   control.c    kernels of parameters, constants, calls, while and
+ *                conditional; the step count (eval_step)
+ *   reduce.c     reduce, reduce-window and map in XLA's order of combination
+ *   reduce_fast.c   the fast engine's reductions by a known monoid
+ *   apply.c      a computation applied to scalars, element by element
  *   data.c       kernels of the data-movement ops and of tuples
+ *   movement.c   slice, pad, concatenate, dynamic slices, reverse ... as
+ *                strided copies (fast_copy where the engine is the fast one)
  *   elementwise.c   the kernel of the elementwise ops outside regions
- *   fast/        the fast engine: row kernels and the region executor
+ *   fast/        the fast engine: row kernels, the region executor, the
+ *                strided copy of the data-movement ops
  *   reference.c  the per-element oracle (SPEC §9)
  *   scalar.h     the semantics of every element operation, written once
  *
@@ -25,6 +32,7 @@
 
 #include "eval/eval.h"
 #include "eval/fast.h"
+#include "eval/limits.h"
 #include "ir/ir.h"
 
 /* Calls nested deeper than this are refused (the checker rejects recursion,
@@ -44,6 +52,12 @@ typedef struct engine {
 	const fast_tuning *tuning; /* the fast engine's sizes (NULL: defaults) */
 	struct eval_plan **plans; /* plans of the computations run so far */
 	int nplans, cap_plans;
+	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
+	int uncounted;       /* > 0: in a per-element application of a computation
+			      * (reduce, reduce-window, map), whose steps do not count */
+	const instr *loop;   /* the innermost while loop running, or NULL */
+	const computation *loop_comp;  /* ... the computation it is in */
+	int64_t loop_iter;   /* ... and its iteration (from 1) */
 } engine;
 
 /* How a frame holds a value (frame.owned). */
@@ -105,6 +119,15 @@ hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
  * With dest, the root's result is written into dest and *out is dest. */
 hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
 			     hloi_literal **out, int *out_owned);
+
+/* --- steps (control.c) ------------------------------------------------------ */
+
+/* Called before instruction `in` of `comp` is evaluated, and by a while loop
+ * once per iteration: counts one step against the run's limit (unless in a
+ * per-element application, e->uncounted) and returns HLOI_ESTOPPED with an
+ * error naming the innermost loop and its computation when the limit is
+ * reached or the run was stopped. */
+hloi_status eval_step(engine *e, const computation *comp, const instr *in);
 
 /* --- kernels ------------------------------------------------------------------ */
 

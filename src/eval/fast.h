@@ -43,4 +43,16 @@ int fast_relayout(hloi_literal *dst, const hloi_literal *src, int threads, const
  * f32[4,6]) or the case is not covered. */
 int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const fast_tuning *tuning);
 
+/* A strided copy for the data-movement ops: n[0..rank) elements along each
+ * dimension, of w bytes, from src (element strides ss[d], of any sign; 0
+ * repeats one element, which makes a fill) to dst (element strides ds[d],
+ * nonzero, distinct indices at distinct elements). dst and src must not
+ * overlap. Runs as a region of one copying member: dimensions in dst's
+ * memory order, neighbours merged, tiles when src is strided along dst's
+ * inner dimension, threads over the outermost dimension. Returns 0 when it
+ * did the copy, nonzero when it does not cover the case (an element width
+ * other than 1, 2, 4, 8 or 16 bytes, out of memory). */
+int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *n, int rank, int w,
+	      int threads, const fast_tuning *tuning);
+
 #endif

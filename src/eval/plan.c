@@ -63,7 +63,7 @@ static int heap_pop(heap *h)
 int plan_reshape_is_view(const shape *op, const shape *res)
 {
 	if (shape_is_tuple(op) || shape_is_tuple(res) || op->type != res->type || op->layout.n_padded ||
-	    res->layout.n_padded)
+	    res->layout.n_padded || !index_is_strided(op) || !index_is_strided(res))
 		return 0;
 	/* The elements in row-major order must sit at increasing, contiguous
 	 * buffer positions in both: each array's physical order is its
@@ -342,15 +342,18 @@ static int buffer_of(const eval_plan *p, int pos)
 		const instr *in = comp->instrs[pos];
 		if (p->value[pos] != PV_SHARED)
 			return pos;
-		if (in->op == OP_RESHAPE) {
+		if (in->op == OP_RESHAPE || in->op == OP_OPTIMIZATION_BARRIER) {
 			pos = in->ops[0].def->position;
-		} else if (in->op == OP_GET_TUPLE_ELEMENT && in->ops[0].def->op == OP_TUPLE &&
-			   p->value[in->ops[0].def->position] == PV_SHARED) {
+		} else if (in->op == OP_GET_TUPLE_ELEMENT) {
+			/* the tuple, through the barriers that pass it on */
+			const instr *t = in->ops[0].def;
+			while (t->op == OP_OPTIMIZATION_BARRIER && p->value[t->position] == PV_SHARED)
+				t = t->ops[0].def;
 			int64_t k = -1;
 			instr_int(in, ATTR_INDEX, &k);
-			if (k < 0 || k >= in->ops[0].def->nops)
+			if (t->op != OP_TUPLE || p->value[t->position] != PV_SHARED || k < 0 || k >= t->nops)
 				return pos;
-			pos = in->ops[0].def->ops[k].def->position;
+			pos = t->ops[k].def->position;
 		} else {
 			return pos;
 		}
@@ -524,6 +527,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 			break;
 		case OP_TUPLE:
 		case OP_GET_TUPLE_ELEMENT:
+		case OP_OPTIMIZATION_BARRIER:
 			p->value[i] = PV_SHARED;
 			break;
 		case OP_RESHAPE:

@@ -6,8 +6,8 @@
  *   time, by the executor of eval/fast/; a region's intermediates are never
  *   materialised, only its outputs (values used outside it, or the root);
  * - liveness: the step after which each value is dead, extended through
- *   values that share buffers (a tuple holds its operands, get-tuple-element
- *   and a reshape that is a view hold their operand);
+ *   values that share buffers (a tuple holds its operands, get-tuple-element,
+ *   opt-barrier and a reshape that is a view hold their operand);
  * - buffer reuse: an output written over a dead input it reads exactly
  *   where it writes (in place), and input_output_alias / run-into results
  *   written straight into their destination;
@@ -67,7 +67,8 @@ typedef enum plan_value {
 	PV_NONE = 0,            /* not needed, or an intermediate of a region */
 	PV_OWNED,               /* a buffer of its own */
 	PV_BORROWED,            /* a parameter or constant (not the run's memory) */
-	PV_SHARED               /* its operands' buffers (tuple, get-tuple-element, reshape view) */
+	PV_SHARED               /* its operands' buffers (tuple, get-tuple-element, reshape view,
+				 * opt-barrier) */
 } plan_value;
 
 typedef struct eval_plan {

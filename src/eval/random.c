@@ -1,10 +1,14 @@
 /* Deterministic pseudo-random inputs (--random-inputs): one splitmix64 stream
  * per run, drawn parameter by parameter, each in logical row-major order, so
  * the values do not depend on layouts (tuple parameters: element by element).
- * Floats are multiples of 1/8 in [-8, 8), signed ints in [-8, 8], unsigned
- * in [0, 16], pred true/false. */
+ * Floats are multiples of 1/8 in [-8, 8) (the f8/f4 types: that value
+ * rounded; f8e8m0fnu, which has no zero or negatives: a power of two from
+ * 2^-8 to 2^7), signed ints in [-8, 8], unsigned in [0, 16] (the sub-byte
+ * ones: reduced modulo their range), pred true/false, complex values two
+ * such floats. */
 #include <string.h>
 
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "eval/eval.h"
@@ -37,7 +41,38 @@ static void put(etype t, void *p, uint64_t r)
 	case ET_BF16: { uint16_t v = f32_to_bf16(f); memcpy(p, &v, sizeof v); break; }
 	case ET_F32: { memcpy(p, &f, sizeof f); break; }
 	case ET_F64: { double v = f; memcpy(p, &v, sizeof v); break; }
-	default: break;
+	case ET_S1: case ET_S2: case ET_S4: {
+		int bits = etype_bit_width(t);
+		int8_t v = (int8_t)((int64_t)(r % ((uint64_t)1 << bits)) - ((int64_t)1 << (bits - 1)));
+		memcpy(p, &v, 1);
+		break;
+	}
+	case ET_U1: case ET_U2: case ET_U4: {
+		uint8_t v = (uint8_t)(r % ((uint64_t)1 << etype_bit_width(t)));
+		memcpy(p, &v, 1);
+		break;
+	}
+	case ET_F8E8M0FNU: {
+		uint8_t v = (uint8_t)(127 - 8 + (int)(r % 16));
+		memcpy(p, &v, 1);
+		break;
+	}
+	case ET_C64: {
+		float c[2] = { f, (float)((int)((r >> 32) % 128) - 64) / 8.0f };
+		memcpy(p, c, sizeof c);
+		break;
+	}
+	case ET_C128: {
+		double c[2] = { f, (double)((int)((r >> 32) % 128) - 64) / 8.0 };
+		memcpy(p, c, sizeof c);
+		break;
+	}
+	default: {
+		const f8_format *f8 = f8_format_of(t);
+		if (f8)
+			*(uint8_t *)p = f8_from_f32(f8, f);
+		break;
+	}
 	}
 }
 
@@ -54,7 +89,7 @@ static void fill(hloi_literal *lit, uint64_t *state)
 	int64_t elems, idx[HLOI_MAX_RANK] = { 0 };
 	if (shape_element_count(s, &elems) || elems == 0 || !lit->data)
 		return;
-	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0) {
+	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0 && index_is_strided(s)) {
 		/* memory order is logical order: no index conversion */
 		size_t w = (size_t)etype_byte_width(s->type);
 		unsigned char *p = lit->data;

@@ -81,6 +81,54 @@ static cmp_fn compare_lookup(etype t)
 
 typedef enum ew_kind { EW_BINARY, EW_COMPARE, EW_COPY, EW_SELECT, EW_CONVERT } ew_kind;
 
+/* What one elementwise instruction computes, resolved once. */
+typedef struct ew_op {
+	const instr *in;
+	hloi_literal *const *ops;
+	ew_kind kind;
+	binop_fn fn;
+	cmp_fn cf;
+	cmp_type ct;
+	cmp_direction dir;
+	etype to, from;
+	size_t w, wk[3];
+	int nops;
+	int low_bits;  /* bitcast-convert to a sub-byte type takes the source's low bits */
+} ew_op;
+
+/* Computes the element at result index idx into dst. */
+static void ew_element(const ew_op *e, const int64_t *idx, unsigned char *dst)
+{
+	int64_t oi[HLOI_MAX_RANK];
+	const unsigned char *p[3] = { NULL, NULL, NULL };
+	for (int k = 0; k < e->nops; k++) {
+		const shape *os = &e->ops[k]->shape;
+		for (int j = 0; j < os->rank; j++)
+			oi[j] = os->dims[j] == 1 ? 0 : idx[e->in->ops[k].out_dim[j]];
+		p[k] = (const unsigned char *)e->ops[k]->data + (size_t)index_to_linear(os, oi) * e->wk[k];
+	}
+	switch (e->kind) {
+	case EW_BINARY:
+		e->fn(dst, p[0], p[1]);
+		break;
+	case EW_COMPARE:
+		*dst = e->cf(p[0], p[1], e->dir, e->ct);
+		break;
+	case EW_COPY:
+		if (e->low_bits)
+			*dst = etype_from_low_bits(e->to, *p[0]);
+		else
+			memcpy(dst, p[0], e->w);
+		break;
+	case EW_SELECT:
+		memcpy(dst, *p[0] ? p[1] : p[2], e->w);
+		break;
+	case EW_CONVERT:
+		sc_convert(e->to, dst, e->from, p[0]);
+		break;
+	}
+}
+
 /* out[i] = f(operands at i) for every logical position of out's buffer;
  * padding positions keep the padding value new_value put there.
  * EW_COPY copies operand 0 (broadcast, copy, bitcast-convert), EW_SELECT
@@ -92,44 +140,30 @@ static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const 
 	int64_t n;
 	if (shape_buffer_elements(s, &n) || !out->data)
 		return;
-	size_t w = (size_t)etype_byte_width(s->type);
-	size_t wk[3] = { 0, 0, 0 };
-	int nops = in->nops < 3 ? in->nops : 3;
-	for (int k = 0; k < nops; k++)
-		wk[k] = (size_t)etype_byte_width(ops[k]->shape.type);
-	etype from = nops ? ops[0]->shape.type : s->type;
+	ew_op e = { .in = in, .ops = ops, .kind = kind, .fn = fn, .cf = cf, .ct = ct,
+		    .dir = instr_direction(in), .to = s->type };
+	e.w = (size_t)etype_byte_width(s->type);
+	e.nops = in->nops < 3 ? in->nops : 3;
+	for (int k = 0; k < e.nops; k++)
+		e.wk[k] = (size_t)etype_byte_width(ops[k]->shape.type);
+	e.from = e.nops ? ops[0]->shape.type : s->type;
+	e.low_bits = in->op == OP_BITCAST_CONVERT && s->type != ET_PRED && etype_bit_width(s->type) < 8;
 	unsigned char *o = out->data;
-	cmp_direction dir = instr_direction(in);
-	int64_t idx[HLOI_MAX_RANK], oi[HLOI_MAX_RANK];
-	for (int64_t lin = 0; lin < n; lin++) {
-		if (index_from_linear(s, lin, idx))
-			continue;
-		const unsigned char *p[3] = { NULL, NULL, NULL };
-		for (int k = 0; k < nops; k++) {
-			const shape *os = &ops[k]->shape;
-			for (int j = 0; j < os->rank; j++)
-				oi[j] = os->dims[j] == 1 ? 0 : idx[in->ops[k].out_dim[j]];
-			p[k] = (const unsigned char *)ops[k]->data + (size_t)index_to_linear(os, oi) * wk[k];
-		}
-		unsigned char *dst = o + (size_t)lin * w;
-		switch (kind) {
-		case EW_BINARY:
-			fn(dst, p[0], p[1]);
-			break;
-		case EW_COMPARE:
-			*dst = cf(p[0], p[1], dir, ct);
-			break;
-		case EW_COPY:
-			memcpy(dst, p[0], w);
-			break;
-		case EW_SELECT:
-			memcpy(dst, *p[0] ? p[1] : p[2], w);
-			break;
-		case EW_CONVERT:
-			sc_convert(s->type, dst, from, p[0]);
-			break;
-		}
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	if (!index_is_strided(s)) {
+		/* tiled: walk the elements in logical order (finding the padding
+		 * of a tiled buffer costs more than placing an element) */
+		int64_t count;
+		if (shape_element_count(s, &count) || count == 0)
+			return;
+		do
+			ew_element(&e, idx, o + (size_t)index_to_linear(s, idx) * e.w);
+		while (index_next(s->rank, s->dims, idx));
+		return;
 	}
+	for (int64_t lin = 0; lin < n; lin++)
+		if (!index_from_linear(s, lin, idx))
+			ew_element(&e, idx, o + (size_t)lin * e.w);
 }
 
 /* reshape: the operand's elements in logical row-major order, refilled in
@@ -184,7 +218,8 @@ cmp_type eval_cmp_type(const instr *in, etype t)
 		return ct;
 	switch (etype_get_kind(t)) {
 	case KIND_SINT: return CMPT_SIGNED;
-	case KIND_FLOAT: return CMPT_FLOAT;
+	case KIND_FLOAT:
+	case KIND_COMPLEX: return CMPT_FLOAT;
 	default: return CMPT_UNSIGNED;
 	}
 }

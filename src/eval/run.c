@@ -476,10 +476,18 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
 	for (int s = 0; s < p->nsteps; s++) {
 		const plan_step *step = &p->steps[s];
 		int at = step->pos;
-		if (step->kind == STEP_REGION)
-			st = run_region(e, &f, p, step->region, at == rootpos ? dest : NULL);
-		else
-			st = eval_instr(e, &f, comp->instrs[at], args, at == rootpos ? dest : NULL);
+		if (step->kind == STEP_REGION) {
+			/* every member counts as an evaluated instruction */
+			const plan_region *rg = &p->regions[step->region];
+			for (int k = 0; k < rg->nmem && st == HLOI_OK; k++)
+				st = eval_step(e, comp, comp->instrs[rg->mem_pos[k]]);
+			if (st == HLOI_OK)
+				st = run_region(e, &f, p, step->region, at == rootpos ? dest : NULL);
+		} else {
+			st = eval_step(e, comp, comp->instrs[at]);
+			if (st == HLOI_OK)
+				st = eval_instr(e, &f, comp->instrs[at], args, at == rootpos ? dest : NULL);
+		}
 		if (st != HLOI_OK)
 			goto cleanup;
 		for (int k = p->rel_start[at]; k < p->rel_start[at + 1]; k++)
@@ -617,6 +625,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
 	e.tuning = tuning;
+	eval_limits_init(&e.limits, opts);
 
 	/* Elided constants the entry needs are reported all at once, before
 	 * anything runs. */

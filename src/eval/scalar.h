@@ -5,19 +5,29 @@
  * For each evaluated type E (storage type T) this defines
  *   T sc_<op>_E(T a, T b)      for the ops the kind supports (SC_OPS_<kind>)
  *   uint8_t sc_compare_E(T a, T b, cmp_direction d, cmp_type t)
- * Integer arithmetic goes through uint64_t, so wraparound is never UB;
- * f16 and bf16 compute in f32 and round once.
+ * Integer arithmetic goes through uint64_t on the type's bit width (4 for
+ * s4, stored sign-extended in a byte), so wraparound is never UB; f16,
+ * bf16 and the f8/f4 types compute in f32 and round once; c64 and c128 are
+ * C complex types (multiply as C's Annex G, divide as the C compiler's
+ * complex division, power and atan2 through the C library's cpow/clog/csqrt,
+ * as XLA's evaluator does through std::complex).
  */
 #ifndef HLOI_EVAL_SCALAR_H
 #define HLOI_EVAL_SCALAR_H
 
+#include <complex.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/types.h"
 #include "ir/ir.h"
+
+/* C11 7.3.1 lets a program undefine these; keep the names free. */
+#undef complex
+#undef I
 
 /* The result of a comparison from the three relations (all zero when
  * unordered, i.e. a NaN under FLOAT: then only NE holds). */
@@ -64,14 +74,43 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 #define SC_NEG_KIND_SINT(x) ((x) < 0)
 #define SC_NEG_KIND_UINT(x) 0
 
-/* --- integers (signed and unsigned) ------------------------------------- */
+/* Value bits of each integer type (the sub-byte ones take a byte). */
+#define SC_NBITS_S1 1
+#define SC_NBITS_S2 2
+#define SC_NBITS_S4 4
+#define SC_NBITS_S8 8
+#define SC_NBITS_S16 16
+#define SC_NBITS_S32 32
+#define SC_NBITS_S64 64
+#define SC_NBITS_U1 1
+#define SC_NBITS_U2 2
+#define SC_NBITS_U4 4
+#define SC_NBITS_U8 8
+#define SC_NBITS_U16 16
+#define SC_NBITS_U32 32
+#define SC_NBITS_U64 64
+
+static inline uint64_t sc_mask(int n)
+{
+	return n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+}
+
+/* --- integers (signed and unsigned), on N = SC_NBITS_E value bits -------- */
 #define SC_INT(E, T, W, KIND)                                                        \
+	/* the N-bit pattern */                                                      \
 	static inline uint64_t sc_bits_##E(T a)                                      \
 	{                                                                            \
-		return (uint64_t)(SC_UT_##W)a;                                       \
+		return (uint64_t)(SC_UT_##W)a & sc_mask(SC_NBITS_##E);               \
 	}                                                                            \
+	/* the low N bits of r as a value of the type (sign-extended if signed) */  \
 	static inline T sc_wrap_##E(uint64_t r)                                      \
 	{                                                                            \
+		const int n = SC_NBITS_##E;                                          \
+		if (n == 8 * (W)) /* the full width: truncation (and vectorises) */  \
+			return (T)(SC_UT_##W)r;                                      \
+		r &= sc_mask(n);                                                     \
+		if (SC_SIGNED_##KIND && ((r >> (n - 1)) & 1))                        \
+			r |= ~sc_mask(n);                                            \
 		return (T)(SC_UT_##W)r;                                              \
 	}                                                                            \
 	static inline T sc_add_##E(T a, T b)                                         \
@@ -90,10 +129,10 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	static inline T sc_divide_##E(T a, T b)                                      \
 	{                                                                            \
 		if (b == 0)                                                          \
-			return (T)-1;                                                \
+			return sc_wrap_##E(UINT64_MAX);                              \
 		if (SC_SIGNED_##KIND && b == (T)-1)                                  \
 			return sc_wrap_##E(0 - sc_bits_##E(a));                      \
-		return (T)(a / b);                                                   \
+		return sc_wrap_##E((uint64_t)(a / b));                               \
 	}                                                                            \
 	/* x % 0 = x; INT_MIN % -1 = 0; the sign follows the dividend. */           \
 	static inline T sc_remainder_##E(T a, T b)                                   \
@@ -144,21 +183,21 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	static inline T sc_shift_left_##E(T a, T b)                                  \
 	{                                                                            \
 		uint64_t n = sc_bits_##E(b);                                         \
-		return n >= 8 * (W) ? 0 : sc_wrap_##E(sc_bits_##E(a) << n);          \
+		return n >= SC_NBITS_##E ? 0 : sc_wrap_##E(sc_bits_##E(a) << n);     \
 	}                                                                            \
 	static inline T sc_shift_right_logical_##E(T a, T b)                         \
 	{                                                                            \
 		uint64_t n = sc_bits_##E(b);                                         \
-		return n >= 8 * (W) ? 0 : sc_wrap_##E(sc_bits_##E(a) >> n);          \
+		return n >= SC_NBITS_##E ? 0 : sc_wrap_##E(sc_bits_##E(a) >> n);     \
 	}                                                                            \
 	/* The bits read as two's complement (also for unsigned types, as XLA);   \
 	 * out-of-range amounts give the sign fill. */                              \
 	static inline T sc_shift_right_arithmetic_##E(T a, T b)                      \
 	{                                                                            \
 		uint64_t n = sc_bits_##E(b), x = sc_bits_##E(a);                     \
-		uint64_t all = (SC_UT_##W) ~(SC_UT_##W)0;                            \
-		uint64_t neg = x >> (8 * (W) - 1);                                   \
-		if (n >= 8 * (W))                                                    \
+		uint64_t all = sc_mask(SC_NBITS_##E);                                \
+		uint64_t neg = x >> (SC_NBITS_##E - 1);                              \
+		if (n >= SC_NBITS_##E)                                               \
 			return sc_wrap_##E(neg ? all : 0);                           \
 		uint64_t r = x >> n;                                                 \
 		if (neg)                                                             \
@@ -170,7 +209,7 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	{                                                                            \
 		uint64_t x = sc_bits_##E(a), y = sc_bits_##E(b);                     \
 		if (t == CMPT_SIGNED) {                                              \
-			uint64_t sign = (uint64_t)1 << (8 * (W) - 1);                \
+			uint64_t sign = (uint64_t)1 << (SC_NBITS_##E - 1);           \
 			x = sc_key_signed(x, sign);                                  \
 			y = sc_key_signed(y, sign);                                  \
 		}                                                                    \
@@ -216,33 +255,67 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 		return sc_compare_keys(a != 0, b != 0, d);                           \
 	}
 
-/* --- floats: compute type, conversions and libm functions per type ------ */
+/* --- floats: compute type, conversions and libm functions per class ----- */
+
+/* Each float type's class: F16, BF16, F32, F64, or F8 (the f8/f4 types,
+ * whose conversions take the format core/float8.h names f8_fmt_<E>). */
+#define SC_FCLASS_F16 F16
+#define SC_FCLASS_BF16 BF16
+#define SC_FCLASS_F32 F32
+#define SC_FCLASS_F64 F64
+#define SC_FCLASS_F8E5M2 F8
+#define SC_FCLASS_F8E4M3 F8
+#define SC_FCLASS_F8E4M3FN F8
+#define SC_FCLASS_F8E4M3B11FNUZ F8
+#define SC_FCLASS_F8E3M4 F8
+#define SC_FCLASS_F8E5M2FNUZ F8
+#define SC_FCLASS_F8E4M3FNUZ F8
+#define SC_FCLASS_F4E2M1FN F8
+#define SC_FCLASS_F8E8M0FNU F8
+
+/* compute type; storage -> compute; compute -> storage (rounding once) */
 #define SC_FT_F16 float
 #define SC_FT_BF16 float
 #define SC_FT_F32 float
 #define SC_FT_F64 double
-#define SC_LOAD_F16(x) f16_to_f32(x)
-#define SC_LOAD_BF16(x) bf16_to_f32(x)
-#define SC_LOAD_F32(x) (x)
-#define SC_LOAD_F64(x) (x)
-#define SC_STORE_F16(v) f32_to_f16(v)
-#define SC_STORE_BF16(v) f32_to_bf16(v)
-#define SC_STORE_F32(v) (v)
-#define SC_STORE_F64(v) (v)
+#define SC_FT_F8 float
+#define SC_LOAD_F16(E, x) f16_to_f32(x)
+#define SC_LOAD_BF16(E, x) bf16_to_f32(x)
+#define SC_LOAD_F32(E, x) (x)
+#define SC_LOAD_F64(E, x) (x)
+#define SC_LOAD_F8(E, x) f8_to_f32(&f8_fmt_##E, x)
+#define SC_STORE_F16(E, v) f32_to_f16(v)
+#define SC_STORE_BF16(E, v) f32_to_bf16(v)
+#define SC_STORE_F32(E, v) (v)
+#define SC_STORE_F64(E, v) (v)
+#define SC_STORE_F8(E, v) f8_from_f32(&f8_fmt_##E, v)
 #define SC_FMOD_F16 fmodf
 #define SC_FMOD_BF16 fmodf
 #define SC_FMOD_F32 fmodf
 #define SC_FMOD_F64 fmod
+#define SC_FMOD_F8 fmodf
 #define SC_POW_F16 powf
 #define SC_POW_BF16 powf
 #define SC_POW_F32 powf
 #define SC_POW_F64 pow
+#define SC_POW_F8 powf
 #define SC_ATAN2_F16 atan2f
 #define SC_ATAN2_BF16 atan2f
 #define SC_ATAN2_F32 atan2f
 #define SC_ATAN2_F64 atan2
+#define SC_ATAN2_F8 atan2f
+/* TOTALORDER key of the bits u (W bytes): sign-magnitude; the f8/f4
+ * formats have their own (f8_total_key: fnuz and e8m0 differ). */
+#define SC_TKEY_STD(u, W) sc_key_total(u, (uint64_t)1 << (8 * (W) - 1), (SC_UT_##W) ~(SC_UT_##W)0)
+#define SC_TKEY_F16(E, u, W) SC_TKEY_STD(u, W)
+#define SC_TKEY_BF16(E, u, W) SC_TKEY_STD(u, W)
+#define SC_TKEY_F32(E, u, W) SC_TKEY_STD(u, W)
+#define SC_TKEY_F64(E, u, W) SC_TKEY_STD(u, W)
+#define SC_TKEY_F8(E, u, W) f8_total_key(&f8_fmt_##E, (uint8_t)(u))
 
-#define SC_KIND_FLOAT(E, T, W)                                                       \
+#define SC_KIND_FLOAT(E, T, W) SC_FLOAT_X(E, T, W, SC_FCLASS_##E)
+#define SC_FLOAT_X(E, T, W, C) SC_FLOAT_IMPL(E, T, W, C)
+#define SC_FLOAT_IMPL(E, T, W, C)                                                    \
 	static inline uint64_t sc_bits_##E(T a)                                      \
 	{                                                                            \
 		SC_UT_##W u;                                                         \
@@ -251,28 +324,28 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	}                                                                            \
 	static inline T sc_add_##E(T a, T b)                                         \
 	{                                                                            \
-		return SC_STORE_##E(SC_LOAD_##E(a) + SC_LOAD_##E(b));                \
+		return SC_STORE_##C(E, SC_LOAD_##C(E, a) + SC_LOAD_##C(E, b));       \
 	}                                                                            \
 	static inline T sc_subtract_##E(T a, T b)                                    \
 	{                                                                            \
-		return SC_STORE_##E(SC_LOAD_##E(a) - SC_LOAD_##E(b));                \
+		return SC_STORE_##C(E, SC_LOAD_##C(E, a) - SC_LOAD_##C(E, b));       \
 	}                                                                            \
 	static inline T sc_multiply_##E(T a, T b)                                    \
 	{                                                                            \
-		return SC_STORE_##E(SC_LOAD_##E(a) * SC_LOAD_##E(b));                \
+		return SC_STORE_##C(E, SC_LOAD_##C(E, a) * SC_LOAD_##C(E, b));       \
 	}                                                                            \
 	static inline T sc_divide_##E(T a, T b)                                      \
 	{                                                                            \
-		return SC_STORE_##E(SC_LOAD_##E(a) / SC_LOAD_##E(b));                \
+		return SC_STORE_##C(E, SC_LOAD_##C(E, a) / SC_LOAD_##C(E, b));       \
 	}                                                                            \
 	static inline T sc_remainder_##E(T a, T b)                                   \
 	{                                                                            \
-		return SC_STORE_##E(SC_FMOD_##E(SC_LOAD_##E(a), SC_LOAD_##E(b)));    \
+		return SC_STORE_##C(E, SC_FMOD_##C(SC_LOAD_##C(E, a), SC_LOAD_##C(E, b))); \
 	}                                                                            \
 	/* NaN propagates (a NaN lhs wins); -0 < +0 (IEEE 754-2019). */             \
 	static inline T sc_maximum_##E(T a, T b)                                     \
 	{                                                                            \
-		SC_FT_##E x = SC_LOAD_##E(a), y = SC_LOAD_##E(b);                    \
+		SC_FT_##C x = SC_LOAD_##C(E, a), y = SC_LOAD_##C(E, b);              \
 		if (isnan(x))                                                        \
 			return a;                                                    \
 		if (isnan(y))                                                        \
@@ -283,7 +356,7 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	}                                                                            \
 	static inline T sc_minimum_##E(T a, T b)                                     \
 	{                                                                            \
-		SC_FT_##E x = SC_LOAD_##E(a), y = SC_LOAD_##E(b);                    \
+		SC_FT_##C x = SC_LOAD_##C(E, a), y = SC_LOAD_##C(E, b);              \
 		if (isnan(x))                                                        \
 			return a;                                                    \
 		if (isnan(y))                                                        \
@@ -295,27 +368,152 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	/* x^0 = 1 and 1^y = 1 for any x, y (even NaN); else C pow. */             \
 	static inline T sc_power_##E(T a, T b)                                       \
 	{                                                                            \
-		SC_FT_##E x = SC_LOAD_##E(a), y = SC_LOAD_##E(b);                    \
+		SC_FT_##C x = SC_LOAD_##C(E, a), y = SC_LOAD_##C(E, b);              \
 		if (y == 0 || x == 1)                                                \
-			return SC_STORE_##E((SC_FT_##E)1);                           \
-		return SC_STORE_##E(SC_POW_##E(x, y));                               \
+			return SC_STORE_##C(E, (SC_FT_##C)1);                        \
+		return SC_STORE_##C(E, SC_POW_##C(x, y));                            \
 	}                                                                            \
 	static inline T sc_atan2_##E(T a, T b)                                       \
 	{                                                                            \
-		return SC_STORE_##E(SC_ATAN2_##E(SC_LOAD_##E(a), SC_LOAD_##E(b)));   \
+		return SC_STORE_##C(E, SC_ATAN2_##C(SC_LOAD_##C(E, a), SC_LOAD_##C(E, b))); \
 	}                                                                            \
 	/* FLOAT is IEEE (NaN unordered, -0 == +0); TOTALORDER orders the bit      \
 	 * patterns as sign-magnitude integers. */                                  \
 	static inline uint8_t sc_compare_##E(T a, T b, cmp_direction d, cmp_type t)  \
 	{                                                                            \
-		if (t == CMPT_TOTALORDER) {                                          \
-			uint64_t sign = (uint64_t)1 << (8 * (W) - 1);                \
-			uint64_t all = (SC_UT_##W) ~(SC_UT_##W)0;                    \
-			return sc_compare_keys(sc_key_total(sc_bits_##E(a), sign, all), \
-					       sc_key_total(sc_bits_##E(b), sign, all), d); \
-		}                                                                    \
-		SC_FT_##E x = SC_LOAD_##E(a), y = SC_LOAD_##E(b);                    \
+		if (t == CMPT_TOTALORDER)                                            \
+			return sc_compare_keys(SC_TKEY_##C(E, sc_bits_##E(a), W),    \
+					       SC_TKEY_##C(E, sc_bits_##E(b), W), d); \
+		SC_FT_##C x = SC_LOAD_##C(E, a), y = SC_LOAD_##C(E, b);              \
 		return sc_direction(x < y, x == y, x > y, d);                        \
+	}
+
+/* --- complex: C complex types, real part first ------------------------------ */
+#define SC_CPART_C64 float
+#define SC_CPART_C128 double
+#define SC_CPOW_C64 cpowf
+#define SC_CPOW_C128 cpow
+#define SC_CLOG_C64 clogf
+#define SC_CLOG_C128 clog
+#define SC_CSQRT_C64 csqrtf
+#define SC_CSQRT_C128 csqrt
+
+#define SC_KIND_COMPLEX(E, T, W) SC_COMPLEX_IMPL(E, T, SC_CPART_##E)
+#define SC_COMPLEX_IMPL(E, T, P)                                                     \
+	static inline P sc_re_##E(T z)                                               \
+	{                                                                            \
+		P p[2];                                                              \
+		memcpy(p, &z, sizeof p);                                             \
+		return p[0];                                                         \
+	}                                                                            \
+	static inline P sc_im_##E(T z)                                               \
+	{                                                                            \
+		P p[2];                                                              \
+		memcpy(p, &z, sizeof p);                                             \
+		return p[1];                                                         \
+	}                                                                            \
+	static inline T sc_make_##E(P re, P im)                                      \
+	{                                                                            \
+		P p[2] = { re, im };                                                 \
+		T z;                                                                 \
+		memcpy(&z, p, sizeof z);                                             \
+		return z;                                                            \
+	}                                                                            \
+	static inline T sc_add_##E(T a, T b)                                         \
+	{                                                                            \
+		return sc_make_##E(sc_re_##E(a) + sc_re_##E(b), sc_im_##E(a) + sc_im_##E(b)); \
+	}                                                                            \
+	static inline T sc_subtract_##E(T a, T b)                                    \
+	{                                                                            \
+		return sc_make_##E(sc_re_##E(a) - sc_re_##E(b), sc_im_##E(a) - sc_im_##E(b)); \
+	}                                                                            \
+	/* C11 Annex G.5.1: (ac - bd) + (ad + bc)i, and when both parts come out   \
+	 * NaN an infinite operand is recovered (as __mulsc3 and std::complex). */  \
+	static inline T sc_multiply_##E(T z, T w)                                    \
+	{                                                                            \
+		P a = sc_re_##E(z), b = sc_im_##E(z), c = sc_re_##E(w), d = sc_im_##E(w); \
+		P ac = a * c, bd = b * d, ad = a * d, bc = b * c;                    \
+		P x = ac - bd, y = ad + bc;                                          \
+		if (isnan(x) && isnan(y)) {                                          \
+			int again = 0;                                               \
+			if (isinf(a) || isinf(b)) {                                  \
+				a = (P)copysign(isinf(a) ? 1 : 0, a);                   \
+				b = (P)copysign(isinf(b) ? 1 : 0, b);                   \
+				if (isnan(c))                                        \
+					c = (P)copysign(0, c);                          \
+				if (isnan(d))                                        \
+					d = (P)copysign(0, d);                          \
+				again = 1;                                           \
+			}                                                            \
+			if (isinf(c) || isinf(d)) {                                  \
+				c = (P)copysign(isinf(c) ? 1 : 0, c);                   \
+				d = (P)copysign(isinf(d) ? 1 : 0, d);                   \
+				if (isnan(a))                                        \
+					a = (P)copysign(0, a);                          \
+				if (isnan(b))                                        \
+					b = (P)copysign(0, b);                          \
+				again = 1;                                           \
+			}                                                            \
+			if (!again && (isinf(ac) || isinf(bd) || isinf(ad) || isinf(bc))) { \
+				if (isnan(a))                                        \
+					a = (P)copysign(0, a);                          \
+				if (isnan(b))                                        \
+					b = (P)copysign(0, b);                          \
+				if (isnan(c))                                        \
+					c = (P)copysign(0, c);                          \
+				if (isnan(d))                                        \
+					d = (P)copysign(0, d);                          \
+				again = 1;                                           \
+			}                                                            \
+			if (again) {                                                 \
+				x = (P)INFINITY * (a * c - b * d);                   \
+				y = (P)INFINITY * (a * d + b * c);                   \
+			}                                                            \
+		}                                                                    \
+		return sc_make_##E(x, y);                                            \
+	}                                                                            \
+	/* The C compiler's complex division (libgcc's __divsc3/__divdc3 with     \
+	 * GCC), which is what std::complex's operator/ compiles to. */            \
+	static inline T sc_divide_##E(T a, T b)                                      \
+	{                                                                            \
+		return a / b;                                                        \
+	}                                                                            \
+	/* XLA's special cases, then the C library's cpow (glibc: cexp(y log x)): \
+	 * 1^y = x^0 = 1; (+inf + 0i)^y = +inf + 0i for real y > 0 and 0 for     \
+	 * real y < 0. */                                                           \
+	static inline T sc_power_##E(T a, T b)                                       \
+	{                                                                            \
+		P ar = sc_re_##E(a), ai = sc_im_##E(a), br = sc_re_##E(b), bi = sc_im_##E(b); \
+		if ((ar == 1 && ai == 0) || (br == 0 && bi == 0))                    \
+			return sc_make_##E(1, 0);                                    \
+		if (ai == 0 && ar > 0 && isinf(ar) && bi == 0) {                     \
+			if (br > 0)                                                  \
+				return a;                                            \
+			if (br < 0)                                                  \
+				return sc_make_##E(0, 0);                            \
+		}                                                                    \
+		return SC_CPOW_##E(a, b);                                            \
+	}                                                                            \
+	/* XLA's evaluator: atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)). */   \
+	static inline T sc_atan2_##E(T y, T x)                                       \
+	{                                                                            \
+		T i = sc_make_##E(0, 1), minus_i = sc_make_##E(-(P)0, -1);            \
+		T s = SC_CSQRT_##E(sc_add_##E(sc_multiply_##E(x, x), sc_multiply_##E(y, y))); \
+		T q = sc_divide_##E(sc_add_##E(x, sc_multiply_##E(i, y)), s);       \
+		return sc_multiply_##E(minus_i, SC_CLOG_##E(q));                     \
+	}                                                                            \
+	static inline uint64_t sc_bits_##E(T a)                                      \
+	{                                                                            \
+		uint64_t u;                                                          \
+		memcpy(&u, &a, sizeof u);                                            \
+		return u;                                                            \
+	}                                                                            \
+	/* Only EQ and NE (the checker rejects the other directions). */          \
+	static inline uint8_t sc_compare_##E(T a, T b, cmp_direction d, cmp_type t)  \
+	{                                                                            \
+		(void)t;                                                             \
+		int eq = sc_re_##E(a) == sc_re_##E(b) && sc_im_##E(a) == sc_im_##E(b); \
+		return (uint8_t)(d == CMP_EQ ? eq : d == CMP_NE ? !eq : 0);          \
 	}
 
 /* Instantiate for every evaluated type. */
@@ -345,23 +543,30 @@ static inline uint8_t sc_compare_keys(uint64_t x, uint64_t y, cmp_direction d)
 	Y(DIVIDE, divide, E, T) Y(REMAINDER, remainder, E, T)                        \
 	Y(MAXIMUM, maximum, E, T) Y(MINIMUM, minimum, E, T) Y(POWER, power, E, T)    \
 	Y(ATAN2, atan2, E, T)
+/* Complex: no maximum, minimum, remainder (XLA's evaluator rejects them). */
+#define SC_OPS_KIND_COMPLEX(Y, E, T)                                                 \
+	Y(ADD, add, E, T) Y(SUBTRACT, subtract, E, T) Y(MULTIPLY, multiply, E, T)    \
+	Y(DIVIDE, divide, E, T) Y(POWER, power, E, T) Y(ATAN2, atan2, E, T)
 
 /* --- convert and iota (SPEC §4): a value read into a carrier, then written --- */
 
-/* The carrier: floats as double (exact for every evaluated float type);
- * integers and pred as their two's complement bits in u, with i the signed
- * value (unsigned sources: i is u reinterpreted, and is_unsigned is set). */
+/* The carrier: floats as double (exact for every evaluated float type;
+ * complex values with their imaginary part in im); integers and pred as
+ * their two's complement bits in u, with i the signed value (unsigned
+ * sources: i is u reinterpreted, and is_unsigned is set). */
 typedef struct sc_num {
 	int is_float;
 	int is_unsigned;
 	double f;
 	int64_t i;
 	uint64_t u;
+	int is_complex;
+	double im;
 } sc_num;
 
 static inline sc_num sc_num_int(int64_t v)
 {
-	sc_num n = { 0, 0, 0.0, v, (uint64_t)v };
+	sc_num n = { 0, 0, 0.0, v, (uint64_t)v, 0, 0.0 };
 	return n;
 }
 
@@ -387,20 +592,24 @@ static inline uint64_t sc_sat_unsigned(double d, int bits)
 	return (uint64_t)d;
 }
 
-#define SC_FROM_F64_F16(d) f64_to_f16(d)
-#define SC_FROM_F64_BF16(d) f64_to_bf16(d)
-#define SC_FROM_F64_F32(d) ((float)(d))
-#define SC_FROM_F64_F64(d) (d)
+#define SC_FROM_F64_F16(E, d) f64_to_f16(d)
+#define SC_FROM_F64_BF16(E, d) f64_to_bf16(d)
+#define SC_FROM_F64_F32(E, d) ((float)(d))
+#define SC_FROM_F64_F64(E, d) (d)
+#define SC_FROM_F64_F8(E, d) f8_from_f64(&f8_fmt_##E, d)
 /* Integers convert with one rounding: to f32 and f64 directly; to f16/bf16
- * through double, exact below 2^53 (beyond, both overflow or round alike). */
-#define SC_FROM_S64_F16(i) f64_to_f16((double)(i))
-#define SC_FROM_S64_BF16(i) f64_to_bf16((double)(i))
-#define SC_FROM_S64_F32(i) ((float)(i))
-#define SC_FROM_S64_F64(i) ((double)(i))
-#define SC_FROM_U64_F16(u) f64_to_f16((double)(u))
-#define SC_FROM_U64_BF16(u) f64_to_bf16((double)(u))
-#define SC_FROM_U64_F32(u) ((float)(u))
-#define SC_FROM_U64_F64(u) ((double)(u))
+ * through double, exact below 2^53 (beyond, both overflow or round alike);
+ * to the f8/f4 types through f32, as ml_dtypes converts an integer. */
+#define SC_FROM_S64_F16(E, i) f64_to_f16((double)(i))
+#define SC_FROM_S64_BF16(E, i) f64_to_bf16((double)(i))
+#define SC_FROM_S64_F32(E, i) ((float)(i))
+#define SC_FROM_S64_F64(E, i) ((double)(i))
+#define SC_FROM_S64_F8(E, i) f8_from_f32(&f8_fmt_##E, (float)(i))
+#define SC_FROM_U64_F16(E, u) f64_to_f16((double)(u))
+#define SC_FROM_U64_BF16(E, u) f64_to_bf16((double)(u))
+#define SC_FROM_U64_F32(E, u) ((float)(u))
+#define SC_FROM_U64_F64(E, u) ((double)(u))
+#define SC_FROM_U64_F8(E, u) f8_from_f32(&f8_fmt_##E, (float)(u))
 
 #define SC_RW_KIND_PRED(E, T, W)                                                     \
 	static inline sc_num sc_read_##E(const void *p)                              \
@@ -411,10 +620,11 @@ static inline uint64_t sc_sat_unsigned(double d, int bits)
 		n.is_unsigned = 1;                                                   \
 		return n;                                                            \
 	}                                                                            \
-	/* anything -> pred is `!= 0` (NaN is true, -0 false) */                    \
+	/* anything -> pred is `!= 0` (NaN is true, -0 false; complex: either    \
+	 * part) */                                                                 \
 	static inline void sc_write_##E(void *p, sc_num n)                           \
 	{                                                                            \
-		T x = (T)(n.is_float ? n.f != 0 : n.u != 0);                         \
+		T x = (T)(n.is_float ? n.f != 0 || n.im != 0 : n.u != 0);            \
 		memcpy(p, &x, sizeof x);                                             \
 	}
 #define SC_RW_INT(E, T, W, UNS)                                                      \
@@ -422,44 +632,71 @@ static inline uint64_t sc_sat_unsigned(double d, int bits)
 	{                                                                            \
 		T x;                                                                 \
 		memcpy(&x, p, sizeof x);                                             \
+		x = sc_wrap_##E(sc_bits_##E(x));                                     \
 		sc_num n = sc_num_int((int64_t)x);                                   \
 		n.u = UNS ? (uint64_t)x : (uint64_t)(int64_t)x;                      \
 		n.i = (int64_t)n.u;                                                  \
 		n.is_unsigned = UNS;                                                 \
 		return n;                                                            \
 	}                                                                            \
-	/* integers wrap (two's complement truncation); floats saturate */          \
+	/* integers wrap (two's complement truncation to the bit width); floats    \
+	 * saturate at the bit width */                                             \
 	static inline void sc_write_##E(void *p, sc_num n)                           \
 	{                                                                            \
 		uint64_t bits;                                                       \
 		if (!n.is_float)                                                     \
 			bits = n.u;                                                  \
 		else if (UNS)                                                        \
-			bits = sc_sat_unsigned(n.f, 8 * (W));                        \
+			bits = sc_sat_unsigned(n.f, SC_NBITS_##E);                   \
 		else                                                                 \
-			bits = (uint64_t)sc_sat_signed(n.f, 8 * (W));                \
-		T x = (T)(SC_UT_##W)bits;                                            \
+			bits = (uint64_t)sc_sat_signed(n.f, SC_NBITS_##E);           \
+		T x = sc_wrap_##E(bits);                                             \
 		memcpy(p, &x, sizeof x);                                             \
 	}
 #define SC_RW_KIND_SINT(E, T, W) SC_RW_INT(E, T, W, 0)
 #define SC_RW_KIND_UINT(E, T, W) SC_RW_INT(E, T, W, 1)
-#define SC_RW_KIND_FLOAT(E, T, W)                                                    \
+#define SC_RW_KIND_FLOAT(E, T, W) SC_RW_FLOAT_X(E, T, W, SC_FCLASS_##E)
+#define SC_RW_FLOAT_X(E, T, W, C) SC_RW_FLOAT(E, T, W, C)
+#define SC_RW_FLOAT(E, T, W, C)                                                      \
 	static inline sc_num sc_read_##E(const void *p)                              \
 	{                                                                            \
 		T x;                                                                 \
 		memcpy(&x, p, sizeof x);                                             \
-		sc_num n = { 1, 0, (double)SC_LOAD_##E(x), 0, 0 };                   \
+		sc_num n = { 1, 0, (double)SC_LOAD_##C(E, x), 0, 0, 0, 0.0 };        \
+		return n;                                                            \
+	}                                                                            \
+	/* from complex: the real part (the checker lets only complex through) */  \
+	static inline void sc_write_##E(void *p, sc_num n)                           \
+	{                                                                            \
+		T x;                                                                 \
+		if (n.is_float)                                                      \
+			x = SC_FROM_F64_##C(E, n.f);                                 \
+		else if (n.is_unsigned)                                              \
+			x = SC_FROM_U64_##C(E, n.u);                                 \
+		else                                                                 \
+			x = SC_FROM_S64_##C(E, n.i);                                 \
+		memcpy(p, &x, sizeof x);                                             \
+	}
+/* Complex: each part converts as a float would; a real value gets a zero
+ * imaginary part; integers round once to the part type. */
+#define SC_RW_KIND_COMPLEX(E, T, W) SC_RW_COMPLEX(E, T, SC_CPART_##E)
+#define SC_RW_COMPLEX(E, T, P)                                                       \
+	static inline sc_num sc_read_##E(const void *p)                              \
+	{                                                                            \
+		T x;                                                                 \
+		memcpy(&x, p, sizeof x);                                             \
+		sc_num n = { 1, 0, (double)sc_re_##E(x), 0, 0, 1, (double)sc_im_##E(x) }; \
 		return n;                                                            \
 	}                                                                            \
 	static inline void sc_write_##E(void *p, sc_num n)                           \
 	{                                                                            \
 		T x;                                                                 \
 		if (n.is_float)                                                      \
-			x = SC_FROM_F64_##E(n.f);                                    \
+			x = sc_make_##E((P)n.f, n.is_complex ? (P)n.im : (P)0);      \
 		else if (n.is_unsigned)                                              \
-			x = SC_FROM_U64_##E(n.u);                                    \
+			x = sc_make_##E((P)n.u, 0);                                  \
 		else                                                                 \
-			x = SC_FROM_S64_##E(n.i);                                    \
+			x = sc_make_##E((P)n.i, 0);                                  \
 		memcpy(p, &x, sizeof x);                                             \
 	}
 
@@ -506,9 +743,21 @@ static inline void sc_write(etype t, void *p, sc_num n)
 	}
 }
 
-/* convert: one element of type st at in to type dt at out. */
+/* convert: one element of type st at in to type dt at out. f16 <-> f8e5m2
+ * move the bits, as ml_dtypes does (NaN payloads survive). */
 static inline void sc_convert(etype dt, void *out, etype st, const void *in)
 {
+	if (st == ET_F16 && dt == ET_F8E5M2) {
+		uint16_t h;
+		memcpy(&h, in, 2);
+		*(uint8_t *)out = f16_to_f8e5m2(h);
+		return;
+	}
+	if (st == ET_F8E5M2 && dt == ET_F16) {
+		uint16_t h = f8e5m2_to_f16(*(const uint8_t *)in);
+		memcpy(out, &h, 2);
+		return;
+	}
 	sc_write(dt, out, sc_read(st, in));
 }
 

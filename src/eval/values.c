@@ -11,6 +11,7 @@
 #include "eval/engine.h"
 #include "eval/fast.h"
 #include "util/alloc.h"
+#include "util/strbuf.h"
 
 /* Freed arrays at least this large are kept for reuse (smaller ones cost
  * malloc nothing to get back). */
@@ -115,7 +116,13 @@ hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 	st = literal_create_uninit(out, s);
 	if (st != HLOI_OK) {
 		e->live -= (uint64_t)bytes;
-		return st == HLOI_ENOMEM ? value_oom(e, bytes) : st;
+		if (st == HLOI_ENOMEM)
+			return value_oom(e, bytes);
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		diag_error_where(e->ctx, NULL, "cannot make a value of shape %s", b.oom ? "?" : sb_str(&b));
+		sb_free(&b);
+		return st;
 	}
 	return HLOI_OK;
 }

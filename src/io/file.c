@@ -1,7 +1,8 @@
 /* File reading and writing. Reads are size-limited; writes (whole or in
  * pieces) go through a temporary file in the target's directory and a
  * rename, so a failed write never leaves a partial file behind ("-" is
- * standard input / output). */
+ * standard input / output). The rules for an existing target are in
+ * file.h. */
 #include "io/file.h"
 
 #include <errno.h>
@@ -145,61 +146,130 @@ hloi_status file_read_all(char **out, size_t *len, hloi_context *ctx, const char
 	return s;
 }
 
-/* Opens an existing non-regular file (a device, a FIFO) for direct writing. */
+/* Opens an existing file for writing in place: a device, a FIFO, a file
+ * with several hard links, or a file in a directory where no temporary
+ * file can be created. */
 static hloi_status open_direct(file_out *o, hloi_context *ctx, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0) {
-		diag_error_where(ctx, path, "cannot open for writing: %s", strerror(errno));
+		diag_error_where(ctx, o->where, "cannot open for writing: %s", strerror(errno));
 		return HLOI_EIO;
 	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
-		diag_error_where(ctx, path, "cannot open for writing: %s", strerror(errno));
+		diag_error_where(ctx, o->where, "cannot open for writing: %s", strerror(errno));
 		close(fd);
 		return HLOI_EIO;
 	}
 	return HLOI_OK;
 }
 
-/* Creates a temporary file next to the target: same directory, same file
- * system, so that the final rename is atomic. */
-static hloi_status open_temporary(file_out *o, hloi_context *ctx, const char *path)
+/* The directory part of `path` ("." when it has none), hloi_malloc'd. */
+static char *dir_of(const char *path)
 {
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return hloi_strdup(".");
+	if (slash == path)
+		return hloi_strdup("/");
+	return hloi_strndup(path, (size_t)(slash - path));
+}
+
+/* Follows `path` through symbolic links to the file a write must replace
+ * (which need not exist: a dangling link's target is created). NULL when
+ * out of memory; the path itself after 40 links (open then reports the
+ * loop). */
+static char *follow_links(const char *path)
+{
+	char *p = hloi_strdup(path);
+	for (int hops = 0; p && hops < 40; hops++) {
+		struct stat st;
+		if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+			return p;
+		size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+		char *link = hloi_malloc(cap);
+		if (!link)
+			break;
+		ssize_t n = readlink(p, link, cap);
+		if (n < 0 || (size_t)n >= cap) {
+			hloi_free(link);
+			return p;
+		}
+		link[n] = '\0';
+		char *next;
+		if (link[0] == '/') {
+			next = link;
+		} else {
+			char *dir = dir_of(p);
+			strbuf b = STRBUF_INIT;
+			if (dir)
+				sb_printf(&b, "%s/%s", dir, link);
+			next = dir && !b.oom ? sb_take(&b) : NULL;
+			sb_free(&b);
+			hloi_free(dir);
+			hloi_free(link);
+		}
+		hloi_free(p);
+		p = next;
+	}
+	return p;
+}
+
+/* Creates a temporary file in `target`'s directory (the same file system,
+ * so that the final rename is atomic), with `mode` when `keep_mode` (an
+ * existing file's permissions and, for root, owner). Returns the fd or -1
+ * with errno set. */
+static int create_temporary(file_out *o, const char *target, const struct stat *keep)
+{
+	char *dir = dir_of(target);
+	if (!dir) {
+		errno = ENOMEM;
+		return -1;
+	}
 	strbuf tmp = STRBUF_INIT;
-	int fd = -1;
+	int fd = -1, err = 0;
 	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
 		sb_reset(&tmp);
-		sb_printf(&tmp, "%s.tmp.%ld.%d", path, (long)getpid(), attempt);
+		sb_printf(&tmp, "%s/.hloi-%ld-%d.tmp", dir, (long)getpid(), attempt);
 		if (tmp.oom) {
-			sb_free(&tmp);
-			return HLOI_ENOMEM;
+			err = ENOMEM;
+			break;
 		}
-		fd = open(sb_str(&tmp), O_WRONLY | O_CREAT | O_EXCL, 0666);
-		if (fd < 0 && errno != EEXIST)
+		fd = open(sb_str(&tmp), O_WRONLY | O_CREAT | O_EXCL, keep ? 0600 : 0666);
+		err = errno;
+		if (fd < 0 && err != EEXIST)
 			break;
 	}
+	hloi_free(dir);
 	if (fd < 0) {
-		diag_error_where(ctx, path, "cannot create: %s", strerror(errno));
 		sb_free(&tmp);
-		return HLOI_EIO;
+		errno = err;
+		return -1;
 	}
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		diag_error_where(ctx, path, "cannot create: %s", strerror(errno));
-		close(fd);
-		unlink(sb_str(&tmp));
-		sb_free(&tmp);
-		return HLOI_EIO;
+	if (keep) {
+		/* the replaced file's permissions, and (root only) its owner */
+		if (geteuid() == 0)
+			(void)!fchown(fd, keep->st_uid, keep->st_gid);
+		(void)fchmod(fd, keep->st_mode & 07777);
 	}
 	o->tmp = sb_take(&tmp);
 	if (!o->tmp) {
-		/* sb_take cannot fail here (no oom, non-empty), but be safe */
-		fclose(o->f);
-		o->f = NULL;
-		return HLOI_ENOMEM;
+		close(fd);
+		errno = ENOMEM;
+		return -1;
 	}
-	return HLOI_OK;
+	return fd;
+}
+
+/* Whether an existing file must not be replaced: not writable for this
+ * process (as cp refuses it), or, for root (whom access() lets write
+ * anything), without any write permission bit. */
+static int read_only(const char *target, const struct stat *st)
+{
+	if (access(target, W_OK) != 0 && errno != EROFS)
+		return 1;
+	return geteuid() == 0 && (st->st_mode & 0222) == 0;
 }
 
 hloi_status file_out_open(file_out *o, hloi_context *ctx, const char *path)
@@ -212,16 +282,66 @@ hloi_status file_out_open(file_out *o, hloi_context *ctx, const char *path)
 		o->where = "<stdout>";
 		return HLOI_OK;
 	}
+	o->target = follow_links(path);
+	if (!o->target) {
+		diag_error_where(ctx, path, "out of memory");
+		return HLOI_ENOMEM;
+	}
 	struct stat st;
-	if (stat(path, &st) == 0) {
+	int exists = stat(o->target, &st) == 0;
+	if (exists) {
 		if (S_ISDIR(st.st_mode)) {
 			diag_error_where(ctx, path, "cannot write: %s", strerror(EISDIR));
-			return HLOI_EIO;
+			goto fail;
 		}
-		if (!S_ISREG(st.st_mode))
-			return open_direct(o, ctx, path);
+		if (!S_ISREG(st.st_mode)) {
+			if (open_direct(o, ctx, o->target) != HLOI_OK)
+				goto fail;
+			return HLOI_OK;
+		}
+		if (read_only(o->target, &st)) {
+			diag_error_where(ctx, path, "cannot write: the file is read-only (hloi does not replace it)");
+			goto fail;
+		}
+		/* every name of a hard-linked file must see the result */
+		if (st.st_nlink > 1) {
+			if (open_direct(o, ctx, o->target) != HLOI_OK)
+				goto fail;
+			return HLOI_OK;
+		}
 	}
-	return open_temporary(o, ctx, path);
+	int fd = create_temporary(o, o->target, exists ? &st : NULL);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ENOMEM) {
+			diag_error_where(ctx, path, "out of memory");
+			hloi_free(o->target);
+			o->target = NULL;
+			return HLOI_ENOMEM;
+		}
+		/* a writable file in a directory that takes no new files */
+		if (exists && (err == EACCES || err == EPERM)) {
+			if (open_direct(o, ctx, o->target) != HLOI_OK)
+				goto fail;
+			return HLOI_OK;
+		}
+		diag_error_where(ctx, path, "cannot create: %s", strerror(err));
+		goto fail;
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		diag_error_where(ctx, path, "cannot create: %s", strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		hloi_free(o->tmp);
+		o->tmp = NULL;
+		goto fail;
+	}
+	return HLOI_OK;
+fail:
+	hloi_free(o->target);
+	o->target = NULL;
+	return HLOI_EIO;
 }
 
 int file_out_write(file_out *o, const void *data, size_t n)
@@ -257,7 +377,7 @@ hloi_status file_out_close(file_out *o, hloi_context *ctx, int abandon)
 		if (o->err) {
 			diag_error_where(ctx, o->where, "cannot write: %s", strerror(o->err));
 			st = HLOI_EIO;
-		} else if (o->tmp && rename(o->tmp, o->path) != 0) {
+		} else if (o->tmp && rename(o->tmp, o->target) != 0) {
 			diag_error_where(ctx, o->path, "cannot write: %s", strerror(errno));
 			st = HLOI_EIO;
 		} else {
@@ -269,6 +389,8 @@ hloi_status file_out_close(file_out *o, hloi_context *ctx, int abandon)
 		unlink(o->tmp);
 	hloi_free(o->tmp);
 	o->tmp = NULL;
+	hloi_free(o->target);
+	o->target = NULL;
 	return st;
 }
 

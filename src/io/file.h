@@ -39,20 +39,32 @@ void file_in_close(file_in *in);
  * write leaves no partial file). */
 hloi_status file_write_all(hloi_context *ctx, const char *path, const void *data, size_t len);
 
-/* A file being written in pieces, with the behaviour of file_write_all: "-"
- * is standard output, an existing device or FIFO is written directly, and
- * anything else goes to a temporary file next to the target that
- * file_out_close renames over it. */
+/* A file being written in pieces, with the behaviour of file_write_all.
+ * The rules:
+ * - "-" is standard output;
+ * - a symbolic link is followed (through up to 40 links) and the file it
+ *   points to is replaced; the link stays;
+ * - a new file, or an existing regular file, is written to a temporary file
+ *   in the same directory that file_out_close renames over it (atomic: a
+ *   failed or interrupted write leaves the old file or none); an existing
+ *   file's permission bits (and, for root, owner) are kept;
+ * - an existing file that is read-only (not writable for this process; for
+ *   root: no write bit at all) is not replaced: an error, as cp refuses;
+ * - written in place instead (not atomic): an existing device or FIFO, a
+ *   file with several hard links (all its names then see the result), and
+ *   a writable file in a directory where no file can be created. */
 typedef struct file_out {
 	FILE *f;           /* write here (file_out_write, or a strbuf sink) */
 	const char *path;  /* the target as given */
 	const char *where; /* the name in errors: path, or "<stdout>" */
+	char *target;      /* the file written: path with links followed */
 	char *tmp;         /* the temporary file, or NULL */
 	int err;           /* errno of the first failed write (0: none) */
 } file_out;
 
 /* Opens the target. Errors, recorded as `path: error: <reason>`: a directory,
- * a file that cannot be created or opened (HLOI_EIO); HLOI_ENOMEM. */
+ * a read-only file, a file that cannot be created or opened (HLOI_EIO);
+ * HLOI_ENOMEM. */
 hloi_status file_out_open(file_out *o, hloi_context *ctx, const char *path);
 /* Writes n bytes. A failure records errno in o->err; later writes are then
  * ignored. Returns 0, or -1 once a write has failed. */

@@ -241,12 +241,26 @@ static const npy_dtype npy_dtypes[] = {
 	{ "b1", ET_PRED }, { "i1", ET_S8 },   { "i2", ET_S16 }, { "i4", ET_S32 },
 	{ "i8", ET_S64 },  { "u1", ET_U8 },   { "u2", ET_U16 }, { "u4", ET_U32 },
 	{ "u8", ET_U64 },  { "f2", ET_F16 },  { "f4", ET_F32 }, { "f8", ET_F64 },
+	{ "c8", ET_C64 },  { "c16", ET_C128 },
 };
 
-/* Maps a descr to an element type, or reports why not (status returned). */
-static hloi_status descr_type(hloi_context *ctx, const char *name, const npy_header *hd,
-			      const shape *expect, etype *out)
+/* The types that travel in a one-byte dtype of another name (README,
+ * ".npy files"): sub-byte integers as their values in |i1 / |u1, the small
+ * floats as their raw bits in |u1 (f8e5m2 also as |f1, which ml_dtypes
+ * writes), and any of them as |V1, the void dtype ml_dtypes' arrays save
+ * as, holding XLA's storage (the value in the low bits). */
+static int one_byte_alias(etype t)
 {
+	return etype_byte_width(t) == 1 && t != ET_PRED && t != ET_S8 && t != ET_U8;
+}
+
+/* Maps a descr to an element type, or reports why not (status returned).
+ * *raw is set when the bytes are storage to take the low bits of (|V1),
+ * cleared when they are values to range-check. */
+static hloi_status descr_type(hloi_context *ctx, const char *name, const npy_header *hd,
+			      const shape *expect, etype *out, int *raw)
+{
+	*raw = 0;
 	if (hd->descr_structured) {
 		diag_error_where(ctx, name, "unsupported dtype: structured arrays are not supported");
 		return HLOI_EUNSUPPORTED;
@@ -254,17 +268,27 @@ static hloi_status descr_type(hloi_context *ctx, const char *name, const npy_hea
 	const char *d = hd->descr;
 	char order = d[0];
 	const char *code = (order == '<' || order == '>' || order == '|' || order == '=') ? d + 1 : d;
+	etype want = expect ? expect->type : ET_INVALID;
 	if (code[0] == 'O') {
 		diag_error_where(ctx, name, "unsupported dtype '%s' (object arrays are not supported)", d);
 		return HLOI_EUNSUPPORTED;
 	}
 	if (code[0] == 'V') {
+		if (!strcmp(code, "V1") && order == '|' && one_byte_alias(want)) {
+			*out = want;
+			*raw = 1;
+			return HLOI_OK;
+		}
+		if (!strcmp(code, "V2") && order != '>' && want == ET_BF16) {
+			*out = want;
+			return HLOI_OK;
+		}
 		diag_error_where(ctx, name, "unsupported dtype '%s' (raw void data)", d);
 		return HLOI_EUNSUPPORTED;
 	}
-	if (code[0] == 'c') {
-		diag_error_where(ctx, name, "unsupported dtype '%s' (complex)", d);
-		return HLOI_EUNSUPPORTED;
+	if (!strcmp(code, "f1") && order != '>' && want == ET_F8E5M2) {
+		*out = want;
+		return HLOI_OK;
 	}
 	for (size_t i = 0; i < sizeof npy_dtypes / sizeof npy_dtypes[0]; i++) {
 		if (strcmp(code, npy_dtypes[i].code))
@@ -281,8 +305,12 @@ static hloi_status descr_type(hloi_context *ctx, const char *name, const npy_hea
 					 one_byte ? "|" : "<", code);
 			return HLOI_EUNSUPPORTED;
 		}
-		if (t == ET_U16 && expect && expect->type == ET_BF16)
+		if (t == ET_U16 && want == ET_BF16)
 			t = ET_BF16;
+		/* |i1 holds s1/s2/s4 values; |u1 u1/u2/u4 values or small-float bits */
+		if (one_byte_alias(want) && ((t == ET_S8 && etype_is_signed(want)) ||
+					     (t == ET_U8 && !etype_is_signed(want))))
+			t = want;
 		*out = t;
 		return HLOI_OK;
 	}
@@ -354,7 +382,7 @@ static hloi_status header_truncated(hloi_context *ctx, const char *name, uint32_
 /* Parses the header dictionary (`hlen` bytes found at file offset `prefix`)
  * into the array's shape and data size in bytes. */
 static hloi_status parse_header(hloi_context *ctx, const char *name, const unsigned char *text, uint32_t hlen,
-				size_t prefix, const shape *expect, npy_header *hd, shape *s, int64_t *bytes)
+				size_t prefix, const shape *expect, npy_header *hd, shape *s, int64_t *bytes, int *raw)
 {
 	for (size_t i = 0; i < hlen; i++) {
 		if (text[i] >= 0x80 || text[i] == 0) {
@@ -368,7 +396,7 @@ static hloi_status parse_header(hloi_context *ctx, const char *name, const unsig
 	if (!parse_header_dict(&h, hd))
 		return HLOI_EPARSE;
 	etype t = ET_INVALID;
-	hloi_status st = descr_type(ctx, name, hd, expect, &t);
+	hloi_status st = descr_type(ctx, name, hd, expect, &t, raw);
 	if (st != HLOI_OK)
 		return st;
 	shape_make_array(s, t, hd->rank, hd->dims);
@@ -418,6 +446,38 @@ static void normalize_pred(unsigned char *p, size_t n)
 		p[i] = p[i] != 0;
 }
 
+/* The data of a type that travels in another one-byte dtype: |V1 storage
+ * keeps its low bits; values (|i1, |u1) must be in the type's range, and
+ * f4e2m1fn bits below 16. */
+static hloi_status normalize_bytes(hloi_context *ctx, const char *name, etype t, int raw, unsigned char *p, size_t n)
+{
+	if (t == ET_PRED) {
+		normalize_pred(p, n);
+		return HLOI_OK;
+	}
+	int bits = etype_bit_width(t);
+	if (etype_byte_width(t) != 1 || bits >= 8)
+		return HLOI_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (raw) {
+			p[i] = etype_from_low_bits(t, p[i]);
+			continue;
+		}
+		if (etype_from_low_bits(t, p[i]) == p[i])
+			continue;
+		int v = etype_is_signed(t) ? (int)(int8_t)p[i] : (int)p[i];
+		if (etype_is_float(t))
+			diag_error_where(ctx, name, "element %zu: 0x%02x is not a %s encoding (4 bits)", i, p[i],
+					 etype_name(t));
+		else
+			diag_error_where(ctx, name, "element %zu: value %d is out of range for %s [%d, %d]", i, v,
+					 etype_name(t), etype_is_signed(t) ? -(1 << (bits - 1)) : 0,
+					 etype_is_signed(t) ? (1 << (bits - 1)) - 1 : (1 << bits) - 1);
+		return HLOI_EINVAL;
+	}
+	return HLOI_OK;
+}
+
 hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, const unsigned char *data,
 		      size_t len, const shape *expect)
 {
@@ -432,7 +492,8 @@ hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, c
 	npy_header hd;
 	shape s;
 	int64_t bytes = 0;
-	st = parse_header(ctx, name, data + prefix, hlen, prefix, expect, &hd, &s, &bytes);
+	int raw = 0;
+	st = parse_header(ctx, name, data + prefix, hlen, prefix, expect, &hd, &s, &bytes, &raw);
 	if (st != HLOI_OK)
 		return st;
 	size_t avail = len - prefix - hlen;
@@ -444,8 +505,11 @@ hloi_status npy_parse(hloi_literal **out, hloi_context *ctx, const char *name, c
 		return st;
 	if (bytes > 0) {
 		memcpy(lit->data, data + prefix + hlen, (size_t)bytes);
-		if (s.type == ET_PRED)
-			normalize_pred(lit->data, (size_t)bytes);
+		st = normalize_bytes(ctx, name, s.type, raw, lit->data, (size_t)bytes);
+		if (st != HLOI_OK) {
+			literal_destroy(lit);
+			return st;
+		}
 	}
 	*out = lit;
 	return HLOI_OK;
@@ -539,7 +603,8 @@ hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, co
 	npy_header hd;
 	shape s;
 	int64_t bytes = 0;
-	st = parse_header(ctx, path, text, hlen, prefix, expect, &hd, &s, &bytes);
+	int raw = 0;
+	st = parse_header(ctx, path, text, hlen, prefix, expect, &hd, &s, &bytes, &raw);
 	if (st != HLOI_OK)
 		goto cleanup;
 	size_t used = prefix + hlen; /* bytes read so far, <= FILE_MAX_BYTES */
@@ -568,8 +633,6 @@ hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, co
 			st = data_size_mismatch(ctx, path, &hd, bytes, got);
 			goto cleanup;
 		}
-		if (s.type == ET_PRED)
-			normalize_pred(lit->data, (size_t)bytes);
 	}
 	/* nothing may follow the data (a stream, or a file that grew) */
 	unsigned char extra;
@@ -581,6 +644,11 @@ hloi_status npy_read(hloi_literal **out, hloi_context *ctx, const char *path, co
 	if (got == 1) {
 		st = stream_data_error(ctx, path, &in, &hd, bytes, used, (size_t)bytes + 1);
 		goto cleanup;
+	}
+	if (bytes > 0) {
+		st = normalize_bytes(ctx, path, s.type, raw, lit->data, (size_t)bytes);
+		if (st != HLOI_OK)
+			goto cleanup;
 	}
 	*out = lit;
 	lit = NULL;
@@ -595,7 +663,8 @@ cleanup:
 
 static int is_column_major(const shape *s)
 {
-	if (s->rank < 2)
+	/* a tiled buffer is in neither order: written in C order */
+	if (s->rank < 2 || !index_is_strided(s))
 		return 0;
 	for (int i = 0; i < s->rank; i++)
 		if (s->layout.minor_to_major[i] != i)
@@ -642,7 +711,7 @@ static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal
 	}
 	const char *descr = NULL;
 	if (etype_is_evaluated(s->type))
-		descr = s->type == ET_BF16 ? "<u2" : etype_npy_descr(s->type);
+		descr = etype_npy_descr(s->type);
 	if (!descr) {
 		diag_error_where(ctx, name, "cannot write element type %s as .npy",
 				 etype_name(s->type) ? etype_name(s->type) : "?");
@@ -659,7 +728,7 @@ static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal
 		diag_error_where(ctx, name, "array too large for .npy");
 		return HLOI_EINVAL;
 	}
-	p->plain = s->layout.n_padded == 0 && (p->fortran || layout_is_default(s) || s->rank <= 1);
+	p->plain = s->layout.n_padded == 0 && index_is_strided(s) && (p->fortran || layout_is_default(s) || s->rank <= 1);
 
 	strbuf d = STRBUF_INIT;
 	sb_printf(&d, "{'descr': '%s', 'fortran_order': %s, 'shape': ", descr, p->fortran ? "True" : "False");

@@ -176,6 +176,23 @@ loc instr_attr_loc(const instr *in, attr_id id)
 	return a ? a->at : in->op_at;
 }
 
+/* in->called holds the computations of the AK_COMP and AK_COMPS attributes
+ * in the attribute table's order (the checker's resolve_called). */
+computation *instr_called(const instr *in, attr_id id, int j)
+{
+	int k = 0;
+	for (int a = 0; a < ATTR_COUNT && in->called; a++) {
+		const attr *x = instr_attr(in, (attr_id)a);
+		if (!x || (x->kind != AK_COMP && x->kind != AK_COMPS))
+			continue;
+		int n = x->kind == AK_COMP ? 1 : x->u.words.n;
+		if (a == (int)id)
+			return j >= 0 && j < n && k + j < in->ncalled ? in->called[k + j] : NULL;
+		k += n;
+	}
+	return NULL;
+}
+
 int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)
 {
 	attr *at = (attr *)instr_attr(in, id);

@@ -82,6 +82,11 @@ struct instr {
 	/* attributes, in written order (ir/attrs.h) */
 	int nattrs;
 	attr *attrs;
+	/* Read from a proto: the message's fields the IR does not model (and
+	 * unknown ones), as wire bytes in the module arena; the proto writer
+	 * merges them back. NULL when not read from a proto. */
+	const uint8_t *pb_rest;
+	size_t pb_rest_len;
 
 	/* checker */
 	int position;          /* index in its computation */
@@ -106,6 +111,8 @@ struct computation {
 	shape *sig_shapes;
 	shape sig_result;
 	loc sig_at;
+	const uint8_t *pb_rest;  /* as instr's */
+	size_t pb_rest_len;
 	/* checker */
 	int nparams;
 	instr **params;        /* by parameter number */
@@ -153,6 +160,8 @@ struct hloi_module {
 	hloi_literal **snapshot_args;
 	int nunknown;          /* attributes skipped as unknown, source order */
 	unknown_attr *unknown;
+	const uint8_t *pb_rest;  /* as instr's */
+	size_t pb_rest_len;
 };
 typedef struct hloi_module module;
 
@@ -183,5 +192,8 @@ void instr_remove_attr(instr *in, attr_id id);
 /* Where to point a diagnostic about attribute `id` (its value, else the
  * instruction). */
 loc instr_attr_loc(const instr *in, attr_id id);
+/* The j-th computation attribute `id` names (to_apply, condition, body,
+ * branch_computations, ...) once the checker has resolved them, or NULL. */
+computation *instr_called(const instr *in, attr_id id, int j);
 
 #endif

@@ -25,6 +25,8 @@ typedef struct loader {
 	const char *inst;       /* the instruction being read, or NULL */
 	int64_t inst_id;
 	hloi_status st;
+	proto_loss loss;        /* fields kept nowhere (proto_rest_take) */
+	const char *loss_comp, *loss_inst;
 } loader;
 
 #if defined(__GNUC__)
@@ -65,6 +67,19 @@ static char *lstrdup(loader *L, const char *s)
 	if (!r)
 		loom(L);
 	return r;
+}
+
+/* Keeps what the IR does not model of a message (the rest, rest.c). */
+static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint8_t **out, size_t *len)
+{
+	size_t before = L->loss.n;
+	if (proto_rest_take(&L->m->arena, msg, op, out, len, &L->loss))
+		return loom(L);
+	if (!before && L->loss.n) {
+		L->loss_comp = L->comp;
+		L->loss_inst = L->inst;
+	}
+	return 0;
 }
 
 /* --- shapes ------------------------------------------------------------------ */
@@ -236,24 +251,38 @@ static ProtobufCBinaryData *bytes_field(Xla__LiteralProto *lp, etype t, const ch
 }
 
 /* Walks the buffer positions of an array literal that hold elements (not
- * padding), in buffer order: the order of a LiteralProto's values. */
+ * padding) in the order of a LiteralProto's values: minor_to_major order
+ * over the logical dimensions, which is buffer order unless tiles reorder
+ * the buffer (XLA's literals are never tiled). */
 typedef struct phys_iter {
 	const shape *s;
-	int64_t lin, nbuf;
-	int padded;
+	int64_t lin, nbuf, left;
+	int padded, tiled;
+	int64_t idx[HLOI_MAX_RANK];
 } phys_iter;
 
 static void phys_begin(phys_iter *it, const shape *s)
 {
+	memset(it, 0, sizeof *it);
 	it->s = s;
-	it->lin = 0;
-	it->padded = s->layout.n_padded > 0;
+	it->padded = s->layout.n_padded > 0 || s->layout.tail_padding_alignment > 1;
+	it->tiled = !index_is_strided(s);
 	if (shape_buffer_elements(s, &it->nbuf))
 		it->nbuf = 0;
+	if (shape_element_count(s, &it->left))
+		it->left = 0;
 }
 
 static int64_t phys_next(phys_iter *it)
 {
+	if (it->tiled) {
+		if (it->left <= 0)
+			return -1;
+		int64_t lin = index_to_linear(it->s, it->idx);
+		index_next_minor_to_major(it->s, it->idx);
+		it->left--;
+		return lin;
+	}
 	int64_t idx[HLOI_MAX_RANK];
 	while (it->lin < it->nbuf) {
 		int64_t lin = it->lin++;
@@ -261,30 +290,6 @@ static int64_t phys_next(phys_iter *it)
 			return lin;
 	}
 	return -1;
-}
-
-static int range_check(loader *L, etype t, const uint8_t *p, size_t n)
-{
-	int bits;
-	int is_signed;
-	switch (t) {
-	case ET_S1: bits = 1; is_signed = 1; break;
-	case ET_S2: bits = 2; is_signed = 1; break;
-	case ET_S4: bits = 4; is_signed = 1; break;
-	case ET_U1: bits = 1; is_signed = 0; break;
-	case ET_U2: bits = 2; is_signed = 0; break;
-	case ET_U4: bits = 4; is_signed = 0; break;
-	default: return 0;
-	}
-	int lo = is_signed ? -(1 << (bits - 1)) : 0;
-	int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-	for (size_t i = 0; i < n; i++) {
-		int v = is_signed ? (int)(int8_t)p[i] : (int)p[i];
-		if (v < lo || v > hi)
-			return lfail(L, "literal value %d at position %zu is out of range for %s", v, i,
-				     etype_name(t));
-	}
-	return 0;
 }
 
 /* Where an array literal's values are and how many there must be. */
@@ -341,8 +346,6 @@ static int payload_of(loader *L, const shape *s, Xla__LiteralProto *lp, payload 
 			   pl->field, pl->have);
 		goto out;
 	}
-	if (pl->is_bytes)
-		rc = range_check(L, t, pl->bytes, pl->have);
 out:
 	sb_free(&sb);
 	return rc;
@@ -380,7 +383,9 @@ static void array_fill(hloi_literal *lit, Xla__LiteralProto *lp, const payload *
 				uint16_t v = (uint16_t)(src[2 * k] | (src[2 * k + 1] << 8));
 				memcpy(dst, &v, 2);
 			} else {
-				dst[0] = src[k];
+				/* sub-byte integers and f4e2m1fn: one element per byte
+				 * in the low bits, the bits above ignored (XLA) */
+				dst[0] = etype_from_low_bits(t, src[k]);
 			}
 			break;
 		}
@@ -902,7 +907,9 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			return -1;
 	}
 	raw_order(&r, fa);
-	return attrs_in(L, in, &r);
+	if (attrs_in(L, in, &r))
+		return -1;
+	return rest_in(L, &ip->base, in->op, &in->pb_rest, &in->pb_rest_len);
 }
 
 /* --- computations and the module ---------------------------------------------------- */
@@ -1032,6 +1039,7 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			goto out;
 		}
 	}
+	rc = rest_in(L, &cp->base, OP_COUNT, &c->pb_rest, &c->pb_rest_len);
 out:
 	hloi_free(ids);
 	hloi_free(names);
@@ -1261,6 +1269,8 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	m->entry = m->comps[e];
 	m->entry->is_entry = !fa_get(mp->frontend_attributes, HLOI_KEY_IMPLICIT_ENTRY);
 	rc = text_order(L, fa_get(mp->frontend_attributes, HLOI_KEY_COMP_ORDER));
+	if (rc == 0)
+		rc = rest_in(L, &mp->base, OP_COUNT, &m->pb_rest, &m->pb_rest_len);
 out:
 	hloi_free(cids);
 	hloi_free(names);
@@ -1359,6 +1369,24 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 		L.m = NULL;
 		goto done;
 	}
+	if (L.loss.n) {
+		strbuf w = STRBUF_INIT;
+		if (L.loss.field)
+			sb_printf(&w, "field %s of a %s", L.loss.field, L.loss.message);
+		else
+			sb_printf(&w, "an unknown field of a %s", L.loss.message);
+		if (L.loss_comp)
+			sb_printf(&w, " in computation '%s'", L.loss_comp);
+		if (L.loss_comp && L.loss_inst)
+			sb_printf(&w, ", instruction '%s'", L.loss_inst);
+		if (!w.oom)
+			diag_emit_where(ctx, DIAG_WARNING, name,
+					"%zu proto field%s inside repeated shapes, tiles, literals or "
+					"aliases %s nowhere for hloi to keep and %s dropped (the first: %s)",
+					L.loss.n, L.loss.n == 1 ? "" : "s", L.loss.n == 1 ? "has" : "have",
+					L.loss.n == 1 ? "is" : "are", sb_str(&w));
+		sb_free(&w);
+	}
 	*out = L.m;
 done:
 	protobuf_c_message_free_unpacked(msg, &pa.a);
@@ -1383,4 +1411,21 @@ hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, c
 		st = proto_load_wire(out, ctx, name, wire, wlen, root);
 	hloi_free(wire);
 	return st;
+}
+
+hloi_status proto_literal_in(hloi_literal **out, hloi_context *ctx, const char *file, Xla__LiteralProto *lp,
+			     const char *what)
+{
+	loader L;
+	memset(&L, 0, sizeof L);
+	L.ctx = ctx;
+	L.file = file;
+	*out = NULL;
+	if (!lp) {
+		lfail(&L, "%s is missing", what);
+		return L.st;
+	}
+	if (literal_in(&L, lp, out, what))
+		return L.st != HLOI_OK ? L.st : HLOI_EPARSE;
+	return HLOI_OK;
 }

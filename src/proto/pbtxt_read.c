@@ -2,8 +2,8 @@
  * tree from grammar/pbtxt.y is checked against protobuf-c's descriptors
  * (field names, value kinds, ranges, enum names, UTF-8) with located errors
  * and encoded as the bytes the binary loader reads. One generic walker, no
- * code per message; fields of XLA's schema that hloi's leaves out are
- * skipped, as in binary files. */
+ * code per message; fields of a newer XLA known by name are skipped with a
+ * warning (binary files keep them as unknown fields). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -394,45 +394,20 @@ static int encode_value(enc *e, const ProtobufCFieldDescriptor *f, const pt_valu
 	return efail(e, v->at, "field '%s' has a type hloi cannot read", f->name);
 }
 
-/* Fields of XLA's schema that hloi's leaves out. A .pbtxt XLA dumped has
- * them; they are skipped, as the binary reader skips unknown fields. Any
- * other unknown name is an error (a typo, most likely). */
-static int xla_only_field(const char *message, const char *field)
+/* Fields of a newer XLA than the one hloi's schema follows (proto/), known
+ * by name. A .pbtxt such an XLA dumped has them; text gives no field number
+ * to keep them by, so they are skipped with a warning. Any other unknown
+ * name is an error (a typo, most likely). */
+static int newer_xla_field(const char *message, const char *field)
 {
-	static const char *const instr_fields[] = {
-		"window", "convolution_dimension_numbers", "feature_group_count", "batch_group_count",
-		"slice_dimensions", "exponent_bits", "mantissa_bits", "dynamic_slice_sizes",
-		"padding_config", "outfeed_config", "distribution", "epsilon", "feature_index",
-		"channel_id", "infeed_config", "custom_call_target", "outfeed_shape",
-		"dot_dimension_numbers", "ragged_dot_dimension_numbers", "fft_type", "fft_length",
-		"gather_dimension_numbers", "gather_slice_sizes", "sharding", "replica_groups",
-		"all_reduce_id", "use_global_device_ids", "is_host_transfer", "is_stable",
-		"scatter_dimension_numbers", "precision_config", "source_target_pairs",
-		"domain_entry_sharding", "domain_exit_sharding", "constrain_layout",
-		"operand_shapes_with_layout", "triangular_solve_options", "cholesky_options",
-		"parameter_replication", "custom_call_has_side_effect", "output_operand_aliasing",
-		"custom_call_schedule", "delta", "indices_are_sorted", "unique_indices", "rng_algorithm",
-		"is_cross_program_prefetch", "cross_program_prefetch_index", "padding_type",
-		"custom_call_api_version", "async_execution_thread", "k", "largest", "statistics_viz",
-		"dot_sparsity", "collective_device_list", "original_value", "is_composite",
-		"result_accuracy", NULL
-	};
-	static const char *const mod[] = { "schedule", "cross_program_prefetches", "spmd_output_sharding",
-					   "profile_info", "spmd_parameters_shardings", "device_assignment",
-					   "use_auto_spmd_partitioning", "stack_frame_index", "buffer_donor",
-					   NULL };
-	static const char *const lay[] = { "dim_unique", "dim_ordered", "index_primitive_type",
-					   "pointer_primitive_type", "physical_shape", "split_configs", NULL };
-	static const char *const meta[] = { "profile_type", "profile_info", "metadata_payload", NULL };
+	static const char *const meta[] = { "metadata_payload", NULL };
 	static const char *const lit[] = { "f6e3m2fns", "f6e2m3fns", "dynamic_sizes", NULL };
-	static const char *const hlo[] = { "buffer_assignment", NULL };
 	static const struct {
 		const char *message;
 		const char *const *fields;
 	} table[] = {
-		{ "xla.HloInstructionProto", instr_fields }, { "xla.HloModuleProto", mod },
-		{ "xla.LayoutProto", lay },           { "xla.OpMetadata", meta },
-		{ "xla.LiteralProto", lit },          { "xla.HloProto", hlo },
+		{ "xla.OpMetadata", meta },
+		{ "xla.LiteralProto", lit },
 	};
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
 		if (strcmp(table[i].message, message) == 0)
@@ -448,14 +423,18 @@ static int encode_fields(enc *e, const ProtobufCMessageDescriptor *d, const pt_f
 	if (depth > PBTXT_MAX_DEPTH)
 		return efail(e, fields ? fields->name_at : (loc){ 0, 0 },
 			     "messages nested deeper than %d levels", PBTXT_MAX_DEPTH);
-	unsigned char seen[128];
+	unsigned char seen[256];
 	memset(seen, 0, sizeof seen);
 	for (const pt_field *pf = fields; pf; pf = pf->next) {
 		const ProtobufCFieldDescriptor *f =
 			memchr(pf->name.s, '\0', pf->name.len) ? NULL :
 			protobuf_c_message_descriptor_get_field_by_name(d, pf->name.s);
-		if (!f && xla_only_field(d->name, pf->name.s))
+		if (!f && newer_xla_field(d->name, pf->name.s)) {
+			diag_warning(e->ctx, e->src, pf->name_at,
+				     "%s.%s is a newer XLA's field, not in hloi's schema; it is skipped",
+				     d->name, pf->name.s);
 			continue;
+		}
 		if (!f)
 			return efail(e, pf->name_at, "%s has no field named '%s'", d->name, pf->name.s);
 		size_t idx = (size_t)(f - d->fields);
@@ -497,12 +476,13 @@ static proto_root text_root(const pt_field *fields)
 	return PROOT_MODULE;
 }
 
-hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
-			  hloi_context *ctx, const char *name, const char *text, size_t len)
+/* Parses the text and encodes it as message `d`, or, when `d` is NULL, as
+ * the root type text_root picks (in *root). */
+static hloi_status to_wire(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			   proto_root *root, hloi_context *ctx, const char *name, const char *text, size_t len)
 {
 	*wire = NULL;
 	*wire_len = 0;
-	*root = PROOT_MODULE;
 	int src = diag_add_source(ctx, name, text, len);
 	if (src < 0)
 		return HLOI_ENOMEM;
@@ -516,10 +496,13 @@ hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *ro
 	hloi_status st = pbtxt_parse_text(&p, text, len);
 	if (st != HLOI_OK)
 		goto out;
-	*root = text_root(p.root);
+	if (!d) {
+		*root = text_root(p.root);
+		d = proto_root_descriptor(*root);
+	}
 	enc e = { ctx, src, HLOI_OK };
 	strbuf b = STRBUF_INIT;
-	if (encode_fields(&e, proto_root_descriptor(*root), p.root, &b, 0)) {
+	if (encode_fields(&e, d, p.root, &b, 0)) {
 		st = e.st;
 		sb_free(&b);
 		goto out;
@@ -539,4 +522,18 @@ hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *ro
 out:
 	arena_release(&a);
 	return st;
+}
+
+hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
+			  hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	*root = PROOT_MODULE;
+	return to_wire(wire, wire_len, NULL, root, ctx, name, text, len);
+}
+
+hloi_status pbtxt_to_wire_as(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			     hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	proto_root unused;
+	return to_wire(wire, wire_len, d, &unused, ctx, name, text, len);
 }

@@ -45,38 +45,6 @@ static void put_float(strbuf *b, double v, int is_float)
 	sb_puts(b, buf);
 }
 
-static size_t elem_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-	case PROTOBUF_C_TYPE_ENUM:
-		return 4;
-	case PROTOBUF_C_TYPE_FLOAT:
-		return sizeof(float);
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		return 8;
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return sizeof(double);
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_STRING:
-		return sizeof(char *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(ProtobufCMessage *);
-	}
-	return 0;
-}
-
 static void print_message_body(strbuf *b, const ProtobufCMessage *msg, int depth);
 
 /* Prints `name: value` (or `name {...}`) for the value at p. */
@@ -175,48 +143,6 @@ static void print_value(strbuf *b, const ProtobufCFieldDescriptor *f, const void
 	sb_putc(b, '\n');
 }
 
-/* Whether a singular field is set (proto3: not its zero value). */
-static int is_set(const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
-{
-	const char *base = (const char *)msg;
-	const void *p = base + f->offset;
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		uint32_t which;
-		memcpy(&which, base + f->quantifier_offset, sizeof which);
-		return which == f->id;
-	}
-	if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type != PROTOBUF_C_TYPE_MESSAGE &&
-	    f->type != PROTOBUF_C_TYPE_STRING) {
-		protobuf_c_boolean has;
-		memcpy(&has, base + f->quantifier_offset, sizeof has);
-		return has != 0;
-	}
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return *(ProtobufCMessage *const *)p != NULL;
-	case PROTOBUF_C_TYPE_STRING: {
-		const char *s = *(const char *const *)p;
-		return s && (s[0] || f->label == PROTOBUF_C_LABEL_REQUIRED);
-	}
-	case PROTOBUF_C_TYPE_BYTES:
-		return ((const ProtobufCBinaryData *)p)->len > 0;
-	case PROTOBUF_C_TYPE_FLOAT: {
-		float v;
-		memcpy(&v, p, sizeof v);
-		return v != 0 || signbit(v);
-	}
-	case PROTOBUF_C_TYPE_DOUBLE: {
-		double v;
-		memcpy(&v, p, sizeof v);
-		return v != 0 || signbit(v);
-	}
-	default: {
-		unsigned char zero[8] = { 0 };
-		return memcmp(p, zero, elem_size(f->type)) != 0;
-	}
-	}
-}
-
 /* A map field's entries: messages named ...Entry with fields key = 1 and
  * value = 2 (protobuf-c does not mark them otherwise). */
 static int is_map_entry(const ProtobufCFieldDescriptor *f)
@@ -264,7 +190,7 @@ static void print_message_body(strbuf *b, const ProtobufCMessage *msg, int depth
 			size_t n;
 			memcpy(&n, base + f->quantifier_offset, sizeof n);
 			const char *arr = *(const char *const *)(base + f->offset);
-			size_t w = elem_size(f->type);
+			size_t w = proto_elem_size(f->type);
 			ProtobufCMessage **sorted = NULL;
 			if (n > 1 && is_map_entry(f)) {
 				/* maps print sorted by key, as protobuf's printer does */
@@ -280,7 +206,7 @@ static void print_message_body(strbuf *b, const ProtobufCMessage *msg, int depth
 			for (size_t k = 0; k < n; k++)
 				print_value(b, f, arr + k * w, depth);
 			hloi_free(sorted);
-		} else if (is_set(msg, f)) {
+		} else if (proto_field_set(msg, f)) {
 			print_value(b, f, base + f->offset, depth);
 		}
 	}

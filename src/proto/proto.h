@@ -20,7 +20,24 @@ hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, c
 			    size_t len);
 /* Serialises a checked module as an HloModuleProto; *out is hloi_malloc'd. */
 hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx);
-/* The same in protobuf text format. */
+/* The same in protobuf text format. Fields unknown to hloi's schema have
+ * no text form: a warning says how many are dropped. */
 hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_context *ctx);
+/* Before writing a module read from a proto as HLO text: warns (at `where`)
+ * about the proto fields the IR keeps aside and HLO text cannot show, by
+ * name and count, unknown fields included. */
+void proto_warn_text_drops(const module *m, hloi_context *ctx, const char *where);
+
+/* XLA's RunHloModuleLiterals (run_hlo_module's --input_literals_file):
+ * the arguments of the first iteration of `len` bytes, binary or (`text`)
+ * protobuf text; a bare RunHloModuleIterationLiterals is accepted as XLA
+ * accepts it. Free *out with hloi_literal_array_free. */
+hloi_status proto_run_literals_read(hloi_literal ***out, size_t *count, hloi_context *ctx, const char *name,
+				    const unsigned char *data, size_t len, int text);
+/* One iteration's arguments, result and (may be NULL) reference result as
+ * a RunHloModuleLiterals, binary or text; *out is hloi_malloc'd. */
+hloi_status proto_run_literals_write(unsigned char **out, size_t *len, hloi_context *ctx, const char *name,
+				     hloi_literal *const *args, size_t nargs, const hloi_literal *result,
+				     const hloi_literal *reference, int text);
 
 #endif

@@ -76,16 +76,69 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
  * *wire (hloi_malloc'd). Errors are located in the text. */
 hloi_status pbtxt_to_wire(unsigned char **wire, size_t *wire_len, proto_root *root,
 			  hloi_context *ctx, const char *name, const char *text, size_t len);
+/* The same for a message type the caller names. */
+hloi_status pbtxt_to_wire_as(unsigned char **wire, size_t *wire_len, const ProtobufCMessageDescriptor *d,
+			     hloi_context *ctx, const char *name, const char *text, size_t len);
 /* Appends a message in text format, fields in number order, nested
  * messages indented by two spaces. */
 void pbtxt_print_message(strbuf *b, const ProtobufCMessage *msg);
 
+/* Reads one LiteralProto (what: "argument 0", for errors) into a new
+ * literal, with the checks the module loader makes. */
+hloi_status proto_literal_in(hloi_literal **out, hloi_context *ctx, const char *file, Xla__LiteralProto *lp,
+			     const char *what);
+
 /* --- save.c ------------------------------------------------------------------ */
+
+/* A literal as a LiteralProto allocated in arena `a`; NULL with *st set
+ * (an error naming `file` recorded) on failure. */
+Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *file, const hloi_literal *lit,
+				     hloi_status *st);
 
 /* Builds the HloModuleProto of a module; every allocation is in arena `a`.
  * Errors (unknown operand or callee, cycles) are recorded in ctx. */
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
 			       hloi_context *ctx);
+
+/* --- rest.c: the fields the IR does not model ---------------------------------- */
+
+/* What a load could not keep anywhere (fields inside repeated messages the
+ * IR models, such as a tuple element's layout split_configs): how many,
+ * and the first one's message and field (NULL: an unknown field). */
+typedef struct proto_loss {
+	size_t n;
+	const char *message, *field;
+} proto_loss;
+
+/* Packs into arena `a` the fields of a module, computation or instruction
+ * message (op: the instruction's opcode, else OP_COUNT) that the IR does
+ * not model, unknown fields included; *out is never NULL on success.
+ * Returns -1 when out of memory. */
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint8_t **out, size_t *len,
+		    proto_loss *loss);
+/* Unpacks such bytes as message type `d`, allocating in `a`; NULL when out
+ * of memory. */
+ProtobufCMessage *proto_rest_decode(arena *a, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+				    size_t n);
+/* The id those bytes hold for message type `d` (instruction: field 35,
+ * computation and module: 5), 0 when absent; -1 when malformed. */
+int proto_rest_id(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, int64_t *id);
+/* Merges the rest of a module, computation or instruction into `dst`
+ * without unpacking it, when it holds only the id and empty submessages
+ * (the common case): 1 when done, 0 when the rest needs
+ * proto_rest_decode and proto_merge, -1 when out of memory. */
+int proto_rest_merge_simple(arena *a, ProtobufCMessage *dst, const uint8_t *p, size_t n);
+/* Merges `src` into `dst` (the same type) as protobuf merges a message read
+ * after another; new arrays and copies come from `a`. -1 when out of
+ * memory. */
+int proto_merge(arena *a, ProtobufCMessage *dst, const ProtobufCMessage *src, int depth);
+/* How many unknown fields a message holds, nested ones included; *first
+ * gets the first one's number when it is 0. */
+size_t proto_count_unknown(const ProtobufCMessage *m, uint32_t *first);
+/* Whether a field of a message is set (proto3: not its zero value; -0.0
+ * is set), and the size of one value of a type in a message struct. */
+int proto_field_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f);
+size_t proto_elem_size(ProtobufCType t);
 
 /* --- attrs.c: attributes that have XLA fields, as HLO text ------------------ */
 

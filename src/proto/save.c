@@ -26,6 +26,7 @@ typedef struct saver {
 	hloi_status st;
 	const char *comp;
 	const char *inst;
+	int keep_ids;          /* the ids the module was read with are written */
 } saver;
 
 #if defined(__GNUC__)
@@ -276,14 +277,20 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 	int64_t nbuf;
 	if (shape_buffer_elements(s, &nbuf))
 		nbuf = 0;
-	int padded = s->layout.n_padded > 0;
+	/* the values in minor_to_major order: buffer order unless tiled */
+	int padded = s->layout.n_padded > 0, tiled = !index_is_strided(s);
 	const unsigned char *src = lit->data;
 	unsigned char *out = dst;
 	size_t k = 0;
-	for (int64_t lin = 0; lin < nbuf && k < n; lin++) {
-		int64_t idx[HLOI_MAX_RANK];
-		if (padded && index_from_linear(s, lin, idx))
+	int64_t tidx[HLOI_MAX_RANK] = { 0 };
+	for (int64_t pos = 0; pos < nbuf && k < n; pos++) {
+		int64_t idx[HLOI_MAX_RANK], lin = pos;
+		if (tiled) {
+			lin = index_to_linear(s, tidx);
+			index_next_minor_to_major(s, tidx);
+		} else if (padded && index_from_linear(s, lin, idx)) {
 			continue;
+		}
 		const unsigned char *p = src + (size_t)lin * w;
 		if (t == ET_PRED) {
 			((protobuf_c_boolean *)dst)[k] = p[0] != 0;
@@ -292,6 +299,9 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 			memcpy(&v, p, 2);
 			out[2 * k] = (unsigned char)(v & 0xff);
 			out[2 * k + 1] = (unsigned char)(v >> 8);
+		} else if (w == 1 && etype_bit_width(t) < 8) {
+			/* sub-byte integers and f4e2m1fn: the low bits, as XLA writes them */
+			out[k] = (unsigned char)(p[0] & ((1u << etype_bit_width(t)) - 1u));
 		} else {
 			memcpy(out + k * w, p, w);
 		}
@@ -610,6 +620,119 @@ static Xla__FrontendAttributes *kv_message(saver *S, kvs *k)
 	return fa;
 }
 
+/* --- the rest: fields the IR does not model -------------------------------------------- */
+
+/* Merges what the loader kept aside of a message (rest.c) into the one
+ * built here. The id in it is the one written already, or one the writer
+ * renumbered; either way the built message has the right one. */
+static int rest_out(saver *S, ProtobufCMessage *msg, const uint8_t *rest, size_t len)
+{
+	if (!rest || len == 0)
+		return 0;
+	int simple = proto_rest_merge_simple(S->a, msg, rest, len);
+	if (simple)
+		return simple < 0 ? soom(S) : 0;
+	ProtobufCMessage *r = proto_rest_decode(S->a, msg->descriptor, rest, len);
+	if (!r)
+		return soom(S);
+	if (msg->descriptor == &xla__hlo_instruction_proto__descriptor)
+		((Xla__HloInstructionProto *)r)->id = 0;
+	else if (msg->descriptor == &xla__hlo_computation_proto__descriptor)
+		((Xla__HloComputationProto *)r)->id = 0;
+	else if (!S->keep_ids && ((Xla__HloModuleProto *)r)->schedule) {
+		/* its instruction ids are not the ones written */
+		((Xla__HloModuleProto *)r)->schedule = NULL;
+		diag_emit_where(S->ctx, DIAG_WARNING, S->m->filename ? S->m->filename : "module",
+				"the module's schedule is dropped: instructions were added or renumbered "
+				"since it was read");
+	}
+	if (proto_merge(S->a, msg, r, 0))
+		return soom(S);
+	return 0;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The ids a computation's instructions were read with, by position; 0
+ * when some instruction was not read from a proto or two ids are the
+ * same, -1 when out of memory. */
+static int read_instr_ids(saver *S, const computation *c, int64_t *ids)
+{
+	size_t n = (size_t)c->ninstrs;
+	for (size_t i = 0; i < n; i++) {
+		const instr *in = c->instrs[i];
+		if (!in->pb_rest || proto_rest_id(in->pb_rest, in->pb_rest_len,
+						  &xla__hlo_instruction_proto__descriptor, &ids[i]))
+			return 0;
+	}
+	int64_t *v = hloi_calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		return soom(S);
+	memcpy(v, ids, n * sizeof *v);
+	qsort(v, n, sizeof *v, id_cmp);
+	int ok = 1;
+	for (size_t i = 1; i < n && ok; i++)
+		ok = v[i] != v[i - 1];
+	hloi_free(v);
+	return ok;
+}
+
+/* Whether the module, every computation and every instruction were read
+ * from a proto, with ids unique (computations in the module, instructions
+ * in their computation): then those ids are written again (the schedule
+ * and other fields the IR does not model may refer to them), and
+ * comp_ids gets the computations' by position in m->comps. -1 when out
+ * of memory. */
+static int original_ids(saver *S, int64_t *comp_ids)
+{
+	const module *m = S->m;
+	if (!m->pb_rest)
+		return 0;
+	int ok = 1;
+	for (int i = 0; i < m->ncomps && ok == 1; i++) {
+		const computation *c = m->comps[i];
+		if (!c->pb_rest || proto_rest_id(c->pb_rest, c->pb_rest_len,
+						 &xla__hlo_computation_proto__descriptor, &comp_ids[i])) {
+			ok = 0;
+			break;
+		}
+		int64_t *ids = hloi_calloc(c->ninstrs ? (size_t)c->ninstrs : 1, sizeof *ids);
+		ok = ids ? read_instr_ids(S, c, ids) : soom(S);
+		hloi_free(ids);
+	}
+	if (ok != 1)
+		return ok;
+	int64_t *v = hloi_calloc((size_t)m->ncomps, sizeof *v);
+	if (!v)
+		return soom(S);
+	memcpy(v, comp_ids, (size_t)m->ncomps * sizeof *v);
+	qsort(v, (size_t)m->ncomps, sizeof *v, id_cmp);
+	for (int i = 1; i < m->ncomps && ok; i++)
+		ok = v[i] != v[i - 1];
+	hloi_free(v);
+	return ok;
+}
+
+/* The instruction ids of a computation, by position: the ones read (when
+ * S->keep_ids), else 1, 2, ... across the module in the written order. */
+static int instr_ids(saver *S, const computation *c, const int *order, int64_t *ids, int64_t *next_id)
+{
+	if (S->keep_ids) {
+		int ok = read_instr_ids(S, c, ids);
+		if (ok < 0)
+			return -1;
+		if (ok)
+			return 0;
+	}
+	for (int i = 0; i < c->ninstrs; i++)
+		ids[order[i]] = (*next_id)++;
+	return 0;
+}
+
 /* --- instructions -------------------------------------------------------------------- */
 
 static int int_list_out(saver *S, const int_list *l, size_t *n, int64_t **v)
@@ -655,7 +778,7 @@ static int same_text(const strbuf *b, const char *value)
 }
 
 static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const computation *c,
-		     const namepos *names, const int *ids, kvs *fa, int callees_reproduced, const raw_attr *rv, int nrv)
+		     const namepos *names, const int64_t *ids, kvs *fa, int callees_reproduced, const raw_attr *rv, int nrv)
 {
 	strbuf b = STRBUF_INIT;
 	int rc = 0;
@@ -760,7 +883,7 @@ static int attrs_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, co
 /* Called computations: the typed one, then the raw ones in XLA's order for
  * the opcode. *reproduced says whether the loader's rendering of the raw
  * ones gives back the written text. */
-static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const int *comp_ids,
+static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, const int64_t *comp_ids,
 		       kvs *fa, int *reproduced, const raw_attr *rv, int nrv)
 {
 	*reproduced = 1;
@@ -839,7 +962,7 @@ static int callees_out(saver *S, const instr *in, Xla__HloInstructionProto *ip, 
 }
 
 static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const namepos *names,
-					   int p, const int *ids, const int *comp_ids)
+					   int p, const int64_t *ids, const int64_t *comp_ids)
 {
 	const instr *in = c->instrs[p];
 	S->inst = in->name;
@@ -928,14 +1051,15 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const
 		return NULL;
 	if (fa.n && !(ip->frontend_attributes = kv_message(S, &fa)))
 		return NULL;
+	if (rest_out(S, &ip->base, in->pb_rest, in->pb_rest_len))
+		return NULL;
 	return ip;
 }
 
 /* --- computations and the module ----------------------------------------------------- */
 
-static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c, const int *ids_unused)
+static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c)
 {
-	(void)ids_unused;
 	Xla__ProgramShapeProto *ps = salloc(S, sizeof *ps);
 	if (!ps)
 		return NULL;
@@ -992,8 +1116,8 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c,
 	return ps->result ? ps : NULL;
 }
 
-static Xla__HloComputationProto *computation_out(saver *S, const computation *c, int comp_id,
-						 int *next_id, const int *comp_ids, int is_fusion)
+static Xla__HloComputationProto *computation_out(saver *S, const computation *c, int64_t comp_id,
+						 int64_t *next_id, const int64_t *comp_ids, int is_fusion)
 {
 	S->comp = c->name;
 	S->inst = NULL;
@@ -1006,7 +1130,7 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 	namepos *names = hloi_calloc(n, sizeof *names);
 	int *order = hloi_calloc(n, sizeof *order);
 	int *state = hloi_calloc(n, sizeof *state);
-	int *ids = hloi_calloc(n, sizeof *ids);
+	int64_t *ids = hloi_calloc(n, sizeof *ids);
 	Xla__HloComputationProto *result = NULL;
 	if (!cp || !names || !order || !state || !ids) {
 		soom(S);
@@ -1032,8 +1156,8 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 	for (size_t i = 0; i < n; i++)
 		if (order_instr(S, &o, (int)i))
 			goto out;
-	for (size_t i = 0; i < n; i++)
-		ids[order[i]] = (*next_id)++;
+	if (instr_ids(S, c, order, ids, next_id))
+		goto out;
 	cp->n_instructions = n;
 	cp->instructions = sarray(S, n, sizeof *cp->instructions);
 	if (!cp->instructions)
@@ -1046,7 +1170,9 @@ static Xla__HloComputationProto *computation_out(saver *S, const computation *c,
 	for (size_t i = 0; i < n; i++)
 		if (c->instrs[i] == root)
 			cp->root_id = ids[i];
-	if (!(cp->program_shape = program_shape_out(S, c, ids)))
+	if (!(cp->program_shape = program_shape_out(S, c)))
+		goto out;
+	if (rest_out(S, &cp->base, c->pb_rest, c->pb_rest_len))
 		goto out;
 	result = cp;
 out:
@@ -1140,7 +1266,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 			       hloi_context *ctx)
 {
 	*out = NULL;
-	saver S = { ctx, m, a, HLOI_OK, NULL, NULL };
+	saver S = { ctx, m, a, HLOI_OK, NULL, NULL, 0 };
 	if (m->ncomps == 0) {
 		sfail(&S, NULL, "the module has no computations");
 		return S.st;
@@ -1148,7 +1274,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	size_t nc = (size_t)m->ncomps;
 	int *order = hloi_calloc(nc, sizeof *order);
 	int *state = hloi_calloc(nc, sizeof *state);
-	int *comp_ids = hloi_calloc(nc, sizeof *comp_ids);
+	int64_t *comp_ids = hloi_calloc(nc, sizeof *comp_ids);
 	unsigned char *fusion = hloi_calloc(nc, 1);
 	Xla__HloModuleProto *mp = NULL;
 	int n = 0;
@@ -1159,8 +1285,12 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	for (int i = 0; i < m->ncomps; i++)
 		if (order_comps(&S, order, state, i, &n))
 			goto out;
-	for (int i = 0; i < m->ncomps; i++)
-		comp_ids[order[i]] = i + 1;
+	S.keep_ids = original_ids(&S, comp_ids);
+	if (S.keep_ids < 0)
+		goto out;
+	if (!S.keep_ids)
+		for (int i = 0; i < m->ncomps; i++)
+			comp_ids[order[i]] = i + 1;
 	for (int i = 0; i < m->ncomps; i++) {
 		const computation *c = m->comps[i];
 		for (int k = 0; k < c->ninstrs; k++) {
@@ -1181,7 +1311,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	mp->computations = sarray(&S, nc, sizeof *mp->computations);
 	if (!mp->computations)
 		goto out;
-	int next_id = 1;
+	int64_t next_id = 1;
 	const computation *entry = m->entry ? m->entry : m->comps[m->ncomps - 1];
 	for (size_t i = 0; i < nc; i++) {
 		const computation *c = m->comps[order[i]];
@@ -1219,6 +1349,8 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 			goto out;
 	}
 	if (fa.n && !(mp->frontend_attributes = kv_message(&S, &fa)))
+		goto out;
+	if (rest_out(&S, &mp->base, m->pb_rest, m->pb_rest_len))
 		goto out;
 	*out = mp;
 out:
@@ -1264,6 +1396,13 @@ hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_conte
 	Xla__HloModuleProto *mp;
 	hloi_status st = proto_build_module(&mp, &a, m, ctx);
 	if (st == HLOI_OK) {
+		uint32_t first = 0;
+		size_t nunknown = proto_count_unknown(&mp->base, &first);
+		if (nunknown)
+			diag_emit_where(ctx, DIAG_WARNING, m->filename ? m->filename : "module",
+					"proto text has no form for fields unknown to hloi's schema: %zu %s "
+					"dropped (the first is field %" PRIu32 ")",
+					nunknown, nunknown == 1 ? "is" : "are", first);
 		strbuf b = STRBUF_INIT;
 		pbtxt_print_message(&b, &mp->base);
 		if (b.oom) {
@@ -1279,4 +1418,21 @@ hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_conte
 	}
 	arena_release(&a);
 	return st;
+}
+
+Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *file, const hloi_literal *lit,
+				     hloi_status *st)
+{
+	module none;
+	memset(&none, 0, sizeof none);
+	none.src = -1;
+	none.filename = file;
+	saver S;
+	memset(&S, 0, sizeof S);
+	S.ctx = ctx;
+	S.m = &none;
+	S.a = a;
+	Xla__LiteralProto *lp = literal_out(&S, lit, 0);
+	*st = lp ? HLOI_OK : S.st != HLOI_OK ? S.st : HLOI_ENOMEM;
+	return lp;
 }

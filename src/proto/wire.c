@@ -251,7 +251,7 @@ static const char *wire_type_name(int wt)
 static int scan_message(wscan *ws, const ProtobufCMessageDescriptor *d, const unsigned char *p,
 			size_t len)
 {
-	size_t counts[64];
+	size_t counts[128];
 	memset(counts, 0, sizeof counts);
 	size_t pos = 0;
 	while (pos < len) {
@@ -339,14 +339,14 @@ static int scan_message(wscan *ws, const ProtobufCMessageDescriptor *d, const un
 			ws->depth++;
 			wpath *w = &ws->path[ws->depth];
 			w->f = f;
-			w->index = idx < 64 ? counts[idx] : 0;
+			w->index = idx < 128 ? counts[idx] : 0;
 			w->name = NULL;
 			w->name_len = 0;
 			if (scan_message(ws, f->descriptor, payload, plen))
 				return -1;
 			ws->depth--;
 		}
-		if (idx < 64)
+		if (idx < 128)
 			counts[idx]++;
 	}
 	return 0;

@@ -172,6 +172,12 @@ static int group_ints(pstate *st, const layout_item *it, const plist *g, int64_t
 		if (x->kind == INT) {
 			if (p_int64(st, &x->tok, x->at, &val))
 				return -1;
+			if (allow_star && val < 1) {
+				/* tile sizes: XLA's Tile takes positive sizes or `*` */
+				diag_error(st->ctx, st->src, x->at, "a tile size must be positive or '*', not %lld",
+					   (long long)val);
+				return -1;
+			}
 		} else if (x->kind == '*' && allow_star) {
 			val = -1;
 		} else {

@@ -106,7 +106,10 @@ static void put_instr(strbuf *b, const instr *in)
 	if (in->op == OP_PARAMETER) {
 		sb_printf(b, "%lld", (long long)in->parameter_number);
 	} else if (in->op == OP_CONSTANT && in->literal) {
-		put_literal(b, in->literal, 0);
+		/* a parenthesised value of an array shape is a complex scalar:
+		 * `(1, 2)`, not a tuple's `( 1, 2 )` */
+		int complex_scalar = in->literal->kind == LIT_TUPLE && in->has_shape && !shape_is_tuple(&in->shape);
+		put_literal(b, in->literal, complex_scalar);
 	} else if (printed_value(in)) {
 		/* from a proto: typed values, printed as HLO text writes them */
 		if (in->value->elided)

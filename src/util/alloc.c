@@ -2,34 +2,40 @@
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #include "util/alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-static long fail_after = -1;
-static long attempts;
+/* Atomic: the fast engine's worker threads allocate (their tiles) while
+ * the thread that started them may too. Relaxed ordering is enough, as the
+ * counters order nothing else. */
+static atomic_long fail_after = -1;
+static atomic_long attempts;
 
 void alloc_fail_after(long n)
 {
-	fail_after = n;
-	attempts = 0;
+	atomic_store_explicit(&fail_after, n, memory_order_relaxed);
+	atomic_store_explicit(&attempts, 0, memory_order_relaxed);
 }
 
 long alloc_count(void)
 {
-	return attempts;
+	return atomic_load_explicit(&attempts, memory_order_relaxed);
 }
 
 static int should_fail(void)
 {
-	attempts++;
-	if (fail_after < 0)
-		return 0;
-	if (fail_after == 0)
-		return 1;
-	fail_after--;
-	return 0;
+	atomic_fetch_add_explicit(&attempts, 1, memory_order_relaxed);
+	long left = atomic_load_explicit(&fail_after, memory_order_relaxed);
+	/* take one from a positive count; a count that reached 0 stays there
+	 * (every later allocation fails), a negative one means never */
+	while (left > 0 &&
+	       !atomic_compare_exchange_weak_explicit(&fail_after, &left, left - 1, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+	return left == 0;
 }
 
 void *hloi_malloc(size_t n)

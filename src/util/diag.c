@@ -241,59 +241,125 @@ static const char *base_name(const char *p)
 	return base;
 }
 
-/* Prints the line holding `at` and a caret line marking [start, end). Tabs in
- * the source are echoed in the caret line so the marks stay aligned. */
-static void print_excerpt(FILE *f, const source *s, loc at, int color)
+/* Lines longer than this are shown as a window of DIAG_WINDOW bytes around
+ * the column (as GCC does), with "..." where they are cut. */
+#define DIAG_LONG_LINE 200
+#define DIAG_WINDOW 120
+
+/* Appends the line holding `at` and a caret line marking [start, end) to
+ * b. Tabs in the source are echoed in the caret line so the marks stay
+ * aligned. `ls` and `le` are the line's start and end. */
+static void excerpt(strbuf *b, const source *s, loc at, size_t ls, size_t le, int color)
 {
 	size_t off = at.start > s->len ? s->len : at.start;
-	size_t ls = off;
-	while (ls > 0 && s->text[ls - 1] != '\n' && s->text[ls - 1] != '\r')
-		ls--;
-	size_t le = off;
-	while (le < s->len && s->text[le] != '\n' && s->text[le] != '\r')
-		le++;
-	for (size_t i = ls; i < le; i++) {
-		unsigned char c = (unsigned char)s->text[i];
-		fputc(c == '\0' ? ' ' : c, f);
+	size_t from = ls, to = le;
+	if (le - ls > DIAG_LONG_LINE) {
+		from = off - ls > DIAG_WINDOW / 3 ? off - DIAG_WINDOW / 3 : ls;
+		to = from + DIAG_WINDOW < le ? from + DIAG_WINDOW : le;
+		if (to == le && le - ls >= DIAG_WINDOW)
+			from = le - DIAG_WINDOW;
 	}
-	fputc('\n', f);
-	for (size_t i = ls; i < off; i++)
-		fputc(s->text[i] == '\t' ? '\t' : ' ', f);
+	const char *cut_left = from > ls ? "..." : "", *cut_right = to < le ? "..." : "";
+	sb_puts(b, cut_left);
+	for (size_t i = from; i < to; i++) {
+		char c = s->text[i];
+		sb_putc(b, c == '\0' ? ' ' : c);
+	}
+	sb_puts(b, cut_right);
+	sb_putc(b, '\n');
+	for (size_t i = 0; i < strlen(cut_left); i++)
+		sb_putc(b, ' ');
+	for (size_t i = from; i < off; i++)
+		sb_putc(b, s->text[i] == '\t' ? '\t' : ' ');
 	if (color)
-		fputs("\033[1;32m", f);
-	fputc('^', f);
-	size_t end = at.end < le ? at.end : le;
+		sb_puts(b, "\033[1;32m");
+	sb_putc(b, '^');
+	size_t end = at.end < to ? at.end : to;
 	for (size_t i = off + 1; i < end; i++)
-		fputc('~', f);
+		sb_putc(b, '~');
 	if (color)
-		fputs("\033[0m", f);
-	fputc('\n', f);
+		sb_puts(b, "\033[0m");
+	sb_putc(b, '\n');
+}
+
+/* Where the last diagnostic's line was found, so that diagnostics in
+ * increasing order cost one pass over the source in all. */
+typedef struct line_cursor {
+	int source;
+	size_t off, line, start;
+} line_cursor;
+
+/* Line, column and line start of `off` in s, scanning on from the cursor
+ * when it is before `off` in the same source. */
+static void locate(line_cursor *cur, int src, const source *s, size_t off, size_t *line, size_t *col,
+		   size_t *start)
+{
+	if (off > s->len)
+		off = s->len;
+	size_t i = 0, ln = 1, st = 0;
+	if (cur->source == src && cur->off <= off) {
+		i = cur->off;
+		ln = cur->line;
+		st = cur->start;
+	}
+	for (; i < off; i++) {
+		if (s->text[i] == '\n') {
+			ln++;
+			st = i + 1;
+		} else if (s->text[i] == '\r' && (i + 1 >= s->len || s->text[i + 1] != '\n')) {
+			/* a lone CR ends a line too */
+			ln++;
+			st = i + 1;
+		}
+	}
+	cur->source = src;
+	cur->off = off;
+	cur->line = ln;
+	cur->start = st;
+	*line = ln;
+	*col = off - st + 1;
+	*start = st;
 }
 
 hloi_status hloi_context_print_diagnostics(hloi_context *ctx, FILE *f, unsigned flags)
 {
 	int color = (flags & HLOI_DIAG_COLOR) != 0;
 	int base = (flags & HLOI_DIAG_BASENAME) != 0;
+	line_cursor cur = { -1, 0, 1, 0 };
+	strbuf b = STRBUF_INIT;
+	int werr = 0;
 	for (size_t i = 0; i < ctx->ndiags; i++) {
 		const diag *d = &ctx->diags[i];
 		const source *s = diag_source(ctx, d->source);
+		sb_reset(&b);
 		if (color)
-			fputs("\033[1m", f);
+			sb_puts(&b, "\033[1m");
+		size_t line = 0, col = 0, ls = 0;
 		if (s) {
-			size_t line, col;
-			diag_line_col(s, d->at.start, &line, &col);
-			fprintf(f, "%s:%zu:%zu: ", base ? base_name(s->name) : s->name, line, col);
+			locate(&cur, d->source, s, d->at.start, &line, &col, &ls);
+			sb_printf(&b, "%s:%zu:%zu: ", base ? base_name(s->name) : s->name, line, col);
 		} else if (d->where) {
-			fprintf(f, "%s: ", base ? base_name(d->where) : d->where);
+			sb_printf(&b, "%s: ", base ? base_name(d->where) : d->where);
 		}
 		if (color)
-			fprintf(f, "%s%s:\033[0m\033[1m %s\033[0m\n", sev_color(d->severity),
-				sev_name(d->severity), d->message);
+			sb_printf(&b, "%s%s:\033[0m\033[1m %s\033[0m\n", sev_color(d->severity), sev_name(d->severity),
+				  d->message);
 		else
-			fprintf(f, "%s: %s\n", sev_name(d->severity), d->message);
-		if (s)
-			print_excerpt(f, s, d->at, color);
+			sb_printf(&b, "%s: %s\n", sev_name(d->severity), d->message);
+		if (s) {
+			size_t off = d->at.start > s->len ? s->len : d->at.start;
+			size_t le = off;
+			while (le < s->len && s->text[le] != '\n' && s->text[le] != '\r')
+				le++;
+			excerpt(&b, s, d->at, ls, le, color);
+		}
+		/* one write per diagnostic: stderr is unbuffered */
+		if (b.oom)
+			fputs("error: out of memory printing a diagnostic\n", f);
+		else if (fwrite(sb_str(&b), 1, b.len, f) != b.len)
+			werr = 1;
 	}
+	sb_free(&b);
 	size_t dropped = ctx->nerrors > ctx->max_diags ? ctx->nerrors - ctx->max_diags : 0;
 	if (ctx->oom)
 		fputs("error: out of memory while recording diagnostics\n", f);
@@ -301,7 +367,7 @@ hloi_status hloi_context_print_diagnostics(hloi_context *ctx, FILE *f, unsigned 
 		fprintf(f, "note: %zu more errors not shown\n", dropped);
 	free_diags(ctx);
 	ctx->oom = 0;
-	return ferror(f) ? HLOI_EIO : HLOI_OK;
+	return werr || ferror(f) ? HLOI_EIO : HLOI_OK;
 }
 
 const char *hloi_status_name(hloi_status st)
@@ -314,6 +380,7 @@ const char *hloi_status_name(hloi_status st)
 	case HLOI_EUNSUPPORTED: return "unsupported";
 	case HLOI_ENOMEM: return "out of memory";
 	case HLOI_EIO: return "I/O error";
+	case HLOI_ESTOPPED: return "stopped";
 	}
 	return "unknown status";
 }

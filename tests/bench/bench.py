@@ -5,7 +5,10 @@ side in one run, against the limit: the bytes of the workload's parameters
 and result moved at the bandwidth of a plain C loop o[i] = a[i] + b[i]
 (ceiling.c) on as many threads as hloi uses. Medians of several runs,
 interleaved so that every column sees the same machine. Not run by ctest
-(timings belong here, not in tests).
+(timings belong here, not in tests). The data-movement workloads (slice,
+concatenate, pad, dynamic-update-slice, gather) are measured against the
+plain copy loop (`ceiling copy`) on the bytes each must read and write; the
+contractions (dot, convolution) against NumPy's.
 
 Columns: hloi steady (`hloi bench`: runs after the first write into its
 result, hloi_module_run_into), hloi fresh (--fresh-result: a new result per
@@ -42,6 +45,8 @@ N = 4096
 #              not slower than NumPy out=, >= 0.5 of the limit
 #   kind "fused": >= 0.7 of the limit and >= `x` times the NumPy expression
 #              (and for a*b+c not slower than NumPy out=)
+#   kind "reduce": a reduction (SPEC §9): not slower than NumPy's expression
+#              (x = 1), or reported only (x = 0)
 WORKLOADS = [
     ("add", "f32 same-shape add", "op", 1),
     ("row", "f32 + row vector {1}", "op", 1),
@@ -63,7 +68,61 @@ WORKLOADS = [
     ("layernorm", "(x - mu) * rs * g + b", "fused", 5),
     ("relu6", "max(min(x, 6), 0)", "fused", 1),
     ("cubic", "((x*c3 + c2)*x + c1)*x + c0", "fused", 4),
+    ("reduce_axis0", "reduce add over dim 0", "reduce", 1),
+    ("reduce_axis1", "reduce add over dim 1", "reduce", 1),
+    ("reduce_max", "reduce max over dim 1", "reduce", 0),
+    ("window_max", "reduce-window max 3x3", "reduce", 0),
 ]
+
+
+# Data movement (issue 14): name, what NumPy does, target >= 0.8 of the copy
+# loop's bandwidth on the bytes the op must move.
+MOVEMENT = [
+    ("slice", "a[1:-1, ::2]"),
+    ("concatenate", "np.concatenate([a, b], axis=1), 4096x2048 each"),
+    ("pad", "np.pad(a, 1)"),
+    ("dynamic_update_slice", "a[1024:3072, 1024:3072] = u, in place"),
+    ("gather", "np.take(a, idx, axis=0), idx a permutation"),
+]
+
+
+def movement_case(name, tmp):
+    """(NumPy expression, the same into a preallocated result, extra hloi
+    bench arguments, bytes the op must read and write)."""
+    rng = np.random.default_rng(42)
+    f = lambda *s: rng.integers(-64, 64, size=s).astype(np.float32) / 8
+    if name == "slice":
+        a = f(N, N)
+        o = np.empty((N - 2, N // 2), dtype=np.float32)
+        return (lambda: a[1:-1, ::2].copy()), (lambda: np.copyto(o, a[1:-1, ::2])), [], a.nbytes + o.nbytes
+    if name == "concatenate":
+        a, b = f(N, N // 2), f(N, N // 2)
+        o = np.empty((N, N), dtype=np.float32)
+        return ((lambda: np.concatenate([a, b], axis=1)), (lambda: np.concatenate([a, b], axis=1, out=o)), [],
+                a.nbytes + b.nbytes + o.nbytes)
+    if name == "pad":
+        a = f(N, N)
+        o = np.zeros((N + 2, N + 2), dtype=np.float32)
+
+        def into():
+            o[1:-1, 1:-1] = a
+        return (lambda: np.pad(a, 1)), into, [], a.nbytes + o.nbytes
+    if name == "dynamic_update_slice":
+        a, u = f(N, N), f(N // 2, N // 2)
+
+        def assign():
+            a[1024:3072, 1024:3072] = u
+        return assign, assign, [], 2 * u.nbytes
+    if name == "gather":
+        a = f(N, N)
+        idx = rng.permutation(N).astype(np.int32)
+        o = np.empty((N, N), dtype=np.float32)
+        files = [os.path.join(tmp, "gather_a.npy"), os.path.join(tmp, "gather_idx.npy")]
+        np.save(files[0], a)
+        np.save(files[1], idx)
+        return ((lambda: np.take(a, idx, axis=0)), (lambda: np.take(a, idx, axis=0, out=o)),
+                ["--input", files[0], "--input", files[1]], a.nbytes + idx.nbytes + o.nbytes)
+    raise ValueError(name)
 
 
 def numpy_case(name):
@@ -97,6 +156,19 @@ def numpy_case(name):
         a, b = f(N, N), f(N, N)
         m = np.empty((N, N), dtype=np.bool_)
         return (lambda: a < b), (lambda: np.less(a, b, out=m))
+    if name in ("reduce_axis0", "reduce_axis1", "reduce_max"):
+        a = f(N, N)
+        axis = 0 if name == "reduce_axis0" else 1
+        r = np.empty(N, dtype=np.float32)
+        if name == "reduce_max":
+            return (lambda: a.max(axis=axis)), (lambda: np.max(a, axis=axis, out=r))
+        return (lambda: a.sum(axis=axis)), (lambda: np.sum(a, axis=axis, out=r))
+    if name == "window_max":
+        from numpy.lib.stride_tricks import sliding_window_view
+        a = f(N, N)
+        r = np.empty((N - 2, N - 2), dtype=np.float32)
+        v = sliding_window_view(a, (3, 3))
+        return (lambda: v.max(axis=(2, 3))), (lambda: np.max(v, axis=(2, 3), out=r))
     if name == "divide":
         a, b = f(N, N), f(N, N)
         b[b == 0] = 1
@@ -166,6 +238,79 @@ def numpy_case(name):
     raise ValueError(name)
 
 
+# Contractions: name, description, target as a throughput ratio NumPy time /
+# hloi time (SPEC §9: dot >= 0.8 of NumPy's `a @ b`; issue 15: convolution
+# >= 0.5 of the same convolution written with NumPy). NumPy calls the same
+# OpenBLAS (Debian's libblas.so.3 alternative once libopenblas-dev is in);
+# set OPENBLAS_NUM_THREADS alike for both sides.
+CONTRACTIONS = [
+    ("dot_1024", "f32 [1024,1024] x [1024,1024]; a @ b", 0.8),
+    ("dot_batched", "f32 [64,128,128] x [64,128,128]; a @ b", 0.8),
+    ("conv2d", "f32 NHWC [8,56,56,64] * HWIO 3x3x64x64, pad 1; sliding_window_view + tensordot", 0.5),
+    ("conv2d_nchw", "f32 NCHW [8,64,56,56] * OIHW 64x64x3x3, pad 1; the same on NCHW", 0.5),
+]
+
+
+def contraction_case(name):
+    """The contraction in NumPy, with its inputs made once."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    rng = np.random.default_rng(42)
+    f = lambda *s: rng.standard_normal(s, dtype=np.float32)
+    if name == "dot_1024":
+        a, b = f(1024, 1024), f(1024, 1024)
+        return lambda: a @ b
+    if name == "dot_batched":
+        a, b = f(64, 128, 128), f(64, 128, 128)
+        return lambda: a @ b
+    if name == "conv2d":
+        x, k = f(8, 56, 56, 64), f(3, 3, 64, 64)
+
+        def conv():
+            w = sliding_window_view(np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))), (3, 3), axis=(1, 2))
+            return np.tensordot(w, k, axes=([4, 5, 3], [0, 1, 2]))
+        return conv
+    if name == "conv2d_nchw":
+        x, k = f(8, 64, 56, 56), f(64, 64, 3, 3)
+
+        def conv():
+            w = sliding_window_view(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3))
+            return np.ascontiguousarray(np.tensordot(w, k, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2))
+        return conv
+    raise ValueError(name)
+
+
+def contraction_rows(args, only):
+    rows = []
+    for name, desc, target in CONTRACTIONS:
+        if only and name not in only:
+            continue
+        prog = os.path.join(HERE, name + ".hlo")
+        if not os.path.exists(prog):
+            continue
+        fn = contraction_case(name)
+        ht, nt = [], []
+        for _ in range(args.repeat):  # interleaved, so both see the same machine
+            ht.append(time_hloi(args.hloi, prog, args.iterations, args.threads)["median_s"])
+            nt.append(time_numpy(fn, args.iterations))
+        del fn
+        rows.append((name, desc, statistics.median(ht), statistics.median(nt), target))
+    return rows
+
+
+def print_contractions(rows):
+    if not rows:
+        return
+    print()
+    print("Contractions (OPENBLAS_NUM_THREADS=%s): throughput ratio = NumPy ms / hloi ms" % (
+        os.environ.get("OPENBLAS_NUM_THREADS", "unset")))
+    print()
+    print("| workload | hloi ms | NumPy ms | ratio | target | met |")
+    print("|---|---:|---:|---:|---|---|")
+    for name, desc, h, n, target in rows:
+        print("| %s (%s) | %.2f | %.2f | %.2f | >= %.1f | %s |" % (
+            name, desc, h * 1e3, n * 1e3, n / h, target, "yes" if n / h >= target else "NO"))
+
+
 def time_numpy(fn, iterations, warmup=2):
     for _ in range(warmup):
         r = fn()
@@ -179,8 +324,8 @@ def time_numpy(fn, iterations, warmup=2):
     return statistics.median(times)
 
 
-def time_hloi(hloi, prog, iterations, threads, fresh=False):
-    cmd = [hloi, "bench", prog, "--iterations", str(iterations), "--warmup", "2", "--json"]
+def time_hloi(hloi, prog, iterations, threads, fresh=False, extra=()):
+    cmd = [hloi, "bench", prog, "--iterations", str(iterations), "--warmup", "2", "--json"] + list(extra)
     if fresh:
         cmd.append("--fresh-result")
     if threads is not None:
@@ -195,8 +340,9 @@ def build(tmp, name):
     return exe
 
 
-def ceiling(exe, iterations, threads):
-    out = subprocess.run([exe, str(iterations), str(threads)], check=True, capture_output=True, text=True).stdout
+def ceiling(exe, iterations, threads, mode="add"):
+    out = subprocess.run([exe, str(iterations), str(threads), mode], check=True, capture_output=True,
+                         text=True).stdout
     return json.loads(out)
 
 
@@ -236,6 +382,11 @@ def verdict(kind, target, frac, speedup, h, no):
     elif kind == "layout":
         tgt = ">= %dx NumPy, >= 0.5 limit" % target
         ok = speedup >= target and frac >= 0.5 and (no is None or h <= no)
+    elif kind == "reduce":
+        if target == 0:
+            return "-", "-"
+        tgt = "<= NumPy"
+        ok = speedup >= 1
     else:
         tgt = ">= 0.7 limit" + (", >= %dx NumPy" % target if target > 1 else "")
         ok = frac >= 0.7 and speedup >= target
@@ -280,6 +431,24 @@ def main():
             del fn, fn_out
             rows.append((name, desc, kind, target, med(ht), med(hf), med(nt), med(no) if no else None, med(lim),
                          peak, nbytes))
+        mrows, copy_gbps = [], []
+        for name, desc in MOVEMENT:
+            if only and name not in only:
+                continue
+            prog = os.path.join(HERE, name + ".hlo")
+            fn, fn_out, extra, moved = movement_case(name, tmp)
+            ht, nt, no, cg = [], [], [], []
+            for _ in range(args.repeat):  # interleaved with the copy loop and NumPy
+                j = time_hloi(args.hloi, prog, args.iterations, args.threads, extra=extra)
+                threads = j["threads"]
+                cg.append(ceiling(ceil_exe, args.iterations, threads, "copy")["gbps"])
+                ht.append(j["median_s"])
+                nt.append(time_numpy(fn, args.iterations))
+                no.append(time_numpy(fn_out, args.iterations))
+            del fn, fn_out
+            copy_gbps += cg
+            mrows.append((name, desc, med(ht), med(nt), med(no), moved, med(cg)))
+        crows = contraction_rows(args, only)
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
@@ -298,6 +467,21 @@ def main():
         print("| %s (%s) | %.2f | %.2f | %.2f | %s | %.2f | %.2f | %.2f | %s | %s | %s |" % (
             name, desc, h * 1e3, hf * 1e3, n * 1e3, "%.2f" % (no * 1e3) if no else "–", lim * 1e3, frac, speedup,
             tgt, met, "%.1f KiB" % (extra / 1024) if extra is not None else "?"))
+    if mrows:
+        print()
+        print("Data movement (issue 14): hloi GB/s on the bytes each op must read and write, against the")
+        print("plain copy loop o[i] = a[i] (ceiling.c copy, %s threads, %.1f GB/s median) measured alongside;" % (
+            threads, med(copy_gbps)))
+        print("target >= 0.8 of it. NumPy: the expression (slices copied with .copy()), and out= / in place.")
+        print()
+        print("| workload | hloi ms | NumPy ms | NumPy/hloi | hloi GB/s | of copy loop (>= 0.8) | NumPy out= ms |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, desc, h, n, no, moved, cg in mrows:
+            gbps = moved / h / 1e9
+            frac = gbps / cg
+            print("| %s (%s) | %.2f | %.2f | %.2f | %.1f | %.2f %s | %.2f |" % (
+                name, desc, h * 1e3, n * 1e3, n / h, gbps, frac, "yes" if frac >= 0.8 else "NO", no * 1e3))
+    print_contractions(crows)
     if probes:
         p = med(probes)
         print()

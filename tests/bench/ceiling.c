@@ -1,13 +1,17 @@
 /* The limit for tests/bench: a plain C loop o[i] = a[i] + b[i] over
- * contiguous f32 4096x4096 arrays, split over T threads (argument 2,
- * default 1: bench.py passes hloi's thread count), each thread its own
- * contiguous third of the elements; output pages touched before timing.
- * Prints the median seconds and GB/s (three streams). A workload's limit
- * is the bytes of its parameters and result at this bandwidth. */
+ * contiguous f32 4096x4096 arrays, split over T threads (a numeric
+ * argument after the iterations, default 1: bench.py passes hloi's thread
+ * count), each thread its own contiguous share of the elements; output
+ * pages touched before timing. Prints the median seconds and GB/s (three
+ * streams). A workload's limit is the bytes of its parameters and result
+ * at this bandwidth. `ceiling N [T] copy` times the plain copy loop
+ * o[i] = a[i] instead (two streams): the copy bandwidth the data-movement
+ * ops are measured against. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define MAX_THREADS 64
@@ -38,10 +42,21 @@ static void add(float *restrict o, const float *restrict a, const float *restric
 		o[i] = a[i] + b[i];
 }
 
+static void copy(float *restrict o, const float *restrict a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		o[i] = a[i];
+}
+
+static int copying;
+
 static void *work(void *arg)
 {
 	const part *p = arg;
-	add(O + p->lo, A + p->lo, B + p->lo, p->hi - p->lo);
+	if (copying)
+		copy(O + p->lo, A + p->lo, p->hi - p->lo);
+	else
+		add(O + p->lo, A + p->lo, B + p->lo, p->hi - p->lo);
 	return NULL;
 }
 
@@ -65,7 +80,14 @@ static void run(int threads)
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 10;
-	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	int threads = 1;
+	for (int k = 2; k < argc; k++) {
+		if (strcmp(argv[k], "copy") == 0)
+			copying = 1;
+		else
+			threads = atoi(argv[k]);
+	}
+	size_t streams = copying ? 2 : 3;
 	if (iters < 1)
 		iters = 1;
 	if (threads < 1)
@@ -93,8 +115,8 @@ int main(int argc, char **argv)
 	double med = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
 	volatile float sink = O[N_ELEMS / 2];
 	(void)sink;
-	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f,\"threads\":%d}\n", med, 3 * N_ELEMS * sizeof(float),
-	       (double)(3 * N_ELEMS * sizeof(float)) / med / 1e9, threads);
+	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f,\"threads\":%d}\n", med,
+	       streams * N_ELEMS * sizeof(float), (double)(streams * N_ELEMS * sizeof(float)) / med / 1e9, threads);
 	free(A);
 	free(B);
 	free(O);

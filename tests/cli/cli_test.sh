@@ -42,6 +42,10 @@ expect 2 "no command" -- "$hloi"
 expect 2 "unknown command" -- "$hloi" frobnicate
 contains "$tmp/err" "unknown command 'frobnicate'" "unknown command message"
 contains "$tmp/err" "Try 'hloi --help'" "unknown command hint"
+expect 2 "a misspelt command" -- "$hloi" rn "$mpv"
+contains "$tmp/err" "hloi: unknown command 'rn'; did you mean 'run'?" "the nearest command is suggested"
+expect 2 "a misspelt command" -- "$hloi" layuot
+contains "$tmp/err" "did you mean 'layout'?" "a swap of two letters is near"
 expect 2 "unknown option" -- "$hloi" run --bogus "$mpv"
 contains "$tmp/err" "unknown option '--bogus'" "unknown option message"
 expect 2 "missing program" -- "$hloi" run
@@ -80,6 +84,11 @@ expect 0 "--output npy + --print" -- "$hloi" run "$mpv" --inputs "$mpv_in" --out
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--print with --output"; fi
 expect 0 "npy result as input" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/r.npy"
 cp "$tmp/out" "$tmp/plus_one_out"
+expect 0 "npy input from standard input" -- sh -c "\"$hloi\" run \"$(dirname "$0")/plus_one.hlo\" --input - < \"$tmp/r.npy\""
+if cmp -s "$tmp/out" "$tmp/plus_one_out"; then ok; else bad "npy from standard input differs from the file"; fi
+printf 's32[2,3] {{8,10,12},{11,13,15}}' >"$tmp/r_lit.txt"
+expect 0 "literal text from standard input" -- sh -c "\"$hloi\" run \"$(dirname "$0")/plus_one.hlo\" --input - < \"$tmp/r_lit.txt\""
+if cmp -s "$tmp/out" "$tmp/plus_one_out"; then ok; else bad "text from standard input differs"; fi
 if mkfifo "$tmp/fifo.npy" 2>/dev/null; then
 	cat "$tmp/r.npy" >"$tmp/fifo.npy" &
 	expect 0 "npy input from a FIFO" -- "$hloi" run "$(dirname "$0")/plus_one.hlo" --input "$tmp/fifo.npy"
@@ -209,6 +218,19 @@ expect 0 "convert pbtxt to hlo" -- "$hloi" convert "$tmp/m.pbtxt" "$tmp/back.hlo
 if cmp -s "$tmp/back.hlo" "$tmp/canonical.hlo"; then ok; else bad "text -> pb -> pbtxt -> text round trip"; diff "$tmp/canonical.hlo" "$tmp/back.hlo" | head; fi
 expect 0 "run the pb" -- "$hloi" run "$tmp/m.pb" --inputs "$mpv_in"
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "pb result"; fi
+
+# --- convert keeps the fields a newer XLA writes (unknown to hloi's schema),
+# and a conversion that cannot keep them says so
+uf="$data/proto/unknown_fields.pb"
+expect 0 "convert pb with unknown fields to pb" -- "$hloi" convert "$uf" "$tmp/uf.pb"
+if cmp -s "$uf" "$tmp/uf.pb"; then ok; else bad "unknown fields: pb -> pb changed the bytes"; fi
+if [ -s "$tmp/err" ]; then bad "pb -> pb warned"; sed 's/^/  | /' "$tmp/err"; else ok; fi
+expect 0 "convert pb with unknown fields to hlo" -- "$hloi" convert "$uf" "$tmp/uf.hlo"
+contains "$tmp/err" "uf.hlo: warning: HLO text has no form for these fields of the proto, which are dropped:" "pb -> hlo warns"
+contains "$tmp/err" "unknown field 1000 (1 instruction)" "pb -> hlo names the field"
+contains "$tmp/err" "7 of them are unknown to hloi's schema" "pb -> hlo counts the unknown fields"
+expect 0 "convert pb with unknown fields to pbtxt" -- "$hloi" convert "$uf" "$tmp/uf.pbtxt"
+contains "$tmp/err" "7 are dropped" "pb -> pbtxt counts the unknown fields"
 
 # --- golden runner: a failing case gives exit 1, a diff and the summary line
 mkdir -p "$tmp/gold"

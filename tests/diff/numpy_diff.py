@@ -2,12 +2,16 @@
 """Differential test of hloi against NumPy: random one-op programs (every
 binary op and compare, every evaluated element type, scalars, size-1 and
 size-0 dims, broadcast_dimensions under the XLA and the NumPy rule, layouts
-and padding, Fortran-order inputs) run through `hloi test` in-process with
-.npy inputs and outputs, compared with a NumPy model of SPEC §4.
+and padding, Fortran-order inputs) run through `hloi test` (--jobs cases at
+a time, their .npy outputs kept with --outputs), compared with a NumPy model
+of SPEC §4.
 
 Exact for integers, pred and float add/subtract/multiply/divide/remainder/
 maximum/minimum/compare; power and atan2 within a few ULP (NumPy may use
-other libm code). Seeded and reproducible: case I of seed S is always the
+other libm code). c64 and c128: add, subtract, multiply (C's Annex G,
+modelled here) and compare EQ/NE exact; divide within a few ULP of the
+larger part (hloi uses the C compiler's complex division, NumPy Smith's
+algorithm; finite operands, nonzero divisors). Seeded and reproducible: case I of seed S is always the
 same program; a failure prints the program, its inputs, both results and a
 command line that reproduces it.
 
@@ -37,12 +41,15 @@ warnings.simplefilter("ignore")
 
 INT_TYPES = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 FLOAT_TYPES = ["f16", "bf16", "f32", "f64"]
-TYPES = ["pred"] + list(INT_TYPES) + FLOAT_TYPES
+COMPLEX_TYPES = ["c64", "c128"]
+TYPES = ["pred"] + list(INT_TYPES) + FLOAT_TYPES + COMPLEX_TYPES
 
 # storage dtype of each type in the .npy files (bf16 as its bits)
 NP_DTYPE = {"pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
             "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-            "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+            "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
+            "c64": np.complex64, "c128": np.complex128}
+PART = {"c64": np.float32, "c128": np.float64}
 
 BINARY = ["add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
           "atan2", "and", "or", "xor", "shift-left", "shift-right-arithmetic",
@@ -56,6 +63,8 @@ def allowed(op, t):
         return op in ("add", "multiply", "maximum", "minimum", "and", "or", "xor", "compare")
     if t in INT_TYPES:
         return op != "atan2"
+    if t in COMPLEX_TYPES:
+        return op in ("add", "subtract", "multiply", "divide", "compare")
     return op not in ("and", "or", "xor", "shift-left", "shift-right-arithmetic",
                       "shift-right-logical")
 
@@ -179,11 +188,69 @@ def float_bits(a, t):
     return a.view(np.uint64), 64
 
 
+def cmul_annex_g(z, w, P):
+    """C11 Annex G.5.1 complex multiplication in part type P."""
+    a, b, c, d = P(z.real), P(z.imag), P(w.real), P(w.imag)
+    inf = P(np.inf)
+
+    def cs(x, y):
+        return P(np.copysign(x, y))
+    with np.errstate(all="ignore"):
+        ac, bd, ad, bc = a * c, b * d, a * d, b * c
+        x, y = ac - bd, ad + bc
+        if np.isnan(x) and np.isnan(y):
+            again = False
+            if np.isinf(a) or np.isinf(b):
+                a, b = cs(1 if np.isinf(a) else 0, a), cs(1 if np.isinf(b) else 0, b)
+                c = cs(0, c) if np.isnan(c) else c
+                d = cs(0, d) if np.isnan(d) else d
+                again = True
+            if np.isinf(c) or np.isinf(d):
+                c, d = cs(1 if np.isinf(c) else 0, c), cs(1 if np.isinf(d) else 0, d)
+                a = cs(0, a) if np.isnan(a) else a
+                b = cs(0, b) if np.isnan(b) else b
+                again = True
+            if not again and (np.isinf(ac) or np.isinf(bd) or np.isinf(ad) or np.isinf(bc)):
+                a = cs(0, a) if np.isnan(a) else a
+                b = cs(0, b) if np.isnan(b) else b
+                c = cs(0, c) if np.isnan(c) else c
+                d = cs(0, d) if np.isnan(d) else d
+                again = True
+            if again:
+                x = inf * (a * c - b * d)
+                y = inf * (a * d + b * c)
+    return x, y
+
+
+def complex_reference(op, t, a, b, direction):
+    P = PART[t]
+    if op == "compare":
+        eq = (a.real == b.real) & (a.imag == b.imag)
+        return eq if direction == "EQ" else ~eq
+    out = np.zeros(a.shape, dtype=NP_DTYPE[t])
+    with np.errstate(all="ignore"):
+        for i in range(a.size):
+            z, w = a[i], b[i]
+            if op == "add":
+                re, im = P(z.real) + P(w.real), P(z.imag) + P(w.imag)
+            elif op == "subtract":
+                re, im = P(z.real) - P(w.real), P(z.imag) - P(w.imag)
+            elif op == "multiply":
+                re, im = cmul_annex_g(z, w, P)
+            else:
+                q = z / w
+                re, im = P(q.real), P(q.imag)
+            out.real[i], out.imag[i] = re, im
+    return out
+
+
 def reference(op, t, a, b, direction, ctype):
     """Elementwise op on same-shape arrays a, b of type t (storage dtypes)."""
     shape = a.shape
     a = a.reshape(-1)
     b = b.reshape(-1)
+    if t in COMPLEX_TYPES:
+        return complex_reference(op, t, a, b, direction).reshape(shape)
     if op == "compare":
         if t == "pred" or t in INT_TYPES:
             out = [compare_keys(int(x), int(y), direction) for x, y in zip(a, b)]
@@ -257,6 +324,8 @@ def mismatches(op, t, got, want):
     w = want.reshape(-1)
     if op == "compare" or t == "pred" or t in INT_TYPES:
         return [i for i in range(g.size) if g[i] != w[i]]
+    if t in COMPLEX_TYPES:
+        return complex_mismatches(op, t, g, w)
     gb, width = float_bits(g, t)
     wb, _ = float_bits(w, t)
     gf, wf = to_compute(g, t), to_compute(w, t)
@@ -274,6 +343,26 @@ def mismatches(op, t, got, want):
                 bad.append(i)
         elif abs(go[i] - wo[i]) > ulps:
             bad.append(i)
+    return bad
+
+def complex_mismatches(op, t, g, w):
+    """Parts equal bit for bit (NaN: any NaN), or for divide within 4 ULP of
+    the larger part of the expected value."""
+    P = PART[t]
+    bad = []
+    for i in range(g.size):
+        for gp, wp in ((g[i].real, w[i].real), (g[i].imag, w[i].imag)):
+            gp, wp = P(gp), P(wp)
+            if np.isnan(gp) or np.isnan(wp):
+                ok = np.isnan(gp) and np.isnan(wp)
+            elif op == "divide":
+                big = max(abs(P(w[i].real)), abs(P(w[i].imag)))
+                ok = abs(float(gp) - float(wp)) <= 4 * float(np.spacing(big))
+            else:
+                ok = gp.tobytes() == wp.tobytes()
+            if not ok:
+                bad.append(i)
+                break
     return bad
 
 # --- random programs -------------------------------------------------------------------
@@ -306,6 +395,24 @@ def rand_values(rng, t, n, op, is_rhs):
                 v = rng.randint(lo, hi)
             vals.append(v)
         return np.array(vals, dtype=object).astype(NP_DTYPE[t])
+    if t in COMPLEX_TYPES:
+        P = PART[t]
+        out = np.zeros(n, dtype=NP_DTYPE[t])
+        for i in range(n):
+            parts = []
+            for _ in range(2):
+                k = rng.random()
+                if op == "divide":
+                    v = rng.choice([1.0, -2.0, 0.5]) if k < 0.2 else rng.uniform(-100, 100)
+                elif k < 0.15:
+                    v = rng.choice([0.0, -0.0, 1.0, float("inf"), float("-inf"), float("nan"), 1e30])
+                elif k < 0.7:
+                    v = rng.randint(-64, 63) / 8.0
+                else:
+                    v = rng.uniform(-100, 100)
+                parts.append(P(v))
+            out.real[i], out.imag[i] = parts
+        return out
     # floats: built in f64, rounded to the type (bf16 through f32 bits)
     vals = []
     for _ in range(n):
@@ -414,11 +521,13 @@ def gen_case(seed, index):
     # broadcast_dimensions also written as the identity sometimes
     if kind in ("same", "degenerate") and rank > 0 and rng.random() < 0.15:
         bdims = list(range(rank))
-    direction = rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"])
+    direction = rng.choice(["EQ", "NE"] if t in COMPLEX_TYPES else ["EQ", "NE", "LT", "LE", "GT", "GE"])
     ctype = None
     if op == "compare" and rng.random() < 0.5:
         if t in FLOAT_TYPES:
             ctype = rng.choice(["FLOAT", "TOTALORDER"])
+        elif t in COMPLEX_TYPES:
+            ctype = "FLOAT"
         elif t in INT_TYPES:
             ctype = "SIGNED" if is_signed(t) else "UNSIGNED"
         else:
@@ -452,11 +561,22 @@ def gen_case(seed, index):
     return case
 
 
+def part_text(f):
+    f = float(f)
+    if f != f:
+        return "-nan" if np.signbit(f) else "nan"
+    if f in (float("inf"), float("-inf")):
+        return "inf" if f > 0 else "-inf"
+    return repr(f)
+
+
 def element_text(v, t):
     if t == "pred":
         return "true" if v else "false"
     if t in INT_TYPES:
         return str(int(v))
+    if t in COMPLEX_TYPES:
+        return "(%s, %s)" % (part_text(v.real), part_text(v.imag))
     f = float(to_compute(np.asarray([v]), t)[0])
     if f != f:
         return "-nan" if np.signbit(f) else "nan"
@@ -550,6 +670,22 @@ def flags(case, base):
     return f
 
 
+def case_flags(case, output):
+    """The flags as a case file's `// hloi-flags:` line for `hloi test`:
+    inputs next to the case, the output a plain name (kept by --outputs)."""
+    name = "c%06d" % case["index"]
+    f = []
+    for key in ("a", "b"):
+        if case["const"] != key:
+            f += ["--input", name + "." + key + ".npy"]
+    f += ["--output", output]
+    if case["engine"] != "fast":
+        f.append("--engine=" + case["engine"])
+    if case["mode"] == "numpy-flag":
+        f.append("--broadcast-mode=numpy")
+    return f
+
+
 def write_case(case, d):
     name = "c%06d" % case["index"]
     base = os.path.join(d, name)
@@ -558,10 +694,8 @@ def write_case(case, d):
         if fortran and v.ndim >= 2:
             v = np.asfortranarray(v)
         np.save(base + suffix, v, allow_pickle=False)
-    # no .golden: `hloi test` runs a case without one (and calls it failed,
-    # which does not matter here: the result is in BASE.out.npy)
     with open(base + ".hlo", "w") as f:
-        f.write("// hloi-flags: " + " ".join(flags(case, base)) + "\n")
+        f.write("// hloi-flags: " + " ".join(case_flags(case, "out.npy")) + "\n")
         f.write(program_text(case))
     return base
 
@@ -585,14 +719,21 @@ def run_single(hloi, base, case):
     return p.stderr.strip() or p.stdout.strip()
 
 
-def run_parts(hloi, dirs, update=False):
-    """One in-process `hloi test` per directory, in parallel."""
-    cmd = [hloi, "test"] + (["--update"] if update else [])
-    procs = [subprocess.Popen(cmd + [d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for d in dirs]
-    for d, p in zip(dirs, procs):
-        if p.wait() < 0:
-            print("numpy_diff: hloi test %s died of signal %d" % (d, -p.returncode))
+def run_tests(hloi, dirs, jobs, outputs=None, update=False):
+    """`hloi test` over the directories, `jobs` cases at a time; with
+    `outputs`, what each case writes is kept in OUTPUTS/NAME/."""
+    cmd = [hloi, "test", "-j", str(jobs), "--quiet", "--timeout", "120"]
+    if outputs:
+        cmd += ["--outputs", outputs]
+    if update:
+        cmd.append("--update")
+    p = subprocess.run(cmd + dirs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode < 0 or p.returncode > 1:
+        print("numpy_diff: hloi test ended with %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[:2000]))
+
+
+def result_path(out, case, name):
+    return os.path.join(out, "c%06d" % case["index"], name)
 
 
 def make_dirs(tmp, name, jobs):
@@ -602,10 +743,10 @@ def make_dirs(tmp, name, jobs):
     return dirs
 
 
-def lower_pass(hloi, cases, tmp, jobs):
-    """`hloi lower` on the chosen cases (in-process: `hloi test --update`
-    writes each lowered program as the case's golden), then the lowered
-    programs run with --strict on the same inputs into BASE.low.npy."""
+def lower_pass(hloi, cases, tmp, out, jobs):
+    """`hloi lower` on the chosen cases (`hloi test --update` writes each
+    lowered program as the case's golden), then the lowered programs run
+    with --strict on the same inputs into OUT/NAME/low.npy."""
     chosen = [c for c in cases if c["lower"]]
     if not chosen:
         return chosen
@@ -620,7 +761,7 @@ def lower_pass(hloi, cases, tmp, jobs):
                 f.write("// hloi-flags: --broadcast-mode=numpy\n")
             f.write(program_text(case))
         case["lower_src"] = src
-    run_parts(hloi, ldirs, update=True)
+    run_tests(hloi, ldirs, jobs, update=True)
     for n, case in enumerate(chosen):
         name = os.path.basename(case["base"])
         dst = os.path.join(rdirs[n % jobs], name)
@@ -630,14 +771,19 @@ def lower_pass(hloi, cases, tmp, jobs):
         except OSError:
             text = "(hloi lower wrote nothing)\n"
         case["lowered_text"] = text
+        # standalone `hloi run` flags, for the report
         run_flags = [x for x in flags(case, case["base"]) if not x.startswith("--broadcast-mode")]
         run_flags[run_flags.index("--output") + 1] = case["base"] + ".low.npy"
         case["lowered_flags"] = ["--strict"] + run_flags
+        for key in ("a", "b"):
+            if case["const"] != key:
+                os.symlink(case["base"] + "." + key + ".npy", dst + "." + key + ".npy")
+        test_flags = [x for x in case_flags(case, "low.npy") if not x.startswith("--broadcast-mode")]
         with open(dst + ".hlo", "w") as f:
-            f.write("// hloi-flags: " + " ".join(case["lowered_flags"]) + "\n")
+            f.write("// hloi-flags: " + " ".join(["--strict"] + test_flags) + "\n")
             f.write(text)
         case["lowered_hlo"] = dst + ".hlo"
-    run_parts(hloi, rdirs)
+    run_tests(hloi, rdirs, jobs, outputs=out)
     return chosen
 
 
@@ -671,13 +817,10 @@ def main():
         case["lower"] = random.Random(args.seed * 7919 + i).random() < args.lower_fraction
         case["base"] = write_case(case, dirs[n % jobs])
         cases.append(case)
-    run_parts(args.hloi, dirs)
-    # a crash ends a part early: run the cases without a result one by one
-    for case in cases:
-        if not os.path.exists(case["base"] + ".out.npy"):
-            subprocess.run([args.hloi, "run", case["base"] + ".hlo"] + flags(case, case["base"]),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    lowered = lower_pass(args.hloi, cases, tmp, jobs)
+    out = os.path.join(tmp, "out")
+    os.makedirs(out, exist_ok=True)
+    run_tests(args.hloi, dirs, jobs, outputs=out)
+    lowered = lower_pass(args.hloi, cases, tmp, out, jobs)
     failed = 0
     failed_by = {}
     counts = {}
@@ -689,7 +832,7 @@ def main():
         rt = case["rt"] if case["op"] == "compare" else case["type"]
         problem = None
         try:
-            got = load_result(case, base + ".out.npy")
+            got = load_result(case, result_path(out, case, "out.npy"))
             bad = mismatches(case["op"], rt, got, want)
             if bad:
                 problem = describe(case, base, got, want, bad, args.hloi)
@@ -698,7 +841,7 @@ def main():
             problem += "\nhloi said: " + run_single(args.hloi, base, case)
         if problem is None and case["lower"]:
             try:
-                got = load_result(case, base + ".low.npy")
+                got = load_result(case, result_path(out, case, "low.npy"))
                 bad = mismatches(case["op"], rt, got, want)
             except OSError:
                 got, bad = None, ["no result"]

@@ -14,6 +14,14 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name hloi.pc -path '*pkgconfig*' | head -n 1 | xargs dirname | xargs dirname)
 test -f "$prefix/include/hloi.h"
 test -x "$prefix/bin/hloi"
+# the man page and the shell completions, where man, bash-completion and
+# zsh look for them
+test -f "$prefix/share/man/man1/hloi.1"
+test -f "$prefix/share/bash-completion/completions/hloi"
+test -f "$prefix/share/zsh/site-functions/_hloi"
+if command -v man >/dev/null 2>&1; then
+	MANPATH="$prefix/share/man" man -P cat hloi 2>/dev/null | grep -q "hloi - an interpreter for XLA's HLO"
+fi
 
 echo "== pkg-config"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

@@ -26,7 +26,7 @@ static inline FILE *fuzz_sink(void)
 /* Aborts (a finding) when a status breaks the API contract. */
 static inline void fuzz_check_status(hloi_context *ctx, hloi_status st, const void *out)
 {
-	if (st > HLOI_OK || st < HLOI_EIO) {
+	if (st > HLOI_OK || st < HLOI_ESTOPPED) {
 		fprintf(stderr, "fuzz: invalid status %d\n", (int)st);
 		abort();
 	}

@@ -5,6 +5,8 @@
 
 #define FUZZ_MAX_INPUT_BYTES (1u << 20)
 #define FUZZ_MAX_MEMORY (64u << 20)
+/* Loops that never end stop soon (HLOI_ESTOPPED). */
+#define FUZZ_MAX_STEPS 100000u
 
 /* Whether the entry parameters together fit in FUZZ_MAX_INPUT_BYTES. */
 static int inputs_are_small(const hloi_module *m)
@@ -58,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.engine = HLOI_ENGINE_REFERENCE;
 	opts.threads = 1;
 	opts.max_memory = FUZZ_MAX_MEMORY;
+	opts.max_steps = FUZZ_MAX_STEPS;
 	st = hloi_module_run(m, ctx, in, nin, &opts, &out);
 	fuzz_check_status(ctx, st, out);
 	if (st == HLOI_OK)

@@ -7,8 +7,8 @@ The modules are built with Google's own protobuf library from hloi's
 proto/*.proto, field by field the way XLA writes them: every array shape
 with a layout, scalars with an empty `layout {}`, packed repeated fields,
 empty `metadata {}` and `frontend_attributes {}` on instructions, program
-shapes, large 64-bit ids, and an unknown field (XLA's `sharding`, which
-hloi's schema leaves out). The malformed files are made from the good ones
+shapes, large 64-bit ids, and XLA's `sharding` spliced in after the other
+fields as raw bytes (as an unknown field would come). The malformed files are made from the good ones
 by cutting, patching or nesting bytes directly.
 
     /usr/bin/python3 tests/proto/gen_fixtures.py   (needs python3-protobuf
@@ -120,8 +120,8 @@ def field(num, payload):
     return varint((num << 3) | 2) + varint(len(payload)) + payload
 
 
-# XLA's OpSharding{type: REPLICATED} as field 40 of an instruction: a field
-# hloi's schema leaves out, so protobuf-c keeps it as an unknown field.
+# XLA's OpSharding{type: REPLICATED} as field 40 of an instruction, as raw
+# bytes: a field hloi's IR does not model (the loader keeps it aside).
 SHARDING = field(40, bytes([0x08, 0x00]))
 
 

@@ -762,12 +762,12 @@ static void test_unsupported(void)
 	free(out);
 	done(&r);
 
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = c64[2] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = token[] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
 	out = printed(&r);
-	CU_ASSERT_STRING_EQUAL(out, "t.hlo:2:7: error: unsupported element type 'c64'\n"
-				    "  a = c64[2] parameter(0)\n"
-				    "      ^~~~~~\n");
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:2:7: error: unsupported element type 'token'\n"
+				    "  a = token[] parameter(0)\n"
+				    "      ^~~~~~~\n");
 	free(out);
 	done(&r);
 
@@ -776,13 +776,17 @@ static void test_unsupported(void)
 	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[<=4]");
 	done(&r);
 
+	/* tiled layouts check; packed elements (E(n) below the storage width) do not */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[8,128]{1,0:T(8,128)} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_OK);
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = s8[8]{0:E(4)} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
-	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported tiled layout");
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported element size in bits E(4) for s8 (elements are stored in 8 bits)");
 	done(&r);
 
 	/* several unsupported things are all reported; a type error makes it ETYPE */
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = c64[2] parameter(1)\n"
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = token[] parameter(1)\n"
 				"  d = f32[2,2] dot(a, a)\n  ROOT r = add(d, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);

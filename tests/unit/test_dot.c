@@ -185,7 +185,7 @@ static void test_clusters(void)
 		"  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add.f32\n"
 		"}\n";
 	graph g;
-	make(&g, text, -1, HLOI_BROADCAST_DEFAULT);
+	make(&g, text, 1, HLOI_BROADCAST_DEFAULT);
 	expect_text(sb_str(&g.b),
 		    "digraph \"calls\" {\n"
 		    "\tgraph [labelloc=t, ordering=in, fontname=\"Helvetica\", label=\"HloModule calls, ENTRY main\"];\n"

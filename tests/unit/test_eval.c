@@ -4,9 +4,12 @@
  * inputs, the memory budget and random inputs. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/check.h"
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
 #include "core/literal.h"
@@ -875,7 +878,8 @@ static void test_dispatch(void)
 {
 	uint64_t state = 1;
 	size_t npairs = sizeof pairs / sizeof *pairs;
-	CU_ASSERT_EQUAL(npairs, 7 + 8 * 14 + 4 * 9);
+	/* pred; 14 integer types x 14 ops; 13 float types x 9; c64, c128 x 6 */
+	CU_ASSERT_EQUAL(npairs, 7 + 14 * 14 + 13 * 9 + 2 * 6);
 	for (size_t i = 0; i < npairs; i++) {
 		const char *tn = etype_name(pairs[i].t), *on = opcode_name(pairs[i].op);
 		char text[256];
@@ -894,7 +898,7 @@ static void test_dispatch(void)
 		size_t w = (size_t)etype_byte_width(pairs[i].t);
 		int same = 1;
 		for (size_t j = 0; j < 16; j++) {
-			unsigned char r[8];
+			unsigned char r[16];
 			pairs[i].fn(r, (unsigned char *)in[0]->data + j * w, (unsigned char *)in[1]->data + j * w);
 			same &= memcmp(r, (unsigned char *)out->data + j * w, w) == 0;
 		}
@@ -1015,6 +1019,273 @@ static void test_convert_scalar(void)
 	uint8_t t = 1;
 	sc_convert(ET_F64, &d, ET_PRED, &t);
 	CU_ASSERT_EQUAL(d, 1.0);
+}
+
+/* --- the new types' scalar semantics ------------------------------------------ */
+
+static void test_subbyte_scalars(void)
+{
+	/* s4: wraps at 4 bits; division, remainder and shifts at width 4 */
+	CU_ASSERT_EQUAL(sc_add_S4(7, 1), -8);
+	CU_ASSERT_EQUAL(sc_subtract_S4(-8, 1), 7);
+	CU_ASSERT_EQUAL(sc_multiply_S4(-8, -1), -8);
+	CU_ASSERT_EQUAL(sc_divide_S4(-8, -1), -8);
+	CU_ASSERT_EQUAL(sc_divide_S4(5, 0), -1);
+	CU_ASSERT_EQUAL(sc_remainder_S4(-8, -1), 0);
+	CU_ASSERT_EQUAL(sc_remainder_S4(-7, 0), -7);
+	CU_ASSERT_EQUAL(sc_shift_left_S4(1, 3), -8);
+	CU_ASSERT_EQUAL(sc_shift_left_S4(1, 4), 0);
+	CU_ASSERT_EQUAL(sc_shift_right_logical_S4(-8, 1), 4);   /* 1000 -> 0100 */
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S4(-8, 1), -4);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_S4(-8, -1), -1); /* 15 >= 4: sign fill */
+	CU_ASSERT_EQUAL(sc_power_S4(3, 3), -5);                  /* 27 = 0x1b -> 1011 */
+	CU_ASSERT_EQUAL(sc_xor_S4(-1, 7), -8);
+	CU_ASSERT_EQUAL(sc_compare_S4(-8, 7, CMP_LT, CMPT_SIGNED), 1);
+	/* u4, u2, u1, s2, s1 */
+	CU_ASSERT_EQUAL(sc_add_U4(15, 1), 0);
+	CU_ASSERT_EQUAL(sc_divide_U4(3, 0), 15);
+	CU_ASSERT_EQUAL(sc_subtract_U4(0, 1), 15);
+	CU_ASSERT_EQUAL(sc_shift_right_arithmetic_U4(8, 1), 12);  /* the bits as two's complement */
+	CU_ASSERT_EQUAL(sc_compare_U4(15, 1, CMP_GT, CMPT_UNSIGNED), 1);
+	CU_ASSERT_EQUAL(sc_multiply_U2(3, 3), 1);
+	CU_ASSERT_EQUAL(sc_add_U1(1, 1), 0);
+	CU_ASSERT_EQUAL(sc_divide_U1(1, 0), 1);
+	CU_ASSERT_EQUAL(sc_add_S2(1, 1), -2);
+	CU_ASSERT_EQUAL(sc_divide_S2(-2, -1), -2);
+	CU_ASSERT_EQUAL(sc_add_S1(-1, -1), 0);
+	CU_ASSERT_EQUAL(sc_divide_S1(-1, 0), -1);
+	CU_ASSERT_EQUAL(sc_compare_S1(-1, 0, CMP_LT, CMPT_SIGNED), 1);
+	/* convert: integers wrap, floats saturate, at the bit width */
+	int8_t s4;
+	int32_t i = 9;
+	sc_convert(ET_S4, &s4, ET_S32, &i);
+	CU_ASSERT_EQUAL(s4, -7);
+	float f = 100.0f;
+	sc_convert(ET_S4, &s4, ET_F32, &f);
+	CU_ASSERT_EQUAL(s4, 7);
+	f = -9.5f;
+	sc_convert(ET_S4, &s4, ET_F32, &f);
+	CU_ASSERT_EQUAL(s4, -8);
+	uint8_t u2;
+	f = 7.0f;
+	sc_convert(ET_U2, &u2, ET_F32, &f);
+	CU_ASSERT_EQUAL(u2, 3);
+	s4 = -1;
+	uint8_t u4;
+	sc_convert(ET_U4, &u4, ET_S4, &s4);
+	CU_ASSERT_EQUAL(u4, 15);
+	int64_t i64;
+	sc_convert(ET_S64, &i64, ET_S4, &s4);
+	CU_ASSERT_EQUAL(i64, -1);
+}
+
+static void test_small_float_scalars(void)
+{
+	/* computed in f32, rounded once */
+	const f8_format *fn = f8_format_of(ET_F8E4M3FN), *e8 = f8_format_of(ET_F8E8M0FNU);
+	uint8_t one = f8_from_f64(fn, 1.0), sixteenth = f8_from_f64(fn, 0.0625);
+	CU_ASSERT_EQUAL(sc_add_F8E4M3FN(one, sixteenth), one);  /* tie -> even */
+	CU_ASSERT_EQUAL(sc_add_F8E4M3FN(0x7e, 0x7e), 0x7f);       /* 896 -> NaN */
+	CU_ASSERT_EQUAL(sc_multiply_F8E4M3FN(0xfe, 0x7e), 0xff);  /* -200704 -> -NaN */
+	CU_ASSERT_EQUAL(sc_maximum_F8E4M3FN(0x80, 0x00), 0x00);   /* -0 < +0 */
+	CU_ASSERT_EQUAL(sc_maximum_F8E4M3FN(0x7f, one), 0x7f);    /* NaN wins */
+	CU_ASSERT_EQUAL(sc_power_F8E4M3FN(0x7f, 0x00), one);      /* NaN^0 = 1 */
+	CU_ASSERT_EQUAL(sc_compare_F8E4M3FN(0x7f, 0x7f, CMP_EQ, CMPT_FLOAT), 0);
+	CU_ASSERT_EQUAL(sc_compare_F8E4M3FN(0x7f, 0x7f, CMP_EQ, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F8E4M3FN(0x80, 0x00, CMP_LT, CMPT_TOTALORDER), 1);
+	/* fnuz: one NaN (0x80), sorting first; no -0 */
+	CU_ASSERT_EQUAL(sc_compare_F8E4M3FNUZ(0x80, 0xff, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_multiply_F8E4M3FNUZ(0xc0, 0x00), 0x00); /* -1 * 0 = +0 */
+	CU_ASSERT_EQUAL(sc_subtract_F8E5M2FNUZ(0x40, 0x40), 0x00);
+	/* e5m2 has infinities */
+	CU_ASSERT_EQUAL(sc_add_F8E5M2(0x7b, 0x7b), 0x7c);
+	CU_ASSERT_EQUAL(sc_subtract_F8E5M2(0x7c, 0x7c) & 0x7f, 0x7e); /* inf - inf: a NaN */
+	/* e8m0: powers of two; 2 + 4 ties up to 8; 2 - 2 = 0 is NaN */
+	uint8_t two = f8_from_f64(e8, 2), four = f8_from_f64(e8, 4);
+	CU_ASSERT_EQUAL(sc_add_F8E8M0FNU(two, four), f8_from_f64(e8, 8));
+	CU_ASSERT_EQUAL(sc_subtract_F8E8M0FNU(two, two), 0xff);
+	CU_ASSERT_EQUAL(sc_divide_F8E8M0FNU(two, four), f8_from_f64(e8, 0.5));
+	CU_ASSERT_EQUAL(sc_compare_F8E8M0FNU(0xff, two, CMP_GT, CMPT_TOTALORDER), 1);
+	/* f4e2m1fn saturates */
+	CU_ASSERT_EQUAL(sc_add_F4E2M1FN(0x07, 0x07), 0x07);
+	CU_ASSERT_EQUAL(sc_multiply_F4E2M1FN(0x0f, 0x07), 0x0f);
+	CU_ASSERT_EQUAL(sc_compare_F4E2M1FN(0x0f, 0x07, CMP_LT, CMPT_TOTALORDER), 1);
+	CU_ASSERT_EQUAL(sc_compare_F4E2M1FN(0x08, 0x00, CMP_LT, CMPT_TOTALORDER), 1);
+	/* converts: integers through f32; f16 <-> e5m2 by bits */
+	uint8_t v;
+	int64_t big = 16777217; /* f32 16777216, then e8m0 2^24 */
+	sc_convert(ET_F8E8M0FNU, &v, ET_S64, &big);
+	CU_ASSERT_EQUAL(v, 127 + 24);
+	uint16_t h = 0x7d01;
+	sc_convert(ET_F8E5M2, &v, ET_F16, &h);
+	CU_ASSERT_EQUAL(v, 0x7f);
+	v = 0x7d;
+	sc_convert(ET_F16, &h, ET_F8E5M2, &v);
+	CU_ASSERT_EQUAL(h, 0x7d00);
+	v = 0x7d;
+	uint8_t w;
+	sc_convert(ET_F8E4M3FN, &w, ET_F8E5M2, &v); /* NaN: the quiet NaN */
+	CU_ASSERT_EQUAL(w, 0x7f);
+	int32_t i32;
+	v = 0xfe; /* e8m0 2^127 */
+	sc_convert(ET_S32, &i32, ET_F8E8M0FNU, &v);
+	CU_ASSERT_EQUAL(i32, INT32_MAX);
+}
+
+typedef float _Complex c64_t;
+typedef double _Complex c128_t;
+
+static c64_t c64(float re, float im)
+{
+	return sc_make_C64(re, im);
+}
+
+static int c64_is(c64_t z, float re, float im)
+{
+	float p[2], q[2] = { re, im };
+	memcpy(p, &z, sizeof p);
+	return memcmp(p, q, sizeof p) == 0;
+}
+
+static void test_complex_scalars(void)
+{
+	CU_ASSERT(c64_is(sc_add_C64(c64(1, 2), c64(3, -4)), 4, -2));
+	CU_ASSERT(c64_is(sc_subtract_C64(c64(1, 2), c64(3, -4)), -2, 6));
+	CU_ASSERT(c64_is(sc_multiply_C64(c64(1.5f, 2.5f), c64(1.5f, 2.5f)), -4, 7.5f));
+	CU_ASSERT(c64_is(sc_divide_C64(c64(4, -2), c64(1, 1)), 1, -3));
+	/* Annex G: an infinite operand stays infinite */
+	c64_t z = sc_multiply_C64(c64(INFINITY, NAN), c64(2, 3));
+	CU_ASSERT(c64_is(z, INFINITY, INFINITY));
+	z = sc_multiply_C64(c64(NAN, 0), c64(1, 0));
+	CU_ASSERT(isnan(sc_re_C64(z)) && isnan(sc_im_C64(z)));
+	/* power: 1^y = x^0 = 1; inf^a = inf (a > 0) or 0 (a < 0) */
+	CU_ASSERT(c64_is(sc_power_C64(c64(1, 0), c64(NAN, NAN)), 1, 0));
+	CU_ASSERT(c64_is(sc_power_C64(c64(NAN, 1), c64(0, -0.0f)), 1, 0));
+	CU_ASSERT(c64_is(sc_power_C64(c64(INFINITY, -0.0f), c64(2, 0)), INFINITY, -0.0f));
+	CU_ASSERT(c64_is(sc_power_C64(c64(INFINITY, 0), c64(-0.5f, 0)), 0, 0));
+	z = sc_power_C64(c64(0, 1), c64(2, 0)); /* i^2 = -1 (cpowf: within a few ulp) */
+	CU_ASSERT(fabsf(sc_re_C64(z) + 1) < 1e-6f && fabsf(sc_im_C64(z)) < 1e-6f);
+	/* atan2(1, 0) = pi/2 - 0i */
+	c128_t a = sc_atan2_C128(sc_make_C128(1, 0), sc_make_C128(0, 0));
+	CU_ASSERT_DOUBLE_EQUAL(sc_re_C128(a), 1.5707963267948966, 1e-15);
+	CU_ASSERT(sc_im_C128(a) == 0 && signbit(sc_im_C128(a)));
+	/* compare: EQ/NE only, NaN unequal, -0 == +0 */
+	CU_ASSERT_EQUAL(sc_compare_C64(c64(-0.0f, 0), c64(0, 0), CMP_EQ, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_C64(c64(NAN, 0), c64(NAN, 0), CMP_NE, CMPT_FLOAT), 1);
+	CU_ASSERT_EQUAL(sc_compare_C64(c64(1, 2), c64(1, 3), CMP_EQ, CMPT_FLOAT), 0);
+	/* convert: parts round separately; real -> complex has imaginary 0 */
+	c128_t w = sc_make_C128(0.1, 16777217.0);
+	c64_t n;
+	sc_convert(ET_C64, &n, ET_C128, &w);
+	CU_ASSERT(c64_is(n, 0.1f, 16777216.0f));
+	int64_t i = -3;
+	sc_convert(ET_C64, &n, ET_S64, &i);
+	CU_ASSERT(c64_is(n, -3, 0));
+	uint8_t e = 0x7e; /* e4m3fn 448 */
+	sc_convert(ET_C64, &n, ET_F8E4M3FN, &e);
+	CU_ASSERT(c64_is(n, 448, 0));
+	sc_convert(ET_C128, &w, ET_C64, &n);
+	CU_ASSERT(sc_re_C128(w) == 448 && sc_im_C128(w) == 0);
+}
+
+/* One value list per type: the candidates both types hold exactly. */
+static int holds(etype t, double v)
+{
+	etype_kind k = etype_get_kind(t);
+	int bits = etype_bit_width(t);
+	if (t == ET_PRED)
+		return v == 0 || v == 1;
+	if (k == KIND_SINT)
+		return v == floor(v) && v >= -ldexp(1, bits - 1) && v < ldexp(1, bits - 1);
+	if (k == KIND_UINT)
+		return v == floor(v) && v >= 0 && v < ldexp(1, bits);
+	const f8_format *f = f8_format_of(t);
+	if (f)
+		return f8_to_f64(f, f8_from_f64(f, v)) == v;
+	return 1;
+}
+
+/* convert between every pair of evaluated types: values both types hold
+ * exactly come through unchanged, compared (compare EQ) with the
+ * destination's own literal of them; complex -> real is refused. */
+static void test_convert_every_pair(void)
+{
+	static const char *const cands[] = { "0", "1", "-1", "2", "-2", "3", "0.5", "4", "6" };
+	const int nc = (int)(sizeof cands / sizeof cands[0]);
+	int pairs = 0, refused = 0, disjoint = 0;
+	for (int a = 0; a < 64; a++) {
+		etype st = (etype)a;
+		if (!etype_name(st) || !etype_is_evaluated(st) || st == ET_TUPLE)
+			continue;
+		for (int b = 0; b < 64; b++) {
+			etype dt = (etype)b;
+			if (!etype_name(dt) || !etype_is_evaluated(dt) || dt == ET_TUPLE)
+				continue;
+			int sc = etype_get_kind(st) == KIND_COMPLEX, dc = etype_get_kind(dt) == KIND_COMPLEX;
+			char src[256], dst[256], text[1024];
+			size_t ls = 0, ld = 0;
+			int n = 0;
+			for (int k = 0; k < nc; k++) {
+				double v = strtod(cands[k], NULL);
+				if (!holds(st, v) || !holds(dt, v))
+					continue;
+				char sv[32], dv[32];
+				if (st == ET_PRED)
+					snprintf(sv, sizeof sv, "%s", v != 0 ? "true" : "false");
+				else
+					snprintf(sv, sizeof sv, sc ? "(%s, 0)" : "%s", cands[k]);
+				if (dt == ET_PRED)
+					snprintf(dv, sizeof dv, "%s", v != 0 ? "true" : "false");
+				else
+					snprintf(dv, sizeof dv, dc ? "(%s, 0)" : "%s", cands[k]);
+				ls += (size_t)snprintf(src + ls, sizeof src - ls, "%s%s", n ? ", " : "", sv);
+				ld += (size_t)snprintf(dst + ld, sizeof dst - ld, "%s%s", n ? ", " : "", dv);
+				n++;
+			}
+			if (n == 0) {
+				disjoint++; /* s1 {-1, 0} and f8e8m0fnu (positive) */
+				continue;
+			}
+			snprintf(text, sizeof text,
+				 "ENTRY e {\n  a = %s[%d] constant({%s})\n  c = %s[%d] convert(a)\n"
+				 "  d = %s[%d] constant({%s})\n  ROOT r = pred[%d] compare(c, d), direction=EQ\n}\n",
+				 etype_name(st), n, src, etype_name(dt), n, etype_name(dt), n, dst, n);
+			prog p;
+			CU_ASSERT_FATAL(hloi_context_new(&p.ctx) == HLOI_OK);
+			p.m = NULL;
+			hloi_status st1 = text_parse_module(&p.m, p.ctx, "t.hlo", text, strlen(text));
+			CU_ASSERT_EQUAL(st1, HLOI_OK);
+			if (st1 == HLOI_OK)
+				st1 = check_module(p.m, p.ctx, NULL);
+			if (sc && !dc) {
+				CU_ASSERT_EQUAL(st1, HLOI_ETYPE);
+				refused++;
+				unload(&p);
+				continue;
+			}
+			if (st1 != HLOI_OK) {
+				hloi_context_print_diagnostics(p.ctx, stderr, 0);
+				fprintf(stderr, "%s\n", text);
+			}
+			CU_ASSERT_EQUAL_FATAL(st1, HLOI_OK);
+			hloi_literal *out = NULL;
+			hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+			CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, NULL, 0, &o, &out), HLOI_OK);
+			int all = 1;
+			for (int k = 0; k < n; k++)
+				all &= ((const uint8_t *)out->data)[k] == 1;
+			CU_ASSERT(all);
+			if (!all)
+				fprintf(stderr, "\n%s -> %s differs:\n%s\n", etype_name(st), etype_name(dt), text);
+			literal_destroy(out);
+			unload(&p);
+			pairs++;
+		}
+	}
+	/* 30 evaluated types: 900 pairs; complex -> the 28 real types refused */
+	CU_ASSERT_EQUAL(pairs + refused + disjoint, 30 * 30);
+	CU_ASSERT_EQUAL(disjoint, 2);
+	CU_ASSERT_EQUAL(refused, 2 * 28);
 }
 
 /* Random inputs for a tuple parameter: every element drawn, depth first,
@@ -1177,6 +1448,9 @@ static const unit_test semantics_tests[] = {
 	{ "f32_power_atan2", test_f32_power_atan2 },
 	{ "float_compare", test_float_compare },
 	{ "half_rounding", test_half_rounding },
+	{ "subbyte_scalars", test_subbyte_scalars },
+	{ "small_float_scalars", test_small_float_scalars },
+	{ "complex_scalars", test_complex_scalars },
 	{ NULL, NULL },
 };
 
@@ -1193,6 +1467,7 @@ static const unit_test engine_tests[] = {
 	{ "dispatch", test_dispatch },
 	{ "allocation_failures", test_allocation_failures },
 	{ "convert_scalar", test_convert_scalar },
+	{ "convert_every_pair", test_convert_every_pair },
 	{ "data_ops", test_data_ops },
 	{ "in_place", test_in_place },
 	{ "random_tuple_inputs", test_random_tuple_inputs },

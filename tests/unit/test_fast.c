@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "core/float8.h"
 #include "core/literal.h"
 #include "eval/eval.h"
 #include "eval/fast.h"
@@ -36,7 +37,10 @@ static int rnd(rng *r, int n)
 }
 
 static const etype all_types[] = { ET_PRED, ET_S8,  ET_S16, ET_S32, ET_S64, ET_U8,  ET_U16,
-				   ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64 };
+				   ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64,
+				   ET_S1, ET_S2, ET_S4, ET_U1, ET_U2, ET_U4,
+				   ET_F8E5M2, ET_F8E4M3, ET_F8E4M3FN, ET_F8E4M3B11FNUZ, ET_F8E3M4,
+				   ET_F8E5M2FNUZ, ET_F8E4M3FNUZ, ET_F4E2M1FN, ET_F8E8M0FNU, ET_C64, ET_C128 };
 
 static const char *const float_ops[] = { "add", "subtract", "multiply", "divide", "remainder",
 					 "maximum", "minimum", "power", "atan2" };
@@ -44,6 +48,7 @@ static const char *const int_ops[] = { "add", "subtract", "multiply", "divide", 
 				       "minimum", "power", "and", "or", "xor", "shift-left",
 				       "shift-right-arithmetic", "shift-right-logical" };
 static const char *const pred_ops[] = { "add", "multiply", "maximum", "minimum", "and", "or", "xor" };
+static const char *const complex_ops[] = { "add", "subtract", "multiply", "divide", "power", "atan2" };
 static const char *const directions[] = { "EQ", "NE", "LT", "LE", "GT", "GE" };
 static const char *const padvals[] = { "zero", "one", "lowest", "highest" };
 
@@ -130,6 +135,8 @@ static void make_program(gen *g, rng *r, int large)
 		rt = ET_PRED;
 	} else if (t == ET_PRED) {
 		opname = pred_ops[rnd(r, N_OF(pred_ops))];
+	} else if (etype_get_kind(t) == KIND_COMPLEX) {
+		opname = complex_ops[rnd(r, N_OF(complex_ops))];
 	} else if (etype_is_float(t)) {
 		opname = float_ops[rnd(r, N_OF(float_ops))];
 	} else {
@@ -181,7 +188,9 @@ static void make_program(gen *g, rng *r, int large)
 				sb_printf(b, "%s%d", j ? "," : "", map[s][j]);
 			sb_puts(b, "}");
 		}
-		if (kind >= 6) {
+		if (kind >= 6 && etype_get_kind(t) == KIND_COMPLEX) {
+			sb_printf(b, ", direction=%s", directions[rnd(r, 2)]); /* EQ, NE */
+		} else if (kind >= 6) {
 			sb_printf(b, ", direction=%s", directions[rnd(r, N_OF(directions))]);
 			if (etype_is_float(t) && rnd(r, 3) == 0)
 				sb_puts(b, ", type=TOTALORDER");
@@ -215,6 +224,21 @@ static void fill_random(hloi_literal *lit, rng *r)
 			p[i] = (unsigned char)(how == 0 ? (v & 0xff) : (v & 1));
 			continue;
 		}
+		const f8_format *f8 = f8_format_of(t);
+		if (how == 1 && (f8 || etype_get_kind(t) == KIND_COMPLEX)) {
+			/* small values: exact sums and products */
+			double dv = (double)(rnd(r, 12) - 3) / (rnd(r, 2) ? 1.0 : 4.0);
+			if (f8) {
+				p[i] = f8_from_f64(f8, dv);
+			} else if (t == ET_C64) {
+				float c[2] = { (float)dv, (float)(rnd(r, 7) - 3) };
+				memcpy(p + i, c, 8);
+			} else {
+				double c[2] = { dv, (double)(rnd(r, 7) - 3) };
+				memcpy(p + i, c, 16);
+			}
+			continue;
+		}
 		if (how == 1) {
 			int64_t s = rnd(r, 12) - 3;
 			if (etype_is_float(t)) {
@@ -239,7 +263,15 @@ static void fill_random(hloi_literal *lit, rng *r)
 			}
 			v = (uint64_t)s;
 		}
+		if (w == 16) {
+			uint64_t v2 = next(r);
+			memcpy(p + i, &v, 8);
+			memcpy(p + i + 8, &v2, 8);
+			continue;
+		}
 		memcpy(p + i, &v, w); /* little endian: the low bytes */
+		if (w == 1)
+			p[i] = etype_from_low_bits(t, p[i]); /* sub-byte types: in range */
 	}
 }
 
@@ -280,8 +312,20 @@ static int both_nan(etype t, const unsigned char *p, const unsigned char *q)
 		memcpy(&y, q, 8);
 		return isnan(x) && isnan(y);
 	}
-	default:
-		return 0;
+	case ET_C64:
+	case ET_C128: {
+		/* each part equal or both NaN */
+		etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+		size_t w = t == ET_C64 ? 4 : 8;
+		for (int k = 0; k < 2; k++)
+			if (memcmp(p + k * w, q + k * w, w) != 0 && !both_nan(pt, p + k * w, q + k * w))
+				return 0;
+		return 1;
+	}
+	default: {
+		const f8_format *f = f8_format_of(t);
+		return f && f8_is_nan(f, *p) && f8_is_nan(f, *q);
+	}
 	}
 }
 
@@ -503,6 +547,17 @@ static void test_fixed_programs(void)
 		"  ROOT r = pred[700,400]{0,1} compare(a, b), direction=LT\n}\n",
 		"HloModule t\nENTRY e {\n  a = u8[600,500]{0,1} parameter(0)\n"
 		"  ROOT r = u8[600,500,1]{2,1,0} broadcast(a), dimensions={0,1}\n}\n",
+		/* 16-byte elements through tiles, threads and the broadcast copy */
+		"HloModule t\nENTRY e {\n  a = c128[513,259]{0,1} parameter(0)\n  b = c128[513,259]{1,0} parameter(1)\n"
+		"  ROOT r = c128[513,259]{1,0} multiply(a, b)\n}\n",
+		"HloModule t\nENTRY e {\n  a = c128[300,200]{0,1} parameter(0)\n"
+		"  ROOT r = c128[300,200,2]{2,1,0} broadcast(a), dimensions={0,1}\n}\n",
+		"HloModule t\nENTRY e {\n  a = c64[700,1]{1,0} parameter(0)\n  b = c64[1,400]{0,1} parameter(1)\n"
+		"  ROOT r = pred[700,400]{0,1} compare(a, b), direction=NE\n}\n",
+		"HloModule t\nENTRY e {\n  a = f8e4m3fn[513,259]{0,1} parameter(0)\n  b = f8e4m3fn[513,259]{1,0} parameter(1)\n"
+		"  ROOT r = f8e4m3fn[513,259]{1,0} add(a, b)\n}\n",
+		"HloModule t\nENTRY e {\n  a = s4[513,259]{0,1} parameter(0)\n  b = s4[259]{0} parameter(1)\n"
+		"  ROOT r = s4[513,259]{1,0} shift-right-logical(a, b), broadcast_dimensions={1}\n}\n",
 	};
 	for (int i = 0; i < N_OF(progs); i++) {
 		CU_ASSERT(run_text(progs[i], 1));
@@ -544,6 +599,15 @@ static void test_literal_compare(void)
 	compare_texts("f32[2] {1, 2}", "f32[3] {1, 2, 3}", &st);
 	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
 	compare_texts("f32[2] {1, 2}", "s32[2] {1, 2}", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+	/* tuples element by element (reductions and loops return them) */
+	CU_ASSERT_EQUAL(compare_texts("(f32[2], (s32[], pred[1])) ({1, 2}, (3, {1}))",
+				      "(f32[2], (s32[], pred[1])) ({1, 2.5}, (4, {1}))", &st), 2);
+	CU_ASSERT_EQUAL(st, HLOI_OK);
+	CU_ASSERT_EQUAL(compare_texts("(f32[2], s32[]) ({1, 2}, 3)", "(f32[2], s32[]) ({1, 2}, 3)", &st), 0);
+	compare_texts("(f32[2], s32[]) ({1, 2}, 3)", "(f32[2], f32[]) ({1, 2}, 3)", &st);
+	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
+	compare_texts("(f32[2]) ({1, 2})", "f32[2] {1, 2}", &st);
 	CU_ASSERT_EQUAL(st, HLOI_EINVAL);
 }
 

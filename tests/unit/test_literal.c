@@ -724,8 +724,8 @@ static void test_from_tree_errors(void)
 	EXPECT_MSG(&f, "Constant is out of range for double (+/-1.79769e+308) and so is unparsable.");
 
 	shape c64 = mk1(ET_C64, 1);
-	CU_ASSERT_EQUAL(from_text(&f, "{1}", &c64), HLOI_EUNSUPPORTED);
-	EXPECT_MSG(&f, "unsupported element type 'c64'");
+	CU_ASSERT_EQUAL(from_text(&f, "{1}", &c64), HLOI_EPARSE);
+	EXPECT_MSG(&f, "expects '(' before complex number (real, imag) for primitive type: c64");
 	fixture_done(&f);
 }
 
@@ -964,6 +964,102 @@ static void test_print_floats(void)
 }
 
 /* Every allocation failing in turn: ENOMEM and no leaks (ASan checks). */
+/* mk1 in one of a few static slots, for passing by pointer inline. */
+static const shape *mk1p(etype t, int64_t d0)
+{
+	static shape slots[4];
+	static int next;
+	shape *s = &slots[next++ % 4];
+	*s = mk1(t, d0);
+	return s;
+}
+
+/* --- the new types' text ------------------------------------------------------- */
+
+static void test_new_types_text(void)
+{
+	fixture f = { 0 };
+	/* complex: (re, im) per element, scalars bare, payloads and signs per part */
+	shape c64 = mk1(ET_C64, 3), c128s = mk(ET_C128, 0, NULL);
+	expect_text_prints("{(1, 2), (nan(0x1), -nan), (-0.0, inf)}", &c64,
+			   "c64[3] {(1, 2), (nan(0x1), -nan), (-0, inf)}", "{(1, 2), (nan(0x1), -nan), (-0, inf)}");
+	expect_text_prints("(0.1, -1e-320)", &c128s, "c128[] (0.1, -9.99988867182683e-321)",
+			   "(0.1, -9.99988867182683e-321)");
+	CU_ASSERT_EQUAL(from_text(&f, "{(1, 2), (3, 4e38)}", mk1p(ET_C64, 2)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "imaginary part 4e+38 is out of range for literal's primitive type c64, namely "
+		       "[-3.40282e+38, 3.40282e+38].");
+	CU_ASSERT_EQUAL(from_text(&f, "{(1, 2), (3, nan(0x800000))}", mk1p(ET_C64, 2)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "NaN payload 0x800000 does not fit in the 23 fraction bits of f32");
+	CU_ASSERT_EQUAL(from_text(&f, "(1)", &c128s), HLOI_EPARSE);
+	EXPECT_MSG(&f, "expects a complex number (real, imag) with 2 parts, but sees 1");
+	CU_ASSERT_EQUAL(from_text(&f, "{1, (2, 3)}", mk1p(ET_S32, 2)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "unexpected '(' in literal.  Parens are only valid for complex literals");
+	/* sub-byte integers: the bit width's range */
+	expect_text_prints("{-8, 7, -1}", mk1p(ET_S4, 3), "s4[3] {-8, 7, -1}", "{-8, 7, -1}");
+	expect_text_prints("{0, 3}", mk1p(ET_U2, 2), "u2[2] {0, 3}", "{0, 3}");
+	CU_ASSERT_EQUAL(from_text(&f, "{0, -3}", mk1p(ET_S2, 2)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "value -3 is out of range for literal's primitive type s2 namely [-2, 1].");
+	CU_ASSERT_EQUAL(from_text(&f, "{2}", mk1p(ET_U1, 1)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "value 2 is out of range for literal's primitive type u1 namely [0, 1].");
+	int8_t s4v[3];
+	CU_ASSERT_EQUAL(from_text(&f, "{-8, 7, -1}", mk1p(ET_S4, 3)), HLOI_OK);
+	memcpy(s4v, f.lit->data, 3);
+	CU_ASSERT(s4v[0] == -8 && s4v[1] == 7 && s4v[2] == -1); /* stored sign-extended */
+	/* the small floats: max_digits10, NaN and inf words per format */
+	expect_text_prints("{0.1, 3.14159, 1e-9, nan, -inf}", mk1p(ET_F8E4M3FN, 5),
+			   "f8e4m3fn[5] {0.102, 3.25, 0, nan, -nan}", NULL);
+	expect_text_prints("{nan(0x1), -nan(0x3), inf}", mk1p(ET_F8E5M2, 3), "f8e5m2[3] {nan(0x1), -nan(0x3), inf}",
+			   NULL);
+	expect_text_prints("{nan, -nan, inf, -0.0}", mk1p(ET_F8E5M2FNUZ, 4), "f8e5m2fnuz[4] {-nan, -nan, -nan, 0}",
+			   NULL);
+	expect_text_prints("{1e-50, 3, 1.5e38}", mk1p(ET_F8E8M0FNU, 3), "f8e8m0fnu[3] {5.9e-39, 4, 1.7e+38}", NULL);
+	expect_text_prints("{100, nan, -nan, 0.75}", mk1p(ET_F4E2M1FN, 4), "f4e2m1fn[4] {6, -0, 0, 1}", NULL);
+	CU_ASSERT_EQUAL(from_text(&f, "{241}", mk1p(ET_F8E4M3FNUZ, 1)), HLOI_OK); /* rounds to 240 */
+	CU_ASSERT_EQUAL(from_text(&f, "{248}", mk1p(ET_F8E4M3FNUZ, 1)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "value 248 is out of range for literal's primitive type f8e4m3fnuz namely [-240, 240].");
+	CU_ASSERT_EQUAL(from_text(&f, "{-1}", mk1p(ET_F8E8M0FNU, 1)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "value -1 is out of range for literal's primitive type f8e8m0fnu namely "
+		       "[5.87747e-39, 1.70141e+38].");
+	CU_ASSERT_EQUAL(from_text(&f, "{nan(0x1)}", mk1p(ET_F8E4M3FNUZ, 1)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "f8e4m3fnuz does not support NaN payloads");
+	CU_ASSERT_EQUAL(from_text(&f, "{nan(0x4)}", mk1p(ET_F8E4M3, 1)), HLOI_OK);
+	CU_ASSERT_EQUAL(from_text(&f, "{nan(0x8)}", mk1p(ET_F8E4M3, 1)), HLOI_EPARSE);
+	EXPECT_MSG(&f, "NaN payload 0x8 does not fit in the 3 fraction bits of f8e4m3");
+	fixture_done(&f);
+
+	/* padding values of the new types */
+	unsigned char buf[16];
+	shape s = mk1(ET_F8E4M3FN, 1);
+	s.layout.padding_value = PAD_LOWEST;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL(buf[0], 0xfe); /* no infinity: -448 */
+	s.layout.padding_value = PAD_HIGHEST;
+	s.type = ET_F8E5M2;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL(buf[0], 0x7c); /* inf */
+	s.type = ET_F8E8M0FNU;
+	s.layout.padding_value = PAD_LOWEST;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL(buf[0], 0x00); /* 2^-127 */
+	s.type = ET_S4;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL((int8_t)buf[0], -8);
+	s.type = ET_U2;
+	s.layout.padding_value = PAD_HIGHEST;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL(buf[0], 3);
+	s.type = ET_F4E2M1FN;
+	s.layout.padding_value = PAD_ONE;
+	literal_padding_bits(&s, buf);
+	CU_ASSERT_EQUAL(buf[0], 0x02);
+	s.type = ET_C64;
+	s.layout.padding_value = PAD_LOWEST;
+	float c[2];
+	literal_padding_bits(&s, buf);
+	memcpy(c, buf, 8);
+	CU_ASSERT(isinf(c[0]) && c[0] < 0 && c[1] == 0);
+}
+
 static void test_out_of_memory(void)
 {
 	shape el[2];
@@ -1017,6 +1113,7 @@ static const unit_test half_tests[] = {
 };
 
 static const unit_test literal_tests[] = {
+	{ "new_types_text", test_new_types_text },
 	{ "create_padding", test_create_padding },
 	{ "padding_bits", test_padding_bits },
 	{ "tuple_create_clone", test_tuple_create_clone },

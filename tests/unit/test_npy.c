@@ -383,7 +383,8 @@ static void test_rejections(void)
 	expect_rejected(HDR("[('a', '<f4'), ('b', '<i4')]", "(2,)"), 16, HLOI_EUNSUPPORTED,
 			"unsupported dtype: structured arrays are not supported");
 	expect_rejected(HDR("'|V2'", "(2,)"), 4, HLOI_EUNSUPPORTED, "unsupported dtype '|V2' (raw void data)");
-	expect_rejected(HDR("'<c8'", "(2,)"), 16, HLOI_EUNSUPPORTED, "unsupported dtype '<c8' (complex)");
+	expect_rejected(HDR("'<c32'", "(2,)"), 64, HLOI_EUNSUPPORTED, "unsupported dtype '<c32'");
+	expect_rejected(HDR("'|V1'", "(2,)"), 2, HLOI_EUNSUPPORTED, "unsupported dtype '|V1' (raw void data)");
 	expect_rejected(HDR("'<U5'", "(2,)"), 40, HLOI_EUNSUPPORTED, "unsupported dtype '<U5'");
 	expect_rejected(HDR("'=f4'", "(2,)"), 8, HLOI_EUNSUPPORTED,
 			"unsupported dtype '=f4' (expected an explicit byte order: '<f4')");
@@ -520,7 +521,8 @@ static void fill_pattern(hloi_literal *lit)
 	do {
 		unsigned char *e = literal_element(lit, idx);
 		for (size_t i = 0; i < w; i++)
-			e[i] = lit->shape.type == ET_PRED ? (unsigned char)(k & 1) : (unsigned char)(k * 37 + i);
+			e[i] = lit->shape.type == ET_PRED ? (unsigned char)(k & 1)
+							   : etype_from_low_bits(lit->shape.type, (unsigned char)(k * 37 + i));
 		k++;
 	} while (index_next(lit->shape.rank, lit->shape.dims, idx));
 	(void)p;
@@ -529,7 +531,10 @@ static void fill_pattern(hloi_literal *lit)
 static void test_roundtrip_all_types(void)
 {
 	static const etype types[] = { ET_PRED, ET_S8,  ET_S16, ET_S32, ET_S64, ET_U8,  ET_U16,
-				       ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64 };
+				       ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64,
+				       ET_S1, ET_S2, ET_S4, ET_U1, ET_U2, ET_U4, ET_F8E5M2, ET_F8E4M3,
+				       ET_F8E4M3FN, ET_F8E4M3B11FNUZ, ET_F8E3M4, ET_F8E5M2FNUZ, ET_F8E4M3FNUZ,
+				       ET_F4E2M1FN, ET_F8E8M0FNU, ET_C64, ET_C128 };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		int64_t d[3] = { 2, 3, 4 };
 		for (int rank = 0; rank <= 3; rank++) {
@@ -566,6 +571,122 @@ static void test_roundtrip_all_types(void)
 			literal_destroy(lit);
 		}
 	}
+}
+
+/* The new types' dtypes (README): complex as <c8/<c16; sub-byte integers
+ * as values in |i1/|u1 (range-checked); small floats as raw bits in |u1;
+ * ml_dtypes' own |V1 (storage: low bits) and <f1 (f8e5m2). */
+static void test_new_type_dtypes(void)
+{
+	const char *fo = "'fortran_order': False";
+	char h[512];
+	fixture f = { 0 };
+	size_t len;
+	unsigned char *b;
+	shape s4, u2, fn, f4, e5, c64, bf;
+	int64_t three = 3;
+	shape_make_array(&s4, ET_S4, 1, &three);
+	shape_make_array(&u2, ET_U2, 1, &three);
+	shape_make_array(&fn, ET_F8E4M3FN, 1, &three);
+	shape_make_array(&f4, ET_F4E2M1FN, 1, &three);
+	shape_make_array(&e5, ET_F8E5M2, 1, &three);
+	shape_make_array(&c64, ET_C64, 1, &three);
+	shape_make_array(&bf, ET_BF16, 1, &three);
+
+	/* complex64: real, imaginary */
+	float cdata[6] = { 1.5f, -2.0f, 0.0f, 1.0f, -0.0f, 3.25f };
+	snprintf(h, sizeof h, "{'descr': '<c8', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, cdata, sizeof cdata, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, NULL), HLOI_OK);
+	free(b);
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_C64);
+	CU_ASSERT(memcmp(f.lit->data, cdata, sizeof cdata) == 0);
+
+	/* |i1 as s4 values; out of range is an error */
+	signed char s4v[3] = { -8, 7, -1 };
+	snprintf(h, sizeof h, "{'descr': '|i1', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, s4v, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &s4), HLOI_OK);
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_S4);
+	CU_ASSERT(memcmp(f.lit->data, s4v, 3) == 0);
+	CU_ASSERT_EQUAL(parse(&f, b, len, NULL), HLOI_OK); /* no parameter: s8 */
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_S8);
+	free(b);
+	signed char bad[3] = { 0, 8, 1 };
+	b = make_npy(1, h, bad, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &s4), HLOI_EINVAL);
+	EXPECT_MSG(&f, "element 1: value 8 is out of range for s4 [-8, 7]");
+	free(b);
+	unsigned char u2v[3] = { 0, 3, 4 };
+	snprintf(h, sizeof h, "{'descr': '|u1', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, u2v, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &u2), HLOI_EINVAL);
+	EXPECT_MSG(&f, "element 2: value 4 is out of range for u2 [0, 3]");
+	free(b);
+
+	/* |u1 as raw f8 bits (all 256 valid), f4 bits below 16 */
+	unsigned char fnv[3] = { 0x7f, 0x38, 0xff };
+	b = make_npy(1, h, fnv, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &fn), HLOI_OK);
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_F8E4M3FN);
+	CU_ASSERT(memcmp(f.lit->data, fnv, 3) == 0);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &f4), HLOI_EINVAL);
+	EXPECT_MSG(&f, "element 0: 0x7f is not a f4e2m1fn encoding (4 bits)");
+	free(b);
+
+	/* |V1 (ml_dtypes): storage, the low bits kept */
+	unsigned char v1[3] = { 0x0f, 0xf7, 0x08 };
+	snprintf(h, sizeof h, "{'descr': '|V1', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, v1, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &s4), HLOI_OK);
+	const signed char want_s4[3] = { -1, 7, -8 };
+	CU_ASSERT(memcmp(f.lit->data, want_s4, 3) == 0);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &f4), HLOI_OK);
+	const unsigned char want_f4[3] = { 0x0f, 0x07, 0x08 };
+	CU_ASSERT(memcmp(f.lit->data, want_f4, 3) == 0);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &c64), HLOI_EUNSUPPORTED);
+	EXPECT_MSG(&f, "unsupported dtype '|V1' (raw void data)");
+	free(b);
+
+	/* <f1: ml_dtypes' float8_e5m2, only for an f8e5m2 parameter */
+	snprintf(h, sizeof h, "{'descr': '<f1', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, fnv, 3, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &e5), HLOI_OK);
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_F8E5M2);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &fn), HLOI_EUNSUPPORTED);
+	EXPECT_MSG(&f, "unsupported dtype '<f1'");
+	free(b);
+
+	/* <V2: ml_dtypes' bfloat16 */
+	uint16_t bfv[3] = { 0x3f80, 0xc000, 0x7fc0 };
+	snprintf(h, sizeof h, "{'descr': '<V2', %s, 'shape': (3,), }", fo);
+	b = make_npy(1, h, bfv, sizeof bfv, &len);
+	CU_ASSERT_EQUAL(parse(&f, b, len, &bf), HLOI_OK);
+	CU_ASSERT_EQUAL(f.lit->shape.type, ET_BF16);
+	free(b);
+	fixture_done(&f);
+
+	/* written: the descr of the table */
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	static const struct {
+		etype t;
+		const char *descr;
+	} w[] = { { ET_S4, "'descr': '|i1'" },   { ET_U1, "'descr': '|u1'" },
+		  { ET_F8E5M2, "'descr': '|u1'" }, { ET_F4E2M1FN, "'descr': '|u1'" },
+		  { ET_C64, "'descr': '<c8'" },   { ET_C128, "'descr': '<c16'" } };
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+		shape s;
+		shape_make_array(&s, w[i].t, 1, &three);
+		hloi_literal *lit = NULL;
+		unsigned char *out = NULL;
+		CU_ASSERT_FATAL(literal_create(&lit, &s) == HLOI_OK);
+		CU_ASSERT_EQUAL(npy_serialize(&out, &len, ctx, lit), HLOI_OK);
+		CU_ASSERT(out && header_has(out, w[i].descr));
+		hloi_free(out);
+		literal_destroy(lit);
+	}
+	hloi_context_free(ctx);
 }
 
 static void test_write_layouts(void)
@@ -627,10 +748,10 @@ static void test_write_layouts(void)
 	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot write a tuple as .npy");
 	CU_ASSERT_PTR_NULL(out);
 	literal_destroy(lit);
-	shape_make_array(&s, ET_C64, 1, d);
+	shape_make_array(&s, ET_TOKEN, 0, d);
 	CU_ASSERT_FATAL(literal_create(&lit, &s) == HLOI_OK);
 	CU_ASSERT_EQUAL(npy_serialize(&out, &len, ctx, lit), HLOI_EUNSUPPORTED);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot write element type c64 as .npy");
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(ctx), "cannot write element type token as .npy");
 	literal_destroy(lit);
 	hloi_context_free(ctx);
 }
@@ -1257,6 +1378,7 @@ static const unit_test npy_tests[] = {
 	{ "rejections", test_rejections },
 	{ "write_matches_numpy", test_write_matches_numpy },
 	{ "roundtrip_all_types", test_roundtrip_all_types },
+	{ "new_type_dtypes", test_new_type_dtypes },
 	{ "write_layouts", test_write_layouts },
 	{ "out_of_memory", test_npy_out_of_memory },
 	{ "read_streamed", test_read_streamed },

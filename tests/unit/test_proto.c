@@ -86,6 +86,20 @@ static const instr *find_instr(const module *m, const char *name)
 	return NULL;
 }
 
+static char *diag_text(hloi_context *ctx);
+static void expect_in(const char *text, const char *want);
+
+/* The instruction `name` of computation `comp` (names are unique within a
+ * computation only). */
+static const instr *find_instr_in(const module *m, const char *comp, const char *name)
+{
+	const computation *cc = module_find_computation(m, comp);
+	for (int i = 0; cc && i < cc->ninstrs; i++)
+		if (strcmp(cc->instrs[i]->name, name) == 0)
+			return cc->instrs[i];
+	return NULL;
+}
+
 /* --- round trips of the golden programs ---------------------------------------- */
 
 typedef struct rt_stats {
@@ -132,7 +146,7 @@ static void compare_constants(const char *path, const module *a, const module *b
 			const instr *x = a->comps[c]->instrs[i];
 			if (x->op != OP_CONSTANT || !x->value)
 				continue;
-			const instr *y = find_instr(b, x->name);
+			const instr *y = find_instr_in(b, a->comps[c]->name, x->name);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(y->value);
 			char *sx = literal_text(x->value), *sy = literal_text(y->value);
@@ -168,6 +182,28 @@ static char *run_text(module *m, hloi_context *ctx, hloi_literal **inputs, size_
 	return s;
 }
 
+static int omits_shape(const module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++)
+			if (!m->comps[c]->instrs[i]->has_shape)
+				return 1;
+	return 0;
+}
+
+/* The inferred result shapes as if the text had written them. */
+static void write_inferred_shapes(module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+			instr *in = m->comps[c]->instrs[i];
+			if (!in->has_shape) {
+				in->shape = in->result;
+				in->has_shape = 1;
+			}
+		}
+}
+
 static void roundtrip_file(const char *path, rt_stats *stats)
 {
 	hloi_context *ctx = NULL;
@@ -183,7 +219,15 @@ static void roundtrip_file(const char *path, rt_stats *stats)
 	if (!text || text_parse_module(&m1, ctx, path, text, len) != HLOI_OK)
 		goto done;
 	stats->programs++;
-	/* The writer resolves names itself, so an unchecked module converts. */
+	/* The writer resolves names itself, so an unchecked module converts;
+	 * a result shape the text leaves out reaches the proto once the
+	 * checker has inferred it. */
+	if (omits_shape(m1)) {
+		hloi_check_options o = HLOI_CHECK_OPTIONS_INIT;
+		if (check_module(m1, ctx, &o) == HLOI_OK)
+			write_inferred_shapes(m1);
+		hloi_context_clear(ctx);
+	}
 	if (proto_save_binary(&pb1, &n1, m1, ctx) != HLOI_OK) {
 		/* only for programs the checker rejects too */
 		hloi_context_clear(ctx);
@@ -533,6 +577,59 @@ static void test_pbtxt_values(void)
 	hloi_context_free(ctx);
 }
 
+/* The new types' literal fields: XLA writes sub-byte integers one per byte
+ * in the low bits (s4 -1 is 0x0f) and ignores the bits above; c64s and
+ * c128s interleave real and imaginary parts; the f8/f4 fields hold raw
+ * encodings, one per byte. Written back the same way. */
+static const char new_types_pbtxt[] =
+	"hlo { hlo_module { name: 'm' entry_computation_name: \"main\"\n"
+	"  computations { name: \"main\" instructions { name: \"p\" opcode: \"parameter\"\n"
+	"    shape { element_type: F32 dimensions: 1 } } } } }\n"
+	"arguments { shape { element_type: S4 dimensions: 4 } s4s: \"\\017\\010\\007\\367\" }\n"
+	"arguments { shape { element_type: U2 dimensions: 2 } u2s: \"\\003\\377\" }\n"
+	"arguments { shape { element_type: C64 dimensions: 2 } c64s: [1, -2, 0.5, nan] }\n"
+	"arguments { shape { element_type: F8E4M3FN dimensions: 2 } f8e4m3fns: \"\\177\\070\" }\n"
+	"arguments { shape { element_type: F4E2M1FN dimensions: 2 } f4e2m1fns: \"\\017\\372\" }\n"
+	"arguments { shape { element_type: C128 dimensions: 1 } c128s: [0.25, -1e300] }\n";
+
+static void test_new_type_literals(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	hloi_status st = proto_load_text(&m, ctx, "n.pbtxt", new_types_pbtxt, sizeof new_types_pbtxt - 1);
+	if (st != HLOI_OK)
+		fprintf(stderr, "\n%s\n", last_error(ctx));
+	CU_ASSERT_FATAL(st == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_module_snapshot_input_count(m), 6);
+	const int8_t *s4 = hloi_literal_data(hloi_module_snapshot_input(m, 0));
+	CU_ASSERT(s4[0] == -1 && s4[1] == -8 && s4[2] == 7 && s4[3] == 7);
+	const uint8_t *u2 = hloi_literal_data(hloi_module_snapshot_input(m, 1));
+	CU_ASSERT(u2[0] == 3 && u2[1] == 3);
+	const float *c = hloi_literal_data(hloi_module_snapshot_input(m, 2));
+	CU_ASSERT(c[0] == 1 && c[1] == -2 && c[2] == 0.5f && isnan(c[3]));
+	const uint8_t *fn = hloi_literal_data(hloi_module_snapshot_input(m, 3));
+	CU_ASSERT(fn[0] == 0x7f && fn[1] == 0x38);
+	const uint8_t *f4 = hloi_literal_data(hloi_module_snapshot_input(m, 4));
+	CU_ASSERT(f4[0] == 0x0f && f4[1] == 0x0a);
+	const double *z = hloi_literal_data(hloi_module_snapshot_input(m, 5));
+	CU_ASSERT(z[0] == 0.25 && z[1] == -1e300);
+	/* the constant of a text program writes s4 -1 as \017, as XLA does */
+	module_destroy(m);
+	m = NULL;
+	static const char prog[] = "HloModule m\nENTRY e {\n  ROOT c = s4[3] constant({-1, -8, 7})\n}\n";
+	CU_ASSERT_FATAL(text_parse_module(&m, ctx, "p.hlo", prog, sizeof prog - 1) == HLOI_OK);
+	char *tx = NULL;
+	size_t tl = 0;
+	CU_ASSERT_FATAL(proto_save_text(&tx, &tl, m, ctx) == HLOI_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(tx, "s4s: \"\\017\\010\\007\""));
+	if (!strstr(tx, "s4s: \"\\017\\010\\007\""))
+		fprintf(stderr, "\n%s\n", tx);
+	hloi_free(tx);
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
 static void expect_text_error(const char *text, const char *message)
 {
 	hloi_context *ctx = NULL;
@@ -548,23 +645,39 @@ static void expect_text_error(const char *text, const char *message)
 	hloi_context_free(ctx);
 }
 
-/* What XLA's schema has and hloi's leaves out is skipped, in text as in
- * binary files. */
+/* XLA's fields the IR does not model are read from text as from binary
+ * files and written back; a newer XLA's field known by name is skipped with
+ * a warning (text has no number to keep it by); a typo is an error. */
 static void test_pbtxt_xla_fields(void)
 {
 	static const char text[] =
 		"name: \"m\" entry_computation_name: \"main\"\n"
 		"schedule { sequences { key: 1 value { instruction_ids: [1] } } }\n"
-		"computations { name: \"main\" root_id: 1\n"
+		"computations { name: \"main\" root_id: 1 id: 1\n"
 		"  instructions { name: \"p\" id: 1 opcode: \"parameter\"\n"
 		"    shape { element_type: F32 layout { split_configs { dimension: 0 } } }\n"
-		"    sharding { type: REPLICATED } metadata { profile_type: [WINDOW] } } }\n";
+		"    sharding { type: REPLICATED }\n"
+		"    metadata { profile_type: [WINDOW] metadata_payload { } } } }\n";
 	hloi_context *ctx = NULL;
 	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
 	module *m = NULL;
 	CU_ASSERT_EQUAL(proto_load_text(&m, ctx, "x.pbtxt", text, sizeof text - 1), HLOI_OK);
 	CU_ASSERT_EQUAL(hloi_context_error_count(ctx), 0);
-	CU_ASSERT(m && m->entry && m->entry->ninstrs == 1);
+	CU_ASSERT_FATAL(m && m->entry && m->entry->ninstrs == 1);
+	char *d = diag_text(ctx);
+	CU_ASSERT_STRING_EQUAL(d, "x.pbtxt:7:39: warning: xla.OpMetadata.metadata_payload is a newer XLA's "
+				  "field, not in hloi's schema; it is skipped\n"
+				  "    metadata { profile_type: [WINDOW] metadata_payload { } } } }\n"
+				  "                                      ^~~~~~~~~~~~~~~~\n");
+	free(d);
+	char *out = NULL;
+	size_t n = 0;
+	CU_ASSERT_FATAL(proto_save_text(&out, &n, m, ctx) == HLOI_OK);
+	expect_in(out, "schedule {\n  sequences {\n    key: 1\n");
+	expect_in(out, "      split_configs {\n");
+	expect_in(out, "    sharding {\n");
+	expect_in(out, "      profile_type: WINDOW\n");
+	hloi_free(out);
 	module_destroy(m);
 	hloi_context_free(ctx);
 	expect_text_error("computations { instructions { shardng { } } }",
@@ -651,9 +764,6 @@ static void test_validation(void)
 	expect_instr_error("opcode: \"constant\" shape { element_type: F16 dimensions: 2 }\n"
 			   "literal { shape { element_type: F16 dimensions: 2 } f16s: \"abc\" }",
 			   "literal of shape f16[2] needs 4 bytes in f16s, has 3");
-	expect_instr_error("opcode: \"constant\" shape { element_type: S4 dimensions: 2 }\n"
-			   "literal { shape { element_type: S4 dimensions: 2 } s4s: \"\\001\\010\" }",
-			   "literal value 8 at position 1 is out of range for s4");
 	expect_instr_error("opcode: \"constant\" shape { element_type: S32 dimensions: 2 }\n"
 			   "literal { shape { element_type: S32 dimensions: 3 } s32s: [1, 2, 3] }",
 			   "literal of shape s32[3] does not match the instruction's shape s32[2]");
@@ -945,6 +1055,343 @@ static void test_protoc(void)
 	rmdir(dir);
 }
 
+/* --- fields the IR does not model, and unknown ones ----------------------------------- */
+
+#define FIELDS_PBTXT HLOI_TESTDATA "/../tests/proto/xla_fields.pbtxt"
+
+/* Everything the context recorded, as hloi prints it. */
+static char *diag_text(hloi_context *ctx)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	CU_ASSERT_FATAL(f != NULL);
+	hloi_context_print_diagnostics(ctx, f, HLOI_DIAG_BASENAME);
+	fclose(f);
+	return buf;
+}
+
+static void expect_in(const char *text, const char *want)
+{
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+	if (!strstr(text, want))
+		fprintf(stderr, "\n'%s' not in:\n%s\n", want, text);
+}
+
+static void put_varint(unsigned char **p, uint64_t v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+		v >>= 7;
+		*(*p)++ = (unsigned char)(b | (v ? 0x80 : 0));
+	} while (v);
+}
+
+static int get_varint(const unsigned char *p, size_t n, size_t *pos, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *pos < n && shift < 64; shift += 7) {
+		unsigned char b = p[(*pos)++];
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Wire bytes with `extra` appended to the payload of the first
+ * length-delimited field path[0], inside it path[1], ... (depth levels),
+ * lengths fixed up; malloc'd. */
+static unsigned char *splice(const unsigned char *p, size_t n, const int *path, int depth,
+			     const unsigned char *extra, size_t en, size_t *outn)
+{
+	if (depth == 0) {
+		unsigned char *r = malloc(n + en);
+		CU_ASSERT_FATAL(r != NULL);
+		memcpy(r, p, n);
+		memcpy(r + n, extra, en);
+		*outn = n + en;
+		return r;
+	}
+	size_t pos = 0;
+	while (pos < n) {
+		size_t start = pos;
+		uint64_t key, len = 0;
+		CU_ASSERT_FATAL(get_varint(p, n, &pos, &key) == 0);
+		switch (key & 7) {
+		case 0: CU_ASSERT_FATAL(get_varint(p, n, &pos, &len) == 0); continue;
+		case 1: pos += 8; continue;
+		case 5: pos += 4; continue;
+		case 2: break;
+		default: CU_FAIL_FATAL("bad wire type");
+		}
+		CU_ASSERT_FATAL(get_varint(p, n, &pos, &len) == 0);
+		if ((int)(key >> 3) != path[0]) {
+			pos += (size_t)len;
+			continue;
+		}
+		size_t inner_n;
+		unsigned char *inner = splice(p + pos, (size_t)len, path + 1, depth - 1, extra, en, &inner_n);
+		unsigned char *r = malloc(n + en + 16), *q = r;
+		CU_ASSERT_FATAL(r != NULL);
+		memcpy(q, p, start);
+		q += start;
+		put_varint(&q, key);
+		put_varint(&q, inner_n);
+		memcpy(q, inner, inner_n);
+		q += inner_n;
+		memcpy(q, p + pos + len, n - pos - (size_t)len);
+		q += n - pos - (size_t)len;
+		*outn = (size_t)(q - r);
+		free(inner);
+		return r;
+	}
+	CU_FAIL_FATAL("field not found");
+	return NULL;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(fwrite(data, 1, n, f), n);
+	fclose(f);
+}
+
+/* Fields a newer XLA writes survive .pb -> .pb byte for byte, wherever
+ * they are (instruction, a shape inside it, computation, module); proto
+ * text and HLO text cannot hold them and say so. */
+static void test_unknown_fields(void)
+{
+	static const char program[] = "HloModule u\n\nENTRY main {\n"
+				      "  p = f32[3]{0} parameter(0)\n"
+				      "  k = f32[3]{0} constant({1, 2, 3}), metadata={op_name=\"k\"}\n"
+				      "  ROOT a = f32[3]{0} add(p, k)\n}\n";
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_FATAL(text_parse_module(&m, ctx, "u.hlo", program, sizeof program - 1) == HLOI_OK);
+	unsigned char *pb = NULL;
+	size_t n = 0;
+	CU_ASSERT_FATAL(proto_save_binary(&pb, &n, m, ctx) == HLOI_OK);
+	module_destroy(m);
+	m = NULL;
+	/* field 1000 varint 7, 1001 "new", 1002 fixed32, 1003 fixed64 */
+	static const unsigned char on_instr[] = { 0xc0, 0x3e, 0x07, 0xca, 0x3e, 0x03, 'n', 'e', 'w',
+						  0xd5, 0x3e, 1, 2, 3, 4, 0xd9, 0x3e, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const unsigned char on_shape[] = { 0xe0, 0x3e, 0x01 };  /* 1004: 1 */
+	static const unsigned char on_comp[] = { 0xe8, 0x3e, 0x02 };   /* 1005: 2 */
+	static const unsigned char on_module[] = { 0xf0, 0x3e, 0x03 }; /* 1006: 3 */
+	const int instr_path[] = { 3, 2 }, shape_path[] = { 3, 2, 3 }, comp_path[] = { 3 };
+	size_t n1, n2, n3;
+	unsigned char *b1 = splice(pb, n, instr_path, 2, on_instr, sizeof on_instr, &n1);
+	unsigned char *b2 = splice(b1, n1, shape_path, 3, on_shape, sizeof on_shape, &n2);
+	unsigned char *b3 = splice(b2, n2, comp_path, 1, on_comp, sizeof on_comp, &n3);
+	unsigned char *in = malloc(n3 + sizeof on_module);
+	CU_ASSERT_FATAL(in != NULL);
+	memcpy(in, b3, n3);
+	memcpy(in + n3, on_module, sizeof on_module);
+	size_t nin = n3 + sizeof on_module;
+	free(b1);
+	free(b2);
+	free(b3);
+
+	CU_ASSERT_FATAL(proto_load_binary(&m, ctx, "u.pb", in, nin) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_context_error_count(ctx), 0);
+	unsigned char *out = NULL;
+	size_t nout = 0;
+	CU_ASSERT_FATAL(proto_save_binary(&out, &nout, m, ctx) == HLOI_OK);
+	CU_ASSERT(nout == nin && memcmp(out, in, nin) == 0);
+	/* and again, from what was written */
+	module *m2 = NULL;
+	unsigned char *out2 = NULL;
+	size_t nout2 = 0;
+	CU_ASSERT_FATAL(proto_load_binary(&m2, ctx, "u2.pb", out, nout) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_save_binary(&out2, &nout2, m2, ctx) == HLOI_OK);
+	CU_ASSERT(nout2 == nin && memcmp(out2, in, nin) == 0);
+	/* the loaded program runs as before */
+	CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
+	hloi_context_clear(ctx);
+
+	/* proto text: the 7 unknown fields are dropped, with a warning */
+	char *tx = NULL;
+	size_t ntx = 0;
+	CU_ASSERT_FATAL(proto_save_text(&tx, &ntx, m, ctx) == HLOI_OK);
+	char *d = diag_text(ctx);
+	expect_in(d, "u.pb: warning: proto text has no form for fields unknown to hloi's schema: 7 are dropped "
+		     "(the first is field 1006)");
+	free(d);
+	hloi_free(tx);
+	hloi_context_clear(ctx);
+
+	/* HLO text: the same, by name and place */
+	char dir[] = "/tmp/hloi_unknown_XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	char path[256];
+	snprintf(path, sizeof path, "%s/u.hlo", dir);
+	CU_ASSERT_FATAL(hloi_module_save(m, ctx, path, HLOI_FORMAT_AUTO) == HLOI_OK);
+	d = diag_text(ctx);
+	expect_in(d, "u.hlo: warning: HLO text has no form for these fields of the proto, which are dropped: "
+		     "unknown field 1006 (the module), unknown field 1005 (1 computation), unknown field 1000 "
+		     "(1 instruction), unknown field 1001 (1 instruction), unknown field 1002 (1 instruction), "
+		     "unknown field 1003 (1 instruction), unknown field 1004 in shape (1 instruction); 7 of them "
+		     "are unknown to hloi's schema (a newer XLA's)");
+	free(d);
+	unlink(path);
+	rmdir(dir);
+
+	hloi_free(pb);
+	hloi_free(out);
+	hloi_free(out2);
+	free(in);
+	module_destroy(m);
+	module_destroy(m2);
+	hloi_context_free(ctx);
+}
+
+/* A module that sets fields of XLA's schema the IR does not model
+ * (tests/proto/xla_fields.pbtxt) comes back byte for byte, keeping XLA's
+ * ids and its schedule; HLO text names what it drops. */
+static void test_xla_fields(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	size_t len = 0;
+	char *text = read_all(FIELDS_PBTXT, &len);
+	CU_ASSERT_FATAL(text != NULL);
+	module *m = NULL;
+	CU_ASSERT_FATAL(proto_load_text(&m, ctx, "xla_fields.pbtxt", text, len) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_context_error_count(ctx), 0);
+	unsigned char *pb = NULL, *pb2 = NULL;
+	size_t n = 0, n2 = 0;
+	CU_ASSERT_FATAL(proto_save_binary(&pb, &n, m, ctx) == HLOI_OK);
+	module *m2 = NULL;
+	CU_ASSERT_FATAL(proto_load_binary(&m2, ctx, "xla_fields.pb", pb, n) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_save_binary(&pb2, &n2, m2, ctx) == HLOI_OK);
+	CU_ASSERT(n == n2 && memcmp(pb, pb2, n) == 0);
+	char *tx = NULL;
+	size_t ntx = 0;
+	CU_ASSERT_FATAL(proto_save_text(&tx, &ntx, m2, ctx) == HLOI_OK);
+	/* XLA's ids, not 1, 2, ... */
+	expect_in(tx, "  id: 43\n");
+	expect_in(tx, "entry_computation_id: 20\n");
+	expect_in(tx, "schedule {\n");
+	expect_in(tx, "    window {\n");
+	expect_in(tx, "    iota_collective_device_list {\n");
+	expect_in(tx, "    cross_program_prefetch_index: 0\n");
+	expect_in(tx, "      split_configs {\n");
+	CU_ASSERT_EQUAL(hloi_context_error_count(ctx), 0);
+	char *d = diag_text(ctx);
+	CU_ASSERT_STRING_EQUAL(d, ""); /* nothing dropped, nothing to say */
+	free(d);
+
+	if (have_protoc()) {
+		/* protoc's bytes are hloi's, and its text hloi's */
+		char dir[] = "/tmp/hloi_fields_XXXXXX";
+		CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+		char enc[256], dec[256], ours[256], cmd[2048];
+		snprintf(enc, sizeof enc, "%s/enc.pb", dir);
+		snprintf(dec, sizeof dec, "%s/dec.pbtxt", dir);
+		snprintf(ours, sizeof ours, "%s/ours.pb", dir);
+		write_file(ours, pb, n);
+		snprintf(cmd, sizeof cmd,
+			 "protoc --encode=xla.HloModuleProto -I %s/../proto hlo.proto < %s > %s && "
+			 "protoc --decode=xla.HloModuleProto -I %s/../proto hlo.proto < %s > %s",
+			 HLOI_TESTDATA, FIELDS_PBTXT, enc, HLOI_TESTDATA, ours, dec);
+		CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+		size_t ne = 0, nd = 0;
+		char *encs = read_all(enc, &ne), *decs = read_all(dec, &nd);
+		CU_ASSERT_FATAL(encs && decs);
+		CU_ASSERT(ne == n && memcmp(encs, pb, n) == 0);
+		CU_ASSERT_STRING_EQUAL(decs, tx);
+		hloi_free(encs);
+		hloi_free(decs);
+		unlink(enc);
+		unlink(dec);
+		unlink(ours);
+		rmdir(dir);
+	} else {
+		fprintf(stderr, "\n  protoc not installed: comparison skipped ");
+	}
+
+	/* HLO text names what it cannot show */
+	hloi_context_clear(ctx);
+	char dir[] = "/tmp/hloi_fields_XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	char path[256];
+	snprintf(path, sizeof path, "%s/f.hlo", dir);
+	CU_ASSERT_FATAL(hloi_module_save(m2, ctx, path, HLOI_FORMAT_AUTO) == HLOI_OK);
+	d = diag_text(ctx);
+	expect_in(d, "f.hlo: warning: HLO text has no form for these fields of the proto, which are dropped: "
+		     "schedule (the module), ");
+	expect_in(d, ", frontend_attributes (the module), ");
+	expect_in(d, ", input_output_alias (the module), ");
+	expect_in(d, ", execution_thread (1 computation), shape.layout.split_configs (1 instruction), "
+		     "metadata.size_of_generated_code_in_bytes (1 instruction), metadata.profile_info "
+		     "(1 instruction), sharding (3 instructions), ");
+	expect_in(d, ", window (1 instruction), ");
+	expect_in(d, ", literal (1 instruction), ");
+	CU_ASSERT_PTR_NULL(strstr(d, "unknown"));
+	CU_ASSERT_PTR_NULL(strstr(d, " id")); /* ids are not fields text shows either */
+	free(d);
+	unlink(path);
+	rmdir(dir);
+
+	/* Once an instruction is not the one read (here: it forgets it was),
+	 * ids are renumbered and the schedule, which names them, goes. */
+	hloi_context_clear(ctx);
+	m2->entry->instrs[0]->pb_rest = NULL;
+	unsigned char *pb3 = NULL;
+	size_t n3 = 0;
+	CU_ASSERT_FATAL(proto_save_binary(&pb3, &n3, m2, ctx) == HLOI_OK);
+	d = diag_text(ctx);
+	expect_in(d, "xla_fields.pb: warning: the module's schedule is dropped: instructions were added or "
+		     "renumbered since it was read");
+	free(d);
+	module *m3 = NULL;
+	char *tx3 = NULL;
+	size_t ntx3 = 0;
+	CU_ASSERT_FATAL(proto_load_binary(&m3, ctx, "r.pb", pb3, n3) == HLOI_OK);
+	CU_ASSERT_FATAL(proto_save_text(&tx3, &ntx3, m3, ctx) == HLOI_OK);
+	CU_ASSERT_PTR_NULL(strstr(tx3, "schedule {"));
+	CU_ASSERT_PTR_NULL(strstr(tx3, "id: 43\n"));
+	expect_in(tx3, "    window {\n"); /* the rest stays */
+	hloi_free(tx3);
+	hloi_free(pb3);
+	module_destroy(m3);
+
+	hloi_free(text);
+	hloi_free(tx);
+	hloi_free(pb);
+	hloi_free(pb2);
+	module_destroy(m);
+	module_destroy(m2);
+	hloi_context_free(ctx);
+}
+
+/* Inside repeated messages the IR models (tuple shapes here), a field it
+ * has no place for cannot be kept: the loader says so. */
+static void test_loss_warning(void)
+{
+	static const char text[] =
+		"name: \"m\" entry_computation_name: \"main\"\n"
+		"computations { name: \"main\" root_id: 1\n"
+		"  instructions { name: \"p\" id: 1 opcode: \"parameter\"\n"
+		"    shape { element_type: TUPLE tuple_shapes { element_type: F32 layout {\n"
+		"      split_configs { dimension: 0 } } } } } }\n";
+	hloi_context *ctx = NULL;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = NULL;
+	CU_ASSERT_FATAL(proto_load_text(&m, ctx, "l.pbtxt", text, sizeof text - 1) == HLOI_OK);
+	char *d = diag_text(ctx);
+	CU_ASSERT_STRING_EQUAL(d, "l.pbtxt: warning: 1 proto field inside repeated shapes, tiles, literals or "
+				  "aliases has nowhere for hloi to keep and is dropped (the first: field "
+				  "split_configs of a LayoutProto in computation 'main', instruction 'p')\n");
+	free(d);
+	module_destroy(m);
+	hloi_context_free(ctx);
+}
+
 /* --- the public API: formats by extension and by content ------------------------------ */
 
 static void test_sniffing(void)
@@ -1179,11 +1626,19 @@ static const unit_test fixture_tests[] = {
 };
 
 static const unit_test text_tests[] = {
+	{ "new_type_literals", test_new_type_literals },
 	{ "values in every spelling", test_pbtxt_values },
 	{ "located errors", test_pbtxt_errors },
-	{ "XLA's fields hloi leaves out", test_pbtxt_xla_fields },
+	{ "XLA's fields in text, and a newer XLA's", test_pbtxt_xla_fields },
 	{ "what the loader checks", test_validation },
 	{ "hloi's text and bytes agree with protoc", test_protoc },
+	{ NULL, NULL },
+};
+
+static const unit_test rest_tests[] = {
+	{ "unknown fields survive .pb -> .pb", test_unknown_fields },
+	{ "XLA's fields the IR does not model", test_xla_fields },
+	{ "what cannot be kept is said", test_loss_warning },
 	{ NULL, NULL },
 };
 
@@ -1206,6 +1661,7 @@ const unit_suite unit_suites[] = {
 	{ "roundtrip", roundtrip_tests },
 	{ "fixtures", fixture_tests },
 	{ "pbtxt", text_tests },
+	{ "rest", rest_tests },
 	{ "malformed", bad_tests },
 	{ "api", api_tests },
 	{ NULL, NULL },

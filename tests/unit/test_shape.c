@@ -22,8 +22,22 @@ static void test_type_table(void)
 	CU_ASSERT_STRING_EQUAL(etype_name(ET_U64), "u64");
 	CU_ASSERT_STRING_EQUAL(etype_npy_descr(ET_F16), "<f2");
 	CU_ASSERT_TRUE(etype_is_evaluated(ET_BF16));
-	CU_ASSERT_FALSE(etype_is_evaluated(ET_C64));
-	CU_ASSERT_FALSE(etype_is_evaluated(ET_S4));
+	CU_ASSERT_TRUE(etype_is_evaluated(ET_C64));
+	CU_ASSERT_TRUE(etype_is_evaluated(ET_S4));
+	CU_ASSERT_TRUE(etype_is_evaluated(ET_F8E8M0FNU));
+	CU_ASSERT_FALSE(etype_is_evaluated(ET_TOKEN));
+	CU_ASSERT_EQUAL(etype_bit_width(ET_S2), 2);
+	CU_ASSERT_EQUAL(etype_bit_width(ET_F4E2M1FN), 4);
+	CU_ASSERT_EQUAL(etype_bit_width(ET_F8E4M3FN), 8);
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_S4, 0x0f), 0xff);  /* -1 */
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_S4, 0xf7), 0x07);  /* upper bits ignored */
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_U2, 0xff), 0x03);
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_S1, 0x01), 0xff);  /* s1: 1 is -1 */
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_F4E2M1FN, 0x9a), 0x0a);
+	CU_ASSERT_EQUAL(etype_from_low_bits(ET_S8, 0x9a), 0x9a);
+	CU_ASSERT_STRING_EQUAL(etype_npy_descr(ET_C128), "<c16");
+	CU_ASSERT_STRING_EQUAL(etype_npy_descr(ET_S4), "|i1");
+	CU_ASSERT_STRING_EQUAL(etype_npy_descr(ET_F8E4M3FN), "|u1");
 	CU_ASSERT_TRUE(etype_is_signed(ET_S8));
 	CU_ASSERT_FALSE(etype_is_signed(ET_U8));
 	CU_ASSERT_FALSE(etype_is_integer(ET_PRED));

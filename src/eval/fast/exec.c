@@ -6,6 +6,7 @@
  * transposes; threads over the segments or tiles. Also fast_elementwise
  * (eval/fast.h): one instruction as a region of one member. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -50,10 +51,18 @@ void fast_default_tuning(fast_tuning *t)
 	t->min_per_thread = FAST_MIN_PER_THREAD;
 }
 
+/* Asked once: sysconf reads a file each time, three system calls that
+ * cost more than a small instruction (they dominated while loops). */
 int fx_machine_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > FX_MAX_THREADS ? FX_MAX_THREADS : (int)n;
+	static _Atomic int cached;
+	int c = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (c == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		c = n < 1 ? 1 : n > FX_MAX_THREADS ? FX_MAX_THREADS : (int)n;
+		atomic_store_explicit(&cached, c, memory_order_relaxed);
+	}
+	return c;
 }
 
 /* --- setup ------------------------------------------------------------------------ */
@@ -158,15 +167,17 @@ int fx_setup(fx_exec *x, const fx_region *r, int threads, const fast_tuning *tun
 	int q = -1;
 	if (rank >= 2) {
 		for (int i = 0; i < nin && q < 0; i++) {
-			int64_t s0 = x->ist[i][0];
+			int64_t s0 = x->ist[i][0] < 0 ? -x->ist[i][0] : x->ist[i][0];
 			if (s0 == 0 || s0 == 1)
 				continue;
 			int64_t best = s0;
-			for (int d = 1; d < rank; d++)
-				if (x->ist[i][d] != 0 && x->ist[i][d] < best) {
-					best = x->ist[i][d];
+			for (int d = 1; d < rank; d++) {
+				int64_t sd = x->ist[i][d] < 0 ? -x->ist[i][d] : x->ist[i][d];
+				if (sd != 0 && sd < best) {
+					best = sd;
 					q = d;
 				}
+			}
 		}
 	}
 	if (q > 0) {
@@ -608,7 +619,8 @@ int fx_input_strides(const shape *s, const int8_t *map, int rank, const int64_t 
 {
 	int64_t own[HLOI_MAX_RANK];
 	memset(st, 0, sizeof(int64_t) * HLOI_MAX_RANK);
-	if (shape_is_tuple(s) || s->rank > HLOI_MAX_RANK)
+	/* tiled layouts: positions are not strides (core/index.h) */
+	if (shape_is_tuple(s) || s->rank > HLOI_MAX_RANK || !index_is_strided(s))
 		return 1;
 	index_strides(s, own);
 	for (int j = 0; j < s->rank; j++) {
@@ -750,7 +762,8 @@ int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const f
 {
 	const shape *os = &out->shape, *is = &op->shape;
 	int64_t total, itotal;
-	if (shape_is_tuple(os) || shape_is_tuple(is) || etype_byte_width(os->type) != etype_byte_width(is->type) ||
+	if (shape_is_tuple(os) || shape_is_tuple(is) || !index_is_strided(os) || !index_is_strided(is) ||
+	    etype_byte_width(os->type) != etype_byte_width(is->type) ||
 	    shape_element_count(os, &total) || shape_element_count(is, &itotal) || total != itotal)
 		return 1;
 	if (total == 0)
@@ -827,6 +840,86 @@ int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const f
 	output.w = m.w;
 	output.member = 0;
 	output.bytes = (int64_t)out->nbytes;
+	r.nin = 1;
+	r.in = &input;
+	r.nmem = 1;
+	r.mem = &m;
+	r.nout = 1;
+	r.out = &output;
+	r.nslots = 1;
+	fx_exec x;
+	int rc = fx_setup(&x, &r, threads, tuning);
+	if (rc == 0)
+		rc = fx_run(&x);
+	fx_exec_free(&x);
+	return rc != 0;
+}
+
+/* The data-movement ops' strided copy: a region of one copying member over
+ * the box n, in dst's memory order (a negative dst stride turned around
+ * together with src's: a copy may visit its pairs in any order). */
+int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *n, int rank, int w,
+	      int threads, const fast_tuning *tuning)
+{
+	if (rank < 0 || rank > HLOI_MAX_RANK || (w != 1 && w != 2 && w != 4 && w != 8 && w != 16))
+		return 1;
+	int64_t total = 1;
+	for (int d = 0; d < rank; d++) {
+		if (n[d] < 0)
+			return 1;
+		total *= n[d];
+	}
+	if (total == 0)
+		return 0;
+	char *o = dst;
+	const char *a = src;
+	fx_region r;
+	fx_input input;
+	fx_output output;
+	fx_member m;
+	memset(&r, 0, sizeof r);
+	memset(&input, 0, sizeof input);
+	memset(&output, 0, sizeof output);
+	memset(&m, 0, sizeof m);
+	int k = 0;
+	for (int d = 0; d < rank; d++) {
+		if (n[d] == 1)
+			continue;
+		int64_t dsd = ds[d], ssd = ss[d];
+		if (dsd < 0) {
+			o += (n[d] - 1) * dsd * w;
+			a += (n[d] - 1) * ssd * w;
+			dsd = -dsd;
+			ssd = -ssd;
+		}
+		r.dims[k] = n[d];
+		output.st[k] = dsd;
+		input.st[k] = ssd;
+		/* dst's physical order: its strides ascending */
+		int at = k;
+		while (at > 0 && output.st[r.order[at - 1]] > dsd) {
+			r.order[at] = r.order[at - 1];
+			at--;
+		}
+		r.order[at] = k;
+		k++;
+	}
+	r.rank = k;
+	m.kind = FX_ALIAS;
+	m.nargs = 1;
+	m.arg[0] = -1;
+	m.w = w;
+	m.type = m.from = ET_U8;
+	m.slot = 0;
+	m.out = 0;
+	input.base = a;
+	input.w = w;
+	output.base = o;
+	output.w = w;
+	output.member = 0;
+	/* no streaming stores: copies written through the cache measured
+	 * faster for these ops (tests/bench) */
+	output.bytes = 0;
 	r.nin = 1;
 	r.in = &input;
 	r.nmem = 1;

@@ -11,6 +11,7 @@
  * engine's element loop on the row (fx_generic_row). */
 #include <string.h>
 
+#include "core/index.h"
 #include "eval/engine.h"
 #include "eval/fast/fx.h"
 #include "eval/scalar.h"
@@ -120,6 +121,14 @@
 			RC_SWITCH(E, UNSIGNED)                                 \
 	RC_TAIL(E)
 #define RC_KIND_PRED(E, T_) RC_KIND_UINT(E, T_)
+/* complex: EQ and NE of the float comparison (the only ones the checker
+ * lets through) */
+#define RC_KIND_COMPLEX(E, T_)                                                 \
+	RC_DEFS(E, T_, FLOAT)                                                  \
+	RC_HEAD(E, T_)                                                         \
+		if (t == CMPT_FLOAT)                                           \
+			RC_SWITCH(E, FLOAT)                                    \
+	RC_TAIL(E)
 
 /* --- iota: index -> element through the convert carrier ----------------------- */
 
@@ -361,12 +370,25 @@ static void rv_F32_S32(void *restrict vo, const void *const *va, const int64_t *
 		sc_write_S32(&o[i], sc_read_F32(&a[i]));
 }
 
+/* Pairs sc_convert maps directly (f16 <-> f8e5m2 keep NaN payloads: the
+ * same sign and exponent widths), element by element. */
+static void rv_direct(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, const fx_member *m)
+{
+	int wi = etype_byte_width(m->from), wo = m->w;
+	const char *a = va[0];
+	char *o = vo;
+	for (int64_t i = 0; i < n; i++)
+		sc_convert(m->type, o + i * wo, m->from, a + i * s[0] * wi);
+}
+
 fx_row_fn fx_convert_row(etype to, etype from)
 {
 	if (!convert_reader(from) || !convert_writer(to))
 		return NULL;
 	if (from == ET_F32 && to == ET_S32)
 		return rv_F32_S32;
+	if ((from == ET_F16 && to == ET_F8E5M2) || (from == ET_F8E5M2 && to == ET_F16))
+		return rv_direct;
 #define CASE(S, TS, D, TD)                          \
 	if (from == ET_##S && to == ET_##D)          \
 		return rv_##S##_##D;
@@ -666,7 +688,8 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 	m->in = in;
 	m->slot = -1;
 	m->out = -1;
-	if (shape_is_tuple(&in->result) || in->nops > FX_MAX_ARGS)
+	/* tiled layouts: positions are not strides (core/index.h) */
+	if (shape_is_tuple(&in->result) || in->nops > FX_MAX_ARGS || !index_is_strided(&in->result))
 		return 1;
 	m->type = in->result.type;
 	m->w = etype_byte_width(m->type);
@@ -675,7 +698,7 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 	if (m->w <= 0 || !fx_convert_row(m->type, m->type))
 		return 1;  /* not an evaluated type */
 	for (int k = 0; k < in->nops; k++)
-		if (shape_is_tuple(&in->ops[k].def->result))
+		if (shape_is_tuple(&in->ops[k].def->result) || !index_is_strided(&in->ops[k].def->result))
 			return 1;
 	m->kind = FX_KERNEL;
 	switch (in->op) {
@@ -693,9 +716,15 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 		m->kind = FX_ALIAS;
 		return in->nops != 1 || m->from != m->type;
 	case OP_BITCAST_CONVERT:
-		/* the bits as they are (the checker allows equal widths only) */
-		m->kind = FX_ALIAS;
-		return in->nops != 1 || etype_byte_width(m->from) != m->w;
+		/* the bits as they are (the checker allows equal widths only);
+		 * sub-byte types hold values, not bits, in their byte: the
+		 * generic kernel */
+		if (in->nops == 1 && etype_byte_width(m->from) == m->w && etype_bit_width(m->type) == 8 * m->w &&
+		    etype_bit_width(m->from) == 8 * m->w) {
+			m->kind = FX_ALIAS;
+			return 0;
+		}
+		break;
 	case OP_CONVERT:
 		if (in->nops != 1)
 			return 1;

@@ -1,0 +1,457 @@
+/* Shape rules of the ops that apply a computation to elements (XLA's
+ * shape_inference.cc at openxla/xla 841f8d2d: VerifyReducerShape,
+ * InferReduceShape, InferReduceWindowShape, InferWindowOutputShape,
+ * InferMapShape): reduce, reduce-window, map. The messages are XLA's. */
+#include <string.h>
+
+#include "check/check_internal.h"
+#include "text/attr_text.h"
+#include "util/checked.h"
+#include "util/strbuf.h"
+
+/* XLA's SameElementTypeIgnoringFpPrecision. */
+static int same_type_ignoring_fp(etype a, etype b)
+{
+	return a == b || (etype_is_float(a) && etype_is_float(b));
+}
+
+/* XLA's CompatibleIgnoringFpPrecision. */
+static int compatible_ignoring_fp(const shape *a, const shape *b)
+{
+	if (shape_is_tuple(a) || shape_is_tuple(b)) {
+		if (!shape_is_tuple(a) || !shape_is_tuple(b) || a->ntuple != b->ntuple)
+			return 0;
+		for (int i = 0; i < a->ntuple; i++)
+			if (!compatible_ignoring_fp(&a->tuple[i], &b->tuple[i]))
+				return 0;
+		return 1;
+	}
+	return same_type_ignoring_fp(a->type, b->type) && shape_same_dims(a, b);
+}
+
+static shape scalar_of(etype t)
+{
+	shape s;
+	shape_make_array(&s, t, 0, NULL);
+	return s;
+}
+
+/* The span of `to_apply=NAME`, where reducer errors point. */
+static loc to_apply_loc(const checker *c, const instr *in)
+{
+	const attr *a = instr_attr(in, ATTR_TO_APPLY);
+	return a ? ck_attr_loc(c, a->vat, "to_apply") : in->op_at;
+}
+
+/* The computation of to_apply=, checked; NULL (reported) when missing or
+ * unusable. */
+static computation *reducer(checker *c, instr *in)
+{
+	if (!instr_attr(in, ATTR_TO_APPLY)) {
+		ck_error(c, in->op_at, "attribute to_apply is expected but not seen");
+		return NULL;
+	}
+	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
+	if (!f || ck_ensure_checked(c, in, f, to_apply_loc(c, in)))
+		return NULL;
+	return f;
+}
+
+/* VerifyReducerShape: f takes n accumulators and n elements and returns the
+ * n new accumulators (a scalar, or a tuple of n scalars) of the init values'
+ * types, the elements being of the inputs' types (floating-point precision
+ * may differ). */
+int ck_verify_reducer(checker *c, const instr *in, const computation *f, const shape *const *inits,
+		      const etype *input_types, int n)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	loc at = to_apply_loc(c, in);
+	if (f->nparams != 2 * n) {
+		ck_error(c, at, "Reduction function must take %d parameters, but takes %d parameter(s).", 2 * n,
+			 f->nparams);
+		return 1;
+	}
+	const shape *acc = &f->root->result;
+	const shape **sub = arena_array(&c->m->arena, (size_t)n, sizeof *sub);
+	if (!sub) {
+		c->oom = 1;
+		return 1;
+	}
+	if (!shape_is_tuple(acc)) {
+		if (n != 1) {
+			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but produces a scalar",
+				 n);
+			return 1;
+		}
+		sub[0] = acc;
+	} else {
+		if (acc->ntuple != n) {
+			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but has %d elements", n,
+				 acc->ntuple);
+			return 1;
+		}
+		for (int i = 0; i < n; i++)
+			sub[i] = &acc->tuple[i];
+	}
+	for (int i = 0; i < n; i++) {
+		if (shape_is_tuple(sub[i]) || sub[i]->rank != 0) {
+			ck_error(c, at, "Reduction function must return a scalar or tuple of scalars but returns shape: %s",
+				 ck_shape(a, acc));
+			return 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		const shape *pi = &f->params[i]->result, *pn = &f->params[n + i]->result;
+		if (!shape_compatible(sub[i], pi)) {
+			ck_error(c, at, "Reduction function's %d-th parameter shape differs from the result shape: %s vs %s",
+				 i, ck_shape(a, pi), ck_shape(b, sub[i]));
+			return 1;
+		}
+		if (!compatible_ignoring_fp(sub[i], inits[i])) {
+			ck_error(c, at,
+				 "Reduction function's accumulator shape at index %d differs from the init_value shape: %s vs %s",
+				 i, ck_shape(a, sub[i]), ck_shape(b, inits[i]));
+			return 1;
+		}
+		shape el = scalar_of(input_types[i]);
+		if (!compatible_ignoring_fp(&el, pn)) {
+			ck_error(c, at,
+				 "Reduction function's %d-th parameter shape differs from the input type element type: %s vs %s",
+				 n + i, ck_shape(a, pn), ck_shape(b, &el));
+			return 1;
+		}
+		if (!compatible_ignoring_fp(sub[i], pn)) {
+			ck_error(c, at, "Reduction function's %d-th parameter shape must match the result shape, but got %s vs %s.",
+				 n + i, ck_shape(a, pn), ck_shape(b, sub[i]));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The result of a reduction: one array of dims (rank, dims) per output,
+ * typed as the reducer's result (a tuple for several), with the written
+ * layouts where the instruction has them. */
+static int reduction_result(checker *c, instr *in, const computation *f, int rank, const int64_t *dims, int n,
+			    shape *inf)
+{
+	const shape *acc = &f->root->result;
+	if (!shape_is_tuple(acc)) {
+		shape_make_array(inf, acc->type, rank, dims);
+		return 0;
+	}
+	shape *el = arena_array(&c->m->arena, (size_t)n, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		shape_make_array(&el[i], acc->tuple[i].type, rank, dims);
+		if (in->has_shape && shape_is_tuple(&in->shape) && i < in->shape.ntuple) {
+			const shape *w = &in->shape.tuple[i];
+			if (!shape_is_tuple(w) && w->has_layout && w->rank == rank)
+				el[i].layout = w->layout;
+		}
+	}
+	memset(inf, 0, sizeof *inf);
+	inf->type = ET_TUPLE;
+	inf->ntuple = n;
+	inf->tuple = el;
+	c->keep_layout = 1;
+	return 0;
+}
+
+/* reduce(inputs..., inits...), dimensions={...}, to_apply=f */
+int infer_reduce(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	computation *f = reducer(c, in);
+	if (!f)
+		return 1;
+	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
+	if (!dims) {
+		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
+		return 1;
+	}
+	if (in->nops == 0) {
+		ck_error(c, in->op_at, "Reduce must have at least 2 arguments, has 0");
+		return 1;
+	}
+	if (in->nops % 2) {
+		ck_error(c, in->op_at, "Reduce must have an even number of arguments, has %d", in->nops);
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	int n = in->nops / 2;
+	const shape *arg = &in->ops[0].def->result;
+	for (int i = 1; i < n; i++) {
+		const shape *s = &in->ops[i].def->result;
+		if (!shape_same_dims(arg, s)) {
+			ck_error(c, in->ops[i].at,
+				 "All reduced tensors must have compatible dimension. Tensor at index 0 has shape %s, and tensor at index %d has shape %s.",
+				 ck_shape(a, arg), i, ck_shape(b, s));
+			return 1;
+		}
+	}
+	loc dat = ck_attr_loc(c, dims->at, "dimensions");
+	for (int j = 0; j < dims->n; j++) {
+		if (dims->v[j] < 0 || dims->v[j] >= arg->rank) {
+			ck_error(c, dat, "Reducing out-of-bounds dimension %lld in shape %s.", (long long)dims->v[j],
+				 ck_shape(a, arg));
+			return 1;
+		}
+	}
+	const shape **inits = arena_array(&c->m->arena, (size_t)n, sizeof *inits);
+	etype *types = arena_array(&c->m->arena, (size_t)n, sizeof *types);
+	if (!inits || !types) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		inits[i] = &in->ops[n + i].def->result;
+		types[i] = in->ops[i].def->result.type;
+	}
+	if (ck_verify_reducer(c, in, f, inits, types, n))
+		return 1;
+	int reduced[HLOI_MAX_RANK] = { 0 };
+	for (int j = 0; j < dims->n; j++) {
+		if (reduced[dims->v[j]]) {
+			ck_error(c, dat, "Duplicate reduction dimension: %lld", (long long)dims->v[j]);
+			return 1;
+		}
+		reduced[dims->v[j]] = 1;
+	}
+	int64_t out[HLOI_MAX_RANK];
+	int rank = 0;
+	for (int d = 0; d < arg->rank; d++)
+		if (!reduced[d])
+			out[rank++] = arg->dims[d];
+	return reduction_result(c, in, f, rank, out, n, inf);
+}
+
+/* window_util::DilatedBound and StridedBound; -1 on overflow or a negative
+ * bound (XLA stops on a CHECK there). */
+static int64_t dilated_bound(int64_t bound, int64_t dilation)
+{
+	int64_t r;
+	if (bound == 0)
+		return 0;
+	if (ck_mul_i64(bound - 1, dilation, &r) || ck_add_i64(r, 1, &r))
+		return -1;
+	return r;
+}
+
+/* The output dims of a window over base dims (XLA's InferWindowOutputShape);
+ * reports and returns nonzero when the window is invalid. */
+int ck_window_output(checker *c, const instr *in, const window *w, const shape *base, int64_t *out)
+{
+	char a[CK_SHAPE_TEXT];
+	strbuf wt = STRBUF_INIT;
+	attr_print_window(&wt, w);
+	const char *ws = wt.oom ? "{...}" : sb_str(&wt);
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	loc at = wa ? ck_attr_loc(c, wa->vat, "window") : in->op_at;
+	int err = 1;
+	if (w->n != base->rank) {
+		ck_error(c, at, "Window has dimension %d but base shape has dimension %d.", w->n, base->rank);
+		goto done;
+	}
+	for (int i = 0; i < w->n; i++) {
+		const window_dim *d = &w->d[i];
+		if (d->size <= 0) {
+			ck_error(c, at, "Window %s has a non-positive dimension.", ws);
+			goto done;
+		}
+		if (d->stride <= 0) {
+			ck_error(c, at, "Window %s has a non-positive stride.", ws);
+			goto done;
+		}
+		if (d->lhs_dilate < 1) {
+			ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
+			goto done;
+		}
+		if (d->rhs_dilate < 1) {
+			ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
+			goto done;
+		}
+		int64_t base_d = dilated_bound(base->dims[i], d->lhs_dilate);
+		int64_t win = dilated_bound(d->size, d->rhs_dilate);
+		int64_t padded;
+		if (base_d < 0 || win < 0 || ck_add_i64(base_d, d->pad_lo, &padded) ||
+		    ck_add_i64(padded, d->pad_hi, &padded)) {
+			ck_error(c, at, "Window %s is too large for dimension %d of %s.", ws, i, ck_shape(a, base));
+			goto done;
+		}
+		if (padded < 0) {
+			ck_error(c, at, "Window %s pads dimension %d of size %lld to a negative size (%lld).", ws, i,
+				 (long long)base->dims[i], (long long)padded);
+			goto done;
+		}
+		out[i] = padded == 0 || win > padded ? 0 : (padded - win) / d->stride + 1;
+	}
+	err = 0;
+done:
+	sb_free(&wt);
+	return err;
+}
+
+/* reduce-window(inputs..., inits...), window={...}, to_apply=f */
+int infer_reduce_window(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	computation *f = reducer(c, in);
+	if (!f)
+		return 1;
+	if (in->nops % 2) {
+		ck_error(c, in->op_at, "expects an even number of operands, but has %d operands", in->nops);
+		return 1;
+	}
+	if (in->nops == 0) {
+		ck_error(c, in->op_at, "reduce-window expects at least one input and init operand");
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++) {
+		const shape *s = &in->ops[k].def->result;
+		if (shape_is_tuple(s)) {
+			ck_error(c, in->ops[k].at, "Expected array argument for operand of reduce-window, but got %s.",
+				 ck_shape(a, s));
+			return 1;
+		}
+	}
+	int n = in->nops / 2;
+	const shape *arg = &in->ops[0].def->result;
+	for (int i = 1; i < n; i++) {
+		const shape *s = &in->ops[i].def->result;
+		if (!shape_same_dims(arg, s)) {
+			ck_error(c, in->ops[i].at,
+				 "All reduced tensors must have the same dimension. Tensor 0 has shape %s, Tensor %d has shape %s",
+				 ck_shape(a, arg), i, ck_shape(b, s));
+			return 1;
+		}
+	}
+	const shape **inits = arena_array(&c->m->arena, (size_t)n, sizeof *inits);
+	etype *types = arena_array(&c->m->arena, (size_t)n, sizeof *types);
+	if (!inits || !types) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		inits[i] = &in->ops[n + i].def->result;
+		types[i] = in->ops[i].def->result.type;
+	}
+	if (ck_verify_reducer(c, in, f, inits, types, n))
+		return 1;
+	static const window none = { 0, NULL };
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	const window *w = wa && wa->kind == AK_WINDOW ? &wa->u.win : &none;
+	int64_t out[HLOI_MAX_RANK];
+	if (ck_window_output(c, in, w, arg, out))
+		return 1;
+	/* each output has its init value's element type */
+	if (n == 1 && !shape_is_tuple(&f->root->result)) {
+		shape_make_array(inf, inits[0]->type, arg->rank, out);
+		return 0;
+	}
+	if (reduction_result(c, in, f, arg->rank, out, n, inf))
+		return 1;
+	for (int i = 0; i < n; i++)
+		inf->tuple[i].type = inits[i]->type;
+	return 0;
+}
+
+/* map(operands...), dimensions={0,...,rank-1}, to_apply=f */
+int infer_map(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!instr_attr(in, ATTR_TO_APPLY)) {
+		ck_error(c, in->op_at, "attribute to_apply is expected but not seen");
+		return 1;
+	}
+	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
+	loc fat = to_apply_loc(c, in);
+	if (!f || ck_ensure_checked(c, in, f, fat))
+		return 1;
+	if (in->nops == 0) {
+		ck_error(c, in->op_at, "Map expects at least one argument.");
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *arg = &in->ops[0].def->result;
+	for (int k = 1; k < in->nops; k++) {
+		const shape *s = &in->ops[k].def->result;
+		if (shape_same_dims(s, arg))
+			continue;
+		if (same_type_ignoring_fp(s->type, arg->type)) {
+			if (s->rank == 0)
+				continue;
+			if (arg->rank == 0) {
+				arg = s;
+				continue;
+			}
+		}
+		strbuf m = STRBUF_INIT;
+		for (int j = 0; j < in->nops; j++)
+			sb_printf(&m, "%s%s", j ? ", " : "", ck_shape(a, &in->ops[j].def->result));
+		if (m.oom)
+			c->oom = 1;
+		else
+			ck_error(c, in->op_at, "Map operation requires all operands to have the same shape; got: %s.",
+				 sb_str(&m));
+		sb_free(&m);
+		return 1;
+	}
+	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
+	if (dims) {
+		loc dat = ck_attr_loc(c, dims->at, "dimensions");
+		if (dims->n != arg->rank) {
+			ck_error(c, dat,
+				 "Map applied to a subset of dimensions currently not supported: arg_dimension_size: %d, requested_map_dimensions_size: %d.",
+				 arg->rank, dims->n);
+			return 1;
+		}
+		for (int i = 0; i < dims->n; i++) {
+			if (dims->v[i] != i) {
+				strbuf m = STRBUF_INIT;
+				for (int j = 0; j < dims->n; j++)
+					sb_printf(&m, "%s%lld", j ? ", " : "", (long long)dims->v[j]);
+				if (m.oom)
+					c->oom = 1;
+				else
+					ck_error(c, dat, "Map requires monotonically increasing dimension numbers; got: %s.",
+						 sb_str(&m));
+				sb_free(&m);
+				return 1;
+			}
+		}
+	}
+	if (in->nops != f->nparams) {
+		ck_error(c, fat, "Map applied function arity must match number of arguments; got: arity: %d, arguments: %d.",
+			 f->nparams, in->nops);
+		return 1;
+	}
+	const shape *res = &f->root->result;
+	if (shape_is_tuple(res) || res->rank != 0) {
+		ck_error(c, fat, "Mapped computation's result has to be a scalar; got: %s.", ck_shape(a, res));
+		return 1;
+	}
+	for (int i = 0; i < f->nparams; i++) {
+		const shape *p = &f->params[i]->result;
+		if (shape_is_tuple(p) || p->rank != 0) {
+			ck_error(c, fat, "Mapped computation's parameter has to be a scalar; got parameter %d shape: %s.", i,
+				 ck_shape(a, p));
+			return 1;
+		}
+		if (!same_type_ignoring_fp(p->type, in->ops[i].def->result.type)) {
+			ck_error(c, fat,
+				 "Mapped computation's parameter type has to match argument element type; got parameter %d shape: %s, argument shape: %s.",
+				 i, ck_shape(a, p), ck_shape(b, arg));
+			return 1;
+		}
+	}
+	shape_make_array(inf, res->type, arg->rank, arg->dims);
+	return 0;
+}

@@ -1,0 +1,208 @@
+#!/bin/sh
+# hloi run's limits, files and XLA compatibility, black box: --timeout,
+# --max-steps, SIGINT/SIGTERM, the --output rules (atomic replace, modes,
+# symbolic and hard links, read-only files and directories), tuple results
+# as one .npy per element, input mismatches naming their file, and
+# run_hlo_module's flags with RunHloModuleLiterals files (checked against
+# protoc's own decoder when protoc is installed).
+# Usage: run_test.sh HLOI TESTDATA PROTO_DIR
+set -u
+hloi=$1
+data=$2
+protodir=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() {
+	code=$1; desc=$2; shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ]; then ok; else bad "$desc: exit $rc, expected $code"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+contains() {
+	if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" | head -5; fi
+}
+same() {
+	if cmp -s "$1" "$2"; then ok; else bad "$3"; diff "$1" "$2" | head -5; fi
+}
+
+mpv="$data/sources/matrix_plus_vector.hlo"
+mpv_in="$data/sources/matrix_plus_vector.inputs"
+printf 's32[2,3] {\n  { 8, 10, 12 },\n  { 11, 13, 15 }\n}\n' >"$tmp/want"
+
+# A program whose calls fan out: each computation calls the next one twice,
+# 40 deep (2^40 calls); it only ends by a limit.
+fan="$tmp/fan.hlo"
+{
+	printf 'HloModule fan\nc0 {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, p)\n}\n'
+	k=1
+	while [ $k -le 40 ]; do
+		printf 'c%d {\n  p = f32[] parameter(0)\n  a = f32[] call(p), to_apply=c%d\n  b = f32[] call(a), to_apply=c%d\n  ROOT r = f32[] add(a, b)\n}\n' $k $((k - 1)) $((k - 1))
+		k=$((k + 1))
+	done
+	printf 'ENTRY main {\n  x = f32[] parameter(0)\n  ROOT y = f32[] call(x), to_apply=c40\n}\n'
+} >"$fan"
+
+# --- --max-steps and --timeout (exit 4 with a message)
+expect 4 "--max-steps" -- "$hloi" run "$fan" --random-inputs --max-steps 1000
+contains "$tmp/err" "limit of 1000 evaluated instructions at instruction 'r' in computation 'c2'" "--max-steps names where it stopped"
+expect 2 "bad --max-steps" -- "$hloi" run "$fan" --random-inputs --max-steps 0
+expect 0 "--max-steps large enough" -- "$hloi" run "$mpv" --inputs "$mpv_in" --max-steps 3
+same "$tmp/out" "$tmp/want" "--max-steps 3 runs a 3-instruction program"
+expect 4 "--max-steps 2 on a 3-instruction program" -- "$hloi" run "$mpv" --inputs "$mpv_in" --max-steps 2
+start=$(date +%s)
+expect 4 "--timeout" -- "$hloi" run "$fan" --random-inputs --timeout 0.3 --max-steps 1000000000000
+end=$(date +%s)
+contains "$tmp/err" "hloi run: timed out after 0.3 s (--timeout)" "--timeout message"
+if [ $((end - start)) -le 20 ]; then ok; else bad "--timeout 0.3 took $((end - start)) s"; fi
+if [ -s "$tmp/out" ]; then bad "a timed-out run printed a result"; else ok; fi
+expect 2 "bad --timeout" -- "$hloi" run "$mpv" --inputs "$mpv_in" --timeout -1
+expect 0 "--timeout not reached" -- "$hloi" run "$mpv" --inputs "$mpv_in" --timeout 60
+same "$tmp/out" "$tmp/want" "--timeout leaves a quick run alone"
+
+# --- SIGINT and SIGTERM: exit 130 / 143, the old --output file intact, no
+# temporary file left
+for sig in INT TERM; do
+	mkdir -p "$tmp/sig$sig"
+	echo old >"$tmp/sig$sig/r.npy"
+	"$hloi" run "$fan" --random-inputs --max-steps 1000000000000 --output "$tmp/sig$sig/r.npy" \
+		>"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	sleep 1
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	want=130
+	[ "$sig" = TERM ] && want=143
+	if [ "$rc" -eq "$want" ]; then ok; else bad "SIG$sig: exit $rc, expected $want"; fi
+	if [ "$sig" = INT ]; then contains "$tmp/err" "hloi run: interrupted (SIGINT)" "SIGINT message"; fi
+	if [ "$sig" = TERM ]; then contains "$tmp/err" "hloi run: terminated (SIGTERM)" "SIGTERM message"; fi
+	if [ "$(cat "$tmp/sig$sig/r.npy")" = old ]; then ok; else bad "SIG$sig replaced the old output"; fi
+	if [ "$(ls -A "$tmp/sig$sig")" = r.npy ]; then ok; else bad "SIG$sig left files: $(ls -A "$tmp/sig$sig")"; fi
+done
+
+# --- --output rules
+out="$tmp/rules"
+mkdir -p "$out"
+echo old >"$out/mode.txt"
+chmod 640 "$out/mode.txt"
+expect 0 "replace an existing file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out/mode.txt"
+same "$out/mode.txt" "$tmp/want" "the replaced file holds the result"
+if [ "$(stat -c %a "$out/mode.txt")" = 640 ]; then ok; else bad "mode not kept: $(stat -c %a "$out/mode.txt")"; fi
+echo old >"$out/target.txt"
+ln -s target.txt "$out/link.txt"
+expect 0 "write through a symbolic link" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out/link.txt"
+if [ -L "$out/link.txt" ]; then ok; else bad "the symbolic link was replaced by a file"; fi
+same "$out/target.txt" "$tmp/want" "the link's target holds the result"
+ln -s missing.txt "$out/dangling.txt"
+expect 0 "write through a dangling link" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out/dangling.txt"
+same "$out/missing.txt" "$tmp/want" "a dangling link's target is created"
+echo old >"$out/h1.txt"
+ln "$out/h1.txt" "$out/h2.txt"
+expect 0 "write a hard-linked file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out/h1.txt"
+same "$out/h2.txt" "$tmp/want" "every hard link sees the result"
+echo old >"$out/ro.txt"
+chmod 444 "$out/ro.txt"
+expect 4 "a read-only file is not replaced" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out/ro.txt"
+contains "$tmp/err" "ro.txt: error: cannot write: the file is read-only" "read-only message"
+if [ "$(cat "$out/ro.txt")" = old ]; then ok; else bad "the read-only file changed"; fi
+expect 4 "a directory is not replaced" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$out"
+# a failed write leaves the old file: the text of a huge zero-size result is refused
+echo old >"$out/keep.txt"
+expect 4 "refused output" -- "$hloi" run "$data/bad/print_zero_size_huge.hlo" --random-inputs --output "$out/keep.txt"
+if [ "$(cat "$out/keep.txt")" = old ]; then ok; else bad "a refused write replaced the old file"; fi
+if ls -A "$out" | grep -q '\.tmp$'; then bad "temporary files left: $(ls -A "$out")"; else ok; fi
+
+# A read-only directory: the file in it is written in place, a new file
+# cannot be made. Root may write anywhere, so that part runs as nobody.
+ro="$tmp/rodir"
+mkdir -p "$ro/d"
+cp "$hloi" "$ro/hloi"
+cp "$mpv" "$mpv_in" "$ro/"
+echo old >"$ro/d/f.txt"
+chmod 666 "$ro/d/f.txt"
+chmod 555 "$ro/d"
+chmod 755 "$tmp" "$ro"
+as=""
+if [ "$(id -u)" = 0 ]; then as="setpriv --reuid=65534 --regid=65534 --clear-groups"; fi
+if [ -z "$as" ] || command -v setpriv >/dev/null 2>&1; then
+	expect 0 "a file in a read-only directory" -- $as "$ro/hloi" run "$ro/matrix_plus_vector.hlo" \
+		--inputs "$ro/matrix_plus_vector.inputs" --output "$ro/d/f.txt"
+	same "$ro/d/f.txt" "$tmp/want" "written in place in a read-only directory"
+	expect 4 "a new file in a read-only directory" -- $as "$ro/hloi" run "$ro/matrix_plus_vector.hlo" \
+		--inputs "$ro/matrix_plus_vector.inputs" --output "$ro/d/new.txt"
+	contains "$tmp/err" "new.txt: error: cannot create: Permission denied" "read-only directory message"
+else
+	echo "SKIP: read-only directory (running as root without setpriv)"
+fi
+chmod 755 "$ro/d"
+
+# --- a tuple result as .npy: one file per array element
+tup="$tmp/tuple.hlo"
+printf 'HloModule t\nENTRY e {\n  a = s32[2] constant({1, 2})\n  c = f32[] constant(1.5)\n  d = s32[3] constant({7, 8, 9})\n  b = (f32[], s32[3]) tuple(c, d)\n  ROOT t = (s32[2], (f32[], s32[3])) tuple(a, b)\n}\n' >"$tup"
+expect 0 "tuple result to .npy" -- "$hloi" run "$tup" --output "$tmp/r.npy"
+for f in r.0.npy r.1.0.npy r.1.1.npy; do
+	if [ -s "$tmp/$f" ]; then ok; else bad "tuple element file $f missing"; fi
+done
+if [ -e "$tmp/r.npy" ] || [ -e "$tmp/r.1.npy" ]; then bad "a tuple wrote r.npy or r.1.npy"; else ok; fi
+printf 'HloModule p\nENTRY e {\n  p = s32[3] parameter(0)\n  ROOT q = s32[3] copy(p)\n}\n' >"$tmp/copy.hlo"
+expect 0 "an element file reads back" -- "$hloi" run "$tmp/copy.hlo" --input "$tmp/r.1.1.npy"
+printf 's32[3] {7, 8, 9}\n' >"$tmp/want3"
+same "$tmp/out" "$tmp/want3" "element r.1.1.npy holds d"
+expect 0 "tuple result as text" -- "$hloi" run "$tup" --output "$tmp/r.txt"
+contains "$tmp/r.txt" "s32[3] {7, 8, 9}" "a tuple as text is one file"
+
+# --- input mismatches name the file; singular and plural
+printf 's32[2,3] {{1,2,3},{4,5,6}}\n' >"$tmp/x.txt"
+printf 's32[4] {1,2,3,4}\n' >"$tmp/a.txt"
+expect 3 "input of the wrong shape" -- "$hloi" run "$mpv" --input "$tmp/x.txt" --input "$tmp/a.txt"
+contains "$tmp/err" "a.txt: error: input 1 for parameter 'y' has shape s32[4], but the parameter is s32[3]" "the mismatch names the file"
+expect 3 "one value for two parameters" -- "$hloi" run "$mpv" --inputs "$tmp/a.txt"
+contains "$tmp/err" "holds 1 value, but the program has 2 parameters" "singular 'value'"
+expect 3 "one --input for two parameters" -- "$hloi" run "$mpv" --input "$tmp/a.txt"
+contains "$tmp/err" "1 --input file given, but the program has 2 parameters" "singular 'file'"
+
+# --- run_hlo_module's spellings
+expect 0 "--input_format=hlo" -- "$hloi" run --input_format=hlo "$mpv" --inputs "$mpv_in"
+same "$tmp/out" "$tmp/want" "--input_format=hlo result"
+cp "$mpv" "$tmp/noext"
+expect 3 "--input_format=pb on text" -- "$hloi" run --input_format=pb "$tmp/noext" --inputs "$mpv_in"
+expect 0 "--print_literals" -- "$hloi" run "$mpv" --inputs "$mpv_in" --print_literals
+contains "$tmp/out" "** Argument 1 (y) **" "--print_literals prints the arguments"
+expect 0 "--output_literals_file (binary)" -- "$hloi" run "$mpv" --random-inputs=5 --compare --output_literals_file "$tmp/l.pb"
+cp "$tmp/out" "$tmp/random5"
+expect 0 "--input_literals_file (binary)" -- "$hloi" run "$mpv" --input_literals_file "$tmp/l.pb"
+same "$tmp/out" "$tmp/random5" "the recorded arguments give the same result"
+expect 0 "--output_literals_file (text)" -- "$hloi" run "$mpv" --random-inputs=5 --output_literals_file "$tmp/l.pbtxt"
+contains "$tmp/l.pbtxt" "iterations {" "text literals file"
+expect 0 "--input_literals_file (text)" -- "$hloi" run "$mpv" --input_literals_file "$tmp/l.pbtxt"
+same "$tmp/out" "$tmp/random5" "text literals give the same result"
+printf 'arguments { shape { element_type: S32 dimensions: 3 } s32s: [1, 2, 3] }\n' >"$tmp/it.txt"
+expect 3 "a bare RunHloModuleIterationLiterals" -- "$hloi" run "$mpv" --input_literals_file "$tmp/it.txt"
+contains "$tmp/err" "it.txt: error: holds 1 value, but the program has 2 parameters" "iteration literals are read"
+head -c 7 "$tmp/l.pb" >"$tmp/cut.pb"
+expect 3 "a truncated literals file" -- "$hloi" run "$mpv" --input_literals_file "$tmp/cut.pb"
+expect 2 "two input sources" -- "$hloi" run "$mpv" --input_literals_file "$tmp/l.pb" --random-inputs
+if command -v protoc >/dev/null 2>&1; then
+	# protoc, with hloi's copy of XLA's schema, decodes what hloi wrote ...
+	if protoc --decode=xla.RunHloModuleLiterals -I "$protodir" "$protodir/run_hlo_module.proto" \
+		<"$tmp/l.pb" >"$tmp/decoded" 2>"$tmp/err"; then ok; else bad "protoc cannot decode l.pb"; cat "$tmp/err"; fi
+	contains "$tmp/decoded" "reference_result {" "--compare records the reference result"
+	contains "$tmp/decoded" "  result {" "the result is recorded"
+	# ... and hloi reads what protoc encoded
+	printf 'iterations { arguments { shape { element_type: S32 dimensions: 2 dimensions: 3 layout { minor_to_major: [1, 0] } } s32s: [1, 2, 3, 4, 5, 6] } arguments { shape { element_type: S32 dimensions: 3 layout { minor_to_major: 0 } } s32s: [7, 8, 9] } }\n' |
+		protoc --encode=xla.RunHloModuleLiterals -I "$protodir" "$protodir/run_hlo_module.proto" >"$tmp/enc.pb"
+	expect 0 "literals encoded by protoc" -- "$hloi" run "$mpv" --input_literals_file "$tmp/enc.pb"
+	same "$tmp/out" "$tmp/want" "protoc's literals give the README result"
+else
+	echo "SKIP: protoc not installed (tests/setup-deps.sh installs protobuf-compiler)"
+fi
+expect 0 "run --help mentions protos and snapshots" -- "$hloi" run --help
+contains "$tmp/out" "HloSnapshot" "run --help names HloSnapshot"
+contains "$tmp/out" ".pbtxt" "run --help names .pbtxt"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
