@@ -3,7 +3,8 @@
  * binary ops, compare, select, convert, bitcast-convert, copy into another
  * layout, broadcast of smaller parameters and of scalar constants,
  * transpose, iota, reshape round trips, tuples and their elements — over
- * every evaluated type, with shared subexpressions, several outputs (a
+ * every evaluated type (sub-byte integers, the f8/f4 formats and complex
+ * included), with shared subexpressions, several outputs (a
  * tuple root), every layout permutation up to rank 4, padding, size-0 and
  * size-1 dimensions, in-place results (input_output_alias), on random bits.
  * The fast engine runs with 1 and 2 threads, with every size it walks by
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "core/float8.h"
 #include "core/literal.h"
 #include "eval/engine.h"
 #include "eval/eval.h"
@@ -50,12 +52,17 @@ static int rnd(rng *r, int n)
 #define N_OF(a) ((int)(sizeof a / sizeof a[0]))
 
 static const etype all_types[] = { ET_PRED, ET_S8,  ET_S16, ET_S32, ET_S64, ET_U8,  ET_U16,
-				   ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64 };
+				   ET_U32,  ET_U64, ET_F16, ET_BF16, ET_F32, ET_F64,
+				   /* sub-byte integers, the f8/f4 formats, complex */
+				   ET_S1, ET_S2, ET_S4, ET_U1, ET_U2, ET_U4, ET_F8E5M2, ET_F8E4M3, ET_F8E4M3FN,
+				   ET_F8E4M3B11FNUZ, ET_F8E3M4, ET_F8E5M2FNUZ, ET_F8E4M3FNUZ, ET_F4E2M1FN,
+				   ET_F8E8M0FNU, ET_C64, ET_C128 };
 static const char *const float_ops[] = { "add", "subtract", "multiply", "divide", "remainder",
 					 "maximum", "minimum", "power", "atan2" };
 static const char *const int_ops[] = { "add", "subtract", "multiply", "divide", "remainder", "maximum",
 				       "minimum", "power", "and", "or", "xor", "shift-left",
 				       "shift-right-arithmetic", "shift-right-logical" };
+static const char *const complex_ops[] = { "add", "subtract", "multiply", "divide" };
 static const char *const pred_ops[] = { "add", "multiply", "maximum", "minimum", "and", "or", "xor" };
 static const char *const directions[] = { "EQ", "NE", "LT", "LE", "GT", "GE" };
 static const char *const padvals[] = { "zero", "one", "lowest", "highest" };
@@ -158,10 +165,30 @@ static int is_float(etype t)
 	return etype_is_float(t);
 }
 
+static int is_complex(etype t)
+{
+	return etype_get_kind(t) == KIND_COMPLEX;
+}
+
+/* The f8/f4 formats (core/float8.h), whose constants stay finite and
+ * representable (f8e8m0fnu: powers of two only). */
+static int is_small_float(etype t)
+{
+	return is_float(t) && etype_byte_width(t) == 1;
+}
+
+/* A byte that holds fewer bits than it has (sub-byte integers, f4). */
+static int is_sub_byte(etype t)
+{
+	return etype_bit_width(t) < 8 * etype_byte_width(t);
+}
+
 static const char *binary_op(rng *r, etype t)
 {
 	if (t == ET_PRED)
 		return pred_ops[rnd(r, N_OF(pred_ops))];
+	if (is_complex(t))
+		return complex_ops[rnd(r, N_OF(complex_ops))];
 	if (is_float(t))
 		return float_ops[rnd(r, N_OF(float_ops))];
 	return int_ops[rnd(r, N_OF(int_ops))];
@@ -177,8 +204,19 @@ static const char *scalar_constant(graph *g, rng *r, etype t, char *name, size_t
 	sb_printf(&g->text, "  %s = %s[] constant(", c, etype_name(t));
 	if (t == ET_PRED)
 		sb_puts(&g->text, rnd(r, 2) ? "true" : "false");
+	else if (is_complex(t))
+		sb_printf(&g->text, "(%s, %s)", (const char *[]){ "0", "1.5", "-2", "nan", "-inf" }[rnd(r, 5)],
+			  (const char *[]){ "0", "0.25", "-1" }[rnd(r, 3)]);
+	else if (t == ET_F8E8M0FNU)
+		sb_printf(&g->text, "%s", (const char *[]){ "1", "2", "0.25", "8" }[rnd(r, 4)]);
+	else if (is_small_float(t))
+		sb_printf(&g->text, "%s", (const char *[]){ "0", "1.5", "-2", "6", "0.5", "-1" }[rnd(r, 6)]);
 	else if (is_float(t))
 		sb_printf(&g->text, "%s", (const char *[]){ "0", "1.5", "-2", "6", "nan", "-inf", "0.25", "-0" }[rnd(r, 8)]);
+	else if (is_sub_byte(t) && etype_get_kind(t) == KIND_UINT)
+		sb_printf(&g->text, "%d", rnd(r, 1 << etype_bit_width(t)));
+	else if (is_sub_byte(t))
+		sb_printf(&g->text, "%d", rnd(r, 1 << etype_bit_width(t)) - (1 << (etype_bit_width(t) - 1)));
 	else if (etype_get_kind(t) == KIND_UINT)
 		sb_printf(&g->text, "%d", rnd(r, 9));
 	else
@@ -296,11 +334,12 @@ static void make_graph(graph *g, rng *r, int large)
 			int swap = rnd(r, 2);
 			gval *v = new_value(g, r, a->t, "v");
 			sb_printf(b, "%s(%s, %s)\n", binary_op(r, a->t), swap ? rhs : a->name, swap ? a->name : rhs);
-			v->float_result = is_float(a->t);
+			v->float_result = is_float(a->t) || is_complex(a->t);
 		} else if (kind < 9) { /* compare */
 			const gval *c = pick_type(g, r, a->t);
 			gval *v = new_value(g, r, ET_PRED, "v");
-			sb_printf(b, "compare(%s, %s), direction=%s", a->name, c->name, directions[rnd(r, N_OF(directions))]);
+			sb_printf(b, "compare(%s, %s), direction=%s", a->name, c->name,
+				  directions[rnd(r, is_complex(a->t) ? 2 : N_OF(directions))]);
 			if (is_float(a->t) && rnd(r, 3) == 0)
 				sb_puts(b, ", type=TOTALORDER");
 			sb_putc(b, '\n');
@@ -318,11 +357,13 @@ static void make_graph(graph *g, rng *r, int large)
 			v->float_result = fr;
 		} else if (kind < 13) { /* convert */
 			etype to = all_types[rnd(r, N_OF(all_types))];
+			if (is_complex(a->t) && !is_complex(to))
+				to = rnd(r, 2) ? ET_C64 : ET_C128;  /* complex -> real is real(), not convert */
 			gval *v = new_value(g, r, to, "v");
 			sb_printf(b, "convert(%s)\n", a->name);
 			v->float_result = is_float(to) && a->float_result;
 		} else if (kind == 13) { /* bitcast-convert of a value whose bits are the same in both engines */
-			if (a->float_result || a->t == ET_PRED) {
+			if (a->float_result || a->t == ET_PRED || is_complex(a->t) || is_sub_byte(a->t)) {
 				k--;
 				continue;
 			}
@@ -346,6 +387,8 @@ static void make_graph(graph *g, rng *r, int large)
 			sb_puts(b, "}\n");
 		} else if (kind == 17 && g->rank > 0) { /* iota */
 			etype t = all_types[1 + rnd(r, N_OF(all_types) - 1)];
+			if (is_complex(t))
+				t = ET_F32;
 			gval *v = new_value(g, r, t, "v");
 			sb_printf(b, "iota(), iota_dimension=%d\n", rnd(r, g->rank));
 		} else if (kind == 18) { /* a reshape round trip (not fused) */
@@ -446,6 +489,18 @@ static void fill_random(hloi_literal *lit, rng *r)
 			p[i] = (unsigned char)(how == 0 ? (v & 0xff) : (v & 1));
 			continue;
 		}
+		if (is_sub_byte(t)) {
+			/* the value in its byte: sign-extended or zero above its bits */
+			int bits = etype_bit_width(t);
+			uint8_t u = (uint8_t)(v & ((1u << bits) - 1));
+			if (etype_get_kind(t) == KIND_SINT && (u >> (bits - 1)))
+				u = (uint8_t)(u | (0xffu << bits));
+			p[i] = u;
+			continue;
+		}
+		if (how == 1 && (is_complex(t) || is_small_float(t))) {
+			how = 0;  /* random bits: every encoding, NaNs included */
+		}
 		if (how == 1) {
 			int64_t s = rnd(r, 12) - 3;
 			if (etype_is_float(t)) {
@@ -475,6 +530,18 @@ static void fill_random(hloi_literal *lit, rng *r)
 static int both_nan(etype t, const unsigned char *p, const unsigned char *q)
 {
 	uint16_t x, y;
+	if (is_small_float(t)) {
+		const f8_format *f = f8_format_of(t);
+		return f && f8_is_nan(f, p[0]) && f8_is_nan(f, q[0]);
+	}
+	if (t == ET_C64 || t == ET_C128) {
+		/* a NaN part in each (complex arithmetic spreads a NaN operand's
+		 * payload into either part) */
+		etype part = t == ET_C64 ? ET_F32 : ET_F64;
+		int h = etype_byte_width(t) / 2;
+		return (both_nan(part, p, p) || both_nan(part, p + h, p + h)) &&
+		       (both_nan(part, q, q) || both_nan(part, q + h, q + h));
+	}
 	switch (t) {
 	case ET_F16:
 		memcpy(&x, p, 2);
