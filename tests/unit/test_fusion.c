@@ -523,7 +523,11 @@ static void fill_random(hloi_literal *lit, rng *r)
 			}
 			v = (uint64_t)s;
 		}
-		memcpy(p + i, &v, w);
+		memcpy(p + i, &v, w < 8 ? w : 8);
+		if (w > 8) {  /* c128: the second part */
+			v = next(r);
+			memcpy(p + i + 8, &v, w - 8);
+		}
 	}
 }
 
