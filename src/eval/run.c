@@ -440,7 +440,8 @@ static hloi_status take_root(engine *e, frame *f, const instr *root, hloi_litera
 	if (collect_refs(f, root, &r)) {
 		st = value_oom(e, (int64_t)r.n * (int64_t)sizeof *r.v);
 	} else {
-		qsort(r.v, r.n, sizeof *r.v, cmp_ptr);
+		if (r.n > 1)  /* none for an empty tuple (r.v NULL) */
+			qsort(r.v, r.n, sizeof *r.v, cmp_ptr);
 		st = take_value(e, f, root, &r, out, owned);
 	}
 	hloi_free(r.v);
