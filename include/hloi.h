@@ -458,6 +458,29 @@ HLOI_API hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx,
  * run its own copy of that input. */
 HLOI_API int hloi_module_aliased_input(const hloi_module *m);
 
+/* Writes the evaluation plan of the checked module as text (what `hloi
+ * plan` prints): for its entry computation and each computation it calls,
+ * the steps in order; each fused region with the instructions it computes
+ * in one pass, the values it reads (and how: broadcast, another layout),
+ * the values it writes (a new buffer, or in place over a dead input) and
+ * how the engine walks it (rows or tiles, threads, scratch per thread);
+ * then the planned peak memory. `opts` gives the engine (the reference
+ * engine fuses nothing) and the threads (NULL: the defaults). Errors:
+ * HLOI_EINVAL (not checked), HLOI_ENOMEM, HLOI_EIO (writing failed). */
+HLOI_API hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx,
+					    const hloi_run_options *opts, FILE *f);
+
+/* The planned peak memory of one run of the checked module, in bytes: its
+ * parameters, the most its values hold at once (the result included) and
+ * the engine's scratch (rows and tiles, per thread). Errors as above. */
+HLOI_API hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx,
+						 const hloi_run_options *opts, uint64_t *out);
+
+/* hloi_module_print_dot with the fused regions of the evaluation plan
+ * (two or more instructions) drawn as clusters. The module must be
+ * checked (HLOI_EINVAL). */
+HLOI_API hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi_run_options *opts, FILE *f);
+
 /* Makes one deterministic pseudo-random input per parameter of the checked
  * module (the same seed always gives the same values). Free the array with
  * hloi_literal_array_free. */

@@ -786,6 +786,51 @@ hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f)
 	return w == len ? HLOI_OK : HLOI_EIO;
 }
 
+static hloi_status write_all(strbuf *b, FILE *f)
+{
+	if (b->oom)
+		return HLOI_ENOMEM;
+	size_t len = b->len;
+	return fwrite(sb_str(b), 1, len, f) == len ? HLOI_OK : HLOI_EIO;
+}
+
+hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts, FILE *f)
+{
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before it is planned");
+		return HLOI_EINVAL;
+	}
+	strbuf b = STRBUF_INIT;
+	hloi_status st = eval_plan_text(&b, m, opts);
+	if (st == HLOI_OK)
+		st = write_all(&b, f);
+	sb_free(&b);
+	return st;
+}
+
+hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts,
+					uint64_t *out)
+{
+	*out = 0;
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before it is planned");
+		return HLOI_EINVAL;
+	}
+	return eval_plan_peak(m, opts, out);
+}
+
+hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi_run_options *opts, FILE *f)
+{
+	if (!m->checked)
+		return HLOI_EINVAL;
+	strbuf b = STRBUF_INIT;
+	hloi_status st = eval_plan_dot(&b, m, opts);
+	if (st == HLOI_OK)
+		st = write_all(&b, f);
+	sb_free(&b);
+	return st;
+}
+
 size_t hloi_module_parameter_count(const hloi_module *m)
 {
 	return m->checked && m->entry ? (size_t)m->entry->nparams : 0;

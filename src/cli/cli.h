@@ -33,6 +33,7 @@ int cmd_layout(int argc, char **argv, cli_io *io);
 int cmd_test(int argc, char **argv, cli_io *io);
 int cmd_lower(int argc, char **argv, cli_io *io);
 int cmd_dot(int argc, char **argv, cli_io *io);
+int cmd_plan(int argc, char **argv, cli_io *io);
 int cmd_bench(int argc, char **argv, cli_io *io);
 int cmd_convert(int argc, char **argv, cli_io *io);
 

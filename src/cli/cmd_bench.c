@@ -20,7 +20,8 @@ static const char help[] =
 	"and prints the median, minimum and maximum time and the bandwidth\n"
 	"(bytes of the inputs and the result per run). Runs after the first\n"
 	"write into the first run's result, as a loop running a program again\n"
-	"and again would.\n"
+	"and again would. --json adds the planned peak memory (peak_bytes: the\n"
+	"parameters, the values and the engine's scratch; see `hloi plan`).\n"
 	"\n"
 	"Options:\n"
 	"  --iterations N          timed runs (default 10)\n"
@@ -245,19 +246,24 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		threads = cores > 0 ? (int)cores : 1;
 	}
 	const char *engine = a.run.engine == HLOI_ENGINE_REFERENCE ? "reference" : "fast";
+	uint64_t peak = 0;
+	if (hloi_module_plan_peak_bytes(m, ctx, &a.run, &peak) != HLOI_OK)
+		peak = 0;
 	if (a.json)
 		fprintf(io->out,
 			"{\"median_s\":%.9f,\"min_s\":%.9f,\"max_s\":%.9f,\"bytes\":%llu,\"gbps\":%.3f,"
-			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\"}\n",
+			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\",\"peak_bytes\":%llu}\n",
 			median, times[0], times[k - 1], (unsigned long long)bytes, gbps, engine, threads,
-			reuse ? "reused" : "fresh");
+			reuse ? "reused" : "fresh", (unsigned long long)peak);
 	else
 		fprintf(io->out,
 			"%s: %lld iterations, engine %s, %d thread%s, %s result\n"
 			"median %.6f s, min %.6f s, max %.6f s\n"
-			"%llu bytes per run, %.2f GB/s\n",
+			"%llu bytes per run, %.2f GB/s\n"
+			"planned peak memory %llu bytes\n",
 			a.program, (long long)a.iterations, engine, threads, threads == 1 ? "" : "s",
-			reuse ? "reused" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps);
+			reuse ? "reused" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
+			(unsigned long long)peak);
 cleanup:
 	hloi_literal_free(result);
 	inputs_free(inputs, ninputs);

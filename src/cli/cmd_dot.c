@@ -20,6 +20,10 @@ static const char help[] =
 	"written shapes and the diagnostics are printed too (exit code 3).\n"
 	"\n"
 	"Options:\n"
+	"  --plan                  draw the fused regions of the evaluation plan as\n"
+	"                          clusters (see `hloi plan`; the program must check)\n"
+	"  --engine ENGINE         with --plan: fast (the default) or reference\n"
+	"  --threads N             with --plan: worker threads (0: the machine's cores)\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
@@ -30,7 +34,12 @@ static const char help[] =
 	"  hloi dot testdata/sources/matrix_plus_vector.hlo | dot -Tpng -o graph.png\n";
 
 
+enum { OPT_PLAN = 256 };
+
 static const struct option options[] = {
+	{ "plan", no_argument, NULL, OPT_PLAN },
+	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
@@ -41,19 +50,24 @@ static const struct option options[] = {
 
 /* Returns 0 with *program set, -1 after --help, or an exit code. */
 static int parse(int argc, char **argv, cli_io *io, hloi_format *format, hloi_check_options *check,
-		 const char **program)
+		 hloi_run_options *run, int *plan, const char **program)
 {
 	int c;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
+		case OPT_PLAN:
+			*plan = 1;
+			break;
+		case CLI_OPT_ENGINE:
+		case CLI_OPT_THREADS:
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_COLOR:
 		{
-			int e = cli_common_option(c, optarg, io, "dot", check, format, NULL);
+			int e = cli_common_option(c, optarg, io, "dot", check, format, run);
 			if (e)
 				return e;
 			break;
@@ -72,8 +86,10 @@ int cmd_dot(int argc, char **argv, cli_io *io)
 {
 	hloi_format format = HLOI_FORMAT_AUTO;
 	hloi_check_options opts = HLOI_CHECK_OPTIONS_INIT;
+	hloi_run_options run = HLOI_RUN_OPTIONS_INIT;
 	const char *program = NULL;
-	int rc = parse(argc, argv, io, &format, &opts, &program);
+	int plan = 0;
+	int rc = parse(argc, argv, io, &format, &opts, &run, &plan, &program);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	hloi_context *ctx = NULL;
@@ -94,7 +110,11 @@ int cmd_dot(int argc, char **argv, cli_io *io)
 		rc = cli_exit_code(check);
 		goto cleanup;
 	}
-	st = hloi_module_print_dot(m, io->out);
+	if (plan && check != HLOI_OK) {
+		rc = cli_exit_code(check);  /* a plan needs the checked program */
+		goto cleanup;
+	}
+	st = plan ? hloi_module_print_dot_plan(m, &run, io->out) : hloi_module_print_dot(m, io->out);
 	if (st != HLOI_OK) {
 		fputs(st == HLOI_ENOMEM ? "hloi dot: out of memory\n" : "hloi dot: error writing output\n",
 		      io->err);

@@ -38,6 +38,7 @@ static const char help[] =
 	"                          write the arguments and the result (with --compare\n"
 	"                          also the reference engine's) as XLA's\n"
 	"                          RunHloModuleLiterals proto (.pbtxt: text, else binary)\n"
+	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
@@ -75,7 +76,8 @@ enum {
 	OPT_TIMEOUT,
 	OPT_MAX_STEPS,
 	OPT_LITERALS_IN,
-	OPT_LITERALS_OUT
+	OPT_LITERALS_OUT,
+	OPT_DUMP_PLAN
 };
 
 static const struct option options[] = {
@@ -99,6 +101,7 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
+	{ "dump-plan", no_argument, NULL, OPT_DUMP_PLAN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -112,6 +115,7 @@ typedef struct run_args {
 	int compare;
 	double timeout;
 	const char *literals_out;
+	int dump_plan;
 	program_opts prog;
 	hloi_run_options run;
 } run_args;
@@ -163,6 +167,9 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		}
 		case OPT_LITERALS_OUT:
 			a->literals_out = optarg;
+			break;
+		case OPT_DUMP_PLAN:
+			a->dump_plan = 1;
 			break;
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
@@ -306,6 +313,14 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
+	if (a.dump_plan) {
+		hloi_status ps = hloi_module_plan_print(m, ctx, &a.run, io->out);
+		cli_print_diagnostics(io, ctx);
+		if (ps != HLOI_OK) {
+			rc = cli_exit_code(ps);
+			goto cleanup;
+		}
+	}
 	/* before the run: an in-place run consumes its aliased input */
 	if (a.print_inputs) {
 		for (size_t i = 0; i < ninputs; i++) {

@@ -17,6 +17,7 @@ static const char usage[] =
 	"  layout SHAPE     show how a shape's layout places elements in memory\n"
 	"  test PATH...     run golden tests (NAME.hlo against NAME.golden)\n"
 	"  dot PROGRAM      print the computation graph as Graphviz DOT\n"
+	"  plan PROGRAM     show how a program will be evaluated (fused regions, memory)\n"
 	"  bench PROGRAM    time the evaluation of a program\n"
 	"  convert IN OUT   convert between .hlo, .pb and .pbtxt\n"
 	"\n"
@@ -42,6 +43,7 @@ static const struct {
 	{ "layout", cmd_layout },
 	{ "test", cmd_test },
 	{ "dot", cmd_dot },
+	{ "plan", cmd_plan },
 	{ "bench", cmd_bench },
 	{ "convert", cmd_convert },
 };
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
 				rc = cli_usage_error(&io, NULL, "unknown command '%s'; did you mean '%s'?", argv[1],
 						     nearest_command(argv[1]));
 			else
-				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot bench convert)",
+				rc = cli_usage_error(&io, NULL, "unknown command '%s' (commands: run check fmt lower layout test dot plan bench convert)",
 						     argv[1]);
 		} else {
 			rc = fn(argc - 1, argv + 1, &io);

@@ -1,7 +1,7 @@
 /* Kernels of the values a computation starts from and passes around:
- * parameters, constants, tuples and their elements, calls (call, fusion:
- * the callee evaluated inline), while loops and conditionals; and the
- * count of evaluated steps that bounds a run (eval_step). */
+ * parameters, constants, calls (call, fusion: the callee evaluated through
+ * its own plan), while loops and conditionals; and the count of evaluated
+ * steps that bounds a run (eval_step). Tuples are in data.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,40 +35,6 @@ hloi_status kernel_constant(engine *e, frame *f, const instr *in, hloi_literal *
 		return HLOI_EUNSUPPORTED;
 	}
 	f->vals[in->position] = in->value;
-	return HLOI_OK;
-}
-
-hloi_status kernel_tuple(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest)
-{
-	(void)args;
-	(void)dest;
-	int pos = in->position;
-	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
-	if (st != HLOI_OK)
-		return st;
-	f->owned[pos] = 1;
-	for (int k = 0; k < in->nops; k++)
-		value_copy(f->vals[pos]->elems[k], ops[k]);
-	return HLOI_OK;
-}
-
-hloi_status kernel_get_tuple_element(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				     hloi_literal *const *args, hloi_literal *dest)
-{
-	(void)args;
-	(void)dest;
-	int pos = in->position;
-	const hloi_literal *t = ops[0];
-	int64_t index = -1;
-	instr_int(in, ATTR_INDEX, &index);
-	if (!t || index < 0 || (size_t)index >= t->nelems)
-		return HLOI_EINVAL;
-	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
-	if (st != HLOI_OK)
-		return st;
-	f->owned[pos] = 1;
-	value_copy(f->vals[pos], t->elems[index]);
 	return HLOI_OK;
 }
 

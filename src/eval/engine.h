@@ -1,18 +1,24 @@
 /* The engine's internal interface, shared by the files of src/eval/:
  *
- *   values.c     memory: the budget, value buffers, the spare buffer, copies
- *                between layouts
- *   run.c        the driver: evaluates computations instruction by
- *                instruction through the kernel table, frees values after
- *                their last use, writes aliased results in place
- *   control.c    kernels of parameters, constants, tuples, calls, while and
+ *   plan.c       the plan of a computation: schedule, fused regions,
+ *                liveness, buffer reuse, peak memory (plan.h)
+ *   run.c        the driver: runs a plan step by step, a fused region
+ *                through the executor of eval/fast/, any other instruction
+ *                through the kernel table; frees every value after its last
+ *                use; writes aliased results in place
+ *   values.c     memory: the budget, value buffers, the spare buffer, shared
+ *                values (tuples, views), copies between layouts
+ *   control.c    kernels of parameters, constants, calls, while and
  *                conditional; the step count (eval_step)
  *   reduce.c     reduce, reduce-window and map in XLA's order of combination
  *   reduce_fast.c   the fast engine's reductions by a known monoid
  *   apply.c      a computation applied to scalars, element by element
- *   elementwise.c / data.c   kernels of the elementwise and data-movement
- *                ops: the fast engine (fast.c) where it covers the case,
- *                else the reference engine (reference.c)
+ *   data.c       kernels of the data-movement ops and of tuples
+ *   movement.c   slice, pad, concatenate, dynamic slices, reverse ... as
+ *                strided copies (fast_copy where the engine is the fast one)
+ *   elementwise.c   the kernel of the elementwise ops outside regions
+ *   fast/        the fast engine: row kernels, the region executor, the
+ *                strided copy of the data-movement ops
  *   reference.c  the per-element oracle (SPEC §9)
  *   scalar.h     the semantics of every element operation, written once
  *
@@ -25,6 +31,7 @@
 #include <stdint.h>
 
 #include "eval/eval.h"
+#include "eval/fast.h"
 #include "eval/limits.h"
 #include "ir/ir.h"
 
@@ -41,6 +48,10 @@ typedef struct engine {
 	int threads;
 	int depth;           /* computations being evaluated */
 	hloi_literal *spare; /* a freed array kept for the next value of its size */
+	uint64_t peak;       /* the most `live` has been */
+	const fast_tuning *tuning; /* the fast engine's sizes (NULL: defaults) */
+	struct eval_plan **plans; /* plans of the computations run so far */
+	int nplans, cap_plans;
 	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
 	int uncounted;       /* > 0: in a per-element application of a computation
 			      * (reduce, reduce-window, map), whose steps do not count */
@@ -49,12 +60,21 @@ typedef struct engine {
 	int64_t loop_iter;   /* ... and its iteration (from 1) */
 } engine;
 
+/* How a frame holds a value (frame.owned). */
+enum {
+	VAL_BORROWED = 0, /* not the frame's to free (parameters, constants, tuple elements) */
+	VAL_OWNED = 1,    /* value_new made it; value_drop frees it */
+	VAL_SHELL = 2     /* a tuple of other values, or a view of another value's
+			   * buffer: only the container is the frame's (value_shell_free) */
+};
+
 /* One evaluation of a computation: a value per instruction position. */
 typedef struct frame {
 	const computation *comp;
 	hloi_literal **vals;
-	uint8_t *owned;
+	uint8_t *owned;      /* VAL_* */
 	const int *last_use; /* position of each value's last reader */
+	const struct eval_plan *plan;
 } frame;
 
 /* --- values (values.c) ------------------------------------------------------ */
@@ -70,8 +90,18 @@ hloi_status value_new(engine *e, const shape *s, hloi_literal **out);
 /* Frees a value value_new made, or keeps it as the spare. */
 void value_drop(engine *e, hloi_literal *lit);
 void value_free_spare(engine *e);
-/* Drops the frame's value at `pos` if it owns it. */
+/* Drops the frame's value at `pos` if it owns it (or its container). */
 void value_release(engine *e, frame *f, int pos);
+/* Counts the executor's scratch in the engine's memory (its peak), without
+ * refusing it: the budget bounds values. value_unreserve gives it back. */
+hloi_status value_reserve(engine *e, int64_t bytes);
+void value_unreserve(engine *e, int64_t bytes);
+/* A tuple whose elements are the given values (borrowed, not copied), and
+ * a view of an array's buffer with another shape: containers only, freed
+ * with value_shell_free (the frame marks them VAL_SHELL). */
+hloi_status value_tuple_shell(engine *e, const shape *s, hloi_literal *const *elems, int n, hloi_literal **out);
+hloi_status value_view(engine *e, const shape *s, const hloi_literal *of, hloi_literal **out);
+void value_shell_free(hloi_literal *lit);
 /* Equal layouts everywhere (tuples element by element). */
 int value_same_layouts(const shape *a, const shape *b);
 /* Copies the values of src into dst (same type and dims; any layouts). */

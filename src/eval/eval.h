@@ -6,6 +6,7 @@
 
 #include "hloi.h"
 #include "ir/ir.h"
+#include "util/strbuf.h"
 
 /* Runs the checked module. inputs[i] must match parameter i in type and dims
  * (else HLOI_EINVAL with a message naming the parameter); an input in another
@@ -19,6 +20,34 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
  * or when the module aliases its result to an input. */
 hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			     const hloi_run_options *opts, hloi_literal *result);
+
+struct fast_tuning;
+
+/* What a run measured. */
+typedef struct eval_stats {
+	uint64_t peak_bytes;  /* the most the engine held at once: values it made
+			       * (results included) and the executor's scratch */
+} eval_stats;
+
+/* eval_module (into == NULL) or eval_module_into, with the fast engine's
+ * sizes (`tuning`, NULL: the defaults) and the run's measurements (`stats`,
+ * may be NULL). For the tests. */
+hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			      const hloi_run_options *opts, const struct fast_tuning *tuning, hloi_literal *into,
+			      hloi_literal **out, eval_stats *stats);
+
+/* The evaluation plan of the checked module (entry computation, then each
+ * computation it calls) as text, as `hloi plan` prints it: steps, fused
+ * regions with their instructions, inputs, outputs and buffers reused, the
+ * executor's walk (rows or tiles, threads, scratch) and the peak memory.
+ * opts: the engine (the reference engine fuses nothing) and threads. */
+hloi_status eval_plan_text(strbuf *b, const module *m, const hloi_run_options *opts);
+/* The planned peak bytes of one run: the parameters, the most the values
+ * hold at once (the result included) and the executor's scratch. */
+hloi_status eval_plan_peak(const module *m, const hloi_run_options *opts, uint64_t *out);
+/* The module as Graphviz DOT (text/dot.h) with each fused region of two or
+ * more instructions drawn as a cluster. */
+hloi_status eval_plan_dot(strbuf *b, const module *m, const hloi_run_options *opts);
 
 /* The parameter a checked module's whole result is written into
  * (input_output_alias with output index {}), or -1. */

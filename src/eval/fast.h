@@ -1,6 +1,9 @@
-/* The fast engine's entry point, called by the evaluation loop for every
- * elementwise instruction (binary op, compare, broadcast) when the engine is
- * not the reference one. */
+/* The fast engine's single-instruction entry point: one elementwise
+ * instruction (binary op, compare, select, convert, bitcast-convert, copy,
+ * broadcast, transpose, iota) computed by the region executor of
+ * eval/fast/ as a region of one member. The evaluation loop runs whole
+ * fused regions (eval/plan.h); this entry serves layout conversions and
+ * the tests. */
 #ifndef HLOI_EVAL_FAST_H
 #define HLOI_EVAL_FAST_H
 
@@ -12,8 +15,9 @@ typedef struct fast_tuning {
 	int64_t stream_bytes;   /* results this large are written with non-temporal stores */
 	int64_t tile;           /* tile side along the result's inner dimension (elements) */
 	int64_t tile_bytes;     /* bytes of a gathered tile (sets its other side) */
-	int64_t chunk_bytes;    /* staging chunk (at most 4096 bytes) */
+	int64_t chunk_bytes;    /* a row segment, in bytes of the widest element */
 	int64_t min_per_thread; /* fewer elements per thread do not get another thread */
+	int generic;            /* every computing member runs the reference element loop (tests) */
 } fast_tuning;
 
 void fast_default_tuning(fast_tuning *t);
@@ -28,16 +32,26 @@ void fast_default_tuning(fast_tuning *t);
 int fast_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
 		     const fast_tuning *tuning);
 
+/* Copies src into dst: the same dims and element width, any layouts
+ * (tiles with register transposes where they disagree). Nonzero when it
+ * does not cover the case (tuples, a missing buffer, out of memory). */
+int fast_relayout(hloi_literal *dst, const hloi_literal *src, int threads, const fast_tuning *tuning);
+
+/* Copies op into out as reshape does (the row-major order of the
+ * elements kept), when the two shapes' dimensions refine into common
+ * factors: one strided copy. Nonzero when they do not (f32[6,4] ->
+ * f32[4,6]) or the case is not covered. */
+int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const fast_tuning *tuning);
+
 /* A strided copy for the data-movement ops: n[0..rank) elements along each
  * dimension, of w bytes, from src (element strides ss[d], of any sign; 0
  * repeats one element, which makes a fill) to dst (element strides ds[d],
  * nonzero, distinct indices at distinct elements). dst and src must not
- * overlap. Runs the plan of fast_elementwise: dimensions in dst's memory
- * order, neighbours merged, tiles when src is strided along dst's inner
- * dimension, threads over the outermost dimension; no streaming stores
- * (tuning's stream_bytes and chunk_bytes are not used). Returns 0 when it did
- * the copy, nonzero for an element width it has no kernel for (not 1, 2,
- * 4 or 8 bytes). */
+ * overlap. Runs as a region of one copying member: dimensions in dst's
+ * memory order, neighbours merged, tiles when src is strided along dst's
+ * inner dimension, threads over the outermost dimension. Returns 0 when it
+ * did the copy, nonzero when it does not cover the case (an element width
+ * other than 1, 2, 4, 8 or 16 bytes, out of memory). */
 int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *n, int rank, int w,
 	      int threads, const fast_tuning *tuning);
 

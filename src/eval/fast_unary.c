@@ -33,7 +33,7 @@
 #define FU_STREAM_BYTES ((int64_t)8 << 20)
 #define FU_MIN_PER_THREAD ((int64_t)1 << 16)
 
-typedef void (*fu_row)(void *restrict o, const void *const *a, const int64_t *s, int64_t n, const ew_params *p);
+typedef ew_row_fn fu_row;
 
 /* --- row kernels ---------------------------------------------------------------- */
 
@@ -382,6 +382,16 @@ static etype kernel_type(const instr *in, hloi_literal *const *ops)
 	if (in->op == OP_CLAMP)
 		return ops[1]->shape.type;
 	return ops[0]->shape.type;
+}
+
+ew_row_fn fast_unary_row(const instr *in)
+{
+	if (!ew_is_unary_family(in->op) || in->nops < 1 || in->nops > FU_MAX_OPS)
+		return NULL;
+	etype t = in->op == OP_COMPLEX ? in->result.type
+		: in->op == OP_CLAMP && in->nops == 3 ? in->ops[1].def->result.type
+		: in->ops[0].def->result.type;
+	return row_kernel(in->op, t);
 }
 
 int fast_unary(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads)

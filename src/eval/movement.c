@@ -4,7 +4,7 @@
  * indices as XLA's evaluator does it).
  *
  * Every op is a copy of strided boxes of elements: the fast engine hands
- * them to fast_copy (eval/fast.c: merged dimensions, tiles where the layouts
+ * them to fast_copy (eval/fast/exec.c: merged dimensions, tiles where the layouts
  * disagree, threads), the reference engine walks every result element
  * through index conversion. Bits are moved, never values. */
 #include "eval/movement.h"
@@ -89,7 +89,9 @@ void mv_copy_box(char *dst, const int64_t *ds, const char *src, const int64_t *s
 int mv_last_use(const frame *f, const instr *in, int k)
 {
 	int d = in->ops[k].def->position;
-	return f->owned[d] && f->last_use[d] == in->position;
+	/* a buffer of its own (not a tuple of other values or a view of
+	 * another value's buffer) */
+	return f->owned[d] == VAL_OWNED && f->last_use[d] == in->position;
 }
 
 static int64_t width(const hloi_literal *lit)
@@ -529,15 +531,14 @@ hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi
 	return HLOI_OK;
 }
 
-/* The operand itself: borrowed when the frame does not own it (an argument
- * or a constant, alive for the whole run), taken over at its last use,
- * else copied; converted when the result was written with other layouts. */
+/* The operand itself, shared (never copied), or converted when the result
+ * was written with other layouts. */
 hloi_status kernel_optimization_barrier(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 					hloi_literal *const *args, hloi_literal *dest)
 {
 	(void)args;
 	(void)dest;
-	int pos = in->position, d = in->ops[0].def->position;
+	int pos = in->position;
 	if (!value_same_layouts(&ops[0]->shape, &in->result)) {
 		/* a result written with other layouts than the operand's */
 		int owned = 0;
@@ -545,20 +546,9 @@ hloi_status kernel_optimization_barrier(engine *e, frame *f, const instr *in, hl
 		f->owned[pos] = (uint8_t)owned;
 		return st;
 	}
-	if (!f->owned[d]) {
-		f->vals[pos] = ops[0];
-		f->owned[pos] = 0;
-		return HLOI_OK;
-	}
-	if (mv_last_use(f, in, 0)) {
-		f->owned[d] = 0;
-		f->vals[pos] = ops[0];
-		f->owned[pos] = 1;
-		return HLOI_OK;
-	}
-	hloi_status st = value_clone(e, ops[0], &f->vals[pos]);
-	if (st != HLOI_OK)
-		return st;
-	f->owned[pos] = 1;
+	/* the operand itself: the plan keeps it alive as long as this value
+	 * (eval/plan.h: a value that shares its operand's buffers) */
+	f->vals[pos] = ops[0];
+	f->owned[pos] = VAL_BORROWED;
 	return HLOI_OK;
 }

@@ -1,12 +1,16 @@
-/* The engine's driver: evaluates a checked module's entry computation
- * instruction by instruction through the kernel table (engine.h), frees
- * every value after its last use, lets an elementwise op write over an
- * operand it reads for the last time, and writes an aliased result
- * (input_output_alias, SPEC §3.3) into its parameter's buffer. */
+/* The engine's driver: runs the plan of a computation (eval/plan.h) step by
+ * step — a fused region through the executor of eval/fast/, any other
+ * instruction through the kernel table (engine.h) — frees every value
+ * after its last use, lets a step write over a value it reads for the last
+ * time, and writes an aliased result (input_output_alias, SPEC §3.3) or
+ * the caller's result (run into) straight into its destination. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/index.h"
 #include "eval/engine.h"
+#include "eval/plan.h"
 #include "util/alloc.h"
 
 /* Whether `in` may write straight into dest although an operand lives in
@@ -40,7 +44,7 @@ static int reusable_operand(const frame *f, const instr *in, hloi_literal *const
 	for (int k = 0; k < in->nops; k++) {
 		int d = in->ops[k].def->position;
 		const hloi_literal *op = ops[k];
-		if (!f->owned[d] || f->last_use[d] != in->position || !op || shape_is_tuple(&op->shape) ||
+		if (f->owned[d] != VAL_OWNED || f->last_use[d] != in->position || !op || shape_is_tuple(&op->shape) ||
 		    !op->data || op->elided || op->shape.type != in->result.type ||
 		    !shape_same_dims(&op->shape, &in->result) || !layout_equal(&op->shape.layout, &in->result.layout))
 			continue;
@@ -70,7 +74,7 @@ hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *con
 	} else if (k >= 0) {
 		/* in place: the operand's buffer becomes this value */
 		res = ops[k];
-		f->owned[in->ops[k].def->position] = 0;
+		f->owned[in->ops[k].def->position] = VAL_BORROWED;
 	} else {
 		hloi_status st = value_new(e, &in->result, &res);
 		if (st != HLOI_OK)
@@ -84,7 +88,7 @@ hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *con
 		res = dest;
 	}
 	f->vals[pos] = res;
-	f->owned[pos] = res != dest;
+	f->owned[pos] = res != dest ? VAL_OWNED : VAL_BORROWED;
 	return HLOI_OK;
 }
 
@@ -120,6 +124,330 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 	return st;
 }
 
+/* The plan of comp for this engine, built on first use and kept for the
+ * run (a computation called again and again is planned once). */
+static hloi_status plan_for(engine *e, const computation *comp, const eval_plan **out)
+{
+	for (int i = 0; i < e->nplans; i++) {
+		if (e->plans[i]->comp == comp) {
+			*out = e->plans[i];
+			return HLOI_OK;
+		}
+	}
+	if (e->nplans == e->cap_plans) {
+		int cap = e->cap_plans ? 2 * e->cap_plans : 8;
+		eval_plan **v = hloi_calloc((size_t)cap, sizeof *v);
+		if (!v)
+			return value_oom(e, (int64_t)cap * (int64_t)sizeof *v);
+		if (e->nplans)
+			memcpy(v, e->plans, (size_t)e->nplans * sizeof *v);
+		hloi_free(e->plans);
+		e->plans = v;
+		e->cap_plans = cap;
+	}
+	eval_plan *p = NULL;
+	hloi_status st = plan_build(&p, comp, e->fast, e->tuning && e->tuning->generic);
+	if (st != HLOI_OK)
+		return value_oom(e, (int64_t)comp->ninstrs * (int64_t)sizeof(int));
+	e->plans[e->nplans++] = p;
+	*out = p;
+	return HLOI_OK;
+}
+
+static void free_plans(engine *e)
+{
+	for (int i = 0; i < e->nplans; i++)
+		plan_free(e->plans[i]);
+	hloi_free(e->plans);
+	e->plans = NULL;
+	e->nplans = e->cap_plans = 0;
+}
+
+/* Runs region r of the plan: its inputs from the frame, its outputs into
+ * new buffers, dead inputs taken over (g->reuse), or dest for the root. */
+static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hloi_literal *dest)
+{
+	const plan_region *g = &p->regions[r];
+	const computation *comp = p->comp;
+	const instr *seed = comp->instrs[g->seed];
+	const shape *dom = &seed->result;
+	hloi_status st = HLOI_OK;
+	fx_region fr;
+	fx_exec x;
+	memset(&fr, 0, sizeof fr);
+	memset(&x, 0, sizeof x);
+	fx_input *in = hloi_calloc((size_t)(g->nin ? g->nin : 1), sizeof *in);
+	fx_output *out = hloi_calloc((size_t)g->nout, sizeof *out);
+	hloi_literal **res = hloi_calloc((size_t)g->nout, sizeof *res);
+	uint8_t *fresh = hloi_calloc((size_t)g->nout, 1);
+	int *taken = hloi_calloc((size_t)g->nout, sizeof *taken);
+	hloi_literal *temp = NULL;  /* the root computed aside (see below) */
+	int64_t reserved = 0;
+	if (!in || !out || !res || !fresh || !taken) {
+		st = value_oom(e, (int64_t)(g->nin + g->nout) * (int64_t)sizeof *in);
+		goto cleanup;
+	}
+	fr.rank = dom->rank;
+	for (int d = 0; d < dom->rank; d++) {
+		fr.dims[d] = dom->dims[d];
+		fr.order[d] = dom->layout.minor_to_major[d];
+	}
+	for (int i = 0; i < g->nin; i++) {
+		const instr *v = comp->instrs[g->in[i].pos];
+		const hloi_literal *lit = f->vals[v->position];
+		if (!lit || lit->elided || shape_is_tuple(&lit->shape) ||
+		    fx_input_strides(&lit->shape, g->in[i].map, dom->rank, dom->dims, in[i].st)) {
+			diag_error_where(e->ctx, NULL, "internal error: value '%s' cannot be read by region %d", v->name, r);
+			st = HLOI_EINVAL;
+			goto cleanup;
+		}
+		in[i].base = lit->data;
+		in[i].w = etype_byte_width(lit->shape.type);
+	}
+	for (int o = 0; o < g->nout; o++) {
+		const instr *oi = comp->instrs[g->mem_pos[g->out_member[o]]];
+		int v = g->reuse[o];
+		taken[o] = -1;
+		if (oi == seed && dest) {
+			res[o] = dest;
+		} else if (v >= 0 && f->owned[v] == VAL_OWNED && f->vals[v] && !f->vals[v]->elided &&
+			   f->vals[v]->shape.type == oi->result.type && shape_same_dims(&f->vals[v]->shape, &oi->result) &&
+			   layout_equal(&f->vals[v]->shape.layout, &oi->result.layout)) {
+			/* in place: the dead input's buffer becomes this value */
+			res[o] = f->vals[v];
+			f->owned[v] = VAL_BORROWED;
+			fresh[o] = 1;
+			taken[o] = v;
+		} else {
+			st = value_new(e, &oi->result, &res[o]);
+			if (st != HLOI_OK)
+				goto cleanup;
+			fresh[o] = 1;
+		}
+		int8_t id[HLOI_MAX_RANK];
+		for (int d = 0; d < oi->result.rank; d++)
+			id[d] = (int8_t)d;
+		out[o].base = res[o]->data;
+		out[o].w = etype_byte_width(oi->result.type);
+		out[o].member = g->out_member[o];
+		out[o].bytes = (int64_t)res[o]->nbytes;
+		fx_input_strides(&res[o]->shape, id, dom->rank, dom->dims, out[o].st);
+	}
+	fr.nin = g->nin;
+	fr.in = in;
+	fr.nmem = g->nmem;
+	fr.mem = g->mem;
+	fr.nout = g->nout;
+	fr.out = out;
+	fr.nslots = g->nslots;
+	int rc = fx_setup(&x, &fr, e->threads, e->tuning);
+	if (rc == 1) {
+		/* An output's buffer is read at other elements than it is
+		 * written: dest (an aliased parameter, read through a broadcast
+		 * or a transpose), or a taken-over input that a view of it reads
+		 * otherwise. That output is computed into a buffer of its own
+		 * (the root's then copied into dest). */
+		fx_exec_free(&x);
+		for (int o = 0; o < g->nout && st == HLOI_OK; o++) {
+			int shared = 0;
+			for (int i = 0; i < g->nin; i++)
+				shared |= out[o].base && in[i].base == out[o].base;
+			if (!shared)
+				continue;
+			const shape *os = &comp->instrs[g->mem_pos[g->out_member[o]]]->result;
+			if (res[o] == dest) {
+				st = value_new(e, os, &temp);
+				if (st == HLOI_OK)
+					out[o].base = temp->data;
+			} else if (taken[o] >= 0) {
+				f->owned[taken[o]] = VAL_OWNED;  /* given back */
+				taken[o] = -1;
+				st = value_new(e, os, &res[o]);
+				if (st == HLOI_OK)
+					out[o].base = res[o]->data;
+				else
+					res[o] = NULL;
+			}
+		}
+		if (st != HLOI_OK)
+			goto cleanup;
+		rc = fx_setup(&x, &fr, e->threads, e->tuning);
+	}
+	if (rc != 0) {
+		st = value_oom(e, (int64_t)g->nmem * (int64_t)sizeof(fx_member));
+		goto cleanup;
+	}
+	reserved = x.scratch_bytes * x.threads;
+	st = value_reserve(e, reserved);
+	if (st != HLOI_OK) {
+		reserved = 0;
+		goto cleanup;
+	}
+	if (fx_run(&x) != 0) {
+		st = value_oom(e, reserved);
+		goto cleanup;
+	}
+	if (temp) {
+		value_copy(dest, temp);
+		value_drop(e, temp);
+		temp = NULL;
+	}
+	for (int o = 0; o < g->nout; o++) {
+		int pos = g->mem_pos[g->out_member[o]];
+		f->vals[pos] = res[o];
+		f->owned[pos] = res[o] == dest ? VAL_BORROWED : VAL_OWNED;
+		res[o] = NULL;
+	}
+cleanup:
+	value_unreserve(e, reserved);
+	fx_exec_free(&x);
+	if (res)
+		for (int o = 0; o < g->nout; o++)
+			if (res[o] && fresh[o])
+				value_drop(e, res[o]);
+	value_drop(e, temp);
+	hloi_free(in);
+	hloi_free(out);
+	hloi_free(res);
+	hloi_free(fresh);
+	hloi_free(taken);
+	return st;
+}
+
+/* The values the frame's result reaches through tuples and views, as
+ * their literals (a literal reached twice — by two tuple elements, or by a
+ * view and a get-tuple-element — is copied once, never moved twice). */
+typedef struct refs {
+	const hloi_literal **v;
+	size_t n, cap;
+} refs;
+
+static int collect_refs(const frame *f, const instr *in, refs *r)
+{
+	int pos = in->position;
+	if (f->owned[pos] == VAL_SHELL) {
+		for (int k = 0; k < (in->op == OP_TUPLE ? in->nops : 1); k++)
+			if (collect_refs(f, in->ops[k].def, r))
+				return -1;
+		return 0;
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		const hloi_literal **v = hloi_calloc(cap, sizeof *v);
+		if (!v)
+			return -1;
+		if (r->n)
+			memcpy(v, r->v, r->n * sizeof *v);
+		hloi_free(r->v);
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = f->vals[pos];
+	return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const hloi_literal *const *)a, y = (uintptr_t) * (const hloi_literal *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* How many times the result reaches literal v (r sorted). */
+static size_t ref_count(const refs *r, const hloi_literal *v)
+{
+	size_t lo = 0, hi = r->n, n = 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)r->v[mid] < (uintptr_t)v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + n < r->n && r->v[lo + n] == v)
+		n++;
+	return n;
+}
+
+/* The value of `in` as (part of) the frame's result: moved out when the
+ * frame owns it and the result reaches it once; a parameter or constant
+ * lent as it is (*owned = 0); a tuple or view rebuilt from its parts; else
+ * copied. */
+static hloi_status take_value(engine *e, frame *f, const instr *in, const refs *cnt, hloi_literal **out, int *owned)
+{
+	int pos = in->position;
+	hloi_literal *v = f->vals[pos];
+	*out = NULL;
+	*owned = 0;
+	if (!v) {
+		diag_error_where(e->ctx, NULL, "internal error: no value for '%s'", in->name);
+		return HLOI_EINVAL;
+	}
+	if (f->owned[pos] == VAL_SHELL && in->op == OP_TUPLE) {
+		hloi_literal **els = hloi_calloc(v->nelems ? v->nelems : 1, sizeof *els);
+		if (!els)
+			return value_oom(e, (int64_t)v->nelems * (int64_t)sizeof *els);
+		hloi_status st = HLOI_OK;
+		size_t k = 0;
+		for (; k < v->nelems && st == HLOI_OK; k++) {
+			int eo = 0;
+			st = take_value(e, f, in->ops[k].def, cnt, &els[k], &eo);
+			if (st == HLOI_OK && !eo)
+				st = value_clone(e, els[k], &els[k]);
+		}
+		if (st == HLOI_OK)
+			st = value_tuple_shell(e, &v->shape, els, (int)v->nelems, out);
+		if (st != HLOI_OK) {
+			for (size_t j = 0; j + 1 < k; j++)
+				value_drop(e, els[j]);
+			hloi_free(els);
+			return st;
+		}
+		hloi_free(els);
+		*owned = 1;  /* its elements are now its own */
+		return HLOI_OK;
+	}
+	if (f->owned[pos] == VAL_SHELL) {
+		/* a view: its operand's value (moved or copied) under its shape */
+		int eo = 0;
+		hloi_status st = take_value(e, f, in->ops[0].def, cnt, out, &eo);
+		if (st == HLOI_OK && !eo)
+			st = value_clone(e, *out, out);
+		if (st != HLOI_OK)
+			return st;
+		(*out)->shape = v->shape;  /* the result reaches that value only here */
+		*owned = 1;
+		return HLOI_OK;
+	}
+	if (f->owned[pos] == VAL_OWNED && ref_count(cnt, v) == 1) {
+		f->owned[pos] = VAL_BORROWED;
+		*out = v;
+		*owned = 1;
+		return HLOI_OK;
+	}
+	if (f->owned[pos] == VAL_BORROWED && (in->op == OP_PARAMETER || in->op == OP_CONSTANT)) {
+		*out = v;
+		return HLOI_OK;
+	}
+	*owned = 1;
+	return value_clone(e, v, out);
+}
+
+/* The root's value as the frame's result (take_value). */
+static hloi_status take_root(engine *e, frame *f, const instr *root, hloi_literal **out, int *owned)
+{
+	refs r = { NULL, 0, 0 };
+	hloi_status st;
+	if (collect_refs(f, root, &r)) {
+		st = value_oom(e, (int64_t)r.n * (int64_t)sizeof *r.v);
+	} else {
+		if (r.n > 1)  /* none for an empty tuple (r.v NULL) */
+			qsort(r.v, r.n, sizeof *r.v, cmp_ptr);
+		st = take_value(e, f, root, &r, out, owned);
+	}
+	hloi_free(r.v);
+	return st;
+}
+
 /* Evaluates comp on args. The root's value comes back in *out: owned by the
  * caller when *out_owned, else borrowed (an argument, a constant, or dest).
  * With dest, the root's result is written into dest and *out is dest. */
@@ -128,67 +456,68 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
 {
 	hloi_status st = HLOI_OK;
 	frame f;
-	int *last_use = NULL;
+	const eval_plan *p = NULL;
 	int n = comp->ninstrs, rootpos = comp->root->position;
 	*out = NULL;
 	*out_owned = 0;
+	memset(&f, 0, sizeof f);
+	st = plan_for(e, comp, &p);
+	if (st != HLOI_OK)
+		return st;
 	f.comp = comp;
+	f.plan = p;
+	f.last_use = p->last_use;
 	f.vals = hloi_calloc((size_t)n, sizeof *f.vals);
 	f.owned = hloi_calloc((size_t)n, 1);
-	last_use = hloi_calloc((size_t)n, sizeof *last_use);
-	f.last_use = last_use;
-	if (!f.vals || !f.owned || !last_use) {
+	if (!f.vals || !f.owned) {
 		diag_error_where(e->ctx, NULL, "out of memory");
 		st = HLOI_ENOMEM;
 		goto cleanup;
 	}
-	/* What the root needs (operands come before their users), and when each
-	 * value is used for the last time; -1 marks instructions not needed. */
-	for (int i = 0; i < n; i++)
-		last_use[i] = -1;
-	last_use[rootpos] = n;
-	for (int i = rootpos; i >= 0; i--) {
-		const instr *in = comp->instrs[i];
-		if (last_use[i] < 0)
-			continue;
-		for (int k = 0; k < in->nops; k++) {
-			int d = in->ops[k].def->position;
-			if (last_use[d] < i)
-				last_use[d] = i;
+	for (int s = 0; s < p->nsteps; s++) {
+		const plan_step *step = &p->steps[s];
+		int at = step->pos;
+		if (step->kind == STEP_REGION) {
+			/* every member counts as an evaluated instruction */
+			const plan_region *rg = &p->regions[step->region];
+			for (int k = 0; k < rg->nmem && st == HLOI_OK; k++)
+				st = eval_step(e, comp, comp->instrs[rg->mem_pos[k]]);
+			if (st == HLOI_OK)
+				st = run_region(e, &f, p, step->region, at == rootpos ? dest : NULL);
+		} else {
+			st = eval_step(e, comp, comp->instrs[at]);
+			if (st == HLOI_OK)
+				st = eval_instr(e, &f, comp->instrs[at], args, at == rootpos ? dest : NULL);
 		}
-	}
-	for (int i = 0; i <= rootpos; i++) {
-		const instr *in = comp->instrs[i];
-		if (last_use[i] < 0)
-			continue;
-		st = eval_step(e, comp, in);
-		if (st == HLOI_OK)
-			st = eval_instr(e, &f, in, args, i == rootpos ? dest : NULL);
 		if (st != HLOI_OK)
 			goto cleanup;
-		for (int k = 0; k < in->nops; k++) {
-			int d = in->ops[k].def->position;
-			if (last_use[d] == i)
-				value_release(e, &f, d);
-		}
+		for (int k = p->rel_start[at]; k < p->rel_start[at + 1]; k++)
+			value_release(e, &f, p->rel_list[k]);
 	}
 	if (dest && f.vals[rootpos] != dest) {
 		/* a parameter, constant, tuple element or call result */
 		value_copy(dest, f.vals[rootpos]);
 		value_release(e, &f, rootpos);
 		f.vals[rootpos] = dest;
+		f.owned[rootpos] = VAL_BORROWED;
 	}
-	*out = f.vals[rootpos];
-	*out_owned = f.owned[rootpos];
-	f.vals[rootpos] = NULL;
-	f.owned[rootpos] = 0;
+	if (f.vals[rootpos] == dest && dest) {
+		*out = dest;
+	} else {
+		st = take_root(e, &f, comp->root, out, out_owned);
+		if (st != HLOI_OK)
+			goto cleanup;
+		if (*out == f.vals[rootpos]) {
+			f.vals[rootpos] = NULL;
+			f.owned[rootpos] = VAL_BORROWED;
+		}
+	}
 cleanup:
 	if (f.vals && f.owned)
-		for (int i = 0; i < n; i++)
+		for (int i = n - 1; i >= 0; i--)
 			value_release(e, &f, i);
 	hloi_free(f.vals);
 	hloi_free(f.owned);
-	hloi_free(last_use);
 	return st;
 }
 
@@ -272,7 +601,8 @@ static int shares_buffer(const hloi_literal *lit, const hloi_literal *in)
 /* Runs the module into `into` (the caller's literal of the result's exact
  * shape) when given, else into a new literal in *out. */
 static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			      const hloi_run_options *opts, hloi_literal *into, hloi_literal **out)
+			      const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *into,
+			      hloi_literal **out, eval_stats *stats)
 {
 	hloi_status st = HLOI_OK;
 	engine e;
@@ -295,6 +625,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.budget = opts && opts->max_memory ? opts->max_memory : eval_default_budget();
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
+	e.tuning = tuning;
 	eval_limits_init(&e.limits, opts);
 
 	/* Elided constants the entry needs are reported all at once, before
@@ -384,6 +715,9 @@ cleanup:
 			if (args_owned[i])
 				value_drop(&e, args[i]);
 	value_free_spare(&e);
+	free_plans(&e);
+	if (stats)
+		stats->peak_bytes = e.peak;
 	hloi_free(args);
 	hloi_free(args_owned);
 	return st;
@@ -392,11 +726,12 @@ cleanup:
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out)
 {
-	return run_module(m, ctx, inputs, ninputs, opts, NULL, out);
+	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL);
 }
 
-hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			     const hloi_run_options *opts, hloi_literal *result)
+static hloi_status module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			       const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *result,
+			       eval_stats *stats)
 {
 	const computation *comp = m->entry;
 	if (!m->checked || !comp || !comp->root) {
@@ -432,5 +767,20 @@ hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *
 			return HLOI_EINVAL;
 		}
 	}
-	return run_module(m, ctx, inputs, ninputs, opts, result, NULL);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, result, NULL, stats);
+}
+
+hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			     const hloi_run_options *opts, hloi_literal *result)
+{
+	return module_into(m, ctx, inputs, ninputs, opts, NULL, result, NULL);
+}
+
+hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			      const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *into,
+			      hloi_literal **out, eval_stats *stats)
+{
+	if (into)
+		return module_into(m, ctx, inputs, ninputs, opts, tuning, into, stats);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, NULL, out, stats);
 }

@@ -16,6 +16,12 @@ typedef struct ew_params {
 	etype to;          /* stochastic-convert: the result type */
 } ew_params;
 
+/* A row kernel: n elements into o (contiguous) from the operand rows a[k],
+ * each with element stride s[k] of 0 (one value for the row) or 1. The
+ * fused engine's members (eval/fast/fx.h) have the same shape. */
+typedef void (*ew_row_fn)(void *restrict o, const void *const *a, const int64_t *s, int64_t n,
+			  const ew_params *p);
+
 /* The parameters of `in` (zeros for ops without any). */
 void ew_params_of(const instr *in, ew_params *p);
 
@@ -30,6 +36,10 @@ int ew_is_unary_family(opcode op);
  * arrays take every path). Returns 0 when done; nonzero when the fast engine
  * does not cover the case, and then the caller uses the reference engine. */
 int fast_unary(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads);
+/* The fast engine's row kernel for `in` (an op of the family, checked) by
+ * its operands' types, or NULL when it has none: what a fused region runs
+ * for it. */
+ew_row_fn fast_unary_row(const instr *in);
 int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
 		     const fast_tuning *tuning);
 

@@ -1,7 +1,9 @@
 /* The engine's memory: every buffer it holds is counted against one budget
- * (--max-memory), freed after its value's last use, and the last freed
- * array of some size is kept for the next value of that size. Also the
- * copies between layouts that inputs, tuples and aliased results need. */
+ * (--max-memory), and the most it held is its peak; values are freed after
+ * their last use, and the last freed array of some size is kept for the
+ * next value of that size. Tuples and reshape views share their operands'
+ * buffers (shells). Also the copies between layouts that inputs, tuples and
+ * aliased results need. */
 #include <string.h>
 #include <unistd.h>
 
@@ -37,7 +39,25 @@ static hloi_status reserve(engine *e, int64_t bytes)
 		return HLOI_ENOMEM;
 	}
 	e->live = need;
+	if (need > e->peak)
+		e->peak = need;
 	return HLOI_OK;
+}
+
+/* The executor's scratch (a few rows and tiles per thread, bounded by its
+ * tuning) counts in the peak but is not refused by the budget, which
+ * bounds values: a program whose values fit runs. */
+hloi_status value_reserve(engine *e, int64_t bytes)
+{
+	e->live += bytes > 0 ? (uint64_t)bytes : 0;
+	if (e->live > e->peak)
+		e->peak = e->live;
+	return HLOI_OK;
+}
+
+void value_unreserve(engine *e, int64_t bytes)
+{
+	e->live -= bytes > 0 ? (uint64_t)bytes : 0;
 }
 
 /* Buffer bytes of a value (tuples: the sum over their elements); -1 on overflow. */
@@ -125,10 +145,64 @@ void value_drop(engine *e, hloi_literal *lit)
 
 void value_release(engine *e, frame *f, int pos)
 {
-	if (f->vals[pos] && f->owned[pos])
+	if (f->vals[pos] && f->owned[pos] == VAL_OWNED)
 		value_drop(e, f->vals[pos]);
+	else if (f->vals[pos] && f->owned[pos] == VAL_SHELL)
+		value_shell_free(f->vals[pos]);
 	f->vals[pos] = NULL;
-	f->owned[pos] = 0;
+	f->owned[pos] = VAL_BORROWED;
+}
+
+/* Shells hold no buffer of their own, so they are not counted against the
+ * budget: what they point to already is. */
+hloi_status value_tuple_shell(engine *e, const shape *s, hloi_literal *const *elems, int n, hloi_literal **out)
+{
+	hloi_literal *t = hloi_calloc(1, sizeof *t);
+	*out = NULL;
+	if (!t)
+		return value_oom(e, (int64_t)sizeof *t);
+	t->shape = *s;
+	t->shape.ntuple = n;
+	t->shape.tuple = NULL;
+	t->nelems = (size_t)n;
+	if (n > 0) {
+		t->elems = hloi_calloc((size_t)n, sizeof *t->elems);
+		t->tuple_shapes = hloi_calloc((size_t)n, sizeof *t->tuple_shapes);
+		if (!t->elems || !t->tuple_shapes) {
+			value_shell_free(t);
+			return value_oom(e, (int64_t)n * (int64_t)(sizeof *t->elems + sizeof *t->tuple_shapes));
+		}
+		for (int k = 0; k < n; k++) {
+			t->elems[k] = elems[k];
+			t->tuple_shapes[k] = elems[k]->shape;
+		}
+		t->shape.tuple = t->tuple_shapes;
+	}
+	*out = t;
+	return HLOI_OK;
+}
+
+hloi_status value_view(engine *e, const shape *s, const hloi_literal *of, hloi_literal **out)
+{
+	hloi_literal *v = hloi_calloc(1, sizeof *v);
+	*out = NULL;
+	if (!v)
+		return value_oom(e, (int64_t)sizeof *v);
+	v->shape = *s;
+	v->data = of->data;
+	v->nbytes = of->nbytes;
+	v->elided = of->elided;
+	*out = v;
+	return HLOI_OK;
+}
+
+void value_shell_free(hloi_literal *lit)
+{
+	if (!lit)
+		return;
+	hloi_free(lit->elems);
+	hloi_free(lit->tuple_shapes);
+	hloi_free(lit);
 }
 
 /* Equal layouts everywhere (tuples element by element). */
@@ -160,6 +234,8 @@ void value_copy(hloi_literal *dst, const hloi_literal *src)
 			memcpy(dst->data, src->data, dst->nbytes);
 		return;
 	}
+	if (fast_relayout(dst, src, 1, NULL) == 0)
+		return;
 	int64_t n;
 	if (shape_element_count(&dst->shape, &n) || n == 0)
 		return;
@@ -171,26 +247,12 @@ void value_copy(hloi_literal *dst, const hloi_literal *src)
 }
 
 /* Copies the array src into dst (same type and dims, another layout) with
- * the fast engine's copy kernel, which tiles disagreeing layouts; nonzero
- * when it does not cover the case. */
+ * the fast engine's tiled copy; nonzero when it does not cover the case. */
 static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
 {
-	if (!e->fast || shape_is_tuple(&dst->shape) || shape_is_tuple(&src->shape) ||
-	    dst->shape.rank != src->shape.rank || dst->shape.type != src->shape.type)
+	if (!e->fast || shape_is_tuple(&dst->shape) || dst->shape.type != src->shape.type)
 		return 1;
-	/* a broadcast with the identity dimension map is a copy */
-	instr in;
-	operand op;
-	memset(&in, 0, sizeof in);
-	memset(&op, 0, sizeof op);
-	in.op = OP_BROADCAST;
-	in.nops = 1;
-	in.ops = &op;
-	in.result = dst->shape;
-	for (int j = 0; j < src->shape.rank; j++)
-		op.out_dim[j] = (int8_t)j;
-	hloi_literal *ops[1] = { src };
-	return fast_elementwise(&in, dst, ops, e->threads, NULL);
+	return fast_relayout(dst, src, e->threads, NULL);
 }
 
 /* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,

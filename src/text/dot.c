@@ -328,7 +328,7 @@ static int instr_index(const computation *c, const instr *in)
 	return -1;
 }
 
-static void put_computation(strbuf *b, const char *ind, const module *m, int ci)
+static void put_computation(strbuf *b, const char *ind, const module *m, int ci, const dot_groups *groups)
 {
 	const computation *c = m->comps[ci];
 	name_ix *ix = NULL;
@@ -348,8 +348,38 @@ static void put_computation(strbuf *b, const char *ind, const module *m, int ci)
 		}
 		qsort(ix, (size_t)nix, sizeof *ix, cmp_name_ix);
 	}
-	for (int i = 0; i < c->ninstrs; i++)
-		put_node(b, ind, m, ci, i, c->instrs[i], c->instrs[i] == c->root);
+	for (int i = 0; i < c->ninstrs; i++) {
+		int g = groups ? groups->group(groups->ctx, c, i) : -1;
+		if (g < 0) {
+			put_node(b, ind, m, ci, i, c->instrs[i], c->instrs[i] == c->root);
+			continue;
+		}
+		/* a group's cluster, opened at its first node (one pass over the
+		 * nodes per group) */
+		int first = 1;
+		for (int j = 0; j < i && first; j++)
+			if (groups->group(groups->ctx, c, j) == g)
+				first = 0;
+		if (!first)
+			continue;
+		strbuf lab = STRBUF_INIT;
+		groups->label(groups->ctx, c, g, &lab);
+		sb_printf(b, "%ssubgraph \"cluster_%d_g%d\" {\n%s\tlabel=", ind, ci, g, ind);
+		put_quoted(b, sb_str(&lab));
+		if (lab.oom)
+			b->oom = 1;
+		sb_free(&lab);
+		sb_printf(b, ";\n%s\tstyle=\"rounded,dashed\";\n%s\tcolor=\"#c05000\";\n", ind, ind);
+		strbuf inner = STRBUF_INIT;
+		sb_printf(&inner, "%s\t", ind);
+		for (int j = i; j < c->ninstrs; j++)
+			if (groups->group(groups->ctx, c, j) == g)
+				put_node(b, sb_str(&inner), m, ci, j, c->instrs[j], c->instrs[j] == c->root);
+		if (inner.oom)
+			b->oom = 1;
+		sb_free(&inner);
+		sb_printf(b, "%s}\n", ind);
+	}
 	for (int i = 0; i < c->ninstrs; i++)
 		put_operand_edges(b, ind, m, c, ci, i, ix, nix);
 	hloi_free(ix);
@@ -387,6 +417,11 @@ static void put_call_edges(strbuf *b, const module *m)
 
 void text_print_dot(strbuf *b, const module *m)
 {
+	text_print_dot_groups(b, m, NULL);
+}
+
+void text_print_dot_groups(strbuf *b, const module *m, const dot_groups *groups)
+{
 	const char *name = m->name ? m->name : "module";
 	sb_puts(b, "digraph ");
 	put_quoted(b, name);
@@ -417,12 +452,12 @@ void text_print_dot(strbuf *b, const module *m)
 		sb_puts(b, " {\n\t\tlabel=");
 		put_quoted(b, c->name ? c->name : "?");
 		sb_puts(b, ";\n\t\tstyle=\"rounded,filled\";\n\t\tfillcolor=\"#f6f6f0\";\n");
-		put_computation(b, "\t\t", m, ci);
+		put_computation(b, "\t\t", m, ci, groups);
 		sb_puts(b, "\t}\n");
 	}
 	for (int ci = 0; ci < m->ncomps; ci++)
 		if (m->comps[ci] == m->entry)
-			put_computation(b, "\t", m, ci);
+			put_computation(b, "\t", m, ci, groups);
 	put_call_edges(b, m);
 	sb_puts(b, "}\n");
 }

@@ -1,13 +1,27 @@
-/* The bandwidth ceiling for tests/bench: a plain C loop o[i] = a[i] + b[i]
- * over contiguous f32 arrays (one thread, as the compiler makes it), timed
- * like hloi bench; prints the median seconds and GB/s (three streams).
- * `ceiling N copy` times the plain copy loop o[i] = a[i] instead (two
- * streams): the copy bandwidth the data-movement ops are measured against. */
+/* The limit for tests/bench: a plain C loop o[i] = a[i] + b[i] over
+ * contiguous f32 4096x4096 arrays, split over T threads (a numeric
+ * argument after the iterations, default 1: bench.py passes hloi's thread
+ * count), each thread its own contiguous share of the elements; output
+ * pages touched before timing. Prints the median seconds and GB/s (three
+ * streams). A workload's limit is the bytes of its parameters and result
+ * at this bandwidth. `ceiling N [T] copy` times the plain copy loop
+ * o[i] = a[i] instead (two streams): the copy bandwidth the data-movement
+ * ops are measured against. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define MAX_THREADS 64
+
+static float *A, *B, *O;
+static size_t N_ELEMS = (size_t)4096 * 4096;
+
+typedef struct part {
+	size_t lo, hi;
+} part;
 
 static double now_s(void)
 {
@@ -34,46 +48,78 @@ static void copy(float *restrict o, const float *restrict a, size_t n)
 		o[i] = a[i];
 }
 
-static void run(int copying, float *o, const float *a, const float *b, size_t n)
+static int copying;
+
+static void *work(void *arg)
 {
+	const part *p = arg;
 	if (copying)
-		copy(o, a, n);
+		copy(O + p->lo, A + p->lo, p->hi - p->lo);
 	else
-		add(o, a, b, n);
+		add(O + p->lo, A + p->lo, B + p->lo, p->hi - p->lo);
+	return NULL;
+}
+
+static void run(int threads)
+{
+	pthread_t tid[MAX_THREADS];
+	part parts[MAX_THREADS];
+	for (int k = 0; k < threads; k++) {
+		parts[k].lo = N_ELEMS * (size_t)k / (size_t)threads;
+		parts[k].hi = N_ELEMS * (size_t)(k + 1) / (size_t)threads;
+	}
+	for (int k = 1; k < threads; k++)
+		if (pthread_create(&tid[k], NULL, work, &parts[k]) != 0)
+			work(&parts[k]), tid[k] = 0;
+	work(&parts[0]);
+	for (int k = 1; k < threads; k++)
+		if (tid[k])
+			pthread_join(tid[k], NULL);
 }
 
 int main(int argc, char **argv)
 {
-	size_t n = (size_t)4096 * 4096;
 	int iters = argc > 1 ? atoi(argv[1]) : 10;
-	int copying = argc > 2 && strcmp(argv[2], "copy") == 0;
+	int threads = 1;
+	for (int k = 2; k < argc; k++) {
+		if (strcmp(argv[k], "copy") == 0)
+			copying = 1;
+		else
+			threads = atoi(argv[k]);
+	}
 	size_t streams = copying ? 2 : 3;
 	if (iters < 1)
 		iters = 1;
-	float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *o = malloc(n * sizeof *o);
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	A = malloc(N_ELEMS * sizeof *A);
+	B = malloc(N_ELEMS * sizeof *B);
+	O = malloc(N_ELEMS * sizeof *O);
 	double *t = malloc((size_t)iters * sizeof *t);
-	if (!a || !b || !o || !t)
+	if (!A || !B || !O || !t)
 		return 1;
-	for (size_t i = 0; i < n; i++) {
-		a[i] = (float)(i % 17);
-		b[i] = (float)(i % 5);
-		o[i] = 0;
+	for (size_t i = 0; i < N_ELEMS; i++) {
+		A[i] = (float)(i % 17);
+		B[i] = (float)(i % 5);
+		O[i] = 0;
 	}
-	run(copying, o, a, b, n); /* warm up (pages touched) */
+	run(threads); /* warm up (pages touched) */
 	for (int k = 0; k < iters; k++) {
 		double t0 = now_s();
-		run(copying, o, a, b, n);
+		run(threads);
 		t[k] = now_s() - t0;
 	}
 	qsort(t, (size_t)iters, sizeof *t, cmp_double);
 	double med = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
-	volatile float sink = o[n / 2];
+	volatile float sink = O[N_ELEMS / 2];
 	(void)sink;
-	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f}\n", med, streams * n * sizeof(float),
-	       (double)(streams * n * sizeof(float)) / med / 1e9);
-	free(a);
-	free(b);
-	free(o);
+	printf("{\"median_s\":%.9f,\"bytes\":%zu,\"gbps\":%.3f,\"threads\":%d}\n", med,
+	       streams * N_ELEMS * sizeof(float), (double)(streams * N_ELEMS * sizeof(float)) / med / 1e9, threads);
+	free(A);
+	free(B);
+	free(O);
 	free(t);
 	return 0;
 }

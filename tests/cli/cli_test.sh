@@ -33,7 +33,7 @@ expect 0 "--version" -- "$hloi" --version
 contains "$tmp/out" "hloi 0." "--version prints the version"
 expect 0 "--help" -- "$hloi" --help
 contains "$tmp/out" "usage: hloi COMMAND" "--help prints usage"
-for cmd in run check fmt lower layout test dot bench convert; do
+for cmd in run check fmt lower layout test dot plan bench convert; do
 	expect 0 "$cmd --help" -- "$hloi" "$cmd" --help
 	contains "$tmp/out" "usage: hloi $cmd" "$cmd --help"
 	contains "$tmp/out" "Example:" "$cmd --help has an example"
@@ -166,12 +166,41 @@ expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --out
 expect 0 "run --compare" -- "$hloi" run "$mpv" --inputs "$mpv_in" --compare
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--compare output"; fi
 expect 0 "bench --json" -- "$hloi" bench "$mpv" --inputs "$mpv_in" --iterations 3 --warmup 1 --json
-for key in median_s min_s max_s bytes gbps engine threads; do
+for key in median_s min_s max_s bytes gbps engine threads peak_bytes; do
 	contains "$tmp/out" "\"$key\":" "bench --json has $key"
 done
 contains "$tmp/out" '"result":"reused"' "bench reuses the result by default"
 expect 0 "bench --fresh-result" -- "$hloi" bench "$mpv" --inputs "$mpv_in" --iterations 2 --warmup 0 --fresh-result --json
 contains "$tmp/out" '"result":"fresh"' "bench --fresh-result allocates every run"
+
+# --- the evaluation plan: hloi plan, run --dump-plan, dot --plan
+cat >"$tmp/fused.hlo" <<'EOF_HLO'
+HloModule fused
+ENTRY main {
+  x = f32[64,32] parameter(0)
+  mu = f32[64] parameter(1)
+  m = f32[64,32] broadcast(mu), dimensions={0}
+  d = f32[64,32] subtract(x, m)
+  ROOT r = f32[64,32] multiply(d, d)
+}
+EOF_HLO
+expect 0 "plan" -- "$hloi" plan "$tmp/fused.hlo" --threads 2
+contains "$tmp/out" "region 0: 3 instructions fused -> f32[64,32]{1,0}" "plan shows the fused region"
+contains "$tmp/out" "d = subtract(x, m)" "plan lists the region's instructions"
+contains "$tmp/out" "mu f32[64]{0} as dims {0}" "plan shows a broadcast read"
+contains "$tmp/out" "2 threads" "plan shows the threads"
+contains "$tmp/out" "peak " "plan shows the peak memory"
+expect 0 "plan --engine reference" -- "$hloi" plan "$tmp/fused.hlo" --engine reference
+contains "$tmp/out" "0 regions" "the reference engine fuses nothing"
+expect 3 "plan of a program that does not check" -- "$hloi" plan "$data/broadcast/numpy_outer_flag.hlo"
+expect 2 "plan without a program" -- "$hloi" plan
+expect 0 "run --dump-plan" -- "$hloi" run "$tmp/fused.hlo" --random-inputs --dump-plan
+contains "$tmp/out" "plan of fused" "run --dump-plan prints the plan"
+contains "$tmp/out" "f32[64,32] {" "run --dump-plan prints the result too"
+expect 0 "dot --plan" -- "$hloi" dot --plan "$tmp/fused.hlo"
+contains "$tmp/out" 'subgraph "cluster_0_g0"' "dot --plan draws the region as a cluster"
+contains "$tmp/out" 'label="region 0: 3 fused' "dot --plan labels the region"
+expect 3 "dot --plan of a program that does not check" -- "$hloi" dot --plan "$data/broadcast/numpy_outer_flag.hlo"
 
 # --- an in-place (input_output_alias) module under --compare and bench: each
 # run gets its own copy of the input the result is written into

@@ -38,7 +38,7 @@ complete_line check --format p
 [ "$(replies | tr '\n' ' ')" = "pb pbtxt " ] || bad "--format values: '$(replies | tr '\n' ' ')'"
 
 # each command's options are exactly those of its --help
-for cmd in run check fmt lower layout test dot bench convert; do
+for cmd in run check fmt lower layout test dot plan bench convert; do
 	"$hloi" "$cmd" --help | grep -E '^  (-[a-zA-Z], )?--[a-zA-Z]' |
 		sed -E 's/^  (-[a-zA-Z], )?(--[a-zA-Z_-]+).*/\2/' | sort -u >"$tmp/help"
 	complete_line "$cmd" --

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Renders the DOT of every program in testdata/sources/ with Graphviz
-# (`dot -Tpng`) and fails when dot reports an error, so `hloi dot` output
-# stays valid DOT. Exits 77 (skipped) when Graphviz is not installed.
+# (`dot -Tpng`), with and without --plan (fused regions as clusters), and
+# fails when dot reports an error, so `hloi dot` output stays valid DOT. Exits 77 (skipped) when Graphviz is not installed.
 # Usage: dot_render.sh HLOI TESTDATA
 set -u
 hloi=$1
@@ -23,6 +23,7 @@ for prog in "$data"/sources/*.hlo "$data"/sources/*.pb "$data"/sources/*.pbtxt; 
 	# Exit 3 (a program that does not type-check) still prints the graph.
 	"$hloi" dot "$prog" >"$tmp/g.dot" 2>"$tmp/hloi.err"
 	rc=$?
+	hrc=$rc
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
 		fail=$((fail + 1)); echo "FAIL: $name: hloi dot exited $rc"
 		sed 's/^/  | /' "$tmp/hloi.err" | head -5
@@ -43,6 +44,15 @@ for prog in "$data"/sources/*.hlo "$data"/sources/*.pb "$data"/sources/*.pbtxt; 
 	if [ -s "$tmp/dot.err" ]; then
 		echo "note: $name: dot said:"
 		sed 's/^/  | /' "$tmp/dot.err" | head -5
+	fi
+	pass=$((pass + 1))
+	# a program that checks: its evaluation plan's regions as clusters too
+	[ "$hrc" -eq 0 ] || continue
+	if ! "$hloi" dot --plan "$prog" >"$tmp/p.dot" 2>"$tmp/hloi.err" || ! dot -Tpng -o "$tmp/p.png" "$tmp/p.dot" 2>"$tmp/dot.err" ||
+	    grep -qi "error" "$tmp/dot.err"; then
+		fail=$((fail + 1)); echo "FAIL: $name: dot --plan"
+		sed 's/^/  | /' "$tmp/hloi.err" "$tmp/dot.err" | head -5
+		continue
 	fi
 	pass=$((pass + 1))
 done

@@ -409,7 +409,8 @@ static void unload(prog *p)
 }
 
 /* Runs the program on inputs written as literal text; returns the status. */
-static hloi_status run_with(prog *p, const char *inputs, uint64_t max_memory, hloi_literal **out)
+static hloi_status run_engine_with(prog *p, const char *inputs, uint64_t max_memory, hloi_engine engine,
+				   hloi_literal **out)
 {
 	hloi_literal **in = NULL;
 	size_t n = 0;
@@ -421,9 +422,15 @@ static hloi_status run_with(prog *p, const char *inputs, uint64_t max_memory, hl
 	}
 	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
 	o.max_memory = max_memory;
+	o.engine = engine;
 	hloi_status st = eval_module(p->m, p->ctx, in, n, &o, out);
 	hloi_literal_array_free(in, n);
 	return st;
+}
+
+static hloi_status run_with(prog *p, const char *inputs, uint64_t max_memory, hloi_literal **out)
+{
+	return run_engine_with(p, inputs, max_memory, HLOI_ENGINE_DEFAULT, out);
 }
 
 /* Evaluates and compares the result printed as XLA prints it. */
@@ -611,46 +618,64 @@ static void test_memory_budget(void)
 {
 	prog p;
 	hloi_literal *out = NULL;
-	/* a chain runs in place: b and c take over a's buffer, so one
-	 * intermediate is live at a time */
+	const hloi_engine ref = HLOI_ENGINE_REFERENCE, fast = HLOI_ENGINE_FAST;
+	/* instruction by instruction (the reference engine), a chain runs in
+	 * place: b and c take over a's buffer, so one intermediate is live at
+	 * a time; fused (the fast engine), no intermediate exists at all */
 	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
 		 "  ROOT c = add(b, b)\n}\n");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 16, &out), HLOI_OK);
-	CU_ASSERT_EQUAL(((float *)out->data)[3], 32.0f);
-	literal_destroy(out);
-	out = NULL;
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 15, &out), HLOI_ENOMEM);
-	CU_ASSERT_PTR_NULL(out);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 16 bytes, budget 15 bytes");
+	for (int k = 0; k < 2; k++) {
+		hloi_engine en = k ? fast : ref;
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 16, en, &out), HLOI_OK);
+		CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 32.0f);
+		literal_destroy(out);
+		out = NULL;
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 15, en, &out), HLOI_ENOMEM);
+		CU_ASSERT_PTR_NULL(out);
+		CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
+				       "memory budget exceeded: need 16 bytes, budget 15 bytes");
+	}
 	unload(&p);
 
-	/* a is read again after b: two intermediates live at once; c then
-	 * takes over b's buffer (its last use) */
+	/* a is read again after b: two intermediates live at once, and c then
+	 * takes over b's buffer (its last use); fused: only the result */
 	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
 		 "  ROOT c = add(b, a)\n}\n");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 32, &out), HLOI_OK);
-	CU_ASSERT_EQUAL(((float *)out->data)[3], 24.0f);
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 32, ref, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 24.0f);
 	literal_destroy(out);
 	out = NULL;
-	CU_ASSERT_EQUAL(run_with(&p, "f32[4] {1,2,3,4}", 31, &out), HLOI_ENOMEM);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 31, ref, &out), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
+			       "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 16, fast, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 24.0f);
+	literal_destroy(out);
+	out = NULL;
 	unload(&p);
 
-	/* a layout change cannot run in place: a new buffer */
+	/* a layout change cannot run in place: a new buffer; fused, the
+	 * intermediate's layout does not matter */
 	load(&p, "ENTRY e {\n  x = f32[2,2] parameter(0)\n  a = f32[2,2]{1,0} add(x, x)\n"
 		 "  ROOT b = f32[2,2]{0,1} add(a, a)\n}\n");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 31, &out), HLOI_ENOMEM);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 31 bytes");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 32, &out), HLOI_OK);
-	CU_ASSERT_EQUAL(((float *)out->data)[1], 12.0f); /* {0,1}: element [1,0] = 4*3 */
-	literal_destroy(out);
-	out = NULL;
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 31, ref, &out), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
+			       "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	for (int k = 0; k < 2; k++) {
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", k ? 16 : 32, k ? fast : ref, &out), HLOI_OK);
+		CU_ASSERT_EQUAL(out ? ((float *)out->data)[1] : 0, 12.0f); /* {0,1}: element [1,0] = 4*3 */
+		literal_destroy(out);
+		out = NULL;
+	}
 	unload(&p);
 
 	/* a relayouted input counts too */
 	load(&p, "ENTRY e {\n  x = f32[2,2]{0,1} parameter(0)\n  ROOT a = add(x, x)\n}\n");
-	CU_ASSERT_EQUAL(run_with(&p, "f32[2,2] {{1,2},{3,4}}", 20, &out), HLOI_ENOMEM);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "memory budget exceeded: need 32 bytes, budget 20 bytes");
+	for (int k = 0; k < 2; k++) {
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 20, k ? fast : ref, &out), HLOI_ENOMEM);
+		CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
+				       "memory budget exceeded: need 32 bytes, budget 20 bytes");
+	}
 	unload(&p);
 }
 

@@ -529,6 +529,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		/* Every strategy at small sizes: streamed stores, staging chunks
 		 * of a few elements, small odd tiles, a thread per element. */
 		fast_tuning tiny;
+		memset(&tiny, 0, sizeof tiny);
 		tiny.stream_bytes = rnd(&r, 2) ? 0 : 1 << 20;
 		tiny.tile = 1 + rnd(&r, 7);
 		tiny.tile_bytes = 8 * (1 + rnd(&r, 64));

@@ -6,9 +6,11 @@
 _hloi_options() {
 	case $1 in
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
-		--print_literals --output_literals_file --strict --broadcast-mode --engine --compare --threads
+		--print_literals --output_literals_file --dump-plan --strict --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --format --input_format --color --help" ;;
-	check | dot) echo "--strict --broadcast-mode --format --color --help" ;;
+	check) echo "--strict --broadcast-mode --format --color --help" ;;
+	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --color --help" ;;
+	plan) echo "--engine --threads --strict --broadcast-mode --format --color --help" ;;
 	fmt) echo "--format --color --help" ;;
 	lower) echo "--broadcast-mode --format --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
@@ -40,7 +42,7 @@ _hloi_files() {
 
 _hloi() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="run check fmt lower layout test dot bench convert"
+	local commands="run check fmt lower layout test dot plan bench convert"
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -70,7 +72,7 @@ _hloi() {
 	case $cmd in
 	layout) ;;
 	test) _hloi_files "$cur" hlo pb pbtxt shape ;;
-	run | check | fmt | lower | dot | bench | convert) _hloi_files "$cur" hlo pb pbtxt ;;
+	run | check | fmt | lower | dot | plan | bench | convert) _hloi_files "$cur" hlo pb pbtxt ;;
 	esac
 }
 

@@ -1,0 +1,98 @@
+/* hloi plan: the evaluation plan of a program — which instructions the fast
+ * engine fuses into one pass, which buffers it reuses, how it walks each
+ * region and the peak memory (hloi_module_plan_print). */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "program.h"
+
+static const char help[] =
+	"usage: hloi plan PROGRAM [options]\n"
+	"\n"
+	"Prints how PROGRAM will be evaluated: for the entry computation and each\n"
+	"computation it calls, the steps in order. A fused region is a group of\n"
+	"elementwise instructions computed together, a row or tile at a time in\n"
+	"cache: its intermediates never reach memory. For each region: the\n"
+	"instructions it computes, the values it reads (broadcast dims, other\n"
+	"layouts), the values it writes (a new buffer, or in place over an input\n"
+	"read for the last time), and the walk (rows or tiles, threads, scratch\n"
+	"per thread). Then the planned peak memory: parameters + values +\n"
+	"scratch.\n"
+	"\n"
+	"Options:\n"
+	"  --engine ENGINE         fast (the default) or reference (no fusion)\n"
+	"  --threads N             worker threads (0: the machine's cores)\n"
+	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
+	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Example:\n"
+	"  hloi plan tests/bench/layernorm.hlo\n";
+
+static const struct option options[] = {
+	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "color", required_argument, NULL, CLI_OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_plan(int argc, char **argv, cli_io *io)
+{
+	program_opts prog;
+	hloi_run_options run = HLOI_RUN_OPTIONS_INIT;
+	const char *program = NULL;
+	int c, rc;
+	memset(&prog, 0, sizeof prog);
+	prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case CLI_OPT_ENGINE:
+		case CLI_OPT_THREADS:
+		case CLI_OPT_STRICT:
+		case CLI_OPT_MODE:
+		case CLI_OPT_FORMAT:
+		case CLI_OPT_COLOR:
+			rc = cli_common_option(c, optarg, io, "plan", &prog.check, &prog.format, &run);
+			if (rc)
+				return rc;
+			break;
+		case 'h':
+			fputs(help, io->out);
+			return EXIT_OK;
+		default:
+			return cli_bad_option(c, argv, io, "plan");
+		}
+	}
+	rc = cli_one_operand(argc, argv, io, "plan", "PROGRAM", &program);
+	if (rc)
+		return rc;
+	hloi_context *ctx = NULL;
+	hloi_module *m = NULL;
+	if (hloi_context_new(&ctx) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	rc = program_load(&m, ctx, io, program, &prog, 1);
+	if (!rc) {
+		hloi_status st = hloi_module_plan_print(m, ctx, &run, io->out);
+		cli_print_diagnostics(io, ctx);
+		if (st != HLOI_OK) {
+			if (st == HLOI_ENOMEM || st == HLOI_EIO)
+				fputs(st == HLOI_ENOMEM ? "hloi plan: out of memory\n" : "hloi plan: error writing output\n",
+				      io->err);
+			rc = cli_exit_code(st);
+		}
+	}
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+	return rc;
+}
