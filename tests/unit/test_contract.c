@@ -327,7 +327,7 @@ static int same_values(const hloi_literal *a, const hloi_literal *b)
 {
 	if (!a || !b || a->nbytes != b->nbytes)
 		return 0;
-	if (memcmp(a->data, b->data, a->nbytes) == 0)
+	if (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0)
 		return 1;
 	etype t = a->shape.type;
 	size_t w = (size_t)etype_byte_width(t);
