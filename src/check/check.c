@@ -233,7 +233,7 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 	}
 	if (!c->report_unsupported)
 		return 1;
-	if (!etype_is_evaluated(s->type)) {
+	if (!etype_is_evaluated(s->type) && s->type != ET_TOKEN) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
