@@ -959,6 +959,8 @@ static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal 
 		}
 		return HLOI_OK;
 	}
+	if (!shape_is_tuple(es) && !shape_is_tuple(as) && es->type == ET_TOKEN && as->type == ET_TOKEN)
+		return HLOI_OK;  /* tokens carry no value: any two are equal */
 	if (!shape_is_array(es) || !shape_is_array(as) || !shape_compatible(es, as)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		shape_print(&a, es, 0);

@@ -218,7 +218,7 @@ static void nt_put(name_table *nt, instr *in)
 
 /* A written array shape (or, recursively, the elements of a tuple): a valid
  * layout, and something hloi evaluates. */
-static int usable_rec(checker *c, const shape *s, loc at, int depth)
+static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
 {
 	char a[CK_SHAPE_TEXT];
 	if (shape_is_tuple(s)) {
@@ -227,13 +227,13 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 			return 0;
 		}
 		for (int i = 0; i < s->ntuple; i++)
-			if (!usable_rec(c, &s->tuple[i], at, depth + 1))
+			if (!usable_rec(c, &s->tuple[i], at, depth + 1, tokens))
 				return 0;
 		return 1;
 	}
 	if (!c->report_unsupported)
 		return 1;
-	if (!etype_is_evaluated(s->type)) {
+	if (!etype_is_evaluated(s->type) && !(tokens && s->type == ET_TOKEN)) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
@@ -255,14 +255,16 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 	return 1;
 }
 
-static int usable_shape(checker *c, const shape *s, loc at)
+/* tokens: whether token values may appear (everywhere but the entry
+ * computation's parameters, which no input gives). */
+static int usable_shape(checker *c, const shape *s, loc at, int tokens)
 {
 	char msg[1024];
 	if (shape_validate(s, msg, sizeof msg)) {
 		ck_error(c, at, "%s", msg);
 		return 0;
 	}
-	return usable_rec(c, s, at, 0);
+	return usable_rec(c, s, at, 0, tokens);
 }
 
 /* A deep copy of `src` in the module's arena with every array's layout
@@ -462,7 +464,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	}
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
-	if (in->has_shape && !usable_shape(c, &in->shape, sat))
+	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
+	if (in->has_shape && !usable_shape(c, &in->shape, sat, tokens))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	if (!good)

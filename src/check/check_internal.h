@@ -27,6 +27,7 @@ typedef struct checker {
 	size_t nerrors;            /* type errors */
 	size_t nunsupported;       /* things hloi does not evaluate */
 	int oom;
+	int multi_device_reported; /* the module's participant count was reported */
 	/* per computation (index in m->comps): 0 not checked, 1 being
 	 * checked, 2 checked with a usable root, 3 checked with errors */
 	uint8_t *comp_state;

@@ -627,7 +627,15 @@ static void replica_groups_in(fbuild *f)
 		memset(l, 0, sizeof *l);
 		l->present = 1;
 		l->n = (int)g[i]->n_replica_ids;
-		l->v = g[i]->replica_ids;
+		if (!l->n)
+			continue;
+		/* the ids are copied: the unpacked message is freed after loading */
+		l->v = arena_array(f->a, (size_t)l->n, sizeof *l->v);
+		if (!l->v) {
+			f->oom = 1;
+			return;
+		}
+		memcpy(l->v, g[i]->replica_ids, (size_t)l->n * sizeof *l->v);
 	}
 }
 

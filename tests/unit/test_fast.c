@@ -668,6 +668,22 @@ static void test_fixed_programs(void)
 		"  ROOT r = f8e4m3fn[513,259]{1,0} add(a, b)\n}\n",
 		"HloModule t\nENTRY e {\n  a = s4[513,259]{0,1} parameter(0)\n  b = s4[259]{0} parameter(1)\n"
 		"  ROOT r = s4[513,259]{1,0} shift-right-logical(a, b), broadcast_dimensions={1}\n}\n",
+		/* collectives of one participant and async wrappers: copies
+		 * between layouts */
+		"HloModule t\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+		"ENTRY e {\n  a = f32[300,200]{0,1} parameter(0)\n  b = f32[200]{0} parameter(1)\n"
+		"  ar = (f32[300,200]{1,0}, f32[200]) all-reduce(a, b), replica_groups={{0}}, to_apply=add\n"
+		"  ag = (f32[300,200]{0,1}, f32[300,200]{1,0}) all-gather-start(a), dimensions={1}\n"
+		"  agd = f32[300,200]{1,0} all-gather-done(ag)\n"
+		"  cp = f32[300,200]{1,0} collective-permute(a), source_target_pairs={{0,0}}\n"
+		"  cs = (f32[300,200]{1,0}, f32[300,200]{0,1}, u32[]) copy-start(a)\n"
+		"  cd = f32[300,200]{1,0} copy-done(cs)\n"
+		"  ROOT r = ((f32[300,200]{1,0}, f32[200]), f32[300,200]{1,0}, f32[300,200]{1,0}, f32[300,200]{1,0}) "
+		"tuple(ar, agd, cp, cd)\n}\n",
+		"HloModule t\nw {\n  x = s8[70,90]{0,1} parameter(0)\n  ROOT n = s8[70,90]{1,0} negate(x)\n}\n"
+		"ENTRY e {\n  a = s8[70,90]{1,0} parameter(0)\n"
+		"  s = ((s8[70,90]{0,1}), s8[70,90]{0,1}, s32[]) async-start(a), calls=w\n"
+		"  ROOT d = s8[70,90]{1,0} async-done(s)\n}\n",
 	};
 	for (int i = 0; i < N_OF(progs); i++) {
 		CU_ASSERT(run_text(progs[i], 1));
