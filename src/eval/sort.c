@@ -16,7 +16,9 @@
  * comparison. The fast engine recognises a comparator that is one compare
  * of the two parameters of one operand (LT or GT, FLOAT or TOTALORDER, or
  * the integer default) and compares 8-byte keys built once per element
- * instead; a comparison of keys answers what the compare would, so the
+ * instead, and so for the comparator JAX writes for floats (each side
+ * canonicalised, -0 as +0 and NaNs as one NaN, then a TOTALORDER compare);
+ * a comparison of keys answers what the comparator would, so the
  * permutation is the same. Other comparators run as in the reference
  * engine; rows go to threads (when the comparator compiles to a program).
  *
@@ -28,6 +30,7 @@
  *
  * Scratch (positions, permutations, merge buffers) is one value of the
  * engine's budget per kernel, never per element. */
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -316,6 +319,100 @@ static int recognise(const computation *f, hloi_literal *const *ops, int *kop, i
 	return *fn != NULL;
 }
 
+/* JAX's float comparator: each side canonicalised before a compare,
+ *   s0 = select(compare(p, Z1), direction=EQ, Z2, p)
+ *   s1 = select(compare(p, p), direction=NE, N, s0)
+ * (-0 as +0 and every NaN as one NaN), then compare(s1(a), s1(b)) LT or GT.
+ * The key of x is then the key of N if x is a NaN, of Z2 if x == Z1 (IEEE),
+ * else of x: the compare of the canonical values, answered by keys. */
+typedef struct canon {
+	int on;
+	double z1;
+	unsigned char nan[8], z2[8];
+} canon;
+
+static const instr *canon_const(const instr *c, etype t)
+{
+	if (c->op != OP_CONSTANT || shape_is_tuple(&c->result) || c->result.rank != 0 || c->result.type != t ||
+	    !c->value || c->value->elided || !c->value->data || c->value->nbytes < (size_t)etype_byte_width(t))
+		return NULL;
+	return c;
+}
+
+static int float_cmp(const instr *c, cmp_direction d, etype t)
+{
+	return c->op == OP_COMPARE && c->nops == 2 && instr_direction(c) == d && eval_cmp_type(c, t) == CMPT_FLOAT;
+}
+
+/* The parameter a canonicalising side reads (its constants in *k), or NULL. */
+static const instr *canon_side(const instr *s1, etype t, const instr **n, const instr **z1, const instr **z2)
+{
+	if (s1->op != OP_SELECT || s1->nops != 3)
+		return NULL;
+	const instr *ne = s1->ops[0].def, *s0 = s1->ops[2].def;
+	*n = canon_const(s1->ops[1].def, t);
+	if (!*n || !float_cmp(ne, CMP_NE, t) || ne->ops[0].def != ne->ops[1].def)
+		return NULL;
+	const instr *p = ne->ops[0].def;
+	if (p->op != OP_PARAMETER || s0->op != OP_SELECT || s0->nops != 3 || s0->ops[2].def != p)
+		return NULL;
+	const instr *eq = s0->ops[0].def;
+	*z2 = canon_const(s0->ops[1].def, t);
+	if (!*z2 || !float_cmp(eq, CMP_EQ, t) || eq->ops[0].def != p)
+		return NULL;
+	*z1 = canon_const(eq->ops[1].def, t);
+	return *z1 ? p : NULL;
+}
+
+static int same_const(const instr *a, const instr *b, etype t)
+{
+	return memcmp(a->value->data, b->value->data, (size_t)etype_byte_width(t)) == 0;
+}
+
+static int recognise_canon(const computation *f, hloi_literal *const *ops, int *kop, int *gt, key_fn *fn,
+			   canon *cn)
+{
+	const instr *r = f->root;
+	if (!r || r->op != OP_COMPARE || r->nops != 2)
+		return 0;
+	cmp_direction d = instr_direction(r);
+	etype t = r->ops[0].def->result.type;
+	if ((d != CMP_LT && d != CMP_GT) || eval_cmp_type(r, t) != CMPT_TOTALORDER)
+		return 0;
+	const instr *na, *z1a, *z2a, *nb, *z1b, *z2b;
+	const instr *a = canon_side(r->ops[0].def, t, &na, &z1a, &z2a);
+	const instr *b = canon_side(r->ops[1].def, t, &nb, &z1b, &z2b);
+	if (!a || !b || !same_const(na, nb, t) || !same_const(z1a, z1b, t) || !same_const(z2a, z2b, t))
+		return 0;
+	int64_t pa = a->parameter_number, pb = b->parameter_number;
+	if (pa == pb || pa / 2 != pb / 2 || pa < 0 || pb < 0)
+		return 0;
+	*kop = (int)(pa / 2);
+	*gt = (d == CMP_GT) ^ (pa > pb);
+	if (ops[*kop]->shape.type != t || a->result.type != t)
+		return 0;
+	int nan;
+	*fn = key_for(t, CMPT_TOTALORDER, &nan);
+	if (!*fn)
+		return 0;
+	int w = etype_byte_width(t);
+	cn->on = 1;
+	cn->z1 = sc_read(t, z1a->value->data).f;
+	memcpy(cn->nan, na->value->data, (size_t)w);
+	memcpy(cn->z2, z2a->value->data, (size_t)w);
+	return 1;
+}
+
+static inline const void *canon_elem(const canon *cn, etype t, const void *p)
+{
+	double v = sc_read(t, p).f;
+	if (isnan(v))
+		return cn->nan;
+	if (v == cn->z1)
+		return cn->z2;
+	return p;
+}
+
 /* --- rows ------------------------------------------------------------------ */
 
 /* Buffer positions of the row starting at idx (idx[dim] = 0) along dim. */
@@ -377,6 +474,7 @@ typedef struct sort_job {
 	applier *ap;
 	int keyed, kop, gt, nan;
 	key_fn key;
+	canon cn;
 	hloi_status status;
 } sort_job;
 
@@ -409,9 +507,16 @@ static hloi_status sort_rows(sort_job *j, int64_t chunk)
 			srec *rec = (srec *)perm;
 			const hloi_literal *kx = j->x[j->kop];
 			const int64_t *kp = pos + j->kop * len;
-			for (int64_t i = 0; i < len; i++) {
-				rec[i].key = j->key(elem_at(kx, kp[i]));
-				rec[i].idx = i;
+			if (j->cn.on) {
+				for (int64_t i = 0; i < len; i++) {
+					rec[i].key = j->key(canon_elem(&j->cn, kx->shape.type, elem_at(kx, kp[i])));
+					rec[i].idx = i;
+				}
+			} else {
+				for (int64_t i = 0; i < len; i++) {
+					rec[i].key = j->key(elem_at(kx, kp[i]));
+					rec[i].idx = i;
+				}
 			}
 			if (j->nan)
 				(j->gt ? msort_ngt : msort_nlt)(NULL, rec, (srec *)tmp, len);
@@ -509,7 +614,8 @@ static hloi_status do_sort(engine *e, const instr *in, const computation *f, hlo
 			index_strides(&outs[k]->shape, j.ost + k * HLOI_MAX_RANK);
 	}
 	int parallel = 0;
-	if (e->fast && recognise(f, ops, &j.kop, &j.gt, &j.key, &j.nan)) {
+	if (e->fast && (recognise(f, ops, &j.kop, &j.gt, &j.key, &j.nan) ||
+			recognise_canon(f, ops, &j.kop, &j.gt, &j.key, &j.cn))) {
 		j.keyed = 1;
 		parallel = 1;
 	} else {

@@ -10,9 +10,10 @@ through `hloi test` in-process with .npy inputs and outputs.
 - argsort: keys and an iota sorted together, against np.sort and
   np.argsort(kind="stable"); floats (NaN, -0 included) under a comparator in
   NumPy's order written as JAX writes it (-0 as +0, every NaN as +NaN, then
-  TOTALORDER), which no engine recognises, so it runs as a computation.
-- lexsort: two keys and an iota under a two-key comparator, against
-  np.lexsort.
+  TOTALORDER): run as a computation by the reference engine, answered by
+  keys in the fast one.
+- lexsort: two keys and an iota under a two-key comparator (a computation
+  in both engines), against np.lexsort.
 - topk: values and indices against a stable argsort by the total order,
   the first k.
 Everything is exact.
