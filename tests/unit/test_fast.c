@@ -440,6 +440,15 @@ static int both_nan(etype t, const unsigned char *p, const unsigned char *q)
  * open. Everything else must match bit for bit. */
 static int same_bits(const hloi_literal *a, const hloi_literal *b)
 {
+	if (a && b && (shape_is_tuple(&a->shape) || shape_is_tuple(&b->shape))) {
+		/* element by element (a tuple has no buffer of its own) */
+		if (!shape_is_tuple(&a->shape) || !shape_is_tuple(&b->shape) || a->nelems != b->nelems)
+			return 0;
+		for (size_t k = 0; k < a->nelems; k++)
+			if (!same_bits(a->elems[k], b->elems[k]))
+				return 0;
+		return 1;
+	}
 	if (!a || !b || a->nbytes != b->nbytes)
 		return 0;
 	if (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0)
@@ -684,6 +693,32 @@ static void test_fixed_programs(void)
 		"ENTRY e {\n  a = s8[70,90]{1,0} parameter(0)\n"
 		"  s = ((s8[70,90]{0,1}), s8[70,90]{0,1}, s32[]) async-start(a), calls=w\n"
 		"  ROOT d = s8[70,90]{1,0} async-done(s)\n}\n",
+		/* sort and topk: keys (NaN under FLOAT, TOTALORDER, JAX's comparator)
+		 * against the comparator run per comparison, rows on threads */
+		"HloModule t\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
+		"  d = s32[] parameter(3)\n  ROOT p = pred[] compare(a, b), direction=LT\n}\n"
+		"ENTRY e {\n  a = f32[64,2000]{0,1} parameter(0)\n  i = s32[64,2000] iota(), iota_dimension=1\n"
+		"  ROOT r = (f32[64,2000], s32[64,2000]{0,1}) sort(a, i), dimensions={1}, to_apply=lt\n}\n",
+		"HloModule t\ngt {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+		"  ROOT p = pred[] compare(b, a), direction=LT, type=TOTALORDER\n}\n"
+		"ENTRY e {\n  a = f64[3000,40] parameter(0)\n"
+		"  ROOT r = f64[3000,40]{0,1} sort(a), dimensions={0}, to_apply=gt\n}\n",
+		"HloModule t\ncmp {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  qnan = bf16[] constant(nan)\n"
+		"  zero = bf16[] constant(0)\n  an = pred[] compare(a, a), direction=NE\n"
+		"  az = pred[] compare(a, zero), direction=EQ\n  a0 = bf16[] select(az, zero, a)\n"
+		"  a1 = bf16[] select(an, qnan, a0)\n  bn = pred[] compare(b, b), direction=NE\n"
+		"  bz = pred[] compare(b, zero), direction=EQ\n  b0 = bf16[] select(bz, zero, b)\n"
+		"  b1 = bf16[] select(bn, qnan, b0)\n  ROOT p = pred[] compare(a1, b1), direction=LT, type=TOTALORDER\n}\n"
+		"ENTRY e {\n  a = bf16[4,20000] parameter(0)\n"
+		"  ROOT r = bf16[4,20000] sort(a), dimensions={1}, is_stable=true, to_apply=cmp\n}\n",
+		"HloModule t\nle {\n  a = s8[] parameter(0)\n  b = s8[] parameter(1)\n  c = u64[] parameter(2)\n"
+		"  d = u64[] parameter(3)\n  ROOT p = pred[] compare(a, b), direction=LE\n}\n"
+		"ENTRY e {\n  a = s8[200,300] parameter(0)\n  b = u64[200,300]{0,1} parameter(1)\n"
+		"  ROOT r = (s8[200,300], u64[200,300]) sort(a, b), dimensions={1}, to_apply=le\n}\n",
+		"HloModule t\nENTRY e {\n  a = f32[40,3000] parameter(0)\n"
+		"  ROOT r = (f32[40,7], s32[40,7]) topk(a), k=7\n}\n",
+		"HloModule t\nENTRY e {\n  a = f16[20,5000]{0,1} parameter(0)\n"
+		"  ROOT r = (f16[20,300]{0,1}, s32[20,300]) topk(a), k=300, largest=false\n}\n",
 	};
 	for (int i = 0; i < N_OF(progs); i++) {
 		CU_ASSERT(run_text(progs[i], 1));
