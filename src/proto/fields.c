@@ -528,6 +528,13 @@ static void permute_sizes_in(fbuild *f)
 		return;
 	}
 	a->u.lists.n = (int)k;
+	/* a copy: the module outlives the decoded message */
+	int64_t *sizes = arena_array(f->a, n, sizeof *sizes);
+	if (!sizes) {
+		f->oom = 1;
+		return;
+	}
+	memcpy(sizes, ip->dynamic_slice_sizes, n * sizeof *sizes);
 	pos = 0;
 	for (size_t j = 0; j < k; j++) {
 		int r = ranks[j % (size_t)nr];
@@ -535,7 +542,7 @@ static void permute_sizes_in(fbuild *f)
 		memset(l, 0, sizeof *l);
 		l->present = 1;
 		l->n = r;
-		l->v = ip->dynamic_slice_sizes + pos;
+		l->v = sizes + pos;
 		pos += (size_t)r;
 	}
 }
@@ -627,7 +634,15 @@ static void replica_groups_in(fbuild *f)
 		memset(l, 0, sizeof *l);
 		l->present = 1;
 		l->n = (int)g[i]->n_replica_ids;
-		l->v = g[i]->replica_ids;
+		/* a copy: the module outlives the decoded message */
+		if (l->n) {
+			l->v = arena_array(f->a, (size_t)l->n, sizeof *l->v);
+			if (!l->v) {
+				f->oom = 1;
+				return;
+			}
+			memcpy(l->v, g[i]->replica_ids, (size_t)l->n * sizeof *l->v);
+		}
 	}
 }
 

@@ -115,6 +115,8 @@ typedef struct pstate {
 	size_t attr_start, attr_name_end, val_start, val_end;
 	int vdepth, vseen;
 	int vgap;             /* the value may go on after one blank (literal=) */
+	int vmesh;            /* replica_groups=mesh[...][, device_ids=(...)] {...}: the
+			       * value goes on over a blank before '{' and a ', device_ids=' */
 	int skip;             /* error recovery: drop tokens up to a line start */
 	int fatal;            /* the lexer stopped; no syntax error to add */
 	int nsyntax;          /* syntax errors reported */

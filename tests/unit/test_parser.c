@@ -933,6 +933,101 @@ static void test_dim_labels_unknown(void)
 		     "i and o once each, spatial dimensions 0..n-1 once each, the same count in all three parts)");
 }
 
+/* replica_groups in every form XLA's parser reads (hlo_parser.cc,
+ * ParseCollectiveDeviceListBase and ParseMesh): printed back as written,
+ * the iota form kept as numbers; malformed mesh values are located errors. */
+static void test_replica_groups(void)
+{
+	static const char *const forms[] = {
+		"{{0,1},{2,3}}",
+		"{}",
+		"[2,4]<=[8]",
+		"[4,2]<=[2,4]T(1,0)",
+		"mesh['axis_0'=2,'axis_1'=2] {'axis_1'}",
+		"mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'a','b'}",
+		"mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'b':(1)2}",
+		"mesh['a'=2,'b'=4], device_ids=([8]) {'a','b':(2)2}",
+		"maximal_mesh[device_id=3] {}",
+		"mesh[] {}",
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text,
+			 "ENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} all-gather(p), dimensions={0}, "
+			 "replica_groups=%s\n}\n",
+			 forms[i]);
+		check_print(text, text);
+	}
+	/* the iota form is read into its numbers */
+	{
+		hloi_context *ctx;
+		hloi_status st;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = parse(ctx,
+				  "ENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} all-gather(p), "
+				  "dimensions={0}, replica_groups=[4,2]<=[2,4]T(1,0)\n}\n",
+				  &st);
+		CU_ASSERT_FATAL(st == HLOI_OK && m);
+		const instr *r = find_instr(m->entry, "r");
+		const attr *a = r ? instr_attr(r, ATTR_REPLICA_GROUPS) : NULL;
+		CU_ASSERT_FATAL(a != NULL);
+		const replica_groups *rg = a->u.rg;
+		CU_ASSERT_EQUAL(rg->form, RG_IOTA);
+		CU_ASSERT(rg->ngroup_dims == 2 && rg->group_dims[0] == 4 && rg->group_dims[1] == 2);
+		CU_ASSERT(rg->nreshape == 2 && rg->reshape_dims[0] == 2 && rg->reshape_dims[1] == 4);
+		CU_ASSERT(rg->nperm == 2 && rg->perm[0] == 1 && rg->perm[1] == 0);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=foo\n}\n",
+		     "2:51-52 error: malformed replica_groups: expects '{', '[', 'mesh' or 'maximal_mesh'");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=x] {}\n}\n",
+		     "2:60-61 error: malformed replica_groups: expects an integer");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=2] {a}\n}\n",
+		     "2:64-65 error: malformed replica_groups: expects a quoted axis name");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=2] {'a':2}\n}\n",
+		     "2:68-69 error: malformed replica_groups: expects '('");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=maximal_mesh[id=3] {}\n}\n",
+		     "2:64-65 error: malformed replica_groups: expects 'device_id'");
+}
+
+/* custom-call's literal=: a shape (layout as written) and a value, or a
+ * tuple of literals (XLA's ParseLiteral); printed as XLA's one-line form. */
+static void test_custom_call_literal(void)
+{
+	check_print("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", literal=s32[2]{0} {1, 2}\n}\n",
+		    "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", literal=s32[2]{0} {1, 2}\n}\n");
+	check_print("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+		    "literal=(s32[4]{0} {4, 128, 128, 3},pred[] true, (f32[] 0.5), ())\n}\n",
+		    "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+		    "literal=( s32[4]{0} {4, 128, 128, 3}, pred[] true, ( f32[] 0.5 ), () )\n}\n");
+	/* the tuple's shape is built from its elements' */
+	{
+		hloi_context *ctx;
+		hloi_status st;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = parse(ctx,
+				  "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+				  "literal=( s32[2]{0} {1, 2}, pred[] true )\n}\n",
+				  &st);
+		CU_ASSERT_FATAL(st == HLOI_OK && m);
+		const instr *c = find_instr(m->entry, "c");
+		const attr *a = c ? instr_attr(c, ATTR_LITERAL) : NULL;
+		CU_ASSERT_FATAL(a != NULL);
+		char *s = shape_str(a->u.lit.shp);
+		CU_ASSERT_STRING_EQUAL(s, "(s32[2]{0}, pred[])");
+		hloi_free(s);
+		CU_ASSERT(a->u.lit.tree->kind == LIT_TUPLE && a->u.lit.tree->n == 2);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	EXPECT_DIAGS("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), literal=(s32[2]{0} {1, 2} pred[] true)\n}\n",
+		     "2:46-47 error: malformed literal: expects one shape and its value");
+	/* `(` closed by the computation's `}`: the value ends there */
+	EXPECT_DIAGS("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), literal=(s32[] 1, s32[] 2\n}\n",
+		     "4:1-1 error: expects 'ROOT', name, '}' or ',' but sees end of input");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1085,6 +1180,8 @@ static const unit_test module_tests[] = {
 	{ "gte_operand", test_gte_operand },
 	{ "computation_attrs", test_computation_attrs },
 	{ "dim_labels_unknown", test_dim_labels_unknown },
+	{ "replica_groups", test_replica_groups },
+	{ "custom_call_literal", test_custom_call_literal },
 	{ NULL, NULL },
 };
 
