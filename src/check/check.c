@@ -233,6 +233,10 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth)
 	}
 	if (!c->report_unsupported)
 		return 1;
+	if (s->is_buffer) {
+		ck_unsupported(c, at, "unsupported buffer shape %s", ck_shape(a, s));
+		return 0;
+	}
 	if (!etype_is_evaluated(s->type)) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");

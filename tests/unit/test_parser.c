@@ -1028,6 +1028,41 @@ static void test_custom_call_literal(void)
 		     "4:1-1 error: expects 'ROOT', name, '}' or ',' but sees end of input");
 }
 
+/* XLA's buffer shapes `b(shape)`: an array inside, printed back; `b` as a
+ * name (instruction, computation) is unaffected. */
+static void test_buffer_shapes(void)
+{
+	const char *text = "b {\n  ROOT b = b(f32[2,4]{0,1}) parameter(0)\n}\n\n"
+			   "ENTRY e {\n  p = b(s32[4]) parameter(0)\n  b = s32[4] parameter(1)\n"
+			   "  c = b(s32[4]) custom-call(b(s32[4]) p, b), custom_call_target=\"Pin\"\n"
+			   "  ROOT t = (b(s32[4]), s32[4]) tuple(c, b)\n}\n";
+	char *printed = roundtrip(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(printed);
+	/* operand shapes are not printed */
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  ROOT b = b(f32[2,4]{0,1}) parameter(0)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  c = b(s32[4]) custom-call(p, b), custom_call_target=\"Pin\"\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  ROOT t = (b(s32[4]), s32[4]) tuple(c, b)\n"));
+	hloi_free(printed);
+	hloi_context *ctx;
+	hloi_status st;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = parse(ctx, text, &st);
+	CU_ASSERT_FATAL(st == HLOI_OK && m);
+	const instr *p = find_instr(m->entry, "p");
+	const instr *b = find_instr(m->entry, "b");
+	CU_ASSERT_FATAL(p && b);
+	CU_ASSERT(p->shape.is_buffer && p->shape.type == ET_S32 && p->shape.rank == 1 && p->shape.dims[0] == 4);
+	CU_ASSERT(!b->shape.is_buffer);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b((s32[4])) parameter(0)\n}\n",
+		     "2:14-22 error: a buffer shape b(...) holds an array shape");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b(b(s32[4])) parameter(0)\n}\n",
+		     "2:14-23 error: a buffer shape b(...) holds an array shape");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b(s32[4] parameter(0)\n}\n",
+		     "2:21-30 error: expects '{' or ')' but sees 'parameter'");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1182,6 +1217,7 @@ static const unit_test module_tests[] = {
 	{ "dim_labels_unknown", test_dim_labels_unknown },
 	{ "replica_groups", test_replica_groups },
 	{ "custom_call_literal", test_custom_call_literal },
+	{ "buffer_shapes", test_buffer_shapes },
 	{ NULL, NULL },
 };
 
