@@ -102,6 +102,7 @@ static int append(pstate *st, plist *l, const pnode *src)
 %token <tok> INT "integer" DECIMAL "decimal number" FLOATWORD "inf or nan" STRING "string"
 %token <tok> RAWATTR "attribute"
 %token <tok> KW_PARAMETER "parameter" KW_CONSTANT "constant"
+%token <tok> KW_BUFFER "b"
 %token <tok> ARROW "->" LE "<=" DOTS "..." LAYOUT_LBRACE "layout"
 %token <tok> KW_STACKFRAMES "stack frame section"
 
@@ -387,7 +388,8 @@ ints
 	}
 	;
 
-/* shape ::= type '[' [dim {',' dim}] ']' [layout] | '(' [shape {',' shape}] ')' */
+/* shape ::= type '[' [dim {',' dim}] ']' [layout] | '(' [shape {',' shape}] ')'
+ *         | 'b' '(' shape ')'   (XLA's buffer shape of an array) */
 shape
 	: TYPE '[' dims ']' opt_layout		{
 		loc at = { @1.start, $5 ? @5.end : @4.end };
@@ -413,6 +415,7 @@ shape
 		OOM(p_tuple_shape(st, &$$, &none));
 	}
 	| '(' shape_list ')'			{ OOM(p_tuple_shape(st, &$$, &$2)); }
+	| KW_BUFFER '(' shape ')'		{ $$ = $3; p_buffer_shape(st, $$, @3); }
 	;
 
 shape_list
@@ -569,6 +572,7 @@ static const char *sym_display(yysymbol_kind_t k)
 	case YYSYMBOL_KW_PARAMETER: return "'parameter'";
 	case YYSYMBOL_KW_CONSTANT: return "'constant'";
 	case YYSYMBOL_KW_STACKFRAMES: return NULL; /* rare; not worth suggesting */
+	case YYSYMBOL_KW_BUFFER: return NULL;      /* `b(`: a shape, as element types are */
 	default: break;
 	}
 	return yysymbol_name(k);

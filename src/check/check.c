@@ -233,6 +233,10 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
 	}
 	if (!c->report_unsupported)
 		return 1;
+	if (s->is_buffer) {
+		ck_unsupported(c, at, "unsupported buffer shape %s", ck_shape(a, s));
+		return 0;
+	}
 	if (!etype_is_evaluated(s->type) && !(tokens && s->type == ET_TOKEN)) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");

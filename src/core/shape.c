@@ -211,6 +211,14 @@ void shape_print(strbuf *b, const shape *s, int with_layout)
 		sb_putc(b, ')');
 		return;
 	}
+	if (s->is_buffer) {
+		shape inner = *s;
+		inner.is_buffer = 0;
+		sb_puts(b, "b(");
+		shape_print(b, &inner, with_layout);
+		sb_putc(b, ')');
+		return;
+	}
 	const char *name = etype_name(s->type);
 	sb_puts(b, name ? name : "invalid");
 	sb_putc(b, '[');

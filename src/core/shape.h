@@ -66,6 +66,8 @@ typedef struct hloi_shape {
 	uint8_t dim_kind[HLOI_MAX_RANK];
 	int has_layout;            /* a layout was written or filled in */
 	layout layout;
+	int is_buffer;             /* XLA's buffer shape `b(s32[4])` of this array
+				    * shape (proto: BUFFER around it); kept to print back */
 	int ntuple;                /* tuples: element count */
 	struct hloi_shape *tuple;       /* tuples: elements (not owned by the shape) */
 } shape;

@@ -528,6 +528,13 @@ static void permute_sizes_in(fbuild *f)
 		return;
 	}
 	a->u.lists.n = (int)k;
+	/* a copy: the module outlives the decoded message */
+	int64_t *sizes = arena_array(f->a, n, sizeof *sizes);
+	if (!sizes) {
+		f->oom = 1;
+		return;
+	}
+	memcpy(sizes, ip->dynamic_slice_sizes, n * sizeof *sizes);
 	pos = 0;
 	for (size_t j = 0; j < k; j++) {
 		int r = ranks[j % (size_t)nr];
@@ -535,7 +542,7 @@ static void permute_sizes_in(fbuild *f)
 		memset(l, 0, sizeof *l);
 		l->present = 1;
 		l->n = r;
-		l->v = ip->dynamic_slice_sizes + pos;
+		l->v = sizes + pos;
 		pos += (size_t)r;
 	}
 }

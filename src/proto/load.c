@@ -166,6 +166,17 @@ static int shape_in(loader *L, const Xla__ShapeProto *sp, shape *out, int depth)
 				return -1;
 		return 0;
 	}
+	if (et == XLA__PRIMITIVE_TYPE__BUFFER) {
+		/* XLA's buffer shape: one array shape in tuple_shapes */
+		if (sp->n_dimensions || sp->n_tuple_shapes != 1)
+			return lfail(L, "a buffer shape needs exactly one shape in tuple_shapes");
+		if (shape_in(L, sp->tuple_shapes[0], out, depth + 1))
+			return -1;
+		if (!shape_is_array(out) || out->is_buffer)
+			return lfail(L, "a buffer shape must hold an array shape");
+		out->is_buffer = 1;
+		return 0;
+	}
 	etype t = etype_from_number(et);
 	if (et == 0)
 		return lfail(L, "shape has no element_type");

@@ -174,6 +174,17 @@ static Xla__ShapeProto *shape_out(saver *S, const shape *s, int fill, int depth)
 	if (!sp)
 		return NULL;
 	xla__shape_proto__init(sp);
+	if (s->is_buffer) {
+		/* XLA's buffer shape: BUFFER around the array shape */
+		shape inner = *s;
+		inner.is_buffer = 0;
+		sp->element_type = XLA__PRIMITIVE_TYPE__BUFFER;
+		sp->n_tuple_shapes = 1;
+		sp->tuple_shapes = sarray(S, 1, sizeof *sp->tuple_shapes);
+		if (!sp->tuple_shapes || !(sp->tuple_shapes[0] = shape_out(S, &inner, fill, depth + 1)))
+			return NULL;
+		return sp;
+	}
 	sp->element_type = (Xla__PrimitiveType)s->type;
 	if (shape_is_tuple(s)) {
 		sp->n_tuple_shapes = (size_t)s->ntuple;

@@ -593,6 +593,126 @@ static int parse_bracket_ints(vcur *c, int64_t **out, int *n)
 	return b.n && !*out ? -1 : 0;
 }
 
+/* A quoted axis name 'a' (or "a"). */
+static void vc_quoted(vcur *c)
+{
+	vc_skip(c);
+	int q = vc_peek(c);
+	if (q != '\'' && q != '"') {
+		vc_fail(c, "a quoted axis name");
+		return;
+	}
+	const char *t = c->st->text;
+	size_t p = c->p + 1;
+	while (p < c->end && t[p] != q)
+		p += t[p] == '\\' ? 2 : 1;
+	if (p >= c->end) {
+		vc_fail(c, "a quoted axis name");
+		return;
+	}
+	c->p = p + 1;
+}
+
+/* Whether the word `w` comes next (consumed if so). */
+static int vc_keyword(vcur *c, const char *w)
+{
+	size_t s, e, save = c->p;
+	if (vc_word(c, &s, &e) && e - s == strlen(w) && !memcmp(c->st->text + s, w, e - s))
+		return 1;
+	c->p = save;
+	return 0;
+}
+
+/* XLA's mesh replica groups, checked and kept as written (the proto writer
+ * reads them again):
+ *   mesh '[' [axis '=' int {',' axis '=' int}] ']'
+ *        [',' 'device_ids' '=' '(' ('[' ints ']' ['T' '(' ints ')'] | [ints]) ')']
+ *        '{' [ref {',' ref}] '}'
+ * | maximal_mesh '[' 'device_id' '=' int ']' '{' [ref {',' ref}] '}'
+ *   ref ::= axis [':' '(' int ')' int]
+ * Returns nonzero (reported) when the value is not of this form. */
+static int check_mesh_groups(vcur *c)
+{
+	if (vc_keyword(c, "maximal_mesh")) {
+		vc_expect(c, '[');
+		if (!c->bad && !vc_keyword(c, "device_id"))
+			vc_fail(c, "'device_id'");
+		vc_expect(c, '=');
+		if (!c->bad)
+			(void)vc_int(c);
+		vc_expect(c, ']');
+	} else if (vc_keyword(c, "mesh")) {
+		vc_expect(c, '[');
+		vc_skip(c);
+		if (!c->bad && !vc_eat(c, ']')) {
+			do {
+				vc_quoted(c);
+				vc_skip(c);
+				vc_expect(c, '=');
+				if (!c->bad)
+					(void)vc_int(c);
+				vc_skip(c);
+			} while (!c->bad && vc_eat(c, ','));
+			vc_expect(c, ']');
+		}
+		vc_skip(c);
+		if (!c->bad && vc_eat(c, ',')) {
+			vc_skip(c);
+			if (!vc_keyword(c, "device_ids"))
+				vc_fail(c, "'device_ids'");
+			vc_expect(c, '=');
+			vc_expect(c, '(');
+			vc_skip(c);
+			if (!c->bad && vc_peek(c) == '[') {
+				int64_t *v;
+				int n;
+				if (parse_bracket_ints(c, &v, &n))
+					return 1;
+				if (!c->bad && vc_eat(c, 'T')) {
+					vc_expect(c, '(');
+					do {
+						vc_skip(c);
+						(void)vc_int(c);
+						vc_skip(c);
+					} while (!c->bad && vc_eat(c, ','));
+					vc_expect(c, ')');
+				}
+			} else if (!c->bad && vc_peek(c) != ')') {
+				do {
+					(void)vc_int(c);
+					vc_skip(c);
+				} while (!c->bad && vc_eat(c, ','));
+			}
+			vc_skip(c);
+			vc_expect(c, ')');
+		}
+	} else {
+		vc_fail(c, "'{', '[', 'mesh' or 'maximal_mesh'");
+		return 1;
+	}
+	vc_skip(c);
+	vc_expect(c, '{');
+	vc_skip(c);
+	if (!c->bad && !vc_eat(c, '}')) {
+		do {
+			vc_quoted(c);
+			vc_skip(c);
+			if (!c->bad && vc_eat(c, ':')) {
+				vc_expect(c, '(');
+				if (!c->bad)
+					(void)vc_int(c);
+				vc_expect(c, ')');
+				if (!c->bad)
+					(void)vc_int(c);
+			}
+			vc_skip(c);
+		} while (!c->bad && vc_eat(c, ','));
+		vc_expect(c, '}');
+	}
+	vc_end(c);
+	return c->bad;
+}
+
 /* replica_groups={{0,1},{2,3}} | [G,S]<=[d...] | [G,S]<=[d...]T(p...) |
  * anything else, kept as written. */
 static int parse_replica_groups(vcur *c, attr *a)
@@ -648,7 +768,10 @@ static int parse_replica_groups(vcur *c, attr *a)
 	}
 	rg->form = RG_RAW;
 	vc_skip(c);
-	rg->raw = p_text(c->st, c->p, c->end);
+	size_t start = c->p;
+	if (check_mesh_groups(c))
+		return 0;
+	rg->raw = p_text(c->st, start, c->end);
 	c->p = c->end;
 	return rg->raw ? 0 : -1;
 }
@@ -698,9 +821,112 @@ static int parse_shapes_value(vcur *c, shape_list *out)
 	return rc < 0 ? -1 : 0;
 }
 
+static int parse_literal_at(vcur *c, attr_literal *out, int depth);
+
+/* The end of the element of a tuple literal starting at p: the next ',' or
+ * ')' outside brackets and strings. */
+static size_t tuple_elem_end(const vcur *c, size_t p)
+{
+	const char *t = c->st->text;
+	int depth = 0;
+	for (; p < c->end; p++) {
+		char ch = t[p];
+		if (ch == '"' || ch == '\'') {
+			for (p++; p < c->end && t[p] != ch; p++)
+				if (t[p] == '\\')
+					p++;
+		} else if (ch == '(' || ch == '[' || ch == '{') {
+			depth++;
+		} else if ((ch == ')' || ch == ']' || ch == '}') && depth) {
+			depth--;
+		} else if ((ch == ',' || ch == ')') && !depth) {
+			break;
+		}
+	}
+	return p < c->end ? p : c->end;
+}
+
+/* literal ::= '(' [literal {',' literal}] ')' | shape value: XLA's
+ * ParseLiteral, a tuple of literals each with its own shape. */
+static int parse_tuple_literal(vcur *c, attr_literal *out, int depth)
+{
+	if (depth > 64) {
+		vc_fail(c, "a tuple literal nested at most 64 deep");
+		return 0;
+	}
+	c->p++;  /* '(' */
+	size_t first = c->p;
+	int n = 0;
+	/* count the elements */
+	for (size_t p = c->p;;) {
+		while (p < c->end && strchr(" \t\r\n", c->st->text[p]))
+			p++;
+		if (p >= c->end || c->st->text[p] == ')')
+			break;
+		n++;
+		p = tuple_elem_end(c, p);
+		if (p < c->end && c->st->text[p] == ',')
+			p++;
+		else
+			break;
+	}
+	shape *s = p_alloc(c->st, sizeof *s);
+	lit_node *t = p_alloc(c->st, sizeof *t);
+	if (!s || !t)
+		return -1;
+	memset(s, 0, sizeof *s);
+	memset(t, 0, sizeof *t);
+	s->type = ET_TUPLE;
+	t->kind = LIT_TUPLE;
+	t->at = (loc){ first - 1, c->end };
+	if (n) {
+		s->tuple = arena_array(c->st->a, (size_t)n, sizeof *s->tuple);
+		t->kids = arena_array(c->st->a, (size_t)n, sizeof *t->kids);
+		if (!s->tuple || !t->kids) {
+			c->st->oom = 1;
+			return -1;
+		}
+	}
+	c->p = first;
+	for (int i = 0; i < n; i++) {
+		vc_skip(c);
+		vcur sub = *c;
+		sub.end = tuple_elem_end(c, c->p);
+		attr_literal el = { NULL, NULL, NULL };
+		if (parse_literal_at(&sub, &el, depth + 1))
+			return -1;
+		if (sub.bad || !el.shp || !el.tree) {
+			c->bad = 1;
+			return 0;
+		}
+		s->tuple[i] = *el.shp;
+		t->kids[i] = el.tree;
+		c->p = sub.end;
+		if (i + 1 < n)
+			vc_expect(c, ',');
+	}
+	s->ntuple = n;
+	t->n = n;
+	vc_skip(c);
+	vc_expect(c, ')');
+	vc_end(c);
+	if (c->bad)
+		return 0;
+	out->shp = s;
+	out->tree = t;
+	return 0;
+}
+
 static int parse_literal_value(vcur *c, attr_literal *out)
 {
+	return parse_literal_at(c, out, 0);
+}
+
+static int parse_literal_at(vcur *c, attr_literal *out, int depth)
+{
 	vc_skip(c);
+	if (vc_peek(c) == '(')
+		return parse_tuple_literal(c, out, depth);
 	pstate *sub = NULL;
 	int rc = p_subparse(c->st, P_SUB_LITERAL, c->p, c->end, &sub);
 	if (rc == 0 && sub) {
@@ -1057,6 +1283,51 @@ static void put_float(strbuf *b, double v)
 	sb_puts(b, buf);
 }
 
+/* custom-call's `literal=`: `shape value` with the layout as written, or a
+ * tuple of such, `( s32[2]{0} {1, 2}, pred[] true )` (XLA's one-line form). */
+static void put_attr_literal(strbuf *b, const shape *s, const lit_node *t)
+{
+	if (shape_is_tuple(s) && t->kind == LIT_TUPLE && t->n == s->ntuple) {
+		if (!t->n) {
+			sb_puts(b, "()");
+			return;
+		}
+		sb_puts(b, "( ");
+		for (int i = 0; i < t->n; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			put_attr_literal(b, &s->tuple[i], t->kids[i]);
+		}
+		sb_puts(b, " )");
+		return;
+	}
+	shape_print(b, s, 1);
+	sb_putc(b, ' ');
+	text_put_literal(b, t);
+}
+
+/* The same for a typed value (from a proto): XLA prints it with its layout. */
+static void put_value_literal(strbuf *b, const hloi_literal *v)
+{
+	if (shape_is_tuple(&v->shape)) {
+		if (!v->nelems) {
+			sb_puts(b, "()");
+			return;
+		}
+		sb_puts(b, "( ");
+		for (size_t i = 0; i < v->nelems; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			put_value_literal(b, v->elems[i]);
+		}
+		sb_puts(b, " )");
+		return;
+	}
+	shape_print(b, &v->shape, 1);
+	sb_putc(b, ' ');
+	literal_print(b, v, 0, 1);
+}
+
 void attr_print_value(strbuf *b, const attr *a)
 {
 	switch ((attr_kind)a->kind) {
@@ -1137,12 +1408,13 @@ void attr_print_value(strbuf *b, const attr *a)
 		sb_putc(b, '}');
 		break;
 	case AK_LITERAL:
-		shape_print(b, a->u.lit.shp, 0);
-		sb_putc(b, ' ');
-		if (a->u.lit.tree)
-			text_put_literal(b, a->u.lit.tree);
-		else if (a->u.lit.value)
-			literal_print(b, a->u.lit.value, 0, 1);
+		if (a->u.lit.tree) {
+			put_attr_literal(b, a->u.lit.shp, a->u.lit.tree);
+		} else if (a->u.lit.value) {
+			put_value_literal(b, a->u.lit.value);
+		} else {
+			shape_print(b, a->u.lit.shp, 1);
+		}
 		break;
 	case AK_REPLICA_GROUPS: {
 		const replica_groups *rg = a->u.rg;

@@ -162,6 +162,18 @@ int p_tuple_shape(pstate *st, shape **out, const llist *elems)
 	return 0;
 }
 
+void p_buffer_shape(pstate *st, shape *s, loc at)
+{
+	if (!s)
+		return;
+	/* XLA: "Buffer shape must have array shape." */
+	if (!shape_is_array(s) || s->is_buffer) {
+		diag_error(st->ctx, st->src, at, "a buffer shape b(...) holds an array shape");
+		return;
+	}
+	s->is_buffer = 1;
+}
+
 /* The integers (and `*` as -1 when allowed) of one `(...)` group of a layout
  * item; -1 after reporting anything else. */
 static int group_ints(pstate *st, const layout_item *it, const plist *g, int64_t *v, int max,

@@ -115,6 +115,8 @@ typedef struct pstate {
 	size_t attr_start, attr_name_end, val_start, val_end;
 	int vdepth, vseen;
 	int vgap;             /* the value may go on after one blank (literal=) */
+	int vmesh;            /* replica_groups=mesh[...][, device_ids=(...)] {...}: the
+			       * value goes on over a blank before '{' and a ', device_ids=' */
 	int skip;             /* error recovery: drop tokens up to a line start */
 	int fatal;            /* the lexer stopped; no syntax error to add */
 	int nsyntax;          /* syntax errors reported */
@@ -193,6 +195,8 @@ int p_int64(pstate *st, const tokval *t, loc at, int64_t *out);
 int p_dim(pstate *st, shape **sp, const tokval *t, loc at, int kind);
 int p_array_shape(pstate *st, shape **out, shape *dims, etype t, loc at);
 int p_tuple_shape(pstate *st, shape **out, const llist *elems);
+/* `b(s)`: marks the array shape s a buffer (an error for any other shape). */
+void p_buffer_shape(pstate *st, shape *s, loc at);
 int p_layout(pstate *st, shape *s, const plist *m2m, const llist *items, loc at);
 int p_lit_scalar(pstate *st, lit_node **out, int kind, loc at);
 int p_lit_list(pstate *st, lit_node **out, int kind, const llist *items, loc at);

@@ -933,6 +933,136 @@ static void test_dim_labels_unknown(void)
 		     "i and o once each, spatial dimensions 0..n-1 once each, the same count in all three parts)");
 }
 
+/* replica_groups in every form XLA's parser reads (hlo_parser.cc,
+ * ParseCollectiveDeviceListBase and ParseMesh): printed back as written,
+ * the iota form kept as numbers; malformed mesh values are located errors. */
+static void test_replica_groups(void)
+{
+	static const char *const forms[] = {
+		"{{0,1},{2,3}}",
+		"{}",
+		"[2,4]<=[8]",
+		"[4,2]<=[2,4]T(1,0)",
+		"mesh['axis_0'=2,'axis_1'=2] {'axis_1'}",
+		"mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'a','b'}",
+		"mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'b':(1)2}",
+		"mesh['a'=2,'b'=4], device_ids=([8]) {'a','b':(2)2}",
+		"maximal_mesh[device_id=3] {}",
+		"mesh[] {}",
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text,
+			 "ENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} all-gather(p), dimensions={0}, "
+			 "replica_groups=%s\n}\n",
+			 forms[i]);
+		check_print(text, text);
+	}
+	/* the iota form is read into its numbers */
+	{
+		hloi_context *ctx;
+		hloi_status st;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = parse(ctx,
+				  "ENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} all-gather(p), "
+				  "dimensions={0}, replica_groups=[4,2]<=[2,4]T(1,0)\n}\n",
+				  &st);
+		CU_ASSERT_FATAL(st == HLOI_OK && m);
+		const instr *r = find_instr(m->entry, "r");
+		const attr *a = r ? instr_attr(r, ATTR_REPLICA_GROUPS) : NULL;
+		CU_ASSERT_FATAL(a != NULL);
+		const replica_groups *rg = a->u.rg;
+		CU_ASSERT_EQUAL(rg->form, RG_IOTA);
+		CU_ASSERT(rg->ngroup_dims == 2 && rg->group_dims[0] == 4 && rg->group_dims[1] == 2);
+		CU_ASSERT(rg->nreshape == 2 && rg->reshape_dims[0] == 2 && rg->reshape_dims[1] == 4);
+		CU_ASSERT(rg->nperm == 2 && rg->perm[0] == 1 && rg->perm[1] == 0);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=foo\n}\n",
+		     "2:51-52 error: malformed replica_groups: expects '{', '[', 'mesh' or 'maximal_mesh'");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=x] {}\n}\n",
+		     "2:60-61 error: malformed replica_groups: expects an integer");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=2] {a}\n}\n",
+		     "2:64-65 error: malformed replica_groups: expects a quoted axis name");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=mesh['a'=2] {'a':2}\n}\n",
+		     "2:68-69 error: malformed replica_groups: expects '('");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT r = f32[8]{0} parameter(0), replica_groups=maximal_mesh[id=3] {}\n}\n",
+		     "2:64-65 error: malformed replica_groups: expects 'device_id'");
+}
+
+/* custom-call's literal=: a shape (layout as written) and a value, or a
+ * tuple of literals (XLA's ParseLiteral); printed as XLA's one-line form. */
+static void test_custom_call_literal(void)
+{
+	check_print("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", literal=s32[2]{0} {1, 2}\n}\n",
+		    "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", literal=s32[2]{0} {1, 2}\n}\n");
+	check_print("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+		    "literal=(s32[4]{0} {4, 128, 128, 3},pred[] true, (f32[] 0.5), ())\n}\n",
+		    "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+		    "literal=( s32[4]{0} {4, 128, 128, 3}, pred[] true, ( f32[] 0.5 ), () )\n}\n");
+	/* the tuple's shape is built from its elements' */
+	{
+		hloi_context *ctx;
+		hloi_status st;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		module *m = parse(ctx,
+				  "ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"t\", "
+				  "literal=( s32[2]{0} {1, 2}, pred[] true )\n}\n",
+				  &st);
+		CU_ASSERT_FATAL(st == HLOI_OK && m);
+		const instr *c = find_instr(m->entry, "c");
+		const attr *a = c ? instr_attr(c, ATTR_LITERAL) : NULL;
+		CU_ASSERT_FATAL(a != NULL);
+		char *s = shape_str(a->u.lit.shp);
+		CU_ASSERT_STRING_EQUAL(s, "(s32[2]{0}, pred[])");
+		hloi_free(s);
+		CU_ASSERT(a->u.lit.tree->kind == LIT_TUPLE && a->u.lit.tree->n == 2);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	EXPECT_DIAGS("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), literal=(s32[2]{0} {1, 2} pred[] true)\n}\n",
+		     "2:46-47 error: malformed literal: expects one shape and its value");
+	/* `(` closed by the computation's `}`: the value ends there */
+	EXPECT_DIAGS("ENTRY e {\n  ROOT c = f32[2]{0} custom-call(), literal=(s32[] 1, s32[] 2\n}\n",
+		     "4:1-1 error: expects 'ROOT', name, '}' or ',' but sees end of input");
+}
+
+/* XLA's buffer shapes `b(shape)`: an array inside, printed back; `b` as a
+ * name (instruction, computation) is unaffected. */
+static void test_buffer_shapes(void)
+{
+	const char *text = "b {\n  ROOT b = b(f32[2,4]{0,1}) parameter(0)\n}\n\n"
+			   "ENTRY e {\n  p = b(s32[4]) parameter(0)\n  b = s32[4] parameter(1)\n"
+			   "  c = b(s32[4]) custom-call(b(s32[4]) p, b), custom_call_target=\"Pin\"\n"
+			   "  ROOT t = (b(s32[4]), s32[4]) tuple(c, b)\n}\n";
+	char *printed = roundtrip(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(printed);
+	/* operand shapes are not printed */
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  ROOT b = b(f32[2,4]{0,1}) parameter(0)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  c = b(s32[4]) custom-call(p, b), custom_call_target=\"Pin\"\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(printed, "  ROOT t = (b(s32[4]), s32[4]) tuple(c, b)\n"));
+	hloi_free(printed);
+	hloi_context *ctx;
+	hloi_status st;
+	CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+	module *m = parse(ctx, text, &st);
+	CU_ASSERT_FATAL(st == HLOI_OK && m);
+	const instr *p = find_instr(m->entry, "p");
+	const instr *b = find_instr(m->entry, "b");
+	CU_ASSERT_FATAL(p && b);
+	CU_ASSERT(p->shape.is_buffer && p->shape.type == ET_S32 && p->shape.rank == 1 && p->shape.dims[0] == 4);
+	CU_ASSERT(!b->shape.is_buffer);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b((s32[4])) parameter(0)\n}\n",
+		     "2:14-22 error: a buffer shape b(...) holds an array shape");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b(b(s32[4])) parameter(0)\n}\n",
+		     "2:14-23 error: a buffer shape b(...) holds an array shape");
+	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b(s32[4] parameter(0)\n}\n",
+		     "2:21-30 error: expects '{' or ')' but sees 'parameter'");
+}
+
 /* --- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1085,6 +1215,9 @@ static const unit_test module_tests[] = {
 	{ "gte_operand", test_gte_operand },
 	{ "computation_attrs", test_computation_attrs },
 	{ "dim_labels_unknown", test_dim_labels_unknown },
+	{ "replica_groups", test_replica_groups },
+	{ "custom_call_literal", test_custom_call_literal },
+	{ "buffer_shapes", test_buffer_shapes },
 	{ NULL, NULL },
 };
 

@@ -745,8 +745,18 @@ static void test_validation(void)
 			   "negative dimension -3 at index 1");
 	expect_instr_error("opcode: \"parameter\" shape { }", "shape has no element_type");
 	expect_instr_error("opcode: \"parameter\" shape { element_type: 1234 }", "invalid element_type 1234");
+	/* XLA's buffer shape holds exactly one array shape */
 	expect_instr_error("opcode: \"parameter\" shape { element_type: BUFFER }",
-			   "element type BUFFER is not supported");
+			   "a buffer shape needs exactly one shape in tuple_shapes");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: BUFFER dimensions: 2 "
+			   "tuple_shapes { element_type: F32 } }",
+			   "a buffer shape needs exactly one shape in tuple_shapes");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: BUFFER "
+			   "tuple_shapes { element_type: TUPLE } }",
+			   "a buffer shape must hold an array shape");
+	expect_instr_error("opcode: \"parameter\" shape { element_type: BUFFER "
+			   "tuple_shapes { element_type: BUFFER tuple_shapes { element_type: F32 } } }",
+			   "a buffer shape must hold an array shape");
 	expect_instr_error("opcode: \"parameter\" shape { element_type: F32 dimensions: 2 "
 			   "is_dynamic_dimension: [true, false] }",
 			   "is_dynamic_dimension has 2 entries for 1 dimensions");
