@@ -104,6 +104,136 @@ hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *cons
 	return HLOI_EUNSUPPORTED;
 }
 
+/* Whether the kernel of `in` places elements through index_strides, which
+ * tiled layouts do not have (core/index.h): every op but those whose
+ * kernels address elements through core/index.h's positions (elementwise
+ * ops, copies, sort), those that only pass values on (tuples, calls,
+ * control flow) and bitcast, whose meaning is the buffer's bytes. */
+static int needs_untiled(opcode op)
+{
+	if (eval_is_elementwise(op))
+		return 0;
+	switch (op) {
+	case OP_PARAMETER:
+	case OP_CONSTANT:
+	case OP_TUPLE:
+	case OP_GET_TUPLE_ELEMENT:
+	case OP_CALL:
+	case OP_WHILE:
+	case OP_CONDITIONAL:
+	case OP_FUSION:
+	case OP_ASYNC_START:
+	case OP_ASYNC_UPDATE:
+	case OP_ASYNC_DONE:
+	case OP_OPTIMIZATION_BARRIER:
+	case OP_BITCAST:
+	case OP_SORT:
+	case OP_TOPK:
+	case OP_GET_DIMENSION_SIZE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static int is_tiled_array(const shape *s)
+{
+	return !shape_is_tuple(s) && !index_is_strided(s);
+}
+
+/* The shape with its tiles (and what only tiles mean) dropped. */
+static shape untiled(const shape *s)
+{
+	shape u = *s;
+	u.layout.ntiles = 0;
+	u.layout.tail_padding_alignment = 0;
+	u.layout.element_size_in_bits = 0;
+	return u;
+}
+
+/* `in` on untiled copies of its tiled array operands, into an untiled
+ * result converted to in's tiled one: for kernels that place elements
+ * through strides (needs_untiled). */
+static hloi_status eval_untiled(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+				hloi_literal *const *args, hloi_literal *dest)
+{
+	hloi_literal *small[8];
+	uint8_t owned_small[8] = { 0 };
+	hloi_literal **cops = small;
+	uint8_t *owned = owned_small;
+	hloi_status st = HLOI_OK;
+	int pos = in->position;
+	if (in->nops > 8) {
+		cops = hloi_calloc((size_t)in->nops, sizeof *cops);
+		owned = hloi_calloc((size_t)in->nops, 1);
+		if (!cops || !owned) {
+			hloi_free(cops);
+			hloi_free(owned);
+			return value_oom(e, (int64_t)in->nops * (int64_t)sizeof *cops);
+		}
+	}
+	for (int i = 0; i < in->nops; i++) {
+		cops[i] = ops[i];
+		if (ops[i] && is_tiled_array(&ops[i]->shape)) {
+			shape u = untiled(&ops[i]->shape);
+			int o = 0;
+			st = value_conform(e, ops[i], &u, &cops[i], &o);
+			if (st != HLOI_OK)
+				goto done;
+			owned[i] = (uint8_t)o;
+		}
+	}
+	instr copy = *in;
+	int tiled_result = is_tiled_array(&in->result);
+	if (tiled_result)
+		copy.result = untiled(&in->result);
+	/* the copies are not the frame's values: no kernel takes one over as
+	 * its result (in place), which it would for an operand at its last use */
+	uint8_t saved_small[8];
+	uint8_t *saved = in->nops > 8 ? hloi_calloc((size_t)in->nops, 1) : saved_small;
+	if (!saved) {
+		st = value_oom(e, in->nops);
+		goto done;
+	}
+	for (int i = 0; i < in->nops; i++)
+		saved[i] = f->owned[in->ops[i].def->position];
+	for (int i = 0; i < in->nops; i++)
+		if (owned[i])
+			f->owned[in->ops[i].def->position] = VAL_BORROWED;
+	st = kernels[in->op](e, f, &copy, cops, args, tiled_result ? NULL : dest);
+	for (int i = in->nops - 1; i >= 0; i--)
+		if (owned[i])
+			f->owned[in->ops[i].def->position] = saved[i];
+	if (saved != saved_small)
+		hloi_free(saved);
+	if (st != HLOI_OK || !tiled_result)
+		goto done;
+	/* the untiled result, converted to the written layout */
+	hloi_literal *r = f->vals[pos], *t = NULL;
+	int o = 0;
+	if (dest) {
+		value_copy(dest, r);
+		t = dest;
+	} else {
+		st = value_conform(e, r, &in->result, &t, &o);
+		if (st != HLOI_OK)
+			goto done;
+	}
+	if (f->owned[pos] == VAL_OWNED)
+		value_drop(e, r);
+	f->vals[pos] = t;
+	f->owned[pos] = t == dest ? VAL_BORROWED : VAL_OWNED;
+done:
+	for (int i = 0; i < in->nops; i++)
+		if (owned[i])
+			value_drop(e, cops[i]);
+	if (cops != small) {
+		hloi_free(cops);
+		hloi_free(owned);
+	}
+	return st;
+}
+
 /* Evaluates one instruction into f->vals; `dest` (the root of an aliased
  * computation) is where its result must end up, or NULL. */
 static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal *const *args, hloi_literal *dest)
@@ -116,9 +246,14 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 		if (!ops)
 			return value_oom(e, (int64_t)in->nops * (int64_t)sizeof *ops);
 	}
-	for (int i = 0; i < in->nops; i++)
+	int tiled = 0;
+	for (int i = 0; i < in->nops; i++) {
 		ops[i] = f->vals[in->ops[i].def->position];
-	hloi_status st = k(e, f, in, ops, args, dest);
+		tiled |= ops[i] && is_tiled_array(&ops[i]->shape);
+	}
+	tiled |= is_tiled_array(&in->result);
+	hloi_status st = tiled && needs_untiled(in->op) ? eval_untiled(e, f, in, ops, args, dest)
+						  : k(e, f, in, ops, args, dest);
 	if (ops != small)
 		hloi_free(ops);
 	return st;

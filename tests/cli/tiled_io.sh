@@ -110,5 +110,17 @@ else
 	grep 's32s' "$tmp/const.pbtxt" | head -5
 fi
 
+# ops whose kernels place elements through strides, on tiled operands and
+# results: the values of the same program without tiles, both engines
+ops=$(dirname "$0")/../../testdata/layout/tiled_ops.hlo
+sed -E 's/:T\([0-9,]+\)//g' "$ops" >"$tmp/ops_plain.hlo"
+for eng in fast reference; do
+	run "tiled ops ($eng)" -- "$hloi" run --engine $eng "$ops" --output "$tmp/ops_t_$eng.txt"
+	run "untiled ops ($eng)" -- "$hloi" run --engine $eng "$tmp/ops_plain.hlo" --output "$tmp/ops_p_$eng.txt"
+	sed -E 's/:T\([0-9,]+\)//g' "$tmp/ops_t_$eng.txt" >"$tmp/ops_t_$eng.plain"
+	same "$tmp/ops_p_$eng.txt" "$tmp/ops_t_$eng.plain" "tiled ops with the $eng engine"
+done
+same "$tmp/ops_p_fast.txt" "$tmp/ops_p_reference.txt" "the untiled ops with both engines"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
