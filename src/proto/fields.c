@@ -569,6 +569,10 @@ static void replica_groups_in(fbuild *f)
 		break;
 	}
 	int any = ip->n_replica_groups || list || iota || mesh;
+	if (mesh && !mesh_groups_printable(mesh)) {
+		f->bad = 1;  /* no text form: the loader keeps the field as it is */
+		return;
+	}
 	if (!want(f, ATTR_REPLICA_GROUPS, any || is_collective(f->op)))
 		return;
 	attr *a = put(f, ATTR_REPLICA_GROUPS, AK_REPLICA_GROUPS);
@@ -607,10 +611,6 @@ static void replica_groups_in(fbuild *f)
 	}
 	if (mesh) {
 		rg->form = RG_RAW;
-		if (!mesh_groups_printable(mesh)) {
-			f->bad = 1;
-			return;
-		}
 		strbuf b = STRBUF_INIT;
 		mesh_groups_print(&b, mesh);
 		if (b.oom || !(rg->raw = arena_strdup(f->a, sb_str(&b))))
@@ -1227,7 +1227,9 @@ static fo_result replica_groups_out(fout *o, const attr *at, Xla__HloInstruction
 		ip->iota_collective_device_list = l;
 		return FO_OK;
 	}
-	/* the mesh form */
+	/* the mesh form (none when the message it came from was malformed) */
+	if (!rg->raw)
+		return bad(o, "replica_groups: a mesh this proto cannot hold%s", NULL);
 	attr tmp = *at;
 	tmp.u.s = rg->raw;
 	Xla__MeshAxesReplicaGroupListProto *m = NULL;
