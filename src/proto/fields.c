@@ -599,7 +599,8 @@ static void replica_groups_in(fbuild *f)
 		rg->group_dims[0] = iota->num_replica_groups;
 		rg->group_dims[1] = iota->num_devices_per_group;
 		rg->nreshape = (int)nr;
-		memcpy(rg->reshape_dims, iota->iota_reshape_dims, nr * sizeof(int64_t));
+		if (nr)
+			memcpy(rg->reshape_dims, iota->iota_reshape_dims, nr * sizeof(int64_t));
 		if (nr > 1) {
 			if (iota->n_iota_transpose_perm != nr)
 				f->bad = 1;
@@ -1552,6 +1553,8 @@ fo_result field_out(fout *o, const attr *at, Xla__HloInstructionProto *ip)
 				return FO_OOM;
 			total = 0;
 			for (int i = 0; i < at->u.lists.n; i++) {
+				if (!at->u.lists.v[i].n)
+					continue;
 				memcpy(ip->dynamic_slice_sizes + total, at->u.lists.v[i].v,
 				       (size_t)at->u.lists.v[i].n * sizeof(int64_t));
 				total += (size_t)at->u.lists.v[i].n;

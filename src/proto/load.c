@@ -29,6 +29,17 @@ typedef struct loader {
 	const char *loss_comp, *loss_inst;
 } loader;
 
+/* Names are printed as HLO text, where a control character cannot stand; a
+ * module name with one could also read as an HloProto (wire_classify).
+ * The offset of the first control byte in s, or -1. */
+static long control_byte(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return (long)(p - (const unsigned char *)s);
+	return -1;
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -1198,9 +1209,10 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 		const Xla__HloInstructionProto *ip = cp->instructions[i];
 		L->inst = ip->name;
 		L->inst_id = ip->id;
-		if (!ip->name[0]) {
+		if (!ip->name[0] || control_byte(ip->name) >= 0) {
 			L->inst = NULL;
-			rc = lfail(L, "instruction %zu (id %" PRId64 ") has no name", i, ip->id);
+			rc = lfail(L, "instruction %zu (id %" PRId64 ") has %s", i, ip->id,
+				   ip->name[0] ? "a name with a control character" : "no name");
 			goto out;
 		}
 		instr *in = arena_alloc(&m->arena, sizeof *in);
@@ -1706,6 +1718,8 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 		return lfail(L, "the module has no computations");
 	if (n > INT32_MAX)
 		return lfail(L, "too many computations");
+	if (control_byte(mp->name) >= 0)
+		return lfail(L, "the module's name holds a control character (byte %ld)", control_byte(mp->name));
 	if (!(m->name = lstrdup(L, mp->name)))
 		return -1;
 	if (alias_in(L, mp->input_output_alias))
@@ -1720,8 +1734,9 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const Xla__HloComputationProto *cp = mp->computations[i];
-		if (!cp->name[0]) {
-			rc = lfail(L, "computation %zu (id %" PRId64 ") has no name", i, cp->id);
+		if (!cp->name[0] || control_byte(cp->name) >= 0) {
+			rc = lfail(L, "computation %zu (id %" PRId64 ") has %s", i, cp->id,
+				   cp->name[0] ? "a name with a control character" : "no name");
 			goto out;
 		}
 		computation *c = arena_alloc(&m->arena, sizeof *c);
