@@ -307,6 +307,7 @@ static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layou
 		return copy_shape(c, &in->result, inf);
 	shape r;
 	shape_make_array(&r, inf->type, inf->rank, inf->dims);
+	memcpy(r.dim_kind, inf->dim_kind, sizeof r.dim_kind);  /* set-dimension-size's `<=N` */
 	if (in->has_shape && in->shape.has_layout && in->shape.rank == inf->rank && !shape_is_tuple(&in->shape))
 		r.layout = in->shape.layout;
 	else if (keep_layout && inf->has_layout && inf->layout.n_minor_to_major == inf->rank)

@@ -52,6 +52,8 @@ static inline const int_list *ck_ints(const instr *in, attr_id id)
 
 /* The shape as text without layout (`f32[2,3]`) in buf. Returns buf. */
 const char *ck_shape(char *buf, const shape *s);
+/* XLA's PrimitiveType_Name of t (`F32`, `PRED`, `F8E4M3FN`) in buf. */
+const char *ck_type_upper(char *buf, size_t size, etype t);
 /* The span of an attribute `name={...}` given the span of its value (the
  * span is returned as is when the text before it is not `name=`). */
 loc ck_attr_loc(const checker *c, loc value, const char *name);

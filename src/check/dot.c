@@ -155,15 +155,18 @@ static int unique(const int_list *a, const int_list *b)
 	return 1;
 }
 
-/* The operands' dims feeding the dot's result in XLA's order: batch dims
- * (lhs_batch_dims order), lhs free dims, rhs free dims (ascending). */
-int infer_dot(checker *c, instr *in, shape *inf)
+/* The checks dot and ragged-dot share (XLA's ValidateDotDimensionNumbers
+ * and CheckDotDimensionConstraints; `what` is "dot" or "ragged dot"), and
+ * the result dims in XLA's order: batch dims (lhs_batch_dims order), lhs
+ * free dims, rhs free dims (ascending) but those in `rhs_skip` (ragged-dot's
+ * group dimension), appended to dims[*n]. 0 when fine. */
+static int dot_dims(checker *c, instr *in, const char *what, unsigned rhs_skip, int64_t *dims, int *n_io)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	for (int k = 0; k < 2; k++)
 		if (shape_is_tuple(&in->ops[k].def->result)) {
-			ck_error(c, in->ops[k].at, "Expected array argument for %s of dot, but got %s.", k ? "rhs" : "lhs",
-				 ck_shape(a, &in->ops[k].def->result));
+			ck_error(c, in->ops[k].at, "Expected array argument for %s of %s, but got %s.", k ? "rhs" : "lhs",
+				 what, ck_shape(a, &in->ops[k].def->result));
 			return 1;
 		}
 	if (check_precision(c, in))
@@ -213,12 +216,11 @@ int infer_dot(checker *c, instr *in, shape *inf)
 		}
 	if (why) {
 		loc at = instr_ints(in, wat) ? ints_loc(c, in, wat) : in->op_at;
-		ck_error(c, at, "Cannot infer shape for dot operation: %s <dot> %s. %s", ck_shape(a, lhs),
-			 ck_shape(b, rhs), why);
+		ck_error(c, at, "Cannot infer shape for %s operation: %s <%s> %s. %s", what, ck_shape(a, lhs),
+			 strcmp(what, "dot") ? "ragged_dot" : "dot", ck_shape(b, rhs), why);
 		goto done;
 	}
-	int64_t dims[2 * HLOI_MAX_RANK];
-	int n = 0;
+	int n = *n_io;
 	for (int i = 0; i < lb->n; i++)
 		dims[n++] = lhs->dims[lb->v[i]];
 	unsigned lused = 0, rused = 0;
@@ -234,18 +236,169 @@ int infer_dot(checker *c, instr *in, shape *inf)
 		if (!(lused & (1u << d)))
 			dims[n++] = lhs->dims[d];
 	for (int d = 0; d < rhs->rank; d++)
-		if (!(rused & (1u << d)))
+		if (!(rused & (1u << d)) && !(rhs_skip & (1u << d)))
 			dims[n++] = rhs->dims[d];
 	if (n > HLOI_MAX_RANK) {
-		ck_error(c, in->op_at, "the result of dot has %d dimensions; hloi supports at most %d", n,
+		ck_error(c, in->op_at, "the result of %s has %d dimensions; hloi supports at most %d", what, n,
 			 HLOI_MAX_RANK);
 		goto done;
 	}
-	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
+	*n_io = n;
 	err = 0;
 done:
 	sb_free(&dn);
 	return err;
+}
+
+int infer_dot(checker *c, instr *in, shape *inf)
+{
+	int64_t dims[3 * HLOI_MAX_RANK];
+	int n = 0;
+	if (dot_dims(c, in, "dot", 0, dims, &n))
+		return 1;
+	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
+	return 0;
+}
+
+static int has(const int_list *l, int64_t d)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->v[i] == d)
+			return 1;
+	return 0;
+}
+
+/* ragged-dot(lhs, rhs, group_sizes) with dot's dimension numbers plus
+ * lhs_ragged_dims={r} and rhs_group_dims (XLA's InferRaggedDotOpShape):
+ * r non-contracting: [b,m,k] x [g,b,k,n] -> [b,m,n], one rhs group dim;
+ * r contracting:     [b,m,k] x [b,k,n]   -> [g,b,m,n], no group dim;
+ * r batch:           [b,m,k] x [b,k,n]   -> [b,m,n], no group dim.
+ * group_sizes is [g], or [lhs dims before r in that role..., g]. */
+int infer_ragged_dot(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	for (int k = 0; k < 3; k++)
+		if (shape_is_tuple(&in->ops[k].def->result)) {
+			static const char *const names[] = { "lhs", "rhs", "group_sizes" };
+			ck_error(c, in->ops[k].at, "Expected array argument for %s of ragged dot, but got %s.", names[k],
+				 ck_shape(a, &in->ops[k].def->result));
+			return 1;
+		}
+	/* dot's dimension numbers first, as XLA checks them */
+	int64_t dims[3 * HLOI_MAX_RANK];
+	int n = 0;
+	if (dot_dims(c, in, "ragged dot", 0, dims, &n))
+		return 1;
+	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const shape *gs = &in->ops[2].def->result;
+	const int_list *lc = ck_ints(in, ATTR_LHS_CONTRACTING_DIMS), *lb = ck_ints(in, ATTR_LHS_BATCH_DIMS);
+	const int_list *rc = ck_ints(in, ATTR_RHS_CONTRACTING_DIMS), *rb = ck_ints(in, ATTR_RHS_BATCH_DIMS);
+	const int_list *lr = ck_ints(in, ATTR_LHS_RAGGED_DIMS), *rg = ck_ints(in, ATTR_RHS_GROUP_DIMS);
+	strbuf m = STRBUF_INIT;
+	sb_printf(&m, "Cannot infer shape for ragged dot operation: %s <ragged_dot> %s. ", ck_shape(a, lhs),
+		  ck_shape(b, rhs));
+	loc at = in->op_at;
+	int bad = 1;
+	if (lr->n != 1) {
+		sb_puts(&m, "There must be exactly one ragged dimension in the lhs.");
+		at = ints_loc(c, in, ATTR_LHS_RAGGED_DIMS);
+		goto fail;
+	}
+	int64_t r = lr->v[0];
+	if (r < 0 || r >= lhs->rank) {
+		sb_printf(&m, "lhs ragged dimension %lld is out of range [0, %d)", (long long)r, lhs->rank);
+		at = ints_loc(c, in, ATTR_LHS_RAGGED_DIMS);
+		goto fail;
+	}
+	for (int i = 0; i < rg->n; i++) {
+		at = ints_loc(c, in, ATTR_RHS_GROUP_DIMS);
+		if (rg->v[i] < 0 || rg->v[i] >= rhs->rank) {
+			sb_printf(&m, "rhs group dimension %lld is out of range [0, %d)", (long long)rg->v[i], rhs->rank);
+			goto fail;
+		}
+		if (has(rb, rg->v[i]) || has(rc, rg->v[i])) {
+			sb_puts(&m, "rhs group dimension cannot be a batch or contracting dimension");
+			goto fail;
+		}
+	}
+	enum { NON_CONTRACTING, CONTRACTING, BATCH } mode =
+		has(lb, r) ? BATCH : has(lc, r) ? CONTRACTING : NON_CONTRACTING;
+	/* the expected prefix of group_sizes: the lhs dims of r's role before r */
+	int64_t prefix[HLOI_MAX_RANK];
+	int np = 0;
+	for (int i = 0; i < lb->n && !(mode == BATCH && lb->v[i] == r); i++)
+		prefix[np++] = lb->v[i];
+	if (mode == CONTRACTING)
+		for (int i = 0; i < lc->n && lc->v[i] != r; i++)
+			prefix[np++] = lc->v[i];
+	if (mode == NON_CONTRACTING)
+		for (int64_t d = 0; d < r; d++)
+			if (!has(lc, d) && !has(lb, d))
+				prefix[np++] = d;
+	if (gs->rank == 0) {
+		sb_printf(&m, "expected group_sizes to have rank %d, got 0", np + 1);
+		at = in->ops[2].at;
+		goto fail;
+	}
+	if (gs->rank != 1) {
+		at = in->ops[2].at;
+		if (gs->rank != np + 1) {
+			sb_printf(&m, "expected group_sizes to have rank %d, got %d", np + 1, gs->rank);
+			goto fail;
+		}
+		int same = 1;
+		for (int i = 0; i < np; i++)
+			same &= lhs->dims[prefix[i]] == gs->dims[i];
+		if (!same) {
+			sb_puts(&m, "group_sizes is expected to have shape [");
+			for (int i = 0; i < np; i++)
+				sb_printf(&m, "%s%lld", i ? ", " : "", (long long)lhs->dims[prefix[i]]);
+			sb_printf(&m, ", %lld], got [", (long long)gs->dims[gs->rank - 1]);
+			for (int i = 0; i < gs->rank; i++)
+				sb_printf(&m, "%s%lld", i ? ", " : "", (long long)gs->dims[i]);
+			sb_puts(&m, "]");
+			goto fail;
+		}
+	}
+	int64_t groups = gs->dims[gs->rank - 1];
+	unsigned skip = 0;
+	if (mode != NON_CONTRACTING && rg->n) {
+		sb_puts(&m, "There must be zero group dimensions in the rhs when the ragged dimension is batch or "
+			    "contracting.");
+		at = ints_loc(c, in, ATTR_RHS_GROUP_DIMS);
+		goto fail;
+	}
+	if (mode == NON_CONTRACTING) {
+		at = instr_ints(in, ATTR_RHS_GROUP_DIMS) ? ints_loc(c, in, ATTR_RHS_GROUP_DIMS) : in->op_at;
+		if (rg->n != 1) {
+			sb_puts(&m, "There must be exactly one group dimension in the rhs when the lhs ragged dimension "
+				    "is non-contracting.");
+			goto fail;
+		}
+		if (rhs->dims[rg->v[0]] != groups) {
+			sb_printf(&m, "rhs group dimension is expected to have size=%lld, got %lld", (long long)groups,
+				  (long long)rhs->dims[rg->v[0]]);
+			goto fail;
+		}
+		skip = 1u << rg->v[0];
+	}
+	bad = 0;
+fail:
+	if (m.oom)
+		c->oom = 1;
+	else if (bad)
+		ck_error(c, at, "%s", sb_str(&m));
+	sb_free(&m);
+	if (bad || c->oom)
+		return 1;
+	n = 0;
+	if (mode == CONTRACTING)
+		dims[n++] = groups;
+	if (dot_dims(c, in, "ragged dot", skip, dims, &n))
+		return 1;
+	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
+	return 0;
 }
 
 /* --- convolution --------------------------------------------------------------- */

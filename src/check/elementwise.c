@@ -6,7 +6,7 @@
 #include "check/check_internal.h"
 
 /* XLA's PrimitiveType_Name of t (`F32`, `PRED`, `F8E4M3FN`) in buf. */
-static const char *type_upper(char *buf, size_t size, etype t)
+const char *ck_type_upper(char *buf, size_t size, etype t)
 {
 	const char *tn = etype_name(t);
 	size_t i = 0;
@@ -70,7 +70,7 @@ static int type_gate(checker *c, const instr *in, etype t)
 		 * integers only */
 		if (k != KIND_SINT && k != KIND_UINT) {
 			char up[32];
-			ck_error(c, in->op_at, "Unsupported type for mulhi: %s", type_upper(up, sizeof up, t));
+			ck_error(c, in->op_at, "Unsupported type for mulhi: %s", ck_type_upper(up, sizeof up, t));
 			return 1;
 		}
 		break;
@@ -79,7 +79,7 @@ static int type_gate(checker *c, const instr *in, etype t)
 			char up[32];
 			ck_error(c, in->op_at,
 				 "Expected element type in shape to be floating for complex compose operation; got %s.",
-				 type_upper(up, sizeof up, t));
+				 ck_type_upper(up, sizeof up, t));
 			return 1;
 		}
 		if (t != ET_F32 && t != ET_F64) {
@@ -189,7 +189,7 @@ static int unary_type(checker *c, const instr *in, etype t, etype *rt)
 	int fl = k == KIND_FLOAT, cx = k == KIND_COMPLEX, in_t = k == KIND_SINT || k == KIND_UINT;
 	const char *on = opcode_name(in->op);
 	char up[32];
-	type_upper(up, sizeof up, t);
+	ck_type_upper(up, sizeof up, t);
 	*rt = t;
 	switch (in->op) {
 	case OP_FLOOR:
@@ -335,7 +335,7 @@ int infer_reduce_precision(checker *c, instr *in, shape *inf)
 	if (etype_get_kind(op->type) != KIND_FLOAT) {
 		ck_error(c, in->op_at,
 			 "Expected element type in shape to be floating point for ReducePrecision operation; got %s.",
-			 type_upper(up, sizeof up, op->type));
+			 ck_type_upper(up, sizeof up, op->type));
 		return 1;
 	}
 	if (eb < 1) {
@@ -397,7 +397,7 @@ int infer_stochastic_convert(checker *c, instr *in, shape *inf)
 		return 1;
 	if (etype_get_kind(in->shape.type) != KIND_SINT) {
 		ck_unsupported(c, in->op_at, "Stochastically converting from type %s to type %s is not implemented.",
-			       type_upper(up, sizeof up, x->type), type_upper(up2, sizeof up2, in->shape.type));
+			       ck_type_upper(up, sizeof up, x->type), ck_type_upper(up2, sizeof up2, in->shape.type));
 		return 1;
 	}
 	shape_make_array(inf, in->shape.type, x->rank, x->dims);
@@ -426,7 +426,7 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	if (etype_get_kind(x->type) == KIND_COMPLEX) {
-		ck_error(c, in->op_at, "Unsupported type for clamp: %s", type_upper(up, sizeof up, x->type));
+		ck_error(c, in->op_at, "Unsupported type for clamp: %s", ck_type_upper(up, sizeof up, x->type));
 		return 1;
 	}
 	shape_make_array(inf, x->type, x->rank, x->dims);

@@ -19,6 +19,9 @@ typedef struct checked {
 	hloi_status st;
 } checked;
 
+/* Set by tests of ops hloi checks but does not evaluate: check shapes only. */
+static int shapes_only;
+
 static hloi_status run_mode(checked *r, const char *text, int strict, hloi_broadcast_mode mode)
 {
 	memset(r, 0, sizeof *r);
@@ -29,7 +32,7 @@ static hloi_status run_mode(checked *r, const char *text, int strict, hloi_broad
 		fprintf(stderr, "in:\n%s\n", text);
 	}
 	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
-	hloi_check_options o = { HLOI_CHECK_OPTIONS_VERSION, strict, mode };
+	hloi_check_options o = { HLOI_CHECK_OPTIONS_VERSION, strict, mode, shapes_only };
 	r->st = check_module(r->m, r->ctx, &o);
 	return r->st;
 }
@@ -897,6 +900,163 @@ static void test_tuples_and_calls(void)
 	sb_free(&b);
 }
 
+/* --- shape rules of ops checked but not evaluated (fft, linear algebra,
+ * batch norm, select-and-scatter, set-dimension-size, domain, ragged-dot):
+ * the result shape may be left out, as XLA's parser allows ---------------- */
+
+#define BN_PARAMS "  x = f32[4,8] parameter(0)\n  s = f32[8] parameter(1)\n"
+
+static void test_inferred_rules(void)
+{
+	shapes_only = 1;
+	/* fft: FFT keeps the complex shape; RFFT halves the last dim (+1) into
+	 * complex; IRFFT back to real */
+	expect_shape("ENTRY e {\n  x = c64[4,8] parameter(0)\n  ROOT f = fft(x), fft_type=FFT, fft_length={8}\n}\n", "f",
+		     "c64[4,8]{1,0}");
+	expect_shape("ENTRY e {\n  x = f32[4,8] parameter(0)\n  ROOT f = fft(x), fft_type=RFFT, fft_length={4,8}\n}\n",
+		     "f", "c64[4,5]{1,0}");
+	expect_shape("ENTRY e {\n  x = f64[8] parameter(0)\n  ROOT f = fft(x), fft_type=RFFT, fft_length={8}\n}\n", "f",
+		     "c128[5]{0}");
+	expect_shape("ENTRY e {\n  x = c64[4,8] parameter(0)\n  ROOT f = fft(x), fft_type=IRFFT, fft_length={14}\n}\n",
+		     "f", "f32[4,14]{1,0}");
+	expect_error("ENTRY e {\n  x = f32[4,8] parameter(0)\n  ROOT f = fft(x), fft_type=RFFT, fft_length={6}\n}\n",
+		     HLOI_ETYPE,
+		     "RFFT requires innermost dimensions match fft_length but dimension 1 is 8 and should be 6.");
+	expect_error("ENTRY e {\n  x = c64[4,8] parameter(0)\n  ROOT f = fft(x), fft_type=IRFFT, fft_length={8}\n}\n",
+		     HLOI_ETYPE,
+		     "IRFFT requires innermost dimension matches fft_length/2+1, but dimension 1 is 8 and should be 5.");
+	expect_error("ENTRY e {\n  x = f32[8] parameter(0)\n  ROOT f = fft(x), fft_type=FFT, fft_length={8}\n}\n",
+		     HLOI_ETYPE, "FFT requires complex input type, found F32.");
+	expect_error("ENTRY e {\n  x = c64[8] parameter(0)\n  ROOT f = fft(x), fft_type=FFT, fft_length={2,4,8,8}\n}\n",
+		     HLOI_ETYPE, "FFT only supports ranks 1-3; got 4.");
+	expect_error("ENTRY e {\n  x = f32[4,8] parameter(0)\n  ROOT f = c64[4,8] fft(x), fft_type=RFFT, fft_length={8}\n}\n",
+		     HLOI_ETYPE, "declared shape c64[4,8] does not match the inferred shape c64[4,5]");
+	/* cholesky and triangular-solve */
+	expect_shape("ENTRY e {\n  a = f32[3,5,5]{1,2,0} parameter(0)\n  ROOT c = cholesky(a), lower=true\n}\n", "c",
+		     "f32[3,5,5]{2,1,0}");
+	expect_error("ENTRY e {\n  a = f32[5,4] parameter(0)\n  ROOT c = cholesky(a), lower=true\n}\n", HLOI_ETYPE,
+		     "The two minor dimensions of 'a' must have compatible size, got f32[5,4].");
+	expect_error("ENTRY e {\n  a = s32[5,5] parameter(0)\n  ROOT c = cholesky(a), lower=true\n}\n", HLOI_ETYPE,
+		     "Expected element type in shape to be floating or complex for Cholesky; got S32.");
+	const char *ts = "ENTRY e {\n  a = f32[3,5,5] parameter(0)\n  b = f32[3,5,7] parameter(1)\n"
+			 "  c = f32[3,7,5] parameter(2)\n"
+			 "  l = triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE\n"
+			 "  r = triangular-solve(a, c), left_side=false, lower=false, transpose_a=ADJOINT\n"
+			 "  ROOT t = tuple(l, r)\n}\n";
+	expect_shape(ts, "l", "f32[3,5,7]{2,1,0}");
+	expect_shape(ts, "r", "f32[3,7,5]{2,1,0}");
+	expect_error("ENTRY e {\n  a = f32[5,5] parameter(0)\n  b = f32[7,5] parameter(1)\n"
+		     "  ROOT l = triangular-solve(a, b), left_side=true, transpose_a=NO_TRANSPOSE\n}\n",
+		     HLOI_ETYPE, "The shared dimension of 'a' and 'b' does not match, got shapes f32[5,5] and f32[7,5]");
+	expect_error("ENTRY e {\n  a = f32[5,5] parameter(0)\n  b = f64[5,5] parameter(1)\n"
+		     "  ROOT l = triangular-solve(a, b), left_side=true, transpose_a=NO_TRANSPOSE\n}\n",
+		     HLOI_ETYPE,
+		     "Expected element types in shape to be floating or complex and identical for TriangularSolve; got F32 and F64.");
+	expect_error("ENTRY e {\n  a = f32[2,5,5] parameter(0)\n  b = f32[3,5,5] parameter(1)\n"
+		     "  ROOT l = triangular-solve(a, b), left_side=true, transpose_a=NO_TRANSPOSE\n}\n",
+		     HLOI_ETYPE,
+		     "The leading batch dimensions of the arguments to triangular solve must be equal; got f32[3,5,5] and f32[2,5,5].");
+	/* batch norm: the per-feature operands are rank 1 of the feature count */
+	expect_shape("ENTRY e {\n" BN_PARAMS
+		     "  ROOT t = batch-norm-training(x, s, s), epsilon=0.001, feature_index=1\n}\n",
+		     "t", "(f32[4,8]{1,0}, f32[8]{0}, f32[8]{0})");
+	expect_shape("ENTRY e {\n" BN_PARAMS
+		     "  ROOT i = batch-norm-inference(x, s, s, s, s), epsilon=0.001, feature_index=1\n}\n",
+		     "i", "f32[4,8]{1,0}");
+	expect_shape("ENTRY e {\n" BN_PARAMS
+		     "  ROOT g = batch-norm-grad(x, s, s, s, x), epsilon=0.001, feature_index=1\n}\n",
+		     "g", "(f32[4,8]{1,0}, f32[8]{0}, f32[8]{0})");
+	expect_error("ENTRY e {\n" BN_PARAMS
+		     "  ROOT t = batch-norm-training(x, s, s), epsilon=0.001, feature_index=2\n}\n",
+		     HLOI_ETYPE,
+		     "Expected feature_index of batch-norm-training to be smaller than the rank of operand_shape; got feature_index 2, and rank 2.");
+	expect_error("ENTRY e {\n" BN_PARAMS
+		     "  ROOT t = batch-norm-training(x, s, s), epsilon=0.001, feature_index=0\n}\n",
+		     HLOI_ETYPE,
+		     "The size of scale factor should be compatible with feature count, but the size of scale factor is 8 and the feature count is 4.");
+	expect_error("ENTRY e {\n  x = s32[4,8] parameter(0)\n  s = f32[8] parameter(1)\n"
+		     "  ROOT t = batch-norm-training(x, s, s), epsilon=0.001, feature_index=1\n}\n",
+		     HLOI_ETYPE,
+		     "The operand to batch-norm-training must have a floating point element type, but the shape is S32.");
+	expect_error("ENTRY e {\n" BN_PARAMS "  m = f32[8,1] parameter(2)\n"
+		     "  ROOT i = batch-norm-inference(x, s, s, m, s), epsilon=0.001, feature_index=1\n}\n",
+		     HLOI_ETYPE, "Mean input of batch-norm-inference must have rank 1, but has rank 2.");
+	expect_error("ENTRY e {\n" BN_PARAMS "  y = f32[4,9] parameter(2)\n"
+		     "  ROOT g = batch-norm-grad(x, s, s, s, y), epsilon=0.001, feature_index=1\n}\n",
+		     HLOI_ETYPE,
+		     "Expected output_grad_shape of batch-norm-grad to have the same dimensions as operand_shape; got f32[4,9] and f32[4,8].");
+	/* select-and-scatter: source is the window-reduced operand */
+	const char *sas_comps = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+				"  ROOT r = pred[] compare(a, b), direction=GE\n}\n"
+				"add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n";
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "%sENTRY e {\n  x = f32[4,8] parameter(0)\n  src = f32[2,4] parameter(1)\n  z = f32[] constant(0)\n"
+		 "  ROOT s = select-and-scatter(x, src, z), window={size=2x2 stride=2x2}, select=ge, scatter=add\n}\n",
+		 sas_comps);
+	expect_shape(text, "s", "f32[4,8]{1,0}");
+	snprintf(text, sizeof text,
+		 "%sENTRY e {\n  x = f32[4,8] parameter(0)\n  src = f32[2,3] parameter(1)\n  z = f32[] constant(0)\n"
+		 "  ROOT s = select-and-scatter(x, src, z), window={size=2x2 stride=2x2}, select=ge, scatter=add\n}\n",
+		 sas_comps);
+	expect_error(text, HLOI_ETYPE,
+		     "Source shape does not match the shape of window-reduced operand: source(f32[2,3]), window-reduced operand(f32[2,4]).");
+	snprintf(text, sizeof text,
+		 "%sENTRY e {\n  x = f32[4,8] parameter(0)\n  src = f32[2,4] parameter(1)\n  z = f32[] constant(0)\n"
+		 "  ROOT s = select-and-scatter(x, src, z), window={size=2x2 stride=2x2}, select=add, scatter=add\n}\n",
+		 sas_comps);
+	expect_error(text, HLOI_ETYPE, "Select function must have rank-0 PRED result.");
+	/* set-dimension-size makes the dimension dynamic; domain passes its operand on */
+	expect_shape("ENTRY e {\n  x = f32[4,8] parameter(0)\n  n = s32[] parameter(1)\n"
+		     "  ROOT d = set-dimension-size(x, n), dimensions={1}\n}\n",
+		     "d", "f32[4,<=8]{1,0}");
+	expect_error("ENTRY e {\n  x = f32[4,8] parameter(0)\n  n = s64[] parameter(1)\n"
+		     "  ROOT d = set-dimension-size(x, n), dimensions={1}\n}\n",
+		     HLOI_ETYPE, "SetDimensionSize's value has to be S32 scalar, got s64[]");
+	expect_error("ENTRY e {\n  x = f32[4,8] parameter(0)\n  n = s32[] parameter(1)\n"
+		     "  ROOT d = set-dimension-size(x, n), dimensions={2}\n}\n",
+		     HLOI_ETYPE, "SetDimensionSize dimension out of bounds: 2.");
+	expect_shape("ENTRY e {\n  x = f32[4,8]{0,1} parameter(0)\n"
+		     "  ROOT d = domain(x), domain={kind=\"sharding\", entry={replicated}, exit={maximal device=0}}\n}\n",
+		     "d", "f32[4,8]{0,1}");
+	/* ragged-dot, each mode of the lhs ragged dimension */
+	const char *rd = "ENTRY e {\n  l = f32[11,5] parameter(0)\n  r = f32[3,5,7] parameter(1)\n"
+			 "  g = s32[3] parameter(2)\n  r2 = f32[5,7] parameter(3)\n"
+			 "  lb = f32[2,11,5] parameter(4)\n  rb = f32[2,5,7] parameter(5)\n  g2 = s32[2] parameter(6)\n"
+			 "  m = ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+			 "lhs_ragged_dims={0}, rhs_group_dims={0}\n"
+			 "  k = ragged-dot(l, r2, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}\n"
+			 "  b = ragged-dot(lb, rb, g2), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+			 "rhs_contracting_dims={1}, lhs_ragged_dims={0}\n"
+			 "  ROOT t = tuple(m, k, b)\n}\n";
+	expect_shape(rd, "m", "f32[11,7]{1,0}");
+	expect_shape(rd, "k", "f32[3,11,7]{2,1,0}");
+	expect_shape(rd, "b", "f32[2,11,7]{2,1,0}");
+	expect_error("ENTRY e {\n  l = f32[11,5] parameter(0)\n  r = f32[4,5,7] parameter(1)\n  g = s32[3] parameter(2)\n"
+		     "  ROOT m = ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+		     "lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n",
+		     HLOI_ETYPE,
+		     "Cannot infer shape for ragged dot operation: f32[11,5] <ragged_dot> f32[4,5,7]. rhs group dimension is expected to have size=3, got 4");
+	expect_error("ENTRY e {\n  l = f32[11,5] parameter(0)\n  r = f32[3,5,7] parameter(1)\n  g = s32[3] parameter(2)\n"
+		     "  ROOT m = ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}\n}\n",
+		     HLOI_ETYPE,
+		     "Cannot infer shape for ragged dot operation: f32[11,5] <ragged_dot> f32[3,5,7]. There must be exactly one group dimension in the rhs when the lhs ragged dimension is non-contracting.");
+	expect_error("ENTRY e {\n  l = f32[11,5] parameter(0)\n  r = f32[3,5,7] parameter(1)\n  g = s32[3] parameter(2)\n"
+		     "  ROOT m = ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={2}, "
+		     "lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n",
+		     HLOI_ETYPE,
+		     "Cannot infer shape for ragged dot operation: f32[11,5] <ragged_dot> f32[3,5,7]. Contracting dimension sizes are not compatible.");
+	expect_error("ENTRY e {\n  l = f32[2,11,5] parameter(0)\n  r = f32[3,5,7] parameter(1)\n  g = s32[4,3] parameter(2)\n"
+		     "  ROOT m = ragged-dot(l, r, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+		     "lhs_ragged_dims={1}, rhs_group_dims={0}\n}\n",
+		     HLOI_ETYPE,
+		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
+	/* without shapes_only the same programs stop at "unsupported opcode" */
+	shapes_only = 0;
+	expect_error("ENTRY e {\n  a = f32[5,5] parameter(0)\n  ROOT c = cholesky(a), lower=true\n}\n", HLOI_EUNSUPPORTED,
+		     "unsupported opcode 'cholesky'");
+}
+
 /* --- input_output_alias: PyTorch's in-place rule (issue 3 part 4) -------------- */
 
 static void test_alias(void)
@@ -964,6 +1124,7 @@ static const unit_test ir_tests[] = {
 static const unit_test op_tests[] = {
 	{ "data_ops", test_data_ops },
 	{ "tuples_and_calls", test_tuples_and_calls },
+	{ "inferred_rules", test_inferred_rules },
 	{ "alias", test_alias },
 	{ NULL, NULL },
 };
