@@ -360,9 +360,9 @@ HLOI_API hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx);
 HLOI_API hloi_status hloi_module_print(const hloi_module *m, FILE *f);
 
 /* The number of empty sub-arrays the module's text holds: the sum of
- * hloi_literal_empty_subarrays over the constants printed from their values
- * (those loaded from a proto; a constant written in HLO text prints as
- * written, and counts 0). Saturates at UINT64_MAX. When not NULL,
+ * hloi_literal_empty_subarrays over the constants (and `literal=`
+ * attributes) printed from their values (those loaded from a proto; one
+ * written in HLO text prints as written, and counts 0). Saturates at UINT64_MAX. When not NULL,
  * `comp_name`, `constant` and `value` receive the computation's name, the
  * instruction's name and the value of the constant with the most (NULL when
  * none has any). Borrowed. */

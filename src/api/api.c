@@ -653,22 +653,24 @@ static int module_text_refused(const hloi_module *m, hloi_context *ctx, const ch
 	uint64_t total = text_print_empty_count(m, &c, &in);
 	if (total <= HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
 		return 0;
-	uint64_t most = literal_print_empty_count(in->value);
+	const hloi_literal *v = text_printed_literal(in);
+	uint64_t most = literal_print_empty_count(v);
+	const char *what = in->op == OP_CONSTANT ? "constant" : "the literal of";
 	strbuf sh = STRBUF_INIT;
-	shape_print(&sh, &in->value->shape, 0);
+	shape_print(&sh, &v->shape, 0);
 	const char *where = strcmp(path, "-") ? path : "<stdout>";
 	const char *text = sh.oom ? "?" : sb_str(&sh);
 	if (most > HLOI_PRINT_MAX_EMPTY_SUBARRAYS)
 		diag_error_where(ctx, where,
-				 "cannot write constant '%s' (%s) in computation '%s' as text: %" PRIu64
+				 "cannot write %s '%s' (%s) in computation '%s' as text: %" PRIu64
 				 " empty sub-arrays (the limit is %u); write the program as .pb or .pbtxt",
-				 in->name, text, c->name, most, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+				 what, in->name, text, c->name, most, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
 	else
 		diag_error_where(ctx, where,
 				 "cannot write the program as text: its constants hold %" PRIu64
 				 " empty sub-arrays (the limit is %u), %" PRIu64
-				 " of them in constant '%s' (%s) in computation '%s'; write it as .pb or .pbtxt",
-				 total, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, most, in->name, text, c->name);
+				 " of them in %s '%s' (%s) in computation '%s'; write it as .pb or .pbtxt",
+				 total, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, most, what, in->name, text, c->name);
 	sb_free(&sh);
 	return 1;
 }
@@ -755,7 +757,7 @@ uint64_t hloi_module_empty_subarrays(const hloi_module *m, const char **comp_nam
 	if (constant)
 		*constant = in ? in->name : NULL;
 	if (value)
-		*value = in ? in->value : NULL;
+		*value = in ? text_printed_literal(in) : NULL;
 	return total;
 }
 

@@ -92,6 +92,16 @@ static const hloi_literal *printed_value(const instr *in)
 	return in->op == OP_CONSTANT && !in->literal ? in->value : NULL;
 }
 
+const hloi_literal *text_printed_literal(const instr *in)
+{
+	const hloi_literal *v = printed_value(in);
+	/* a `literal=` attribute loaded from a proto prints from its value too */
+	const attr *la = instr_attr(in, ATTR_LITERAL);
+	if (!v && la && la->kind == AK_LITERAL && !la->u.lit.tree)
+		v = la->u.lit.value;
+	return v;
+}
+
 static void put_instr(strbuf *b, const instr *in)
 {
 	sb_puts(b, in->is_root ? "  ROOT " : "  ");
@@ -225,14 +235,15 @@ uint64_t text_print_empty_count(const module *m, const computation **comp, const
 	for (int i = 0; i < m->ncomps; i++) {
 		const computation *c = m->comps[i];
 		for (int j = 0; j < c->ninstrs; j++) {
-			const hloi_literal *v = printed_value(c->instrs[j]);
+			const instr *x = c->instrs[j];
+			const hloi_literal *v = text_printed_literal(x);
 			uint64_t k = v ? literal_print_empty_count(v) : 0;
 			if (k > most) {
 				most = k;
 				if (comp)
 					*comp = c;
 				if (in)
-					*in = c->instrs[j];
+					*in = x;
 			}
 			total = k > UINT64_MAX - total ? UINT64_MAX : total + k;
 		}

@@ -1611,6 +1611,22 @@ static void test_print_limit(void)
 	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, NULL, NULL, NULL), UINT64_MAX);
 	hloi_module_free(m);
 
+	/* a `literal=` attribute read from a proto prints from its value too
+	 * (the pbtxt fuzzer's: printing it ran for hours) */
+	static const char lit_attr[] =
+		"name: \"m\" entry_computation_name: \"main\" computations { name: \"main\" id: 0 root_id: 1\n"
+		"  instructions { name: \"k\" opcode: \"custom-call\" custom_call_target: \"t\" id: 1\n"
+		"    shape { element_type: F32 dimensions: [1099511627776, 0] }\n"
+		"    literal { shape { element_type: F32 dimensions: [1099511627776, 0] } } } }\n"
+		"entry_computation_id: 0\n";
+	m = NULL;
+	CU_ASSERT_FATAL(proto_load_text(&m, ctx, "l.pbtxt", lit_attr, strlen(lit_attr)) == HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_module_empty_subarrays(m, &comp, &name, &v), 1099511627776u);
+	CU_ASSERT_STRING_EQUAL(name, "k");
+	CU_ASSERT(v && hloi_literal_empty_subarrays(v) == 1099511627776u);
+	CU_ASSERT_EQUAL(print_len(m, &len), HLOI_ENOMEM);
+	hloi_module_free(m);
+
 	/* a constant written as HLO text prints as written: it counts 0,
 	 * checked (with its value) or not */
 	static const char src[] = "HloModule t\n\nENTRY e {\n  ROOT k = f32[3,0] constant({ {}, {}, {} })\n}\n";
