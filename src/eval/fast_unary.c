@@ -22,6 +22,7 @@
 #include "core/index.h"
 #include "eval/scalar.h"
 #include "eval/unary.h"
+#include "eval/vmath.h"
 
 #define FU_VEC 32
 #define FU_MAX_OPS 3
@@ -154,6 +155,9 @@ typedef ew_row_fn fu_row;
  * result's for complex), or NULL. */
 static fu_row row_kernel(opcode op, etype t)
 {
+	fu_row v = vmath_row(op, t);
+	if (v)
+		return v;
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return ru_##fn##_##E;

@@ -28,6 +28,7 @@
 #include "eval/eval.h"
 #include "eval/fast.h"
 #include "eval/plan.h"
+#include "eval/vmath.h"
 #include "text/parse.h"
 #include "unit.h"
 #include "util/strbuf.h"
@@ -781,6 +782,7 @@ static long env_long(const char *name, long dflt)
 
 static void test_random_graphs(void)
 {
+	vmath_enable(0); /* bit for bit: the C library's functions in both engines */
 	long n = env_long("HLOI_FUSION_CASES", 3000);
 	uint64_t seed = (uint64_t)env_long("HLOI_FUSION_SEED", 1);
 	int failed = 0;
@@ -851,6 +853,7 @@ cleanup:
 
 static void test_fixed_programs(void)
 {
+	vmath_enable(0); /* bit for bit: the C library's functions in both engines */
 	static const char *const progs[] = {
 		/* the result into p's buffer, which the root reads transposed:
 		 * computed aside, then copied */
@@ -942,6 +945,7 @@ static void check_two_outputs(const eval_plan *p)
 
 static void test_plan_reuse(void)
 {
+	vmath_enable(0); /* bit for bit: the C library's functions in both engines */
 	CU_ASSERT(run_text("ENTRY e {\n  x = f32[8,8] parameter(0)\n  a = f32[8,8]{0,1} reshape(x)\n"
 			   "  ROOT b = f32[8,8]{0,1} add(a, a)\n}\n",
 			   check_dead));
