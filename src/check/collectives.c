@@ -622,10 +622,26 @@ int infer_custom_call(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute custom_call_target is expected but not seen");
 		return 1;
 	}
+	const attr *a = instr_attr(in, ATTR_CUSTOM_CALL_TARGET);
+	size_t n = strlen(t);
+	int quoted = n >= 2 && t[0] == '"' && t[n - 1] == '"';
+	if (custom_call_is_identity(t)) {
+		/* the identity of one operand, of its shape (layouts may differ) */
+		char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
+		const shape *os = in->nops == 1 ? &in->ops[0].def->result : NULL;
+		if (in->has_shape && os && !shape_compatible(&in->shape, os)) {
+			ck_error(c, in->op_at, "custom-call target '%.*s' passes its operand on: its shape %s must be the operand's, %s",
+				 (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, ck_shape(x, &in->shape), ck_shape(y, os));
+			return 1;
+		}
+		if (os || !c->report_unsupported)
+			return infer_declared(c, in, inf);
+		ck_unsupported(c, ck_attr_loc(c, a->vat, "custom_call_target"),
+			       "unsupported custom-call target '%.*s' with %d operands (hloi runs it as the identity of one)",
+			       (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, in->nops);
+		return 1;
+	}
 	if (c->report_unsupported) {
-		const attr *a = instr_attr(in, ATTR_CUSTOM_CALL_TARGET);
-		size_t n = strlen(t);
-		int quoted = n >= 2 && t[0] == '"' && t[n - 1] == '"';
 		ck_unsupported(c, ck_attr_loc(c, a->vat, "custom_call_target"), "unsupported custom-call target '%.*s'",
 			       (int)(quoted ? n - 2 : n), quoted ? t + 1 : t);
 		return 1;

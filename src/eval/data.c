@@ -111,6 +111,22 @@ hloi_status kernel_copy(engine *e, frame *f, const instr *in, hloi_literal *cons
 	return kernel_array(e, f, in, ops, dest, 1, fill_copy);
 }
 
+/* domain and the identity custom-calls: a copy of the one operand, in the
+ * result's layouts (tuples element by element). */
+hloi_status kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			    hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	(void)dest;
+	int pos = in->position;
+	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
+	if (st != HLOI_OK)
+		return st;
+	f->owned[pos] = VAL_OWNED;
+	value_copy(f->vals[pos], ops[0]);
+	return HLOI_OK;
+}
+
 /* A tuple shares its operands' values (the plan keeps them alive as long
  * as the tuple). */
 hloi_status kernel_tuple(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,

@@ -316,3 +316,20 @@ void instr_remove_attr(instr *in, attr_id id)
 			in->attrs[k++] = in->attrs[i];
 	in->nattrs = k;
 }
+
+int custom_call_is_identity(const char *target)
+{
+	static const char *const identity[] = { "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
+						"MoveToHost", "MoveToDevice" };
+	if (!target)
+		return 0;
+	size_t n = strlen(target);
+	if (n >= 2 && target[0] == '"' && target[n - 1] == '"') {
+		target++;
+		n -= 2;
+	}
+	for (size_t i = 0; i < sizeof identity / sizeof identity[0]; i++)
+		if (strlen(identity[i]) == n && memcmp(identity[i], target, n) == 0)
+			return 1;
+	return 0;
+}

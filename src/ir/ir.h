@@ -210,6 +210,12 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
 int instr_bool(const instr *in, attr_id id, int dflt);
 /* AK_WORD / AK_STRING / AK_RAW / AK_COMP text, or NULL. */
 const char *instr_text(const instr *in, attr_id id);
+/* custom-call targets with a meaning on one device: annotations of
+ * sharding and memory placement that XLA's passes turn into no-ops there
+ * (`Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`,
+ * `MoveToHost`, `MoveToDevice`), evaluated as the identity of their one
+ * operand. `target` may be written with its quotes. */
+int custom_call_is_identity(const char *target);
 /* compare's direction= and type= decoded (CMP_NONE / CMPT_NONE if absent). */
 cmp_direction instr_direction(const instr *in);
 cmp_type instr_comparison_type(const instr *in);
