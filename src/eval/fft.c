@@ -11,17 +11,15 @@
  * the last axis by Hermitian symmetry (X[n-k] = conj X[k]) and keeps the
  * real part, as NumPy's irfftn: the imaginary parts of the zero and
  * Nyquist bins do not count. IFFT and IRFFT divide by the length. */
-#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/index.h"
 #include "core/literal.h"
+#include "eval/cplx.h"
 #include "eval/engine.h"
 #include "util/alloc.h"
-
-typedef double complex cplx;
 
 static int is_pow2(int64_t n)
 {
@@ -33,7 +31,7 @@ static cplx twiddle(int64_t k, int64_t n, int sign)
 {
 	const double two_pi = 6.283185307179586476925286766559;
 	double a = two_pi * (double)k / (double)n;
-	return cos(a) + (double)sign * sin(a) * I;
+	return cos(a) + (double)sign * sin(a) * _Complex_I;
 }
 
 /* In place on x[0..n), with the twiddles tw[n] (their sign makes the
@@ -102,58 +100,6 @@ static void transform_axis(cplx *w, const int64_t *dims, int r, int d, int sign,
 		}
 }
 
-static cplx read_elem(etype t, const void *p)
-{
-	switch (t) {
-	case ET_C64: {
-		float v[2];
-		memcpy(v, p, sizeof v);
-		return (double)v[0] + (double)v[1] * I;
-	}
-	case ET_C128: {
-		double v[2];
-		memcpy(v, p, sizeof v);
-		return v[0] + v[1] * I;
-	}
-	case ET_F32: {
-		float v;
-		memcpy(&v, p, sizeof v);
-		return (double)v;
-	}
-	default: {
-		double v;
-		memcpy(&v, p, sizeof v);
-		return v;
-	}
-	}
-}
-
-static void write_elem(etype t, void *p, cplx z)
-{
-	switch (t) {
-	case ET_C64: {
-		float v[2] = { (float)creal(z), (float)cimag(z) };
-		memcpy(p, v, sizeof v);
-		break;
-	}
-	case ET_C128: {
-		double v[2] = { creal(z), cimag(z) };
-		memcpy(p, v, sizeof v);
-		break;
-	}
-	case ET_F32: {
-		float v = (float)creal(z);
-		memcpy(p, &v, sizeof v);
-		break;
-	}
-	default: {
-		double v = creal(z);
-		memcpy(p, &v, sizeof v);
-		break;
-	}
-	}
-}
-
 hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 		       hloi_literal *dest)
 {
@@ -193,7 +139,7 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 	if (shape_element_count(rs, &count) == 0 && count > 0 && total == 0) {
 		/* a zero fft_length: nothing to transform, zeros (XLA's evaluator) */
 		do
-			write_elem(rs->type, literal_element(res, idx), 0);
+			cplx_write(rs->type, literal_element(res, idx), 0);
 		while (index_next(r, rs->dims, idx));
 	} else if (count > 0) {
 		hloi_status st = value_reserve(e, work_bytes);
@@ -219,7 +165,7 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 					lin = lin * wd[d] + idx[d];
 				}
 				if (inside)  /* an operand longer than fft_length is cut, a shorter one padded with 0 */
-					w[lin] = read_elem(xs->type, literal_element(x, idx));
+					w[lin] = cplx_read(xs->type, literal_element(x, idx));
 			} while (index_next(r, xs->dims, idx));
 		}
 		int first = r - nf, last = r - 1;
@@ -247,7 +193,7 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 				inside &= idx[d] < wd[d];
 				lin = lin * wd[d] + idx[d];
 			}
-			write_elem(rs->type, literal_element(res, idx), inside ? w[lin] : 0);
+			cplx_write(rs->type, literal_element(res, idx), inside ? w[lin] : 0);
 		} while (index_next(r, rs->dims, idx));
 		hloi_free(w);
 		value_unreserve(e, work_bytes);

@@ -13,19 +13,16 @@ usage: numpy_fft.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
 import argparse
-import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
 try:
     import numpy as np
 except ImportError:
     print("numpy_fft: NumPy is not installed; skipped")
     sys.exit(77)
+
+from hloi_cases import run_cases
 
 LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 17, 32, 0]
 NP = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64}
@@ -114,44 +111,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--keep", default=None)
     args = ap.parse_args()
-    start = time.time()
-    tmp = args.keep or tempfile.mkdtemp(prefix="hloi-fft-")
-    cases_dir, out = os.path.join(tmp, "cases"), os.path.join(tmp, "out")
-    os.makedirs(cases_dir, exist_ok=True)
     cases = [gen_case(args.seed, i) for i in range(args.cases)]
     for c in cases:
-        base = os.path.join(cases_dir, "f%05d" % c["index"])
-        np.save(base + ".x.npy", c["x"], allow_pickle=False)
-        flags = "--input f%05d.x.npy --output out.npy" % c["index"]
-        if c["engine"] != "fast":
-            flags += " --engine=reference"
-        with open(base + ".hlo", "w") as f:
-            f.write("// hloi-flags: " + flags + "\n" + program(c))
-        c["flags"] = flags
-    p = subprocess.run([args.hloi, "test", "-j", str(args.jobs), "--quiet", "--timeout", "120", "--outputs", out,
-                        cases_dir], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if p.returncode not in (0, 1):
-        print("numpy_fft: hloi test ended with %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[:2000]))
-    failed = 0
-    for c in cases:
-        try:
-            why = check(c, np.load(os.path.join(out, "f%05d" % c["index"], "out.npy")))
-        except OSError:
-            why = "no result"
-        if why:
-            failed += 1
-            if failed <= 10:
-                print("FAIL case %d (%s %s -> %s, %s engine): %s" % (c["index"], c["kind"], c["in"], c["out"],
-                                                                   c["engine"], why))
-                print(program(c).rstrip())
-                print("reproduce: cd %s && %s run f%05d.hlo %s\n" % (cases_dir, args.hloi, c["index"], c["flags"]))
-    print("numpy_fft: %d cases (seed %d), %d failed, %.1f s" % (len(cases), args.seed, failed, time.time() - start))
-    if failed:
-        print("numpy_fft: cases kept in " + tmp)
-        return 1
-    if not args.keep:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+        c["program"], c["inputs"] = program(c), [c["x"]]
+    return run_cases("numpy_fft", args.hloi, cases, lambda c, got: check(c, got[0]), args.seed, args.jobs,
+                     args.keep)
 
 
 if __name__ == "__main__":

@@ -756,12 +756,12 @@ static void test_unsupported(void)
 {
 	checked r;
 	char *out;
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] cholesky(a), lower=true\n}\n"),
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT d = f32[2,2] rng(a, a), distribution=rng_uniform\n}\n"),
 			HLOI_EUNSUPPORTED);
 	out = printed(&r);
-	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'cholesky'\n"
-				    "  ROOT d = f32[2,2] cholesky(a), lower=true\n"
-				    "                    ^~~~~~~~\n");
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'rng'\n"
+				    "  ROOT d = f32[2,2] rng(a, a), distribution=rng_uniform\n"
+				    "                    ^~~\n");
 	free(out);
 	done(&r);
 
@@ -790,11 +790,12 @@ static void test_unsupported(void)
 
 	/* several unsupported things are all reported; a type error makes it ETYPE */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = token[] parameter(1)\n"
-				"  d = f32[2,2] cholesky(a), lower=true\n  ROOT r = add(d, a)\n}\n"),
+				"  s = f32[] parameter(2)\n  d = f32[2,2] rng(s, s), distribution=rng_uniform\n  ROOT r = add(d, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
 	done(&r);
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  d = f32[2,2] cholesky(a), lower=true\n"
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  s = f32[] parameter(1)\n"
+				"  d = f32[2,2] rng(s, s), distribution=rng_uniform\n"
 				"  ROOT r = add(d, a), broadcast_dimensions={1,0}\n}\n"),
 			HLOI_ETYPE);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
@@ -1053,8 +1054,8 @@ static void test_inferred_rules(void)
 		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
 	/* without shapes_only the same programs stop at "unsupported opcode" */
 	shapes_only = 0;
-	expect_error("ENTRY e {\n  a = f32[5,5] parameter(0)\n  ROOT c = cholesky(a), lower=true\n}\n", HLOI_EUNSUPPORTED,
-		     "unsupported opcode 'cholesky'");
+	expect_error("ENTRY e {\n" BN_PARAMS "  ROOT i = batch-norm-inference(x, s, s, s, s), epsilon=0.001, feature_index=1\n}\n",
+		     HLOI_EUNSUPPORTED, "unsupported opcode 'batch-norm-inference'");
 }
 
 /* --- input_output_alias: PyTorch's in-place rule (issue 3 part 4) -------------- */
