@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Differential test of hloi's batch-norm-inference, -training and -grad
+against NumPy: random shapes (rank 1 to 4, size-1 dimensions), every
+feature_index, f32 and f64, epsilons, operands in random layouts, both
+engines. Expected values: XLA's formulas (BatchNormExpander) in float64 with
+epsilon rounded to the element type; training's variance is E[x^2] - E[x]^2.
+hloi computes in double and rounds once: results agree within 1e-4 (f32;
+1e-3 for grad, which cancels) or 1e-9 (f64) of the largest magnitude.
+
+usage: numpy_batchnorm.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
+Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
+"""
+import argparse
+import random
+import sys
+import warnings
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy_batchnorm: NumPy is not installed; skipped")
+    sys.exit(77)
+
+from hloi_cases import run_cases
+
+warnings.simplefilter("ignore")  # NaN from a zero variance with epsilon 0 is compared as NaN
+
+NP = {"f32": np.float32, "f64": np.float64}
+
+
+def gen_case(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    g = np.random.default_rng(seed * 7919 + index)
+    t = rng.choice(list(NP))
+    op = rng.choice(["batch-norm-training", "batch-norm-inference", "batch-norm-grad"])
+    dims = [rng.choice([1, 2, 3, 5, 8]) for _ in range(rng.randint(1, 4))]
+    fi = rng.randrange(len(dims))
+    nf = dims[fi]
+    eps = rng.choice([0.001, 1e-5, 0.1, 0.0])
+    x = (g.standard_normal(dims) * 3 + 1).astype(NP[t])
+    scale = g.standard_normal(nf).astype(NP[t])
+    offset = g.standard_normal(nf).astype(NP[t])
+    mean = g.standard_normal(nf).astype(NP[t])
+    var = (g.random(nf) + 0.5).astype(NP[t])
+    dy = g.standard_normal(dims).astype(NP[t])
+    inputs = {"batch-norm-training": [x, scale, offset],
+              "batch-norm-inference": [x, scale, offset, mean, var],
+              "batch-norm-grad": [x, scale, mean, var, dy]}[op]
+    perm = list(range(len(dims) - 1, -1, -1))
+    if rng.random() < 0.4:
+        rng.shuffle(perm)
+    sh = "%s[%s]" % (t, ",".join(map(str, dims)))
+    params = ["  x = %s{%s} parameter(0)" % (sh, ",".join(map(str, perm)))]
+    for k in range(1, len(inputs)):
+        params.append("  p%d = %s[%s] parameter(%d)" % (k, t, ",".join(map(str, inputs[k].shape)), k))
+    names = ["x"] + ["p%d" % k for k in range(1, len(inputs))]
+    program = "HloModule bn_%d\nENTRY e {\n%s\n  ROOT r = %s(%s), epsilon=%r, feature_index=%d\n}\n" % (
+        index, "\n".join(params), op, ", ".join(names), eps, fi)
+    return {"index": index, "type": t, "op": op, "fi": fi, "eps": eps, "inputs": inputs, "program": program,
+            "engine": rng.choice(["fast", "reference"])}
+
+
+def expected(c):
+    v = [a.astype(np.float64) for a in c["inputs"]]
+    x, fi = v[0], c["fi"]
+    eps = float(NP[c["type"]](c["eps"]))
+    axes = tuple(d for d in range(x.ndim) if d != fi)
+    shape = [1] * x.ndim
+    shape[fi] = x.shape[fi]
+
+    def b(a):
+        return a.reshape(shape)
+
+    n = x.size // x.shape[fi]
+    if c["op"] == "batch-norm-training":
+        mean = x.mean(axis=axes)
+        var = (x * x).mean(axis=axes) - mean * mean
+        s = v[1] / np.sqrt(var + eps)
+        return [x * b(s) + b(v[2] - mean * s), mean, var]
+    if c["op"] == "batch-norm-inference":
+        s = v[1] / np.sqrt(v[4] + eps)
+        return [x * b(s) + b(v[2] - v[3] * s)]
+    scale, mean, var, dy = v[1], v[2], v[3], v[4]
+    r = 1 / np.sqrt(var + eps)
+    cc = x - b(mean)
+    sdc = (dy * cc).sum(axis=axes)
+    sd = dy.sum(axis=axes)
+    dx = b(scale * r) * (n * dy - b(sd) - cc * b(sdc / (var + eps))) / n
+    return [dx, sdc * r, sd]
+
+
+def check(c, got):
+    want = expected(c)
+    if len(got) != len(want):
+        return "got %d results, expected %d" % (len(got), len(want))
+    f32 = c["type"] == "f32"
+    tol = (1e-3 if c["op"] == "batch-norm-grad" else 1e-4) if f32 else 1e-9
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g.dtype != NP[c["type"]] or g.shape != w.shape:
+            return "result %d: got %s%s, expected %s%s" % (k, g.dtype, g.shape, c["type"], w.shape)
+        if np.any(np.isnan(g) != np.isnan(w)):
+            i = tuple(np.argwhere(np.isnan(g) != np.isnan(w))[0])
+            return "result %d at %s: got %r, expected %r" % (k, i, g[i], w[i])
+        finite = np.isfinite(w)
+        if np.any(np.isinf(w) & (g != w)):
+            return "result %d: infinities differ" % k
+        g, w = g[finite], w[finite]
+        scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
+        err = np.abs(g - w)
+        if np.any(err > tol * scale):
+            i = tuple(np.argwhere(err > tol * scale)[0])
+            return "result %d at %s: got %r, expected %r" % (k, i, g[i], w[i])
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("hloi")
+    ap.add_argument("--cases", type=int, default=600)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--keep", default=None)
+    args = ap.parse_args()
+    cases = [gen_case(args.seed, i) for i in range(args.cases)]
+    return run_cases("numpy_batchnorm", args.hloi, cases, check, args.seed, args.jobs, args.keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
