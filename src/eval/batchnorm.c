@@ -1,7 +1,8 @@
 /* batch-norm-inference, -training and -grad with XLA's formulas (the
  * BatchNormExpander's, xla/service/batchnorm_expander.cc), per feature
  * (the operand's dimension feature_index), computed in double precision
- * and rounded once into the element type; epsilon is first rounded to the
+ * and rounded once into the element type; epsilon is a float in XLA (the
+ * instruction and its proto field hold f32) and is then rounded to the
  * element type, as the expander converts it. Both engines use this kernel.
  *
  *   inference: y = x * s' + (offset - mean * s'), s' = scale / sqrt(var + eps)
@@ -62,7 +63,8 @@ hloi_status kernel_batch_norm(engine *e, frame *f, const instr *in, hloi_literal
 	if (shape_element_count(xs, &total))
 		return kernel_none(e, f, in, ops, args, dest);
 	int64_t per = nf ? total / nf : 0;  /* elements per feature */
-	double eps = in_type(xs->type, ea->u.f);
+	/* XLA holds epsilon as a float (HloInstruction and its proto field) */
+	double eps = in_type(xs->type, (double)(float)ea->u.f);
 	/* per feature: sums (sum x, sum x^2 / sum d, sum d c) and mean, var */
 	int64_t bytes = nf > 0 ? nf * 4 * (int64_t)sizeof(double) : 0;
 	if (nf > INT64_MAX / 64)
