@@ -1054,11 +1054,9 @@ static void test_inferred_rules(void)
 		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
 	/* without shapes_only the same programs stop at "unsupported opcode" */
 	shapes_only = 0;
-	snprintf(text, sizeof text,
-		 "%sENTRY e {\n  x = f32[4,8] parameter(0)\n  src = f32[2,4] parameter(1)\n  z = f32[] constant(0)\n"
-		 "  ROOT s = select-and-scatter(x, src, z), window={size=2x2 stride=2x2}, select=ge, scatter=add\n}\n",
-		 sas_comps);
-	expect_error(text, HLOI_EUNSUPPORTED, "unsupported opcode 'select-and-scatter'");
+	expect_error("ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
+		     "  ROOT d = set-dimension-size(x, n), dimensions={0}\n}\n",
+		     HLOI_EUNSUPPORTED, "unsupported opcode 'set-dimension-size'");
 }
 
 /* --- input_output_alias: PyTorch's in-place rule (issue 3 part 4) -------------- */
