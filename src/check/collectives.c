@@ -72,6 +72,41 @@ static int64_t subgroup_size(const checker *c, const instr *in)
 	}
 }
 
+/* The number of devices of mesh replica groups as the parser keeps them
+ * (`mesh['a'=2,'b'=4] {'a'}`, `maximal_mesh[device_id=0] {}`): the product
+ * of the axis sizes, 1 for a maximal mesh of device 0; -1 when the text is
+ * something else. Only the count matters on one device: a mesh of one
+ * device has the one group {0} whatever axes are named. */
+static int64_t mesh_devices(const char *raw)
+{
+	if (!raw)
+		return -1;
+	if (!strncmp(raw, "maximal_mesh[", 13)) {
+		const char *p = strchr(raw, '=');
+		return p && !strncmp(p, "=0]", 3) ? 1 : -1;
+	}
+	if (strncmp(raw, "mesh[", 5) != 0)
+		return -1;
+	int64_t total = 1;
+	int quoted = 0;
+	for (const char *p = raw + 5; *p; p++) {
+		if (*p == '\'' || *p == '"')
+			quoted = !quoted;
+		else if (quoted)
+			continue;
+		else if (*p == ']')
+			return total;
+		else if (*p == '=') {
+			char *e;
+			long long v = strtoll(p + 1, &e, 10);
+			if (e == p + 1 || v < 1 || v > INT32_MAX || total > INT64_MAX / v)
+				return -1;
+			total *= v;
+		}
+	}
+	return -1;
+}
+
 /* For a run: the module must have one participant and the instruction's
  * groups and pairs may name participant 0 only. Reports (once per module
  * for the counts) and returns nonzero otherwise. */
@@ -97,7 +132,15 @@ static int one_device(checker *c, const instr *in)
 		const replica_groups *rg = a->u.rg;
 		loc at = ck_attr_loc(c, a->vat, "replica_groups");
 		if (rg->form == RG_RAW) {
-			ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
+			int64_t devices = mesh_devices(rg->raw);
+			if (devices == 1)
+				return 0; /* a one-device mesh: one group, {0} */
+			if (devices > 1)
+				ck_unsupported(c, at,
+					       "unsupported replica groups over a mesh of %lld devices: hloi runs collectives on one device (participant 0)",
+					       (long long)devices);
+			else
+				ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
 			return 1;
 		}
 		if (rg->form == RG_LIST) {

@@ -286,10 +286,11 @@ hloi_status lower_module(module *m, hloi_context *ctx)
 		return HLOI_ENOMEM;
 	}
 	/* The broadcasts are explicit now: the mode is moot, and XLA does not
-	 * know the attribute. Skipped attributes are gone already. */
+	 * know the attribute; nor attributes hloi ignored as unknown. */
 	int k = 0;
 	for (int i = 0; i < m->nheader_attrs; i++)
-		if (strcmp(m->header_attrs[i].name, "broadcast_mode") != 0)
+		if (strcmp(m->header_attrs[i].name, "broadcast_mode") != 0 &&
+		    header_attr_known(m->header_attrs[i].name))
 			m->header_attrs[k++] = m->header_attrs[i];
 	m->nheader_attrs = k;
 	m->broadcast_mode = HLOI_BROADCAST_DEFAULT;

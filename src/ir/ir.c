@@ -317,6 +317,21 @@ void instr_remove_attr(instr *in, attr_id id)
 	in->nattrs = k;
 }
 
+int header_attr_known(const char *name)
+{
+	static const char *const known[] = {
+		"entry_computation_layout", "input_output_alias", "is_scheduled", "replica_count",
+		"num_partitions", "frontend_attributes", "buffer_donor", "alias_passthrough_params",
+		"allow_spmd_sharding_propagation_to_parameters",
+		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "debug_attributes",
+		"broadcast_mode",
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (!strcmp(known[i], name))
+			return 1;
+	return 0;
+}
+
 int custom_call_is_identity(const char *target)
 {
 	static const char *const identity[] = { "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",

@@ -216,6 +216,9 @@ const char *instr_text(const instr *in, attr_id id);
  * `MoveToHost`, `MoveToDevice`), evaluated as the identity of their one
  * operand. `target` may be written with its quotes. */
 int custom_call_is_identity(const char *target);
+/* Whether a module header attribute is one hloi reads (XLA's own and
+ * broadcast_mode); others are kept as written but mean nothing to hloi. */
+int header_attr_known(const char *name);
 /* compare's direction= and type= decoded (CMP_NONE / CMPT_NONE if absent). */
 cmp_direction instr_direction(const instr *in);
 cmp_type instr_comparison_type(const instr *in);

@@ -444,7 +444,8 @@ static int apply_attrs(pstate *st, instr *in, const llist *attrs)
 		a->vat = (loc){ it->name.vs, it->name.ve };
 		if (a->id == ATTR_COUNT) {
 			if (!quietly_kept(name)) {
-				diag_warning(st->ctx, st->src, it->at, "unknown attribute '%s' skipped", name);
+				diag_warning(st->ctx, st->src, it->at, "unknown attribute '%s' ignored (kept as written)",
+					     name);
 				note_unknown(st, name, it->at, 0);
 			}
 			a->kind = AK_RAW;
@@ -1197,13 +1198,6 @@ static int parse_alias(pstate *st, module *m, size_t vs, size_t ve)
 
 int p_header(pstate *st, const tokval *name, const plist *attrs)
 {
-	static const char *const known[] = {
-		"entry_computation_layout", "input_output_alias", "is_scheduled", "replica_count",
-		"num_partitions", "frontend_attributes", "buffer_donor", "alias_passthrough_params",
-		"allow_spmd_sharding_propagation_to_parameters",
-		"allow_spmd_sharding_propagation_to_output", "origin_recovery_table", "debug_attributes",
-		"broadcast_mode",
-	};
 	module *m = st->m;
 	if (!m)
 		return 0;
@@ -1231,13 +1225,12 @@ int p_header(pstate *st, const tokval *name, const plist *attrs)
 			diag_error(st->ctx, st->src, n->at, "attribute %s already exists", an);
 			continue;
 		}
-		int ok = 0;
-		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-			ok |= !strcmp(known[i], an);
-		if (!ok) {
-			diag_warning(st->ctx, st->src, n->at, "unknown header attribute '%s' skipped", an);
+		if (!header_attr_known(an)) {
+			/* kept as written (printed back, stashed in a .pb) like an
+			 * instruction's unknown attribute; --strict refuses it */
+			diag_warning(st->ctx, st->src, n->at,
+				     "unknown header attribute '%s' ignored (kept as written)", an);
 			note_unknown(st, an, n->at, 1);
-			continue;
 		}
 		if (!strcmp(an, "broadcast_mode")) {
 			m->broadcast_mode_at = n->at;

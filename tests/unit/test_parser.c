@@ -657,7 +657,7 @@ static void test_attributes(void)
 	CU_ASSERT_EQUAL_FATAL(ctx->ndiags, 1);
 	char buf[256];
 	diag_str(ctx, 0, buf, sizeof buf);
-	CU_ASSERT_STRING_EQUAL(buf, "4:53-65 warning: unknown attribute 'foo' skipped");
+	CU_ASSERT_STRING_EQUAL(buf, "4:53-65 warning: unknown attribute 'foo' ignored (kept as written)");
 	computation *c = m->entry;
 	const instr *a = find_instr(c, "a");
 	CU_ASSERT_EQUAL_FATAL(a->nattrs, 2);
@@ -777,15 +777,18 @@ static void test_header(void)
 	CU_ASSERT_EQUAL_FATAL(ctx->ndiags, 1);
 	char buf[256];
 	diag_str(ctx, 0, buf, sizeof buf);
-	CU_ASSERT_STRING_EQUAL(buf, "2:25-42 warning: unknown header attribute 'weird_attr' skipped");
+	CU_ASSERT_STRING_EQUAL(buf, "2:25-42 warning: unknown header attribute 'weird_attr' ignored (kept as written)");
 	CU_ASSERT_EQUAL(m->broadcast_mode, HLOI_BROADCAST_NUMPY);
 	CU_ASSERT_TRUE(span_is(text, m->broadcast_mode_at, "broadcast_mode=numpy"));
-	CU_ASSERT_EQUAL_FATAL(m->nheader_attrs, 4);
+	CU_ASSERT_EQUAL_FATAL(m->nheader_attrs, 5);
 	CU_ASSERT_STRING_EQUAL(m->header_attrs[0].name, "is_scheduled");
 	CU_ASSERT_STRING_EQUAL(m->header_attrs[1].value,
 			       "{ {}: (0, {}, must-alias), {1, 2}: (1, {3}, may-alias), {4}: (2, {}) }");
 	CU_ASSERT_STRING_EQUAL(m->header_attrs[2].name, "broadcast_mode");
-	CU_ASSERT_STRING_EQUAL(m->header_attrs[3].name, "replica_count");
+	/* an unknown attribute is kept as written, in its place */
+	CU_ASSERT_STRING_EQUAL(m->header_attrs[3].name, "weird_attr");
+	CU_ASSERT_STRING_EQUAL(m->header_attrs[3].value, "{1, 2}");
+	CU_ASSERT_STRING_EQUAL(m->header_attrs[4].name, "replica_count");
 	CU_ASSERT_EQUAL_FATAL(m->nalias, 3);
 	CU_ASSERT_EQUAL(m->alias[0].n_output_index, 0);
 	CU_ASSERT_EQUAL(m->alias[0].parameter_number, 0);
@@ -803,7 +806,7 @@ static void test_header(void)
 
 	check_print(text,
 		    "HloModule m, is_scheduled=true, input_output_alias={ {}: (0, {}, must-alias), {1, 2}: (1, {3}, may-alias), {4}: (2, {}) }, "
-		    "broadcast_mode=numpy, replica_count=1\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+		    "broadcast_mode=numpy, weird_attr={1, 2}, replica_count=1\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
 
 	EXPECT_DIAGS("HloModule m, broadcast_mode=python\nENTRY e { p = f32[] parameter(0) }\n",
 		     "1:29-35 error: unknown broadcast_mode 'python' (expects xla or numpy)");
@@ -1118,7 +1121,7 @@ static void test_errors(void)
 	EXPECT_DIAGS("", "1:1-1 error: expects 'HloModule', 'ENTRY' or name but sees end of input");
 	EXPECT_DIAGS("ENTRY e {\n  x = f32[2] parameter(0), foo=\n}\n",
 		     "2:28-32 error: expects a value after '='",
-		     "2:28-32 warning: unknown attribute 'foo' skipped");
+		     "2:28-32 warning: unknown attribute 'foo' ignored (kept as written)");
 	EXPECT_DIAGS("ENTRY e {\n  x = f32[2] parameter(0), s=\"abc\n}\n",
 		     "2:30-31 error: unterminated string");
 }
