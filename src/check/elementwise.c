@@ -468,19 +468,17 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	if (in->op == OP_BITCAST_CONVERT) {
-		if ((t == ET_PRED) != (op->type == ET_PRED)) {
-			ck_error(c, in->op_at, "bitcast-convert from or to pred is not allowed: %s to %s",
-				 etype_name(op->type), etype_name(t));
-			return 1;
-		}
+		/* widths as XLA's StorageBitWidth: pred is a byte, so pred <->
+		 * s8/u8/f8 is a same-width bitcast (a byte to pred: not zero) */
 		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
-		if (etype_bit_width(op->type) != etype_bit_width(t)) {
+		int bo = op->type == ET_PRED ? 8 : etype_bit_width(op->type);
+		int br = t == ET_PRED ? 8 : etype_bit_width(t);
+		if (bo != br) {
 			shape r = in->shape;
-			if (etype_bit_width(op->type) < 8 || etype_bit_width(t) < 8)
+			if (bo < 8 || br < 8)
 				ck_unsupported(c, in->op_at,
-					       "unsupported bitcast-convert between element types of different widths: %s (%d bits) to %s (%d bits)",
-					       ck_shape(a, op), etype_bit_width(op->type), ck_shape(b, &r),
-					       etype_bit_width(t));
+					       "unsupported bitcast-convert between element types of different widths: %s (%d bit%s) to %s (%d bit%s)",
+					       ck_shape(a, op), bo, bo == 1 ? "" : "s", ck_shape(b, &r), br, br == 1 ? "" : "s");
 			else
 				ck_unsupported(c, in->op_at,
 					       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",

@@ -216,7 +216,9 @@ static apply_prog *prog_compile(const computation *comp, int nresults)
 			slot[i] = s[0];
 			continue;
 		case OP_BITCAST_CONVERT:
-			if (in->nops != 1 || etype_byte_width(in->ops[0].def->result.type) != o->width)
+			/* the same byte, but a byte to pred is normalised to 0/1 */
+			if (in->nops != 1 || etype_byte_width(in->ops[0].def->result.type) != o->width ||
+			    (in->result.type == ET_PRED && in->ops[0].def->result.type != ET_PRED))
 				goto done;
 			slot[i] = s[0];
 			continue;

@@ -251,7 +251,7 @@ static void ew_element(const ew_op *e, const int64_t *idx, unsigned char *dst)
 		break;
 	case EW_COPY:
 		if (e->low_bits)
-			*dst = etype_from_low_bits(e->to, *p[0]);
+			*dst = e->to == ET_PRED ? *p[0] != 0 : etype_from_low_bits(e->to, *p[0]);
 		else
 			memcpy(dst, p[0], e->w);
 		break;
@@ -288,7 +288,9 @@ static void elementwise(const instr *in, hloi_literal *out, hloi_literal *const 
 	for (int k = 0; k < e.nops; k++)
 		e.wk[k] = (size_t)etype_byte_width(ops[k]->shape.type);
 	e.from = e.nops ? ops[0]->shape.type : s->type;
-	e.low_bits = in->op == OP_BITCAST_CONVERT && s->type != ET_PRED && etype_bit_width(s->type) < 8;
+	/* a byte bitcast to pred is true where it is not zero (pred holds 0/1) */
+	e.low_bits = in->op == OP_BITCAST_CONVERT &&
+		     (s->type == ET_PRED ? e.from != ET_PRED : etype_bit_width(s->type) < 8);
 	unsigned char *o = out->data;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
 	if (!index_is_strided(s)) {

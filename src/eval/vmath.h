@@ -1,6 +1,7 @@
 /* Vectorised math for the fast engine's unary rows: f32 `tanh`,
  * `exponential` and `log` through glibc's vector math library (libmvec,
- * the x86-64 vector ABI: 8 lanes with AVX2, else 4 with SSE2). The
+ * the x86-64 vector ABI: 16 lanes with AVX-512, 8 with AVX2, else 4 with
+ * SSE2). The
  * reference engine keeps the C library's scalar functions; the vector ones
  * stay within a bound of them that README states (measured over every f32
  * input), NaN stays NaN and signed zeros are kept. Every element of a row

@@ -668,7 +668,7 @@ static int64_t f32_ulps(float a, float b)
 
 /* f32 tanh, exponential and log: the fast engine's vector versions
  * (eval/vmath.h) stay within README's bound of the reference engine's C
- * library functions (2, 3 and 4 ULP, measured over every f32 input), keep
+ * library functions (3, 3 and 4 ULP, measured over every f32 input), keep
  * NaN, infinities and signed zeros, and give an element the same bits
  * wherever it sits in a row (tails, a broadcast scalar). */
 static void test_vector_math(void)
@@ -676,7 +676,7 @@ static void test_vector_math(void)
 	static const struct {
 		const char *op;
 		int64_t ulps;
-	} fns[] = { { "tanh", 2 }, { "exponential", 3 }, { "log", 4 } };
+	} fns[] = { { "tanh", 3 }, { "exponential", 3 }, { "log", 4 } };
 	enum { N = 4099 };
 	static float vals[N];
 	rng r = { 7 };
