@@ -135,6 +135,8 @@ static int different_rank(checker *c, instr *in, const shape *lhs, const shape *
 				 lo->rank, bd->n);
 			return 1;
 		}
+		/* one pass in XLA's order (InferInDimBroadcastShape): for each
+		 * dimension its range, its size, then its order after the last */
 		for (int i = 0; i < bd->n; i++) {
 			if (bd->v[i] < 0) {
 				ck_error(c, bd_at, "Broadcast dimension number (%lld) cannot be negative.",
@@ -147,19 +149,15 @@ static int different_rank(checker *c, instr *in, const shape *lhs, const shape *
 					 (long long)bd->v[i], hi->rank);
 				return 1;
 			}
-		}
-		for (int i = 1; i < bd->n; i++) {
-			if (bd->v[i] <= bd->v[i - 1]) {
-				ck_error(c, bd_at, "Broadcast dimensions order is wrong: %lld comes after %lld.",
-					 (long long)bd->v[i], (long long)bd->v[i - 1]);
-				return 1;
-			}
-		}
-		for (int i = 0; i < bd->n; i++) {
 			int64_t unused, hs = hi->dims[bd->v[i]];
 			if (!degenerate(lo->dims[i], hs, &unused)) {
 				ck_error(c, bd_at, "Broadcast dimension %d mismatch: %lld != %lld; %s and %s.", i,
 					 (long long)lo->dims[i], (long long)hs, ck_shape(a, lo), ck_shape(b, hi));
+				return 1;
+			}
+			if (i > 0 && bd->v[i] <= bd->v[i - 1]) {
+				ck_error(c, bd_at, "Broadcast dimensions order is wrong: %lld comes after %lld.",
+					 (long long)bd->v[i], (long long)bd->v[i - 1]);
 				return 1;
 			}
 		}

@@ -234,11 +234,19 @@ static void test_sources_a_rejected(void)
 	       "Broadcast dimension number (3) too large; higher-rank operand has rank 3.");
 	reject("f32[2,3,4]", "f32[4]", "broadcast_dimensions={-1}",
 	       "Broadcast dimension number (-1) cannot be negative.");
-	/* checks run in order: count, entries, order, sizes */
+	/* checks run in XLA's order: the count, then per entry its range,
+	 * its size, its order after the previous one */
 	reject("f32[2,3,4]", "f32[4,9]", "broadcast_dimensions={2,5}",
 	       "Broadcast dimension number (5) too large; higher-rank operand has rank 3.");
 	reject("f32[2,3,4]", "f32[4,9]", "broadcast_dimensions={2,1}",
+	       "Broadcast dimension 1 mismatch: 9 != 3; f32[4,9] and f32[2,3,4].");
+	reject("f32[2,3,4]", "f32[4,3]", "broadcast_dimensions={2,1}",
 	       "Broadcast dimensions order is wrong: 1 comes after 2.");
+	reject("f32[2,3,4]", "f32[9,3]", "broadcast_dimensions={0,5}",
+	       "Broadcast dimension 0 mismatch: 9 != 2; f32[9,3] and f32[2,3,4].");
+	/* XLA's shape_inference_test BinOpBroadcastBadDimension */
+	reject("f32[16,8,4]", "f32[8,4]", "broadcast_dimensions={2,1}",
+	       "Broadcast dimension 0 mismatch: 8 != 4; f32[8,4] and f32[16,8,4].");
 	reject("f32[2,3]", "f32[2,3]", "broadcast_dimensions={1,0}",
 	       "Broadcast dimensions field must either be not set or be the identity on binary operations with operands of the same rank.");
 	reject("f32[2,3]", "f32[2,3]", "broadcast_dimensions={0}",
