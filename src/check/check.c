@@ -453,6 +453,8 @@ static int resolve_called(checker *c, instr *in)
 	return good;
 }
 
+static int declared_root_in_place(checker *c, const instr *in, const shape *inf);
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -487,8 +489,9 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 				   ? shape_compatible(&in->shape, &inf)
 				   : in->shape.type == inf.type && shape_same_dims(&in->shape, &inf);
 		if (!same) {
-			ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
-				 ck_shape(a, &in->shape), ck_shape(b, &inf));
+			if (!declared_root_in_place(c, in, &inf))
+				ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
+					 ck_shape(a, &in->shape), ck_shape(b, &inf));
 			return;
 		}
 	}
@@ -648,6 +651,59 @@ static void alias_index_error(checker *c, const alias_entry *al, const char *wha
 	sb_free(&m);
 }
 
+/* PyTorch's in-place error: the broadcast result `out` has other dims than
+ * the destination `dst` (with its expand message, the first difference
+ * from the trailing end). */
+static void in_place_dims_error(checker *c, const instr *root, const shape *dst, const shape *out)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	strbuf m = STRBUF_INIT;
+	sb_printf(&m, "output with shape %s doesn't match the broadcast shape %s", ck_shape(a, dst), ck_shape(b, out));
+	for (int i = 1; i <= out->rank && i <= dst->rank; i++) {
+		int64_t want = out->dims[out->rank - i], have = dst->dims[dst->rank - i];
+		if (want != have) {
+			sb_printf(&m, ": the expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton dimension %d",
+				  (long long)want, (long long)have, out->rank - i);
+			break;
+		}
+	}
+	if (m.oom)
+		c->oom = 1;
+	else
+		ck_error(c, root->op_at, "%s", sb_str(&m));
+	sb_free(&m);
+}
+
+/* The entry's root declared with its destination's shape (as a program
+ * written for PyTorch's in-place rule declares it) while broadcasting gives
+ * another: the in-place error, not only "declared shape does not match".
+ * Returns whether it was reported. */
+static int declared_root_in_place(checker *c, const instr *in, const shape *inf)
+{
+	const computation *comp = c->cur_comp;
+	if (!comp || comp != c->m->entry || comp->root != in || shape_is_tuple(inf))
+		return 0;
+	for (int k = 0; k < c->m->nalias; k++) {
+		const alias_entry *al = &c->m->alias[k];
+		if (al->n_output_index != 0 || al->n_parameter_index != 0)
+			continue;
+		const instr *param = NULL;
+		for (int i = 0; i < comp->ninstrs && !param; i++) {
+			const instr *p = comp->instrs[i];
+			if (p->op == OP_PARAMETER && p->has_shape && p->parameter_number == al->parameter_number)
+				param = p;
+		}
+		if (!param || shape_is_tuple(&param->shape) || param->shape.type != in->shape.type ||
+		    !shape_same_dims(&param->shape, &in->shape) || shape_same_dims(&param->shape, inf))
+			continue;
+		in_place_dims_error(c, in, &param->shape, inf);
+		ck_note(c, al->at, "the result is written into parameter %lld's buffer (input_output_alias)",
+			(long long)al->parameter_number);
+		return 1;
+	}
+	return 0;
+}
+
 /* The result (or the aliased part of it) must keep the parameter's element
  * type, dims and layout: broadcasting may not change the destination. */
 static void check_alias(checker *c, const alias_entry *al)
@@ -682,23 +738,7 @@ static void check_alias(checker *c, const alias_entry *al)
 		ck_error(c, root->op_at, "result type %s can't be cast to the desired output type %s",
 			 etype_name(out->type), etype_name(dst->type));
 	} else if (!shape_same_dims(out, dst)) {
-		strbuf m = STRBUF_INIT;
-		sb_printf(&m, "output with shape %s doesn't match the broadcast shape %s", ck_shape(a, dst),
-			  ck_shape(b, out));
-		/* PyTorch's expand message: the first difference from the trailing end. */
-		for (int i = 1; i <= out->rank && i <= dst->rank; i++) {
-			int64_t want = out->dims[out->rank - i], have = dst->dims[dst->rank - i];
-			if (want != have) {
-				sb_printf(&m, ": the expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton dimension %d",
-					  (long long)want, (long long)have, out->rank - i);
-				break;
-			}
-		}
-		if (m.oom)
-			c->oom = 1;
-		else
-			ck_error(c, root->op_at, "%s", sb_str(&m));
-		sb_free(&m);
+		in_place_dims_error(c, root, dst, out);
 	} else {
 		/* A result without a written layout takes the destination's. */
 		if (al->n_output_index == 0 && !(root->has_shape && root->shape.has_layout))
