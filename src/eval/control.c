@@ -44,8 +44,11 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 {
 	eval_limits *l = &e->limits;
 	int stopped = l->stop && __atomic_load_n(l->stop, __ATOMIC_RELAXED);
-	if (e->uncounted && !stopped)
-		return HLOI_OK;  /* bounded by the operands' sizes */
+	/* one level of per-element applications is bounded by the operands'
+	 * sizes; applications inside those (a map whose computation maps,
+	 * each level multiplying the count) count */
+	if (e->uncounted == 1 && !stopped)
+		return HLOI_OK;
 	if (e->loop && !stopped && l->steps >= l->max_steps) {
 		char at[512] = "";
 		if (in != e->loop)

@@ -53,8 +53,9 @@ typedef struct engine {
 	struct eval_plan **plans; /* plans of the computations run so far */
 	int nplans, cap_plans;
 	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
-	int uncounted;       /* > 0: in a per-element application of a computation
-			      * (reduce, reduce-window, map), whose steps do not count */
+	int uncounted;       /* per-element applications of a computation (reduce,
+			      * reduce-window, map) being run, one inside another:
+			      * the steps of the outermost (1) do not count */
 	const instr *loop;   /* the innermost while loop running, or NULL */
 	const computation *loop_comp;  /* ... the computation it is in */
 	int64_t loop_iter;   /* ... and its iteration (from 1) */
@@ -124,7 +125,8 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
 
 /* Called before instruction `in` of `comp` is evaluated, and by a while loop
  * once per iteration: counts one step against the run's limit (unless in a
- * per-element application, e->uncounted) and returns HLOI_ESTOPPED with an
+ * per-element application that is not inside another, e->uncounted == 1)
+ * and returns HLOI_ESTOPPED with an
  * error naming the innermost loop and its computation when the limit is
  * reached or the run was stopped. */
 hloi_status eval_step(engine *e, const computation *comp, const instr *in);
