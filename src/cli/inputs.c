@@ -99,9 +99,12 @@ void inputs_free(hloi_literal **lits, size_t n)
 	free(lits);
 }
 
-/* SPEC §10: an explicit budget is checked before anything is made. Tuple
- * parameters are left to the library's check against its default budget. */
-static int random_fits(const hloi_module *m, hloi_context *ctx, uint64_t max_memory)
+/* SPEC §10: an explicit budget is checked before anything is made or read
+ * (the parameters' shapes say what the inputs will hold); the library's run
+ * then counts the inputs, constants and every value in the same budget.
+ * Tuple parameters are left to that check. `what`: "the random inputs" or
+ * "the inputs". */
+static int inputs_fit(const hloi_module *m, hloi_context *ctx, uint64_t max_memory, const char *what)
 {
 	size_t nparams = hloi_module_parameter_count(m);
 	uint64_t need = 0;
@@ -119,7 +122,7 @@ static int random_fits(const hloi_module *m, hloi_context *ctx, uint64_t max_mem
 	if (!over && (!max_memory || need <= max_memory))
 		return 1;
 	char msg[160];
-	snprintf(msg, sizeof msg, "memory budget exceeded: the random inputs need %s%llu bytes, budget %llu bytes",
+	snprintf(msg, sizeof msg, "memory budget exceeded: %s need %s%llu bytes, budget %llu bytes", what,
 		 over ? "more than " : "", over ? (unsigned long long)UINT64_MAX : (unsigned long long)need,
 		 (unsigned long long)max_memory);
 	hloi_context_error(ctx, NULL, msg);
@@ -213,6 +216,11 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 	hloi_status st = HLOI_OK;
 	*out = NULL;
 	*n = 0;
+	int given = a->nfiles ? a->nfiles == nparams : a->inputs_file || a->literals_file;
+	if (given && !inputs_fit(m, ctx, max_memory, "the inputs")) {
+		cli_print_diagnostics(io, ctx);
+		return EXIT_RUNTIME;
+	}
 	if (a->nfiles) {
 		st = load_files(out, n, a, m, ctx, program);
 	} else if (a->inputs_file || a->literals_file) {
@@ -244,7 +252,7 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 			*n = 0;
 		}
 	} else if (a->random || default_random || nparams == 0) {
-		if (!random_fits(m, ctx, max_memory)) {
+		if (!inputs_fit(m, ctx, max_memory, "the random inputs")) {
 			cli_print_diagnostics(io, ctx);
 			return EXIT_RUNTIME;
 		}

@@ -44,6 +44,8 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 {
 	eval_limits *l = &e->limits;
 	int stopped = l->stop && __atomic_load_n(l->stop, __ATOMIC_RELAXED);
+	e->cur = in;
+	e->cur_comp = comp;
 	/* one level of per-element applications is bounded by the operands'
 	 * sizes; applications inside those (a map whose computation maps,
 	 * each level multiplying the count) count */

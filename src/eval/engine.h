@@ -56,6 +56,10 @@ typedef struct engine {
 	int uncounted;       /* per-element applications of a computation (reduce,
 			      * reduce-window, map) being run, one inside another:
 			      * the steps of the outermost (1) do not count */
+	uint64_t held;       /* bytes held before the run made anything: inputs,
+			      * the caller's result buffer, constants */
+	const instr *cur;    /* the instruction being evaluated (eval_step), or NULL */
+	const computation *cur_comp;  /* ... and its computation */
 	const instr *loop;   /* the innermost while loop running, or NULL */
 	const computation *loop_comp;  /* ... the computation it is in */
 	int64_t loop_iter;   /* ... and its iteration (from 1) */

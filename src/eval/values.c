@@ -25,17 +25,25 @@ uint64_t eval_default_budget(void)
 	return (uint64_t)pages / 2 * (uint64_t)size;
 }
 
-/* Reserves `bytes` of the budget. */
+/* Reserves `bytes` of the budget; a refusal names the instruction being
+ * evaluated, what it needs and what is held. */
 static hloi_status reserve(engine *e, int64_t bytes)
 {
 	uint64_t need = e->live + (uint64_t)bytes;
 	if (bytes < 0 || need < e->live || need > e->budget) {
+		char what[512] = "";
+		if (e->cur)
+			snprintf(what, sizeof what, " at instruction '%s' in computation '%s'", e->cur->name,
+				 e->cur_comp ? e->cur_comp->name : "?");
 		if (bytes < 0 || need < e->live)
-			diag_error_where(e->ctx, NULL, "memory budget exceeded: need more than %llu bytes, budget %llu bytes",
-					 (unsigned long long)INT64_MAX, (unsigned long long)e->budget);
+			diag_error_where(e->ctx, NULL, "memory budget exceeded%s: need more than %llu bytes, budget %llu bytes",
+					 what, (unsigned long long)INT64_MAX, (unsigned long long)e->budget);
 		else
-			diag_error_where(e->ctx, NULL, "memory budget exceeded: need %llu bytes, budget %llu bytes",
-					 (unsigned long long)need, (unsigned long long)e->budget);
+			diag_error_where(e->ctx, NULL,
+					 "memory budget exceeded%s: need %llu bytes (a new buffer of %llu bytes; %llu held, %llu of them inputs and constants), budget %llu bytes",
+					 what, (unsigned long long)need, (unsigned long long)bytes,
+					 (unsigned long long)e->live, (unsigned long long)e->held,
+					 (unsigned long long)e->budget);
 		return HLOI_ENOMEM;
 	}
 	e->live = need;

@@ -614,6 +614,23 @@ static void test_inputs(void)
 	unload(&p);
 }
 
+/* A budget refusal says what the run needs in all and what the budget is. */
+static void budget_error_is(prog *p, long need, long budget)
+{
+	const char *e = hloi_context_last_error(p->ctx);
+	char a[64], b[64];
+	snprintf(a, sizeof a, ": need %ld bytes (", need);
+	snprintf(b, sizeof b, "), budget %ld bytes", budget);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_TRUE(strncmp(e, "memory budget exceeded at instruction '", 39) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, a));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "16 of them inputs and constants"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, b));
+	if (!strstr(e, a) || !strstr(e, b))
+		fprintf(stderr, "\n%s\n", e);
+}
+
+/* One budget: the 16 bytes of the f32[4] input count in it. */
 static void test_memory_budget(void)
 {
 	prog p;
@@ -626,14 +643,13 @@ static void test_memory_budget(void)
 		 "  ROOT c = add(b, b)\n}\n");
 	for (int k = 0; k < 2; k++) {
 		hloi_engine en = k ? fast : ref;
-		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 16, en, &out), HLOI_OK);
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 32, en, &out), HLOI_OK);
 		CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 32.0f);
 		literal_destroy(out);
 		out = NULL;
-		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 15, en, &out), HLOI_ENOMEM);
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 31, en, &out), HLOI_ENOMEM);
 		CU_ASSERT_PTR_NULL(out);
-		CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
-				       "memory budget exceeded: need 16 bytes, budget 15 bytes");
+		budget_error_is(&p, 32, 31);
 	}
 	unload(&p);
 
@@ -641,14 +657,13 @@ static void test_memory_budget(void)
 	 * takes over b's buffer (its last use); fused: only the result */
 	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  a = add(x, x)\n  b = add(a, a)\n"
 		 "  ROOT c = add(b, a)\n}\n");
-	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 32, ref, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 48, ref, &out), HLOI_OK);
 	CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 24.0f);
 	literal_destroy(out);
 	out = NULL;
-	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 31, ref, &out), HLOI_ENOMEM);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
-			       "memory budget exceeded: need 32 bytes, budget 31 bytes");
-	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 16, fast, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 47, ref, &out), HLOI_ENOMEM);
+	budget_error_is(&p, 48, 47);
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 32, fast, &out), HLOI_OK);
 	CU_ASSERT_EQUAL(out ? ((float *)out->data)[3] : 0, 24.0f);
 	literal_destroy(out);
 	out = NULL;
@@ -658,11 +673,10 @@ static void test_memory_budget(void)
 	 * intermediate's layout does not matter */
 	load(&p, "ENTRY e {\n  x = f32[2,2] parameter(0)\n  a = f32[2,2]{1,0} add(x, x)\n"
 		 "  ROOT b = f32[2,2]{0,1} add(a, a)\n}\n");
-	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 31, ref, &out), HLOI_ENOMEM);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
-			       "memory budget exceeded: need 32 bytes, budget 31 bytes");
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 47, ref, &out), HLOI_ENOMEM);
+	budget_error_is(&p, 48, 47);
 	for (int k = 0; k < 2; k++) {
-		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", k ? 16 : 32, k ? fast : ref, &out), HLOI_OK);
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", k ? 32 : 48, k ? fast : ref, &out), HLOI_OK);
 		CU_ASSERT_EQUAL(out ? ((float *)out->data)[1] : 0, 12.0f); /* {0,1}: element [1,0] = 4*3 */
 		literal_destroy(out);
 		out = NULL;
@@ -672,10 +686,16 @@ static void test_memory_budget(void)
 	/* a relayouted input counts too */
 	load(&p, "ENTRY e {\n  x = f32[2,2]{0,1} parameter(0)\n  ROOT a = add(x, x)\n}\n");
 	for (int k = 0; k < 2; k++) {
-		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 20, k ? fast : ref, &out), HLOI_ENOMEM);
-		CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
-				       "memory budget exceeded: need 32 bytes, budget 20 bytes");
+		CU_ASSERT_EQUAL(run_engine_with(&p, "f32[2,2] {{1,2},{3,4}}", 36, k ? fast : ref, &out), HLOI_ENOMEM);
+		budget_error_is(&p, 48, 36);
 	}
+	unload(&p);
+
+	/* the inputs alone over the budget: refused before anything runs */
+	load(&p, "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT a = add(x, x)\n}\n");
+	CU_ASSERT_EQUAL(run_engine_with(&p, "f32[4] {1,2,3,4}", 15, ref, &out), HLOI_ENOMEM);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx) ? hloi_context_last_error(p.ctx) : "",
+			       "memory budget exceeded: the inputs hold 16 bytes and the constants 0 bytes, budget 15 bytes");
 	unload(&p);
 }
 
