@@ -396,7 +396,9 @@ typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
 	int threads;          /* 0: the machine's cores */
-	uint64_t max_memory;  /* bytes; 0: half of physical memory */
+	uint64_t max_memory;  /* bytes the run may hold at once, inputs, the result
+			       * buffer and constants included; 0: half of
+			       * physical memory */
 	/* Since version 2. When not NULL, the run stops with HLOI_ESTOPPED
 	 * once *stop is nonzero: it is checked before every instruction is
 	 * evaluated, so a signal handler or a timer may set it (the worker
