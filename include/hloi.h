@@ -45,6 +45,12 @@ typedef enum hloi_status {
 /* Short name of a status ("parse error", "type error", ...). Static string. */
 HLOI_API const char *hloi_status_name(hloi_status st);
 
+/* The size in bytes of the last allocation hloi could not get (0 if none
+ * failed): what to report when HLOI_ENOMEM comes back without a diagnostic.
+ * For tests, HLOI_ALLOC_FAIL_AFTER=N in the environment makes every
+ * allocation after the first N fail. */
+HLOI_API size_t hloi_alloc_last_failure(void);
+
 /* --- Context and diagnostics -------------------------------------------- */
 
 typedef struct hloi_context hloi_context;
@@ -130,7 +136,8 @@ HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
 HLOI_API size_t hloi_shape_padding_value_to_string(const hloi_shape *s, char *buf, size_t size);
 
 /* Writes the shape as text into buf (always NUL-terminated when size > 0);
- * returns the length the full text needs, like snprintf. */
+ * returns the length the full text needs, like snprintf, or 0 when out of
+ * memory (a shape's text is never empty). */
 HLOI_API size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char *buf, size_t size);
 
 /* Converts a multi-index (one entry per dimension, each within the logical

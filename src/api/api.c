@@ -201,9 +201,10 @@ int hloi_shape_has_padding(const hloi_shape *s)
 }
 
 /* Copies a string buffer's text into (buf, size) like snprintf. */
+/* 0 (and an empty buf) when the text could not be made: out of memory. */
 static size_t copy_out(const strbuf *b, char *buf, size_t size)
 {
-	size_t n = b->len;
+	size_t n = b->oom ? 0 : b->len;
 	if (size) {
 		size_t k = n < size - 1 ? n : size - 1;
 		memcpy(buf, sb_str(b), k);

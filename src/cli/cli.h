@@ -22,6 +22,7 @@ typedef struct cli_io {
 	FILE *err;
 	unsigned diag_flags;  /* HLOI_DIAG_* for diagnostics */
 	int in_test;          /* running under `hloi test` */
+	int err_tty;          /* err is a terminal (main: before err is wrapped) */
 } cli_io;
 
 typedef int (*cli_command_fn)(int argc, char **argv, cli_io *io);

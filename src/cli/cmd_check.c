@@ -96,9 +96,14 @@ static int run(int argc, char **argv, cli_io *io, int is_fmt)
 		if (is_fmt) {
 			if (!cli_module_printable(m, io, cmd)) {
 				rc = EXIT_RUNTIME;
-			} else if (hloi_module_print(m, io->out) != HLOI_OK) {
-				fputs("hloi fmt: error writing output\n", io->err);
-				rc = EXIT_RUNTIME;
+			} else {
+				hloi_status ps = hloi_module_print(m, io->out);
+				if (ps != HLOI_OK) {
+					fputs(ps == HLOI_ENOMEM ? "hloi fmt: out of memory printing the module\n"
+								: "hloi fmt: error writing output\n",
+					      io->err);
+					rc = EXIT_RUNTIME;
+				}
 			}
 		} else {
 			fputs("ok\n", io->out);

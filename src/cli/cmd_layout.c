@@ -454,7 +454,11 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 	}
 
 	char text[1024];
-	hloi_shape_to_string(s, 1, text, sizeof text);
+	if (!hloi_shape_to_string(s, 1, text, sizeof text)) {
+		fputs("hloi layout: out of memory\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
 	fprintf(f, "shape:          %s\n", text);
 	fputs("minor_to_major: {", f);
 	for (int i = 0; i < rank; i++)

@@ -1202,7 +1202,7 @@ int cmd_test(int argc, char **argv, cli_io *io)
 		return EXIT_OK;
 	}
 	runner r = { &cases, update, timeout, 0, 0, 0, io };
-	int show = !quiet && !io->in_test && isatty(fileno(io->err));
+	int show = !quiet && !io->in_test && io->err_tty;
 	double t0 = now_seconds();
 	if (run_all(&r, (int)jobs, show)) {
 		fprintf(io->err, "hloi test: %s\n", strerror(errno ? errno : ENOMEM));

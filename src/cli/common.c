@@ -39,7 +39,7 @@ int cli_set_color(cli_io *io, const char *when)
 	} else if (strcmp(when, "auto") == 0) {
 		const char *no = getenv("NO_COLOR");
 		const char *term = getenv("TERM");
-		color = !io->in_test && isatty(fileno(io->err)) && !(no && *no) &&
+		color = !io->in_test && io->err_tty && !(no && *no) &&
 			!(term && strcmp(term, "dumb") == 0);
 	} else {
 		return -1;

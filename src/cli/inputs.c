@@ -58,9 +58,11 @@ static const char *plural(size_t n, const char *one, const char *many)
 static char *shape_text(const hloi_shape *s)
 {
 	size_t len = hloi_shape_to_string(s, 0, NULL, 0);
-	char *t = malloc(len + 1);
-	if (t)
-		hloi_shape_to_string(s, 0, t, len + 1);
+	char *t = len ? malloc(len + 1) : NULL;
+	if (t && hloi_shape_to_string(s, 0, t, len + 1) != len) {
+		free(t);
+		t = NULL;
+	}
 	return t;
 }
 

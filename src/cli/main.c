@@ -1,6 +1,9 @@
 /* hloi: the command-line entry point; dispatches to one file per command. */
+#define _GNU_SOURCE /* fopencookie */
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -99,9 +102,25 @@ static const char *nearest_command(const char *name)
 	return best;
 }
 
+/* Standard error, counted: a command that fails with exit 4 (a runtime
+ * failure) without having said anything gets a message from main. */
+static unsigned long long err_bytes;
+
+static ssize_t counted_write(void *cookie, const char *buf, size_t n)
+{
+	(void)cookie;
+	size_t w = fwrite(buf, 1, n, stderr);
+	err_bytes += w;
+	return w == n ? (ssize_t)w : -1;
+}
+
 int main(int argc, char **argv)
 {
-	cli_io io = { stdout, stderr, 0, 0 };
+	cli_io io = { stdout, stderr, 0, 0, isatty(STDERR_FILENO) };
+	cookie_io_functions_t fns = { NULL, counted_write, NULL, NULL };
+	FILE *err = fopencookie(NULL, "w", fns);
+	if (err && setvbuf(err, NULL, _IONBF, 0) == 0)
+		io.err = err;
 	cli_set_color(&io, "auto");
 	int rc;
 	if (argc < 2) {
@@ -129,6 +148,19 @@ int main(int argc, char **argv)
 			rc = fn(argc - 1, argv + 1, &io);
 		}
 	}
+	/* Every exit 4 says why: an allocation failure that came back without
+	 * a diagnostic is reported here, with its size. */
+	if (rc == EXIT_RUNTIME && err_bytes == 0 && io.err != stderr) {
+		size_t n = hloi_alloc_last_failure();
+		const char *cmd = argc > 1 && cli_find_command(argv[1]) ? argv[1] : NULL;
+		if (n)
+			fprintf(stderr, "hloi%s%s: error: out of memory (an allocation of %zu bytes failed)\n",
+				cmd ? " " : "", cmd ? cmd : "", n);
+		else
+			fprintf(stderr, "hloi%s%s: error: out of memory\n", cmd ? " " : "", cmd ? cmd : "");
+	}
+	if (io.err != stderr)
+		fclose(io.err);
 	/* A write error on stdout (closed pipe, full disk) must not pass silently. */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (rc == EXIT_OK || rc == EXIT_MISMATCH) {

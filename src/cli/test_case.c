@@ -400,7 +400,7 @@ char *test_case_run(const char *path, char **problem)
 	FILE *out = open_memstream(&out_buf, &out_len);
 	FILE *err = open_memstream(&err_buf, &err_len);
 	if (out && err) {
-		cli_io io = { out, err, HLOI_DIAG_BASENAME, 1 };
+		cli_io io = { out, err, HLOI_DIAG_BASENAME, 1, 0 };
 		cli_find_command(argv.v[0])((int)argv.n, argv.v, &io);
 	}
 	if (out)

@@ -13,11 +13,41 @@
  * counters order nothing else. */
 static atomic_long fail_after = -1;
 static atomic_long attempts;
+static atomic_size_t last_failure;  /* bytes of the last refused request */
+
+/* HLOI_ALLOC_FAIL_AFTER=N (tests of a whole program): read once, before the
+ * first allocation; alloc_fail_after overrides it. */
+static atomic_int env_read;
+
+static void read_env(void)
+{
+	if (atomic_exchange_explicit(&env_read, 1, memory_order_relaxed))
+		return;
+	const char *v = getenv("HLOI_ALLOC_FAIL_AFTER");
+	if (v && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (!*end && n >= 0)
+			atomic_store_explicit(&fail_after, n, memory_order_relaxed);
+	}
+}
 
 void alloc_fail_after(long n)
 {
+	atomic_store_explicit(&env_read, 1, memory_order_relaxed);
 	atomic_store_explicit(&fail_after, n, memory_order_relaxed);
 	atomic_store_explicit(&attempts, 0, memory_order_relaxed);
+}
+
+size_t alloc_last_failure(void)
+{
+	return atomic_load_explicit(&last_failure, memory_order_relaxed);
+}
+
+static void *failed(size_t n)
+{
+	atomic_store_explicit(&last_failure, n ? n : 1, memory_order_relaxed);
+	return NULL;
 }
 
 long alloc_count(void)
@@ -27,6 +57,8 @@ long alloc_count(void)
 
 static int should_fail(void)
 {
+	if (!atomic_load_explicit(&env_read, memory_order_relaxed))
+		read_env();
 	atomic_fetch_add_explicit(&attempts, 1, memory_order_relaxed);
 	long left = atomic_load_explicit(&fail_after, memory_order_relaxed);
 	/* take one from a positive count; a count that reached 0 stays there
@@ -40,25 +72,20 @@ static int should_fail(void)
 
 void *hloi_malloc(size_t n)
 {
-	if (should_fail())
-		return NULL;
-	return malloc(n ? n : 1);
+	void *p = should_fail() ? NULL : malloc(n ? n : 1);
+	return p ? p : failed(n);
 }
 
 void *hloi_calloc(size_t count, size_t size)
 {
-	if (should_fail())
-		return NULL;
-	if (count == 0 || size == 0)
-		return calloc(1, 1);
-	return calloc(count, size);
+	void *p = should_fail() ? NULL : count == 0 || size == 0 ? calloc(1, 1) : calloc(count, size);
+	return p ? p : failed(size && count > SIZE_MAX / size ? SIZE_MAX : count * size);
 }
 
 void *hloi_realloc(void *p, size_t n)
 {
-	if (should_fail())
-		return NULL;
-	return realloc(p, n ? n : 1);
+	void *q = should_fail() ? NULL : realloc(p, n ? n : 1);
+	return q ? q : failed(n);
 }
 
 void hloi_free(void *p)
@@ -86,7 +113,7 @@ char *hloi_strdup(const char *s)
 void *hloi_aligned_alloc(size_t n)
 {
 	if (n > SIZE_MAX - 64)
-		return NULL;
+		return failed(n);
 	unsigned char *raw = hloi_malloc(n + 64);
 	if (!raw)
 		return NULL;

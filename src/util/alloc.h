@@ -23,4 +23,8 @@ void hloi_aligned_free(void *p);
 void alloc_fail_after(long n);
 long alloc_count(void);
 
+/* The size of the last allocation that failed (forced or not), 0 if none:
+ * for a message when a failure reached the top without one. */
+size_t alloc_last_failure(void);
+
 #endif

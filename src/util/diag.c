@@ -370,6 +370,11 @@ hloi_status hloi_context_print_diagnostics(hloi_context *ctx, FILE *f, unsigned 
 	return werr || ferror(f) ? HLOI_EIO : HLOI_OK;
 }
 
+size_t hloi_alloc_last_failure(void)
+{
+	return alloc_last_failure();
+}
+
 const char *hloi_status_name(hloi_status st)
 {
 	switch (st) {
