@@ -687,13 +687,10 @@ static int declared_root_in_place(checker *c, const instr *in, const shape *inf)
 		const alias_entry *al = &c->m->alias[k];
 		if (al->n_output_index != 0 || al->n_parameter_index != 0)
 			continue;
-		const instr *param = NULL;
-		for (int i = 0; i < comp->ninstrs && !param; i++) {
-			const instr *p = comp->instrs[i];
-			if (p->op == OP_PARAMETER && p->has_shape && p->parameter_number == al->parameter_number)
-				param = p;
-		}
-		if (!param || shape_is_tuple(&param->shape) || param->shape.type != in->shape.type ||
+		if (al->parameter_number < 0 || al->parameter_number >= comp->nparams)
+			continue;
+		const instr *param = comp->params[al->parameter_number];
+		if (!param || !param->has_shape || shape_is_tuple(&param->shape) || param->shape.type != in->shape.type ||
 		    !shape_same_dims(&param->shape, &in->shape) || shape_same_dims(&param->shape, inf))
 			continue;
 		in_place_dims_error(c, in, &param->shape, inf);
@@ -809,5 +806,12 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 		return HLOI_OK;  /* shapes are inferred, but the module is not runnable */
 	m->checked = 1;
 	m->checked_mode = c.mode;
+	m->constant_bytes = 0;
+	for (int i = 0; i < m->ncomps; i++)
+		for (int k = 0; k < m->comps[i]->ninstrs; k++) {
+			const instr *in = m->comps[i]->instrs[k];
+			if (in->op == OP_CONSTANT)
+				m->constant_bytes += literal_buffer_bytes(in->value);
+		}
 	return HLOI_OK;
 }

@@ -44,6 +44,16 @@ static void zero_elements(hloi_literal *lit)
 	while (index_next(s->rank, s->dims, idx));
 }
 
+uint64_t literal_buffer_bytes(const hloi_literal *lit)
+{
+	if (!lit)
+		return 0;
+	uint64_t n = lit->nbytes;
+	for (size_t i = 0; i < lit->nelems && lit->elems; i++)
+		n += literal_buffer_bytes(lit->elems[i]);
+	return n;
+}
+
 void literal_destroy(hloi_literal *lit)
 {
 	if (!lit)

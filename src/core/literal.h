@@ -53,6 +53,8 @@ hloi_status literal_create(hloi_literal **out, const shape *s);
  * for engines that write every element, so a result costs no extra pass. */
 hloi_status literal_create_uninit(hloi_literal **out, const shape *s);
 void literal_destroy(hloi_literal *lit);
+/* The bytes of a literal's buffers (tuples: their elements'); 0 for NULL. */
+uint64_t literal_buffer_bytes(const hloi_literal *lit);
 /* An elided array literal (`{...}`): elided = 1 and no buffer (data NULL,
  * nbytes 0), whatever the size of `s`. */
 hloi_status literal_create_elided(hloi_literal **out, const shape *s);

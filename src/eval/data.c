@@ -95,19 +95,25 @@ hloi_status kernel_transpose(engine *e, frame *f, const instr *in, hloi_literal 
 	return kernel_array(e, f, in, ops, dest, 0, fill_transpose);
 }
 
+/* A new value of in's result shape holding a copy of `op`, in the result's
+ * layouts (tuples element by element). */
+static hloi_status new_copy(engine *e, frame *f, const instr *in, const hloi_literal *op)
+{
+	int pos = in->position;
+	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
+	if (st != HLOI_OK)
+		return st;
+	f->owned[pos] = VAL_OWNED;
+	value_copy(f->vals[pos], op);
+	return HLOI_OK;
+}
+
 hloi_status kernel_copy(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			hloi_literal *dest)
 {
 	(void)args;
-	if (shape_is_tuple(&in->result)) {
-		int pos = in->position;
-		hloi_status st = value_new(e, &in->result, &f->vals[pos]);
-		if (st != HLOI_OK)
-			return st;
-		f->owned[pos] = VAL_OWNED;
-		value_copy(f->vals[pos], ops[0]);
-		return HLOI_OK;
-	}
+	if (shape_is_tuple(&in->result))
+		return new_copy(e, f, in, ops[0]);
 	return kernel_array(e, f, in, ops, dest, 1, fill_copy);
 }
 
@@ -118,13 +124,7 @@ hloi_status kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *
 {
 	(void)args;
 	(void)dest;
-	int pos = in->position;
-	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
-	if (st != HLOI_OK)
-		return st;
-	f->owned[pos] = VAL_OWNED;
-	value_copy(f->vals[pos], ops[0]);
-	return HLOI_OK;
+	return new_copy(e, f, in, ops[0]);
 }
 
 /* A tuple shares its operands' values (the plan keeps them alive as long

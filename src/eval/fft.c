@@ -79,6 +79,19 @@ static void dft(cplx *x, int64_t n, const cplx *tw, cplx *tmp)
 }
 
 /* Transforms every line of axis d of w (row-major dims, rank r). */
+/* The place of index idx in the row-major work array of dims wd (rank r)
+ * in *lin; whether idx lies inside it. */
+static int work_place(const int64_t *idx, const int64_t *wd, int r, int64_t *lin)
+{
+	int inside = 1;
+	*lin = 0;
+	for (int d = 0; d < r; d++) {
+		inside &= idx[d] < wd[d];
+		*lin = *lin * wd[d] + idx[d];
+	}
+	return inside;
+}
+
 static void transform_axis(cplx *w, const int64_t *dims, int r, int d, int sign, cplx *line, cplx *tw,
 			   cplx *tmp)
 {
@@ -158,13 +171,9 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 		int64_t xn;
 		if (shape_element_count(xs, &xn) == 0 && xn > 0) {
 			do {
-				int64_t lin = 0;
-				int inside = 1;
-				for (int d = 0; d < r; d++) {
-					inside &= idx[d] < wd[d];
-					lin = lin * wd[d] + idx[d];
-				}
-				if (inside)  /* an operand longer than fft_length is cut, a shorter one padded with 0 */
+				int64_t lin;
+				/* an operand longer than fft_length is cut, a shorter one padded with 0 */
+				if (work_place(idx, wd, r, &lin))
 					w[lin] = cplx_read(xs->type, literal_element(x, idx));
 			} while (index_next(r, xs->dims, idx));
 		}
@@ -187,12 +196,8 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 		/* store: the result's elements from their places */
 		memset(idx, 0, sizeof idx);
 		do {
-			int64_t lin = 0;
-			int inside = 1;
-			for (int d = 0; d < r; d++) {
-				inside &= idx[d] < wd[d];
-				lin = lin * wd[d] + idx[d];
-			}
+			int64_t lin;
+			int inside = work_place(idx, wd, r, &lin);
 			cplx_write(rs->type, literal_element(res, idx), inside ? w[lin] : 0);
 		} while (index_next(r, rs->dims, idx));
 		hloi_free(w);

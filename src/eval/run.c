@@ -657,17 +657,6 @@ cleanup:
 }
 
 /* Inputs: one per parameter, each with the parameter's type and dims. */
-/* The bytes a literal's buffers take (tuples: their elements'). */
-static uint64_t literal_bytes(const hloi_literal *l)
-{
-	if (!l)
-		return 0;
-	uint64_t n = l->nbytes;
-	for (size_t i = 0; i < l->nelems && l->elems; i++)
-		n += literal_bytes(l->elems[i]);
-	return n;
-}
-
 static hloi_status check_inputs(const computation *comp, hloi_context *ctx, hloi_literal *const *inputs,
 				size_t ninputs)
 {
@@ -778,17 +767,9 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	 * inputs, the caller's result buffer, the module's constants) counts
 	 * in it, so a program whose inputs and values together do not fit is
 	 * refused. */
-	uint64_t held_in = 0, held_const = 0;
+	uint64_t held_in = literal_buffer_bytes(into), held_const = m->constant_bytes;
 	for (size_t i = 0; i < ninputs; i++)
-		held_in += literal_bytes(inputs[i]);
-	if (into)
-		held_in += literal_bytes(into);
-	for (int c = 0; c < m->ncomps; c++)
-		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
-			const instr *in = m->comps[c]->instrs[i];
-			if (in->op == OP_CONSTANT && in->value)
-				held_const += literal_bytes(in->value);
-		}
+		held_in += literal_buffer_bytes(inputs[i]);
 	e.held = held_in + held_const;
 	if (e.held > e.budget || e.held < held_in) {
 		diag_error_where(ctx, NULL,

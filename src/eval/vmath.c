@@ -22,81 +22,35 @@ __attribute__((target("avx512f"))) __m512 _ZGVeN16v_logf(__m512);
 
 /* A row of n: a[0] for all (stride 0) or a contiguous run; the tail and a
  * broadcast value go through a padded vector so every element sees the
- * same function. */
-#define VM_ROW_SSE(name, vf)                                                                          \
-	static void name(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,        \
-			 const ew_params *p)                                                           \
+ * same function. One body for every width: `pre` the intrinsics' prefix
+ * (_mm, _mm256, _mm512), `lanes` the floats of a vector. */
+#define VM_ROW(name, attrs, pre, lanes, vf)                                                           \
+	attrs static void name(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,  \
+			       const ew_params *p)                                                     \
 	{                                                                                              \
 		float *restrict o = vo;                                                                \
 		const float *restrict a = va[0];                                                       \
 		(void)p;                                                                               \
 		if (s[0] == 0) {                                                                       \
-			float v[4];                                                                    \
-			_mm_storeu_ps(v, vf(_mm_set1_ps(a[0])));                                       \
+			float v[lanes];                                                                \
+			pre##_storeu_ps(v, vf(pre##_set1_ps(a[0])));                                   \
 			for (int64_t i = 0; i < n; i++)                                                \
 				o[i] = v[0];                                                           \
 			return;                                                                        \
 		}                                                                                      \
 		int64_t i = 0;                                                                         \
-		for (; i + 4 <= n; i += 4)                                                             \
-			_mm_storeu_ps(o + i, vf(_mm_loadu_ps(a + i)));                                 \
+		for (; i + (lanes) <= n; i += (lanes))                                                 \
+			pre##_storeu_ps(o + i, vf(pre##_loadu_ps(a + i)));                             \
 		if (i < n) {                                                                           \
-			float t[4] = { 0, 0, 0, 0 };                                                   \
+			float t[lanes] = { 0 };                                                        \
 			memcpy(t, a + i, (size_t)(n - i) * sizeof *t);                                 \
-			_mm_storeu_ps(t, vf(_mm_loadu_ps(t)));                                         \
+			pre##_storeu_ps(t, vf(pre##_loadu_ps(t)));                                     \
 			memcpy(o + i, t, (size_t)(n - i) * sizeof *t);                                 \
 		}                                                                                      \
 	}
-
-#define VM_ROW_AVX2(name, vf)                                                                         \
-	__attribute__((target("avx2"))) static void name(void *restrict vo, const void *const *va,     \
-							 const int64_t *s, int64_t n, const ew_params *p) \
-	{                                                                                              \
-		float *restrict o = vo;                                                                \
-		const float *restrict a = va[0];                                                       \
-		(void)p;                                                                               \
-		if (s[0] == 0) {                                                                       \
-			float v[8];                                                                    \
-			_mm256_storeu_ps(v, vf(_mm256_set1_ps(a[0])));                                 \
-			for (int64_t i = 0; i < n; i++)                                                \
-				o[i] = v[0];                                                           \
-			return;                                                                        \
-		}                                                                                      \
-		int64_t i = 0;                                                                         \
-		for (; i + 8 <= n; i += 8)                                                             \
-			_mm256_storeu_ps(o + i, vf(_mm256_loadu_ps(a + i)));                           \
-		if (i < n) {                                                                           \
-			float t[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };                                       \
-			memcpy(t, a + i, (size_t)(n - i) * sizeof *t);                                 \
-			_mm256_storeu_ps(t, vf(_mm256_loadu_ps(t)));                                   \
-			memcpy(o + i, t, (size_t)(n - i) * sizeof *t);                                 \
-		}                                                                                      \
-	}
-
-#define VM_ROW_AVX512(name, vf)                                                                       \
-	__attribute__((target("avx512f"))) static void name(void *restrict vo, const void *const *va,  \
-							    const int64_t *s, int64_t n, const ew_params *p) \
-	{                                                                                              \
-		float *restrict o = vo;                                                                \
-		const float *restrict a = va[0];                                                       \
-		(void)p;                                                                               \
-		if (s[0] == 0) {                                                                       \
-			float v[16];                                                                   \
-			_mm512_storeu_ps(v, vf(_mm512_set1_ps(a[0])));                                 \
-			for (int64_t i = 0; i < n; i++)                                                \
-				o[i] = v[0];                                                           \
-			return;                                                                        \
-		}                                                                                      \
-		int64_t i = 0;                                                                         \
-		for (; i + 16 <= n; i += 16)                                                           \
-			_mm512_storeu_ps(o + i, vf(_mm512_loadu_ps(a + i)));                           \
-		if (i < n) {                                                                           \
-			float t[16] = { 0 };                                                           \
-			memcpy(t, a + i, (size_t)(n - i) * sizeof *t);                                 \
-			_mm512_storeu_ps(t, vf(_mm512_loadu_ps(t)));                                   \
-			memcpy(o + i, t, (size_t)(n - i) * sizeof *t);                                 \
-		}                                                                                      \
-	}
+#define VM_ROW_SSE(name, vf) VM_ROW(name, , _mm, 4, vf)
+#define VM_ROW_AVX2(name, vf) VM_ROW(name, __attribute__((target("avx2"))), _mm256, 8, vf)
+#define VM_ROW_AVX512(name, vf) VM_ROW(name, __attribute__((target("avx512f"))), _mm512, 16, vf)
 
 VM_ROW_SSE(tanh_sse, _ZGVbN4v_tanhf)
 VM_ROW_SSE(exp_sse, _ZGVbN4v_expf)

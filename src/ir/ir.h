@@ -171,6 +171,7 @@ struct hloi_module {
 	 * `StackFrames`), as written (trimmed); NULL when absent. */
 	const char *stack_frames;
 	int checked;           /* checker: check_module succeeded */
+	uint64_t constant_bytes;  /* checker: the buffers of every constant's value */
 	hloi_broadcast_mode checked_mode;
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;

@@ -3,6 +3,7 @@ writes each case as a program with .npy inputs, runs them all in one
 `hloi test` (outputs kept as .npy), checks each result, prints the
 failures with a command that reproduces them. Cases are dicts with
 "index", "program" (HLO text), "inputs" (arrays) and "engine"."""
+import argparse
 import os
 import shutil
 import subprocess
@@ -59,3 +60,17 @@ def run_cases(name, hloi, cases, check, seed, jobs=2, keep=None):
     if not keep:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def main(name, gen_case, check, default_cases):
+    """The command line every such test has: HLOI [--cases N] [--seed S]
+    [--jobs J] [--keep DIR]; cases gen_case(seed, i) for i < N."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("hloi")
+    ap.add_argument("--cases", type=int, default=default_cases)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--keep", default=None)
+    args = ap.parse_args()
+    cases = [gen_case(args.seed, i) for i in range(args.cases)]
+    return run_cases(name, args.hloi, cases, check, args.seed, args.jobs, args.keep)

@@ -10,7 +10,6 @@ hloi computes in double and rounds once: results agree within 1e-4 (f32;
 usage: numpy_batchnorm.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
-import argparse
 import random
 import sys
 import warnings
@@ -21,7 +20,7 @@ except ImportError:
     print("numpy_batchnorm: NumPy is not installed; skipped")
     sys.exit(77)
 
-from hloi_cases import run_cases
+import hloi_cases
 
 warnings.simplefilter("ignore")  # NaN from a zero variance with epsilon 0 is compared as NaN
 
@@ -113,17 +112,5 @@ def check(c, got):
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("hloi")
-    ap.add_argument("--cases", type=int, default=600)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--keep", default=None)
-    args = ap.parse_args()
-    cases = [gen_case(args.seed, i) for i in range(args.cases)]
-    return run_cases("numpy_batchnorm", args.hloi, cases, check, args.seed, args.jobs, args.keep)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hloi_cases.main("numpy_batchnorm", gen_case, check, 600))

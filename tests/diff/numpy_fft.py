@@ -12,7 +12,6 @@ the expected array, plus a rounding of each element.
 usage: numpy_fft.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
-import argparse
 import random
 import sys
 
@@ -22,7 +21,7 @@ except ImportError:
     print("numpy_fft: NumPy is not installed; skipped")
     sys.exit(77)
 
-from hloi_cases import run_cases
+import hloi_cases
 
 LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 17, 32, 0]
 NP = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64}
@@ -103,20 +102,11 @@ def check(c, got):
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("hloi")
-    ap.add_argument("--cases", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--keep", default=None)
-    args = ap.parse_args()
-    cases = [gen_case(args.seed, i) for i in range(args.cases)]
-    for c in cases:
-        c["program"], c["inputs"] = program(c), [c["x"]]
-    return run_cases("numpy_fft", args.hloi, cases, lambda c, got: check(c, got[0]), args.seed, args.jobs,
-                     args.keep)
+def case(seed, i):
+    c = gen_case(seed, i)
+    c["program"], c["inputs"] = program(c), [c["x"]]
+    return c
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hloi_cases.main("numpy_fft", case, lambda c, got: check(c, got[0]), 1000))

@@ -15,7 +15,6 @@ types) or 1e-10 (64-bit) of the largest magnitude of the expected array.
 usage: numpy_linalg.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
-import argparse
 import random
 import sys
 
@@ -25,7 +24,7 @@ except ImportError:
     print("numpy_linalg: NumPy is not installed; skipped")
     sys.exit(77)
 
-from hloi_cases import run_cases
+import hloi_cases
 
 NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
 
@@ -120,17 +119,5 @@ def check(c, got):
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("hloi")
-    ap.add_argument("--cases", type=int, default=600)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--keep", default=None)
-    args = ap.parse_args()
-    cases = [gen_case(args.seed, i) for i in range(args.cases)]
-    return run_cases("numpy_linalg", args.hloi, cases, check, args.seed, args.jobs, args.keep)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hloi_cases.main("numpy_linalg", gen_case, check, 600))
