@@ -429,8 +429,8 @@ dims
 	;
 
 dim_list
-	: dim					{ $$ = NULL; OOM(p_dim(st, &$$, &$1->tok, $1->at, $1->kind)); }
-	| dim_list ',' dim			{ $$ = $1; OOM(p_dim(st, &$$, &$3->tok, $3->at, $3->kind)); }
+	: dim					{ $$ = NULL; OOM(p_dim(st, &$$, &$1->tok, $1->at, $1->kind)); p_recycle(st, $1, sizeof *$1); }
+	| dim_list ',' dim			{ $$ = $1; OOM(p_dim(st, &$$, &$3->tok, $3->at, $3->kind)); p_recycle(st, $3, sizeof *$3); }
 	;
 
 /* dim ::= int | '<=' int | '?' */
@@ -448,6 +448,7 @@ opt_layout
 		$$ = p_shape_new(st);
 		OOM(!$$);
 		OOM(p_layout(st, $$, &$2, &$3, @$));
+		p_recycle_list(st, &$2);
 	}
 	;
 

@@ -626,7 +626,8 @@ hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *p
 	}
 	switch (format) {
 	case HLOI_FORMAT_HLO:
-		st = text_parse_module(out, ctx, path, text, len);
+		st = text_parse_module_take(out, ctx, path, text, len);
+		text = NULL;
 		break;
 	case HLOI_FORMAT_PB:
 		st = proto_load_binary(out, ctx, path, (const unsigned char *)text, len);
@@ -843,7 +844,7 @@ const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i)
 {
 	if (i >= hloi_module_parameter_count(m))
 		return NULL;
-	return &m->entry->params[i]->result;
+	return m->entry->params[i]->result;
 }
 
 const char *hloi_module_parameter_name(const hloi_module *m, size_t i)

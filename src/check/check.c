@@ -93,7 +93,7 @@ loc ck_attr_loc(const checker *c, loc value, const char *name)
 void ck_identity_out_dims(instr *in)
 {
 	for (int k = 0; k < in->nops; k++)
-		for (int j = 0; j < in->ops[k].def->result.rank && j < HLOI_MAX_RANK; j++)
+		for (int j = 0; j < in->ops[k].def->result->rank && j < HLOI_MAX_RANK; j++)
 			in->ops[k].out_dim[j] = (int8_t)j;
 }
 
@@ -101,7 +101,7 @@ void ck_identity_out_dims(instr *in)
 int ck_array_operand(checker *c, const instr *in, int k)
 {
 	char a[CK_SHAPE_TEXT];
-	const shape *s = &in->ops[k].def->result;
+	const shape *s = in->ops[k].def->result;
 	if (shape_is_tuple(s)) {
 		ck_error(c, in->op_at, "%s expects an array operand, but operand %d is the tuple %s",
 			 opcode_name(in->op), k, ck_shape(a, s));
@@ -116,10 +116,10 @@ int ck_needs_shape(checker *c, const instr *in)
 		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
 		return 0;
 	}
-	if (shape_is_tuple(&in->shape)) {
+	if (shape_is_tuple(in->shape)) {
 		char a[CK_SHAPE_TEXT];
 		ck_error(c, in->op_at, "%s cannot produce the tuple shape %s", opcode_name(in->op),
-			 ck_shape(a, &in->shape));
+			 ck_shape(a, in->shape));
 		return 0;
 	}
 	return 1;
@@ -303,16 +303,25 @@ static int copy_shape(checker *c, shape *dst, const shape *src)
  * default one. */
 static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layout)
 {
-	if (shape_is_tuple(inf))
-		return copy_shape(c, &in->result, inf);
 	shape r;
-	shape_make_array(&r, inf->type, inf->rank, inf->dims);
-	memcpy(r.dim_kind, inf->dim_kind, sizeof r.dim_kind);  /* set-dimension-size's `<=N` */
-	if (in->has_shape && in->shape.has_layout && in->shape.rank == inf->rank && !shape_is_tuple(&in->shape))
-		r.layout = in->shape.layout;
-	else if (keep_layout && inf->has_layout && inf->layout.n_minor_to_major == inf->rank)
-		r.layout = inf->layout;
-	in->result = r;
+	if (shape_is_tuple(inf)) {
+		if (copy_shape(c, &r, inf))
+			return -1;
+	} else {
+		shape_make_array(&r, inf->type, inf->rank, inf->dims);
+		memcpy(r.dim_kind, inf->dim_kind, sizeof r.dim_kind);  /* set-dimension-size's `<=N` */
+		if (in->has_shape && in->shape->has_layout && in->shape->rank == inf->rank &&
+		    !shape_is_tuple(in->shape))
+			r.layout = in->shape->layout;
+		else if (keep_layout && inf->has_layout && inf->layout.n_minor_to_major == inf->rank)
+			r.layout = inf->layout;
+	}
+	const shape *interned = module_intern_shape(c->m, &r);
+	if (!interned) {
+		c->oom = 1;
+		return -1;
+	}
+	in->result = interned;
 	return 0;
 }
 
@@ -342,7 +351,7 @@ static int constant(checker *c, instr *in)
 	}
 	hloi_literal *lit = NULL;
 	hloi_status st = literal_from_tree(&lit, c->ctx, c->text ? c->m->src : -1, in->literal,
-					   &in->result);
+					   in->result);
 	if (st == HLOI_ENOMEM) {
 		c->oom = 1;
 		return 1;
@@ -396,10 +405,10 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 			ck_error(c, op->at, "%s", msg);
 			continue;
 		}
-		if (op->def && ok[op->def->position] && !shape_compatible(op->declared, &op->def->result))
+		if (op->def && ok[op->def->position] && !shape_compatible(op->declared, op->def->result))
 			ck_error(c, op->at,
 				 "The declared operand shape %s is not compatible with the shape of the operand instruction %s.",
-				 ck_shape(a, op->declared), ck_shape(b, &op->def->result));
+				 ck_shape(a, op->declared), ck_shape(b, op->def->result));
 	}
 }
 
@@ -472,7 +481,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	if (in->has_shape && !usable_shape(c, &in->shape, sat, tokens))
+	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	if (!good)
@@ -485,13 +494,13 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (err || c->oom)
 		return;
 	if (in->has_shape) {
-		int same = shape_is_tuple(&inf) || shape_is_tuple(&in->shape)
-				   ? shape_compatible(&in->shape, &inf)
-				   : in->shape.type == inf.type && shape_same_dims(&in->shape, &inf);
+		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
+				   ? shape_compatible(in->shape, &inf)
+				   : in->shape->type == inf.type && shape_same_dims(in->shape, &inf);
 		if (!same) {
 			if (!declared_root_in_place(c, in, &inf))
 				ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
-					 ck_shape(a, &in->shape), ck_shape(b, &inf));
+					 ck_shape(a, in->shape), ck_shape(b, &inf));
 			return;
 		}
 	}
@@ -598,11 +607,11 @@ int ck_check_computation(checker *c, computation *comp)
 	for (int k = 0; usable && k < comp->nparams; k++)
 		usable = comp->params[k] && ok[comp->params[k]->position];
 	if (comp->has_signature && root && ok[root->position] &&
-	    !shape_compatible(&comp->sig_result, &root->result)) {
+	    !shape_compatible(&comp->sig_result, root->result)) {
 		loc at = comp->sig_at.end > comp->sig_at.start ? comp->sig_at : comp->name_at;
 		ck_error(c, at,
 			 "Shape of computation %s, %s, is not compatible with that of its root instruction %s, %s",
-			 comp->name, ck_shape(a, &comp->sig_result), root->name, ck_shape(b, &root->result));
+			 comp->name, ck_shape(a, &comp->sig_result), root->name, ck_shape(b, root->result));
 		usable = 0;
 	}
 	c->cur_comp = outer_comp;
@@ -626,7 +635,7 @@ static void index_text(strbuf *b, const int64_t *v, int n)
 }
 
 /* The subshape at `index` of s, or NULL. */
-static shape *subshape(shape *s, const int64_t *index, int n)
+static const shape *subshape(const shape *s, const int64_t *index, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (!shape_is_tuple(s) || index[i] < 0 || index[i] >= s->ntuple)
@@ -690,10 +699,10 @@ static int declared_root_in_place(checker *c, const instr *in, const shape *inf)
 		if (al->parameter_number < 0 || al->parameter_number >= comp->nparams)
 			continue;
 		const instr *param = comp->params[al->parameter_number];
-		if (!param || !param->has_shape || shape_is_tuple(&param->shape) || param->shape.type != in->shape.type ||
-		    !shape_same_dims(&param->shape, &in->shape) || shape_same_dims(&param->shape, inf))
+		if (!param || !param->has_shape || shape_is_tuple(param->shape) || param->shape->type != in->shape->type ||
+		    !shape_same_dims(param->shape, in->shape) || shape_same_dims(param->shape, inf))
 			continue;
-		in_place_dims_error(c, in, &param->shape, inf);
+		in_place_dims_error(c, in, param->shape, inf);
 		ck_note(c, al->at, "the result is written into parameter %lld's buffer (input_output_alias)",
 			(long long)al->parameter_number);
 		return 1;
@@ -714,14 +723,14 @@ static void check_alias(checker *c, const alias_entry *al)
 		return;
 	}
 	instr *param = comp->params[al->parameter_number];
-	shape *out = subshape(&root->result, al->output_index, al->n_output_index);
+	const shape *out = subshape(root->result, al->output_index, al->n_output_index);
 	if (!out) {
-		alias_index_error(c, al, "output", al->output_index, al->n_output_index, &root->result);
+		alias_index_error(c, al, "output", al->output_index, al->n_output_index, root->result);
 		return;
 	}
-	shape *dst = subshape(&param->result, al->parameter_index, al->n_parameter_index);
+	const shape *dst = subshape(param->result, al->parameter_index, al->n_parameter_index);
 	if (!dst) {
-		alias_index_error(c, al, "parameter", al->parameter_index, al->n_parameter_index, &param->result);
+		alias_index_error(c, al, "parameter", al->parameter_index, al->n_parameter_index, param->result);
 		return;
 	}
 	int err = 1;
@@ -738,8 +747,14 @@ static void check_alias(checker *c, const alias_entry *al)
 		in_place_dims_error(c, root, dst, out);
 	} else {
 		/* A result without a written layout takes the destination's. */
-		if (al->n_output_index == 0 && !(root->has_shape && root->shape.has_layout))
-			out->layout = dst->layout;
+		if (al->n_output_index == 0 && !(root->has_shape && root->shape->has_layout)) {
+			shape r = *root->result;
+			r.layout = dst->layout;
+			if (!(out = root->result = module_intern_shape(c->m, &r))) {
+				c->oom = 1;
+				return;
+			}
+		}
 		if (!layout_equal(&out->layout, &dst->layout)) {
 			strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 			shape_print(&x, dst, 1);

@@ -183,7 +183,7 @@ static int arrays(checker *c, const instr *in, const char *what)
 {
 	char a[CK_SHAPE_TEXT];
 	for (int k = 0; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (!shape_is_array(s)) {
 			ck_error(c, in->ops[k].at, "Expected array argument for %s, but got %s.", what, ck_shape(a, s));
 			return 1;
@@ -220,14 +220,14 @@ static shape *tuple_of(checker *c, shape *inf, int n)
 static int operands_shape(checker *c, const instr *in, shape *out)
 {
 	if (in->nops == 1) {
-		*out = in->ops[0].def->result;
+		*out = *in->ops[0].def->result;
 		return 0;
 	}
 	shape *el = tuple_of(c, out, in->nops);
 	if (c->oom)
 		return 1;
 	for (int k = 0; k < in->nops; k++)
-		el[k] = in->ops[k].def->result;
+		el[k] = *in->ops[k].def->result;
 	return 0;
 }
 
@@ -245,7 +245,7 @@ static int check_reducer(checker *c, instr *in)
 		return 1;
 	for (int k = 0; k < in->nops; k++) {
 		shape init;
-		etype t = in->ops[k].def->result.type;
+		etype t = in->ops[k].def->result->type;
 		shape_make_array(&init, t, 0, NULL);
 		const shape *inits[1] = { &init };
 		if (ck_verify_reducer(c, in, f, inits, &t, 1))
@@ -271,7 +271,7 @@ static int one_dimension(checker *c, const instr *in, int64_t *d, int required)
 	}
 	*d = l->v[0];
 	for (int k = 0; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (*d < 0 || *d >= s->rank) {
 			char a[CK_SHAPE_TEXT];
 			ck_error(c, ck_attr_loc(c, l->at, "dimensions"), "%s dimension %lld is out of bounds in shape %s",
@@ -289,7 +289,7 @@ static const shape *written_for(const instr *in, int elem, int k)
 {
 	if (!in->has_shape)
 		return NULL;
-	const shape *s = &in->shape;
+	const shape *s = in->shape;
 	if (elem >= 0) {
 		if (!shape_is_tuple(s) || s->ntuple <= elem)
 			return NULL;
@@ -314,7 +314,7 @@ static int shard_count(checker *c, const instr *in, int64_t d, int elem, int64_t
 {
 	int64_t groups = subgroup_size(c, in), n = groups > 0 ? groups : 1;
 	const shape *w = written_for(in, elem, 0);
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	if (w && d < w->rank) {
 		if (in->op == OP_REDUCE_SCATTER)
 			n = w->dims[d] > 0 ? ceil_ratio(op->dims[d], w->dims[d]) : n;
@@ -345,7 +345,7 @@ static int gathered(checker *c, const instr *in, int64_t d, int64_t shards, shap
 	if (in->nops > 1 && !(el = tuple_of(c, inf, in->nops)))
 		return 1;
 	for (int k = 0; k < in->nops; k++) {
-		shape s = in->ops[k].def->result;
+		shape s = *in->ops[k].def->result;
 		if (in->op == OP_REDUCE_SCATTER) {
 			if (s.dims[d] % shards != 0) {
 				ck_error(c, in->ops[k].at,
@@ -380,8 +380,8 @@ static int tuple_layouts(checker *c, const instr *in, shape *inf)
 		return 1;
 	if (!shape_is_tuple(inf))
 		return 0;
-	if (in->has_shape && shape_compatible(&in->shape, inf))
-		*inf = in->shape;
+	if (in->has_shape && shape_compatible(in->shape, inf))
+		*inf = *in->shape;
 	c->keep_layout = 1;
 	return 0;
 }
@@ -434,7 +434,7 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 			ck_error(c, in->op_at, "all-to-all with dimensions= expects 1 operand, but has %d", in->nops);
 			return 1;
 		}
-		const shape s = in->ops[0].def->result;
+		const shape s = *in->ops[0].def->result;
 		if (split > 0 && s.dims[d] % split != 0) {
 			ck_error(c, in->ops[0].at, "AllToAll split dimension size %lld must be dividable by split_count %lld.",
 				 (long long)s.dims[d], (long long)split);
@@ -445,9 +445,9 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 		*inf = s;
 		return 0;
 	}
-	const shape *s0 = &in->ops[0].def->result;
+	const shape *s0 = in->ops[0].def->result;
 	for (int k = 1; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (s->type != s0->type || !shape_same_dims(s, s0)) {
 			ck_error(c, in->ops[k].at,
 				 "HLO all-to-all has operands with different shapes: the 0th operand shape %s, but the %dth operand has shape %s.",
@@ -466,7 +466,7 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 	if (!el)
 		return 1;
 	for (int k = 0; k < in->nops; k++)
-		el[k] = in->ops[k].def->result;
+		el[k] = *in->ops[k].def->result;
 	return tuple_layouts(c, in, inf);
 }
 
@@ -508,13 +508,13 @@ int infer_collective_permute(checker *c, instr *in, shape *inf)
 	if (!start)
 		return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
 	/* (operands, results, context...): the context as written */
-	int nctx = in->has_shape && shape_is_tuple(&in->shape) && in->shape.ntuple > 2 ? in->shape.ntuple - 2 : 0;
+	int nctx = in->has_shape && shape_is_tuple(in->shape) && in->shape->ntuple > 2 ? in->shape->ntuple - 2 : 0;
 	shape *el = tuple_of(c, inf, 2 + nctx);
 	if (!el || operands_shape(c, in, &el[0]))
 		return 1;
 	el[1] = el[0];
 	for (int j = 0; j < nctx; j++)
-		el[2 + j] = in->shape.tuple[2 + j];
+		el[2 + j] = in->shape->tuple[2 + j];
 	return tuple_layouts(c, in, inf);
 }
 
@@ -535,9 +535,9 @@ static int started_by(checker *c, const instr *in, opcode start)
 			 opcode_name(start), start == OP_ASYNC_START ? " or async-update" : "", opcode_name(d->op));
 		return 1;
 	}
-	if (start != OP_ALL_REDUCE_START && (!shape_is_tuple(&d->result) || d->result.ntuple < 2)) {
+	if (start != OP_ALL_REDUCE_START && (!shape_is_tuple(d->result) || d->result->ntuple < 2)) {
 		ck_error(c, in->ops[0].at, "%s expects a tuple operand of at least 2 elements; got %s.",
-			 opcode_name(in->op), ck_shape(a, &d->result));
+			 opcode_name(in->op), ck_shape(a, d->result));
 		return 1;
 	}
 	return 0;
@@ -554,7 +554,7 @@ int infer_done(checker *c, instr *in, shape *inf)
 						  : OP_ASYNC_START;
 	if (started_by(c, in, start))
 		return 1;
-	const shape *s = &in->ops[0].def->result;
+	const shape *s = in->ops[0].def->result;
 	*inf = start == OP_ALL_REDUCE_START ? *s : s->tuple[start == OP_COPY_START ? 0 : 1];
 	return tuple_layouts(c, in, inf);
 }
@@ -564,7 +564,7 @@ int infer_copy_start(checker *c, instr *in, shape *inf)
 	shape *el = tuple_of(c, inf, 3);
 	if (!el)
 		return 1;
-	el[0] = el[1] = in->ops[0].def->result;
+	el[0] = el[1] = *in->ops[0].def->result;
 	shape_make_array(&el[2], ET_U32, 0, NULL);
 	return tuple_layouts(c, in, inf);
 }
@@ -581,7 +581,7 @@ int infer_after_all(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT];
 	for (int k = 0; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (shape_is_tuple(s) || s->type != ET_TOKEN) {
 			ck_error(c, in->ops[k].at, "Expected operand %d to be token-shaped, actual shape is %s", k,
 				 ck_shape(a, s));
@@ -596,12 +596,12 @@ int infer_after_all(checker *c, instr *in, shape *inf)
 int infer_add_dependency(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT];
-	const shape *t = &in->ops[1].def->result;
+	const shape *t = in->ops[1].def->result;
 	if (shape_is_tuple(t) || t->type != ET_TOKEN) {
 		ck_error(c, in->ops[1].at, "Expected operand 1 to be token-shaped, actual shape is %s", ck_shape(a, t));
 		return 1;
 	}
-	*inf = in->ops[0].def->result;
+	*inf = *in->ops[0].def->result;
 	return tuple_layouts(c, in, inf);
 }
 
@@ -617,7 +617,7 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 		}
 		if (started_by(c, in, OP_ASYNC_START))
 			return 1;
-		*inf = in->ops[0].def->result;
+		*inf = *in->ops[0].def->result;
 		c->keep_layout = 1;
 		return 0;
 	}
@@ -635,14 +635,14 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < in->nops; k++) {
-		const shape *os = &in->ops[k].def->result, *ps = &f->params[k]->result;
+		const shape *os = in->ops[k].def->result, *ps = f->params[k]->result;
 		if (!shape_compatible(os, ps)) {
 			ck_error(c, in->ops[k].at, "operand %d of async-start has shape %s, but parameter %d of computation %s is %s",
 				 k, ck_shape(a, os), k, f->name, ck_shape(b, ps));
 			return 1;
 		}
 	}
-	int nctx = in->has_shape && shape_is_tuple(&in->shape) && in->shape.ntuple > 2 ? in->shape.ntuple - 2 : 0;
+	int nctx = in->has_shape && shape_is_tuple(in->shape) && in->shape->ntuple > 2 ? in->shape->ntuple - 2 : 0;
 	shape *el = tuple_of(c, inf, 2 + nctx);
 	if (!el)
 		return 1;
@@ -650,10 +650,10 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 	if (c->oom)
 		return 1;
 	for (int k = 0; k < in->nops; k++)
-		ops[k] = in->ops[k].def->result;
-	el[1] = f->root->result;
+		ops[k] = *in->ops[k].def->result;
+	el[1] = *f->root->result;
 	for (int j = 0; j < nctx; j++)
-		el[2 + j] = in->shape.tuple[2 + j];
+		el[2 + j] = in->shape->tuple[2 + j];
 	return tuple_layouts(c, in, inf);
 }
 
@@ -671,10 +671,10 @@ int infer_custom_call(checker *c, instr *in, shape *inf)
 	if (custom_call_is_identity(t)) {
 		/* the identity of one operand, of its shape (layouts may differ) */
 		char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
-		const shape *os = in->nops == 1 ? &in->ops[0].def->result : NULL;
-		if (in->has_shape && os && !shape_compatible(&in->shape, os)) {
+		const shape *os = in->nops == 1 ? in->ops[0].def->result : NULL;
+		if (in->has_shape && os && !shape_compatible(in->shape, os)) {
 			ck_error(c, in->op_at, "custom-call target '%.*s' passes its operand on: its shape %s must be the operand's, %s",
-				 (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, ck_shape(x, &in->shape), ck_shape(y, os));
+				 (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, ck_shape(x, in->shape), ck_shape(y, os));
 			return 1;
 		}
 		if (os || !c->report_unsupported)

@@ -18,7 +18,7 @@ int infer_tuple(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < in->nops; k++)
-		el[k] = in->ops[k].def->result;
+		el[k] = *in->ops[k].def->result;
 	inf->tuple = el;
 	return 0;
 }
@@ -26,7 +26,7 @@ int infer_tuple(checker *c, instr *in, shape *inf)
 int infer_get_tuple_element(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT];
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	int64_t index;
 	if (!instr_int(in, ATTR_INDEX, &index)) {
 		ck_error(c, in->op_at, "attribute index is expected but not seen");
@@ -95,14 +95,14 @@ int infer_call(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < in->nops; k++) {
-		const shape *os = &in->ops[k].def->result, *ps = &callee->params[k]->result;
+		const shape *os = in->ops[k].def->result, *ps = callee->params[k]->result;
 		if (!shape_compatible(os, ps)) {
 			ck_error(c, in->ops[k].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
 				 k, opcode_name(in->op), ck_shape(a, os), k, callee->name, ck_shape(b, ps));
 			return 1;
 		}
 	}
-	*inf = callee->root->result;
+	*inf = *callee->root->result;
 	c->keep_layout = 1;
 	return 0;
 }
@@ -115,11 +115,11 @@ void ck_program_shape(strbuf *b, const computation *comp)
 		const instr *p = comp->params[i];
 		sb_printf(b, "%s%s: ", i ? ", " : "", p && p->name ? p->name : "(unknown)");
 		if (p)
-			shape_print(b, &p->result, 0);
+			shape_print(b, p->result, 0);
 	}
 	sb_puts(b, ") -> ");
 	if (comp->root)
-		shape_print(b, &comp->root->result, 0);
+		shape_print(b, comp->root->result, 0);
 }
 
 /* The computation of attribute id (a single one), checked; NULL (reported)
@@ -141,8 +141,8 @@ static computation *called(checker *c, instr *in, attr_id id)
  * elements need it here (the driver keeps an inferred tuple's layouts). */
 static int with_written_layouts(checker *c, const instr *in, shape *inf)
 {
-	if (!shape_is_tuple(inf) || !in->has_shape || !shape_is_tuple(&in->shape) ||
-	    in->shape.ntuple != inf->ntuple || inf->ntuple == 0)
+	if (!shape_is_tuple(inf) || !in->has_shape || !shape_is_tuple(in->shape) ||
+	    in->shape->ntuple != inf->ntuple || inf->ntuple == 0)
 		return 0;
 	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
 	if (!el) {
@@ -151,7 +151,7 @@ static int with_written_layouts(checker *c, const instr *in, shape *inf)
 	}
 	for (int i = 0; i < inf->ntuple; i++) {
 		el[i] = inf->tuple[i];
-		const shape *w = &in->shape.tuple[i];
+		const shape *w = &in->shape->tuple[i];
 		if (!shape_is_tuple(w) && !shape_is_tuple(&el[i]) && w->has_layout && w->rank == el[i].rank)
 			el[i].layout = w->layout;
 		else if (shape_is_tuple(w) && shape_is_tuple(&el[i]) && !shape_compatible(w, &el[i]))
@@ -171,7 +171,7 @@ int infer_while(checker *c, instr *in, shape *inf)
 	computation *body = called(c, in, ATTR_BODY);
 	if (!body)
 		return 1;
-	const shape *init = &in->ops[0].def->result;
+	const shape *init = in->ops[0].def->result;
 	if (cond->nparams != 1) {
 		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must take 1 arguments; got %d.", cond->nparams);
 		return 1;
@@ -193,11 +193,11 @@ int infer_while(checker *c, instr *in, shape *inf)
 		sb_free(&m);
 		return 1;
 	}
-	const shape *cr = &cond->root->result, *br = &body->root->result;
+	const shape *cr = cond->root->result, *br = body->root->result;
 	int err = 1;
 	if (shape_is_tuple(cr) || cr->type != ET_PRED || cr->rank != 0) {
 		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must return a boolean; got %s.", sb_str(&m));
-	} else if (!shape_compatible(br, &cond->params[0]->result) || !shape_compatible(br, &body->params[0]->result) ||
+	} else if (!shape_compatible(br, cond->params[0]->result) || !shape_compatible(br, body->params[0]->result) ||
 		   !shape_compatible(br, init)) {
 		ck_error(c, in->op_at,
 			 "The parameter of condition and body, the result of the body, and init must all have the same shape; got %s.",
@@ -224,7 +224,7 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "conditional requires at least one operand");
 		return 1;
 	}
-	const shape *index = &in->ops[0].def->result;
+	const shape *index = in->ops[0].def->result;
 	int is_pred = !shape_is_tuple(index) && index->rank == 0 && index->type == ET_PRED;
 	int is_s32 = !shape_is_tuple(index) && index->rank == 0 && index->type == ET_S32;
 	if (!is_pred && !is_s32) {
@@ -287,8 +287,8 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 			ck_error(c, in->op_at, "branch computation %d must take 1 argument; got %d.", j, b->nparams);
 			return 1;
 		}
-		const shape *op = &in->ops[1 + j].def->result;
-		if (!shape_compatible(&b->params[0]->result, op)) {
+		const shape *op = in->ops[1 + j].def->result;
+		if (!shape_compatible(b->params[0]->result, op)) {
 			strbuf m = STRBUF_INIT;
 			ck_program_shape(&m, b);
 			if (m.oom)
@@ -300,15 +300,15 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 			sb_free(&m);
 			return 1;
 		}
-		if (!shape_compatible(&branches[0]->root->result, &b->root->result)) {
+		if (!shape_compatible(branches[0]->root->result, b->root->result)) {
 			char r0[CK_SHAPE_TEXT];
 			ck_error(c, in->op_at,
 				 "the result of branch 0 computation and branch %d computation must have the same shape: got branch 0 computation result: %s; branch %d computation result: %s.",
-				 j, ck_shape(r0, &branches[0]->root->result), j, ck_shape(a, &b->root->result));
+				 j, ck_shape(r0, branches[0]->root->result), j, ck_shape(a, b->root->result));
 			return 1;
 		}
 	}
-	*inf = branches[0]->root->result;
+	*inf = *branches[0]->root->result;
 	c->keep_layout = 1;
 	return with_written_layouts(c, in, inf);
 }

@@ -66,7 +66,7 @@ static etype higher_precision(etype a, etype b)
  * types), else the operands' higher-precision type. */
 static etype result_type(const instr *in, etype lhs, etype rhs)
 {
-	return in->has_shape && !shape_is_tuple(&in->shape) ? in->shape.type : higher_precision(lhs, rhs);
+	return in->has_shape && !shape_is_tuple(in->shape) ? in->shape->type : higher_precision(lhs, rhs);
 }
 
 /* --- operand_precision= and algorithm= ------------------------------------------ */
@@ -164,14 +164,14 @@ static int dot_dims(checker *c, instr *in, const char *what, unsigned rhs_skip, 
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	for (int k = 0; k < 2; k++)
-		if (shape_is_tuple(&in->ops[k].def->result)) {
+		if (shape_is_tuple(in->ops[k].def->result)) {
 			ck_error(c, in->ops[k].at, "Expected array argument for %s of %s, but got %s.", k ? "rhs" : "lhs",
-				 what, ck_shape(a, &in->ops[k].def->result));
+				 what, ck_shape(a, in->ops[k].def->result));
 			return 1;
 		}
 	if (check_precision(c, in))
 		return 1;
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	const int_list *lc = ck_ints(in, ATTR_LHS_CONTRACTING_DIMS), *rc = ck_ints(in, ATTR_RHS_CONTRACTING_DIMS);
 	const int_list *lb = ck_ints(in, ATTR_LHS_BATCH_DIMS), *rb = ck_ints(in, ATTR_RHS_BATCH_DIMS);
 	strbuf dn = STRBUF_INIT;
@@ -256,7 +256,7 @@ int infer_dot(checker *c, instr *in, shape *inf)
 	int n = 0;
 	if (dot_dims(c, in, "dot", 0, dims, &n))
 		return 1;
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
 	return 0;
 }
@@ -279,10 +279,10 @@ int infer_ragged_dot(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	for (int k = 0; k < 3; k++)
-		if (shape_is_tuple(&in->ops[k].def->result)) {
+		if (shape_is_tuple(in->ops[k].def->result)) {
 			static const char *const names[] = { "lhs", "rhs", "group_sizes" };
 			ck_error(c, in->ops[k].at, "Expected array argument for %s of ragged dot, but got %s.", names[k],
-				 ck_shape(a, &in->ops[k].def->result));
+				 ck_shape(a, in->ops[k].def->result));
 			return 1;
 		}
 	/* dot's dimension numbers first, as XLA checks them */
@@ -290,8 +290,8 @@ int infer_ragged_dot(checker *c, instr *in, shape *inf)
 	int n = 0;
 	if (dot_dims(c, in, "ragged dot", 0, dims, &n))
 		return 1;
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
-	const shape *gs = &in->ops[2].def->result;
+	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
+	const shape *gs = in->ops[2].def->result;
 	const int_list *lc = ck_ints(in, ATTR_LHS_CONTRACTING_DIMS), *lb = ck_ints(in, ATTR_LHS_BATCH_DIMS);
 	const int_list *rc = ck_ints(in, ATTR_RHS_CONTRACTING_DIMS), *rb = ck_ints(in, ATTR_RHS_BATCH_DIMS);
 	const int_list *lr = ck_ints(in, ATTR_LHS_RAGGED_DIMS), *rg = ck_ints(in, ATTR_RHS_GROUP_DIMS);
@@ -507,9 +507,9 @@ int infer_convolution(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < 2; k++)
-		if (shape_is_tuple(&in->ops[k].def->result)) {
+		if (shape_is_tuple(in->ops[k].def->result)) {
 			ck_error(c, in->ops[k].at, "Expected array argument for %s of convolution, but got %s.",
-				 k ? "rhs" : "lhs", ck_shape(a, &in->ops[k].def->result));
+				 k ? "rhs" : "lhs", ck_shape(a, in->ops[k].def->result));
 			return 1;
 		}
 	if (check_precision(c, in))
@@ -520,7 +520,7 @@ int infer_convolution(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	const conv_dims *d = la->conv;
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	int64_t fgc = 1, bgc = 1;
 	instr_int(in, ATTR_FEATURE_GROUP_COUNT, &fgc);
 	instr_int(in, ATTR_BATCH_GROUP_COUNT, &bgc);

@@ -157,7 +157,7 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < in->nops; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *lhs = &in->ops[0].def->result, *rhs = &in->ops[1].def->result;
+	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	int err = 0;
 	if (lhs->type != rhs->type) {
@@ -301,7 +301,7 @@ int infer_unary(checker *c, instr *in, shape *inf)
 {
 	if (!ck_array_operand(c, in, 0))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	etype rt;
 	if (unary_type(c, in, op->type, &rt))
 		return 1;
@@ -318,7 +318,7 @@ int infer_reduce_precision(checker *c, instr *in, shape *inf)
 {
 	if (!ck_array_operand(c, in, 0))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	int64_t eb = 0, mb = 0;
 	int err = 0;
 	char up[32];
@@ -370,7 +370,7 @@ int infer_stochastic_convert(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < 2; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *x = &in->ops[0].def->result, *r = &in->ops[1].def->result;
+	const shape *x = in->ops[0].def->result, *r = in->ops[1].def->result;
 	if (etype_get_kind(r->type) != KIND_UINT) {
 		ck_error(c, in->op_at, "Random numbers for stochastic convert must be unsigned integers, but got: %s",
 			 ck_shape(a, r));
@@ -395,12 +395,12 @@ int infer_stochastic_convert(checker *c, instr *in, shape *inf)
 	}
 	if (!ck_needs_shape(c, in))
 		return 1;
-	if (etype_get_kind(in->shape.type) != KIND_SINT) {
+	if (etype_get_kind(in->shape->type) != KIND_SINT) {
 		ck_unsupported(c, in->op_at, "Stochastically converting from type %s to type %s is not implemented.",
-			       ck_type_upper(up, sizeof up, x->type), ck_type_upper(up2, sizeof up2, in->shape.type));
+			       ck_type_upper(up, sizeof up, x->type), ck_type_upper(up2, sizeof up2, in->shape->type));
 		return 1;
 	}
-	shape_make_array(inf, in->shape.type, x->rank, x->dims);
+	shape_make_array(inf, in->shape->type, x->rank, x->dims);
 	ck_identity_out_dims(in);
 	return 0;
 }
@@ -414,7 +414,7 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < 3; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *lo = &in->ops[0].def->result, *x = &in->ops[1].def->result, *hi = &in->ops[2].def->result;
+	const shape *lo = in->ops[0].def->result, *x = in->ops[1].def->result, *hi = in->ops[2].def->result;
 	if (lo->type != x->type || hi->type != x->type) {
 		ck_error(c, in->op_at, "Clamp with incompatible element types: %s, %s, %s.", ck_shape(a, lo),
 			 ck_shape(b, x), ck_shape(d, hi));
@@ -439,18 +439,18 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 static int unary_shape(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	if (in->op == OP_COPY && shape_is_tuple(&in->ops[0].def->result)) {
-		*inf = in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
+	if (in->op == OP_COPY && shape_is_tuple(in->ops[0].def->result)) {
+		*inf = *in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
 		return 0;
 	}
 	if (!ck_array_operand(c, in, 0))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	etype t = op->type;
 	if (in->op != OP_COPY) {
 		if (!ck_needs_shape(c, in))
 			return 1;
-		t = in->shape.type;
+		t = in->shape->type;
 	}
 	int cfrom = etype_get_kind(op->type) == KIND_COMPLEX, cto = etype_get_kind(t) == KIND_COMPLEX;
 	if ((in->op == OP_CONVERT && cfrom && !cto) || (in->op == OP_BITCAST_CONVERT && cfrom != cto)) {
@@ -474,7 +474,7 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 		int bo = op->type == ET_PRED ? 8 : etype_bit_width(op->type);
 		int br = t == ET_PRED ? 8 : etype_bit_width(t);
 		if (bo != br) {
-			shape r = in->shape;
+			shape r = *in->shape;
 			if (bo < 8 || br < 8)
 				ck_unsupported(c, in->op_at,
 					       "unsupported bitcast-convert between element types of different widths: %s (%d bit%s) to %s (%d bit%s)",
@@ -515,7 +515,7 @@ int infer_select(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < 3; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *p = &in->ops[0].def->result, *t = &in->ops[1].def->result, *f = &in->ops[2].def->result;
+	const shape *p = in->ops[0].def->result, *t = in->ops[1].def->result, *f = in->ops[2].def->result;
 	if (p->type != ET_PRED) {
 		ck_error(c, in->op_at, "Select's pred operand must have PRED element type; got %s.", ck_shape(a, p));
 		return 1;

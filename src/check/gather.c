@@ -101,7 +101,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 	if (mv_expect_array(c, in, 0, "input tensor operand of gather op") ||
 	    mv_expect_array(c, in, 1, "gather indices operand of gather op"))
 		return 1;
-	const shape *input = &in->ops[0].def->result, *idx = &in->ops[1].def->result;
+	const shape *input = in->ops[0].def->result, *idx = in->ops[1].def->result;
 	if (!etype_is_integer(idx->type)) {
 		ck_error(c, in->ops[1].at, "Gather indices parameter must be an integral tensor; got %s.",
 			 ck_shape(a, idx));
@@ -277,7 +277,7 @@ static int verify_reducer(checker *c, loc at, const computation *comp, int n, co
 			 comp->nparams);
 		return 1;
 	}
-	const shape *acc = &comp->root->result;
+	const shape *acc = comp->root->result;
 	const shape *sub[64];
 	if (n > 64) {
 		ck_unsupported(c, at, "unsupported scatter of more than 64 operands");
@@ -305,7 +305,7 @@ static int verify_reducer(checker *c, loc at, const computation *comp, int n, co
 			return 1;
 		}
 	for (int i = 0; i < n; i++) {
-		const shape *pi = &comp->params[i]->result, *pn = &comp->params[n + i]->result;
+		const shape *pi = comp->params[i]->result, *pn = comp->params[n + i]->result;
 		shape iv, uv;
 		shape_make_array(&iv, init[i], 0, NULL);
 		shape_make_array(&uv, input[i], 0, NULL);
@@ -362,7 +362,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	loc op_at = in->op_at;
 	if (mv_expect_array(c, in, n, "scatter indices of scatter op"))
 		return 1;
-	const shape *idx = &in->ops[n].def->result;
+	const shape *idx = in->ops[n].def->result;
 	if (!etype_is_integer(idx->type)) {
 		ck_error(c, in->ops[n].at, "Scatter indices parameter must be an integral tensor; got %s.", ck_shape(a, idx));
 		return 1;
@@ -387,7 +387,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		snprintf(what, sizeof what, "updates %d of scatter op", i);
 		if (mv_expect_array(c, in, n + 1 + i, what))
 			return 1;
-		const shape *op = &in->ops[i].def->result, *up = &in->ops[n + 1 + i].def->result;
+		const shape *op = in->ops[i].def->result, *up = in->ops[n + 1 + i].def->result;
 		int64_t max_sizes[HLOI_MAX_RANK];
 		int nmax = 0, ins_seen = 0, bat_seen = 0;
 		for (int d = 0; d < op->rank; d++) {
@@ -503,8 +503,8 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	}
 	/* what the engines rely on (StableHLO's scatter C1, C3, C9, C16) */
 	for (int i = 1; i < n; i++) {
-		const shape *o0 = &in->ops[0].def->result, *oi = &in->ops[i].def->result;
-		const shape *u0 = &in->ops[n + 1].def->result, *ui = &in->ops[n + 1 + i].def->result;
+		const shape *o0 = in->ops[0].def->result, *oi = in->ops[i].def->result;
+		const shape *u0 = in->ops[n + 1].def->result, *ui = in->ops[n + 1 + i].def->result;
 		if (!shape_same_dims(o0, oi)) {
 			ck_error(c, in->ops[i].at,
 				 "scatter: operand %d is %s but operand 0 is %s; the operands must have the same dimensions (StableHLO scatter constraint C1)",
@@ -535,8 +535,8 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	etype init[64], input[64];
 	for (int i = 0; i < n && i < 64; i++) {
-		init[i] = in->ops[i].def->result.type;
-		input[i] = in->ops[n + 1 + i].def->result.type;
+		init[i] = in->ops[i].def->result->type;
+		input[i] = in->ops[n + 1 + i].def->result->type;
 	}
 	if (verify_reducer(c, ck_attr_loc(c, ta->vat, "to_apply"), callee, n, init, input))
 		return 1;
@@ -549,7 +549,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		for (int j = 0; j < HLOI_MAX_RANK; j++)
 			in->ops[k].out_dim[j] = (int8_t)(k == 0 ? j : -1);
 	if (n == 1) {
-		const shape *op = &in->ops[0].def->result;
+		const shape *op = in->ops[0].def->result;
 		shape_make_array(inf, op->type, op->rank, op->dims);
 		return 0;
 	}
@@ -562,9 +562,9 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		el[i] = in->ops[i].def->result;
-		if (in->has_shape && shape_is_tuple(&in->shape) && in->shape.ntuple == n) {
-			const shape *w = &in->shape.tuple[i];
+		el[i] = *in->ops[i].def->result;
+		if (in->has_shape && shape_is_tuple(in->shape) && in->shape->ntuple == n) {
+			const shape *w = &in->shape->tuple[i];
 			if (!shape_is_tuple(w) && w->has_layout && w->layout.n_minor_to_major == w->rank &&
 			    w->rank == el[i].rank)
 				el[i].layout = w->layout;

@@ -25,7 +25,7 @@ static int same_type_ignoring_fp(etype a, etype b)
 static const shape *array_operand(checker *c, const instr *in, int k, const char *what)
 {
 	char a[CK_SHAPE_TEXT];
-	const shape *s = &in->ops[k].def->result;
+	const shape *s = in->ops[k].def->result;
 	if (shape_is_tuple(s)) {
 		ck_error(c, in->ops[k].at, "Expected array argument for %s, but got %s.", what, ck_shape(a, s));
 		return NULL;
@@ -228,7 +228,7 @@ static int batch_norm(checker *c, instr *in, const char *op, const bn_operand *o
 		if (!array_operand(c, in, k, what))
 			return 1;
 	}
-	const shape *x = &in->ops[0].def->result;
+	const shape *x = in->ops[0].def->result;
 	int64_t fi;
 	if (!instr_int(in, ATTR_FEATURE_INDEX, &fi)) {
 		ck_error(c, in->op_at, "attribute feature_index is expected but not seen");
@@ -257,7 +257,7 @@ static int batch_norm(checker *c, instr *in, const char *op, const bn_operand *o
 	}
 	int64_t features = x->dims[fi];
 	for (int k = 1; k < nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (ops[k].per_feature && s->rank != 1) {
 			ck_error(c, in->ops[k].at, "%c%s input of %s must have rank 1, but has rank %d.",
 				 ops[k].name[0] - 'a' + 'A', ops[k].name + 1, op, s->rank);
@@ -303,8 +303,8 @@ static int batch_norm(checker *c, instr *in, const char *op, const bn_operand *o
 	shape_make_array(&el[1], x->type, 1, &features);
 	shape_make_array(&el[2], x->type, 1, &features);
 	for (int j = 0; j < 3; j++)
-		if (in->has_shape && shape_is_tuple(&in->shape) && j < in->shape.ntuple) {
-			const shape *w = &in->shape.tuple[j];
+		if (in->has_shape && shape_is_tuple(in->shape) && j < in->shape->ntuple) {
+			const shape *w = &in->shape->tuple[j];
 			if (!shape_is_tuple(w) && w->has_layout && w->rank == el[j].rank)
 				el[j].layout = w->layout;
 		}
@@ -356,7 +356,7 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 	const shape *x = array_operand(c, in, 0, "operand of select-and-scatter");
 	if (!x)
 		return 1;
-	const shape *src = &in->ops[1].def->result, *init = &in->ops[2].def->result;
+	const shape *src = in->ops[1].def->result, *init = in->ops[2].def->result;
 	computation *sel = instr_called(in, ATTR_SELECT, 0), *sc = instr_called(in, ATTR_SCATTER, 0);
 	if (!sel || !sc) {
 		ck_error(c, in->op_at, "attribute %s is expected but not seen", sel ? "scatter" : "select");
@@ -369,13 +369,13 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 		ck_error(c, sat, "Select function must take 2 parameters, but takes %d parameter(s).", sel->nparams);
 		return 1;
 	}
-	const shape *sr = &sel->root->result;
+	const shape *sr = sel->root->result;
 	if (shape_is_tuple(sr) || sr->rank != 0 || sr->type != ET_PRED) {
 		ck_error(c, sat, "Select function must have rank-0 PRED result.");
 		return 1;
 	}
 	for (int k = 0; k < 2; k++) {
-		const shape *p = &sel->params[k]->result;
+		const shape *p = sel->params[k]->result;
 		if (shape_is_tuple(p) || p->rank != 0 || !same_type_ignoring_fp(p->type, x->type)) {
 			shape el;
 			shape_make_array(&el, x->type, 0, NULL);
@@ -434,7 +434,7 @@ int infer_set_dimension_size(checker *c, instr *in, shape *inf)
 			 (long long)d);
 		return 1;
 	}
-	const shape *v = &in->ops[1].def->result;
+	const shape *v = in->ops[1].def->result;
 	if (shape_is_tuple(v) || v->rank != 0 || v->type != ET_S32) {
 		ck_error(c, in->ops[1].at, "SetDimensionSize's value has to be S32 scalar, got %s", ck_shape(a, v));
 		return 1;
@@ -453,7 +453,7 @@ int infer_set_dimension_size(checker *c, instr *in, shape *inf)
 /* domain(x), domain={kind=...}: x's shape, layouts included. */
 int infer_domain(checker *c, instr *in, shape *inf)
 {
-	*inf = in->ops[0].def->result;
+	*inf = *in->ops[0].def->result;
 	c->keep_layout = 1;
 	return 0;
 }

@@ -95,13 +95,12 @@ static instr *new_instr(lowerer *lw, const instr *like, opcode op, const char *b
 			const char *suffix, instr *from, etype type, int rank, const int64_t *dims)
 {
 	const char *name = fresh_name(lw, base, suffix);
-	instr *in = arena_alloc(&lw->m->arena, sizeof *in);
+	instr *in = instr_new(&lw->m->arena);
 	operand *o = arena_alloc(&lw->m->arena, sizeof *o);
 	if (!name || !in || !o) {
 		lw->oom = 1;
 		return NULL;
 	}
-	memset(in, 0, sizeof *in);
 	memset(o, 0, sizeof *o);
 	o->name = from->name;
 	o->at = like->op_at;
@@ -113,7 +112,12 @@ static instr *new_instr(lowerer *lw, const instr *like, opcode op, const char *b
 	in->op_at = like->op_at;
 	in->nops = 1;
 	in->ops = o;
-	shape_make_array(&in->result, type, rank, dims);
+	shape r;
+	shape_make_array(&r, type, rank, dims);
+	if (!(in->result = module_intern_shape(lw->m, &r))) {
+		lw->oom = 1;
+		return NULL;
+	}
 	in->has_shape = 1;
 	in->shape = in->result;
 	lw->out[lw->nout++] = in;
@@ -149,7 +153,7 @@ static int kept_dims(const shape *s, const int8_t *out_dim, const shape *result,
 /* Makes operand `o` of the binary op `in` have the result's dims. */
 static void lower_operand(lowerer *lw, instr *in, operand *o, const char *side)
 {
-	const shape *s = &o->def->result, *r = &in->result;
+	const shape *s = o->def->result, *r = in->result;
 	if (shape_same_dims(s, r))
 		return;
 	char rs[64], bs[64];
@@ -179,9 +183,9 @@ static void lower_operand(lowerer *lw, instr *in, operand *o, const char *side)
 static void lower_broadcast(lowerer *lw, instr *in)
 {
 	operand *o = &in->ops[0];
-	const shape *s = &o->def->result;
+	const shape *s = o->def->result;
 	int64_t sizes[HLOI_MAX_RANK], outs[HLOI_MAX_RANK];
-	int n = kept_dims(s, o->out_dim, &in->result, sizes, outs);
+	int n = kept_dims(s, o->out_dim, in->result, sizes, outs);
 	if (n == s->rank)
 		return;
 	instr *rs = new_instr(lw, in, OP_RESHAPE, in->name, "reshape", o->def, s->type, n, sizes);
@@ -198,7 +202,7 @@ static void lower_broadcast(lowerer *lw, instr *in)
 static void lower_select(lowerer *lw, instr *in)
 {
 	operand *o = &in->ops[0];
-	const shape *s = &o->def->result, *r = &in->result;
+	const shape *s = o->def->result, *r = in->result;
 	if (s->rank != 0 || !shape_is_array(r) || r->rank == 0)
 		return;
 	instr *b = new_instr(lw, in, OP_BROADCAST, in->name, "pred.broadcast", o->def, s->type, r->rank,

@@ -60,7 +60,7 @@ int mv_same_type_ignoring_fp(etype a, etype b)
 
 void mv_instr_text(strbuf *b, const instr *in)
 {
-	shape r = in->has_shape ? in->shape : in->result;
+	shape r = in->has_shape ? *in->shape : *in->result;
 	if (!shape_is_tuple(&r) && (!r.has_layout || r.layout.n_minor_to_major != r.rank))
 		layout_set_default(&r);
 	sb_printf(b, "%%%s = ", in->name);
@@ -69,7 +69,7 @@ void mv_instr_text(strbuf *b, const instr *in)
 	for (int k = 0; k < in->nops; k++) {
 		if (k)
 			sb_puts(b, ", ");
-		shape_print(b, &in->ops[k].def->result, 1);
+		shape_print(b, in->ops[k].def->result, 1);
 		sb_printf(b, " %%%s", in->ops[k].def->name);
 	}
 	sb_putc(b, ')');
@@ -79,7 +79,7 @@ int mv_mixed_precision(checker *c, const instr *in)
 {
 	etype fp = ET_INVALID;
 	for (int k = 0; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (shape_is_tuple(s) || !is_fp(s->type))
 			continue;
 		if (fp == ET_INVALID) {
@@ -98,7 +98,7 @@ int mv_mixed_precision(checker *c, const instr *in)
 int mv_expect_array(checker *c, const instr *in, int k, const char *what)
 {
 	char a[CK_SHAPE_TEXT];
-	const shape *s = &in->ops[k].def->result;
+	const shape *s = in->ops[k].def->result;
 	if (!shape_is_tuple(s))
 		return 0;
 	ck_error(c, in->ops[k].at, "Expected array argument for %s, but got %s.", what, ck_shape(a, s));
@@ -116,7 +116,7 @@ int infer_slice(checker *c, instr *in, shape *inf)
 	}
 	if (mv_expect_array(c, in, 0, "operand of slice"))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	const slice_dims *sd = &sa->u.slice;
 	loc at = mv_attr_at(c, in, ATTR_SLICE);
 	if (sd->n != op->rank) {
@@ -185,7 +185,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	int64_t dim = dl->v[0];
-	const shape *first = &in->ops[0].def->result;
+	const shape *first = in->ops[0].def->result;
 	if (!shape_is_tuple(first) && (dim < 0 || dim >= first->rank)) {
 		ck_error(c, at, "Concatenate dimension out of bounds: %lld.", (long long)dim);
 		return 1;
@@ -194,7 +194,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < in->nops; k++) {
 		if (mv_expect_array(c, in, k, "operand of concatenation"))
 			return 1;
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (s->rank != first->rank) {
 			ck_error(c, in->ops[k].at, "Cannot concatenate arrays with different ranks: %d (%s) vs %d (%s).",
 				 first->rank, ck_shape(a, first), s->rank, ck_shape(b, s));
@@ -254,7 +254,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	loc at = mv_attr_at(c, in, ATTR_PADDING);
-	const shape *op = &in->ops[0].def->result, *pv = &in->ops[1].def->result;
+	const shape *op = in->ops[0].def->result, *pv = in->ops[1].def->result;
 	const pad_dims *p = &pa->u.pad;
 	if (shape_is_tuple(op)) {
 		ck_error(c, in->ops[0].at, "Pad operation does not support tuple-shape operands.");
@@ -322,7 +322,7 @@ int infer_reverse(checker *c, instr *in, shape *inf)
 	}
 	if (mv_expect_array(c, in, 0, "operand of reverse"))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
 	for (int i = 0; i < dl->n; i++)
 		for (int j = 0; j < i; j++)
@@ -349,9 +349,9 @@ int infer_reverse(checker *c, instr *in, shape *inf)
 static int check_start_indices(checker *c, const instr *in, int first, const char *what)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	int n = in->nops - first;
-	const shape *s0 = n >= 1 ? &in->ops[first].def->result : NULL;
+	const shape *s0 = n >= 1 ? in->ops[first].def->result : NULL;
 	if (n >= 1 && !shape_is_tuple(s0) && s0->rank == 1) {
 		if (n != 1) {
 			ck_error(c, in->op_at, "%s should have exactly 1 index operand, has %d.", what, n);
@@ -385,7 +385,7 @@ static int check_start_indices(checker *c, const instr *in, int first, const cha
 		return 1;
 	}
 	for (int k = first + 1; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (!shape_compatible(s0, s)) {
 			ck_error(c, in->ops[k].at,
 				 "%s start indices must all have the same shape, got mismatching indices with shapes %s and %s.",
@@ -409,7 +409,7 @@ int infer_dynamic_slice(checker *c, instr *in, shape *inf)
 	}
 	if (mv_expect_array(c, in, 0, "operand of dynamic slice"))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	if (check_start_indices(c, in, 1, "Dynamic slice"))
 		return 1;
 	loc at = mv_attr_at(c, in, ATTR_DYNAMIC_SLICE_SIZES);
@@ -439,7 +439,7 @@ int infer_dynamic_update_slice(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "Expected at least two operands.");
 		return 1;
 	}
-	const shape *op = &in->ops[0].def->result, *up = &in->ops[1].def->result;
+	const shape *op = in->ops[0].def->result, *up = in->ops[1].def->result;
 	if (shape_is_tuple(op)) {
 		ck_error(c, in->ops[0].at,
 			 "Expected array or buffer argument for operand of dynamic update slice, but got %s.",
@@ -490,8 +490,8 @@ int infer_bitcast(checker *c, instr *in, shape *inf)
 		return 1;
 	if (mv_expect_array(c, in, 0, "operand of bitcast"))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
-	shape r = in->shape;
+	const shape *op = in->ops[0].def->result;
+	shape r = *in->shape;
 	if (!r.has_layout || r.layout.n_minor_to_major != r.rank)
 		layout_set_default(&r);
 	int64_t ob, rb;
@@ -526,7 +526,7 @@ int infer_get_dimension_size(checker *c, instr *in, shape *inf)
 		ck_error(c, at, "get-dimension-size expects exactly one dimension in dimensions=, but has %d", dl->n);
 		return 1;
 	}
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	int64_t d = dl->v[0];
 	int rank = shape_is_tuple(op) ? 0 : op->rank;
 	if (d < 0 || d >= rank) {
@@ -546,7 +546,7 @@ int infer_get_dimension_size(checker *c, instr *in, shape *inf)
  * tuple), layouts included. */
 int infer_optimization_barrier(checker *c, instr *in, shape *inf)
 {
-	*inf = in->ops[0].def->result;
+	*inf = *in->ops[0].def->result;
 	c->keep_layout = 1;
 	return 0;
 }

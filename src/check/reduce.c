@@ -71,7 +71,7 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 			 f->nparams);
 		return 1;
 	}
-	const shape *acc = &f->root->result;
+	const shape *acc = f->root->result;
 	const shape **sub = arena_array(&c->m->arena, (size_t)n, sizeof *sub);
 	if (!sub) {
 		c->oom = 1;
@@ -101,7 +101,7 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		const shape *pi = &f->params[i]->result, *pn = &f->params[n + i]->result;
+		const shape *pi = f->params[i]->result, *pn = f->params[n + i]->result;
 		if (!shape_compatible(sub[i], pi)) {
 			ck_error(c, at, "Reduction function's %d-th parameter shape differs from the result shape: %s vs %s",
 				 i, ck_shape(a, pi), ck_shape(b, sub[i]));
@@ -135,7 +135,7 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 static int reduction_result(checker *c, instr *in, const computation *f, int rank, const int64_t *dims, int n,
 			    shape *inf)
 {
-	const shape *acc = &f->root->result;
+	const shape *acc = f->root->result;
 	if (!shape_is_tuple(acc)) {
 		shape_make_array(inf, acc->type, rank, dims);
 		return 0;
@@ -147,8 +147,8 @@ static int reduction_result(checker *c, instr *in, const computation *f, int ran
 	}
 	for (int i = 0; i < n; i++) {
 		shape_make_array(&el[i], acc->tuple[i].type, rank, dims);
-		if (in->has_shape && shape_is_tuple(&in->shape) && i < in->shape.ntuple) {
-			const shape *w = &in->shape.tuple[i];
+		if (in->has_shape && shape_is_tuple(in->shape) && i < in->shape->ntuple) {
+			const shape *w = &in->shape->tuple[i];
 			if (!shape_is_tuple(w) && w->has_layout && w->rank == rank)
 				el[i].layout = w->layout;
 		}
@@ -185,9 +185,9 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 		if (!ck_array_operand(c, in, k))
 			return 1;
 	int n = in->nops / 2;
-	const shape *arg = &in->ops[0].def->result;
+	const shape *arg = in->ops[0].def->result;
 	for (int i = 1; i < n; i++) {
-		const shape *s = &in->ops[i].def->result;
+		const shape *s = in->ops[i].def->result;
 		if (!shape_same_dims(arg, s)) {
 			ck_error(c, in->ops[i].at,
 				 "All reduced tensors must have compatible dimension. Tensor at index 0 has shape %s, and tensor at index %d has shape %s.",
@@ -210,8 +210,8 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		inits[i] = &in->ops[n + i].def->result;
-		types[i] = in->ops[i].def->result.type;
+		inits[i] = in->ops[n + i].def->result;
+		types[i] = in->ops[i].def->result->type;
 	}
 	if (ck_verify_reducer(c, in, f, inits, types, n))
 		return 1;
@@ -313,7 +313,7 @@ int infer_reduce_window(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (shape_is_tuple(s)) {
 			ck_error(c, in->ops[k].at, "Expected array argument for operand of reduce-window, but got %s.",
 				 ck_shape(a, s));
@@ -321,9 +321,9 @@ int infer_reduce_window(checker *c, instr *in, shape *inf)
 		}
 	}
 	int n = in->nops / 2;
-	const shape *arg = &in->ops[0].def->result;
+	const shape *arg = in->ops[0].def->result;
 	for (int i = 1; i < n; i++) {
-		const shape *s = &in->ops[i].def->result;
+		const shape *s = in->ops[i].def->result;
 		if (!shape_same_dims(arg, s)) {
 			ck_error(c, in->ops[i].at,
 				 "All reduced tensors must have the same dimension. Tensor 0 has shape %s, Tensor %d has shape %s",
@@ -338,8 +338,8 @@ int infer_reduce_window(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		inits[i] = &in->ops[n + i].def->result;
-		types[i] = in->ops[i].def->result.type;
+		inits[i] = in->ops[n + i].def->result;
+		types[i] = in->ops[i].def->result->type;
 	}
 	if (ck_verify_reducer(c, in, f, inits, types, n))
 		return 1;
@@ -350,7 +350,7 @@ int infer_reduce_window(checker *c, instr *in, shape *inf)
 	if (ck_window_output(c, in, w, arg, out))
 		return 1;
 	/* each output has its init value's element type */
-	if (n == 1 && !shape_is_tuple(&f->root->result)) {
+	if (n == 1 && !shape_is_tuple(f->root->result)) {
 		shape_make_array(inf, inits[0]->type, arg->rank, out);
 		return 0;
 	}
@@ -380,9 +380,9 @@ int infer_map(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < in->nops; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *arg = &in->ops[0].def->result;
+	const shape *arg = in->ops[0].def->result;
 	for (int k = 1; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (shape_same_dims(s, arg))
 			continue;
 		if (same_type_ignoring_fp(s->type, arg->type)) {
@@ -395,7 +395,7 @@ int infer_map(checker *c, instr *in, shape *inf)
 		}
 		strbuf m = STRBUF_INIT;
 		for (int j = 0; j < in->nops; j++)
-			sb_printf(&m, "%s%s", j ? ", " : "", ck_shape(a, &in->ops[j].def->result));
+			sb_printf(&m, "%s%s", j ? ", " : "", ck_shape(a, in->ops[j].def->result));
 		if (m.oom)
 			c->oom = 1;
 		else
@@ -433,19 +433,19 @@ int infer_map(checker *c, instr *in, shape *inf)
 			 f->nparams, in->nops);
 		return 1;
 	}
-	const shape *res = &f->root->result;
+	const shape *res = f->root->result;
 	if (shape_is_tuple(res) || res->rank != 0) {
 		ck_error(c, fat, "Mapped computation's result has to be a scalar; got: %s.", ck_shape(a, res));
 		return 1;
 	}
 	for (int i = 0; i < f->nparams; i++) {
-		const shape *p = &f->params[i]->result;
+		const shape *p = f->params[i]->result;
 		if (shape_is_tuple(p) || p->rank != 0) {
 			ck_error(c, fat, "Mapped computation's parameter has to be a scalar; got parameter %d shape: %s.", i,
 				 ck_shape(a, p));
 			return 1;
 		}
-		if (!same_type_ignoring_fp(p->type, in->ops[i].def->result.type)) {
+		if (!same_type_ignoring_fp(p->type, in->ops[i].def->result->type)) {
 			ck_error(c, fat,
 				 "Mapped computation's parameter type has to match argument element type; got parameter %d shape: %s, argument shape: %s.",
 				 i, ck_shape(a, p), ck_shape(b, arg));

@@ -14,7 +14,7 @@ int infer_declared(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
 		return 1;
 	}
-	*inf = in->shape;
+	*inf = *in->shape;
 	c->keep_layout = 1;
 	return 0;
 }
@@ -25,9 +25,9 @@ int infer_broadcast(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "cannot infer shape for opcode: broadcast");
 		return 1;
 	}
-	*inf = in->shape;
-	inf->type = in->ops[0].def->result.type;
-	return check_broadcast_shapes(c, in, &in->ops[0].def->result, &in->shape);
+	*inf = *in->shape;
+	inf->type = in->ops[0].def->result->type;
+	return check_broadcast_shapes(c, in, in->ops[0].def->result, in->shape);
 }
 
 /* iota: the written shape; iota_dimension= in range. */
@@ -40,21 +40,21 @@ int infer_iota(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute iota_dimension is expected but not seen");
 		return 1;
 	}
-	if (in->shape.rank == 0) {
+	if (in->shape->rank == 0) {
 		ck_error(c, in->op_at, "Iota does not support scalars.");
 		return 1;
 	}
-	if (in->shape.type == ET_PRED) {
+	if (in->shape->type == ET_PRED) {
 		ck_error(c, in->op_at, "Iota does not support PRED.");
 		return 1;
 	}
-	if (dim < 0 || dim >= in->shape.rank) {
+	if (dim < 0 || dim >= in->shape->rank) {
 		ck_error(c, in->op_at,
 			 "The iota dimension cannot go beyond the operation rank or be negative: iota_dimension=%lld, rank %d.",
-			 (long long)dim, in->shape.rank);
+			 (long long)dim, in->shape->rank);
 		return 1;
 	}
-	*inf = in->shape;
+	*inf = *in->shape;
 	return 0;
 }
 
@@ -63,16 +63,16 @@ int infer_reshape(checker *c, instr *in, shape *inf)
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	if (!ck_needs_shape(c, in) || !ck_array_operand(c, in, 0))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	int64_t from, to;
-	if (shape_element_count(op, &from) || shape_element_count(&in->shape, &to) || from != to) {
-		shape want = in->shape;
+	if (shape_element_count(op, &from) || shape_element_count(in->shape, &to) || from != to) {
+		shape want = *in->shape;
 		want.type = op->type;
 		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
 			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, &want));
 		return 1;
 	}
-	shape_make_array(inf, op->type, in->shape.rank, in->shape.dims);
+	shape_make_array(inf, op->type, in->shape->rank, in->shape->dims);
 	return 0;
 }
 
@@ -81,7 +81,7 @@ int infer_transpose(checker *c, instr *in, shape *inf)
 	char a[CK_SHAPE_TEXT];
 	if (!ck_array_operand(c, in, 0))
 		return 1;
-	const shape *op = &in->ops[0].def->result;
+	const shape *op = in->ops[0].def->result;
 	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
 	if (!dl) {
 		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");

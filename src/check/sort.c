@@ -30,9 +30,9 @@ int infer_sort(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < in->nops; k++)
 		if (!ck_array_operand(c, in, k))
 			return 1;
-	const shape *s0 = &in->ops[0].def->result;
+	const shape *s0 = in->ops[0].def->result;
 	for (int k = 1; k < in->nops; k++) {
-		const shape *s = &in->ops[k].def->result;
+		const shape *s = in->ops[k].def->result;
 		if (!shape_same_dims(s0, s)) {
 			/* XLA breaks the line before ", Values" */
 			ck_error(c, in->ops[k].at,
@@ -65,7 +65,7 @@ int infer_sort(checker *c, instr *in, shape *inf)
 	loc fat = to_apply_loc(c, in);
 	if (!f || ck_ensure_checked(c, in, f, fat))
 		return 1;
-	const shape *r = &f->root->result;
+	const shape *r = f->root->result;
 	if (shape_is_tuple(r) || r->rank != 0 || r->type != ET_PRED) {
 		ck_error(c, fat, "The Sort compare computation shape does not lead to a scalar predicate shape: %s",
 			 ck_shape(a, r));
@@ -77,8 +77,8 @@ int infer_sort(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int p = 0; p < f->nparams; p++) {
-		const shape *ps = &f->params[p]->result;
-		etype want = in->ops[p / 2].def->result.type;
+		const shape *ps = f->params[p]->result;
+		etype want = in->ops[p / 2].def->result->type;
 		if (shape_is_tuple(ps) || ps->rank != 0 || !same_type_ignoring_fp(want, ps->type)) {
 			shape e;
 			shape_make_array(&e, want, 0, NULL);
@@ -98,9 +98,9 @@ int infer_sort(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	for (int k = 0; k < in->nops; k++) {
-		el[k] = in->ops[k].def->result;
-		if (in->has_shape && shape_is_tuple(&in->shape) && k < in->shape.ntuple) {
-			const shape *w = &in->shape.tuple[k];
+		el[k] = *in->ops[k].def->result;
+		if (in->has_shape && shape_is_tuple(in->shape) && k < in->shape->ntuple) {
+			const shape *w = &in->shape->tuple[k];
 			if (!shape_is_tuple(w) && w->has_layout && w->rank == el[k].rank)
 				el[k].layout = w->layout;
 		}
@@ -119,7 +119,7 @@ int infer_topk(checker *c, instr *in, shape *inf)
 	char a[CK_SHAPE_TEXT];
 	if (!ck_array_operand(c, in, 0))
 		return 1;
-	const shape *s = &in->ops[0].def->result;
+	const shape *s = in->ops[0].def->result;
 	int64_t k;
 	if (!instr_int(in, ATTR_K, &k)) {
 		ck_error(c, in->op_at, "attribute k is expected but not seen");
@@ -159,8 +159,8 @@ int infer_topk(checker *c, instr *in, shape *inf)
 	shape_make_array(&el[0], s->type, s->rank, d);
 	shape_make_array(&el[1], ET_S32, s->rank, d);
 	for (int j = 0; j < 2; j++) {
-		if (in->has_shape && shape_is_tuple(&in->shape) && j < in->shape.ntuple) {
-			const shape *w = &in->shape.tuple[j];
+		if (in->has_shape && shape_is_tuple(in->shape) && j < in->shape->ntuple) {
+			const shape *w = &in->shape->tuple[j];
 			if (!shape_is_tuple(w) && w->has_layout && w->rank == el[j].rank)
 				el[j].layout = w->layout;
 		}

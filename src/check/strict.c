@@ -16,9 +16,9 @@ static int identity_bcast_attr(const instr *in)
 	if ((cat != OPC_BINARY && cat != OPC_COMPARE) || !instr_ints(in, ATTR_BROADCAST_DIMENSIONS))
 		return 0;
 	/* only where the checker inferred a result (else it reported errors) */
-	if (in->nops != 2 || !in->ops[0].def || !in->ops[1].def || in->result.type == ET_INVALID)
+	if (in->nops != 2 || !in->ops[0].def || !in->ops[1].def || in->result->type == ET_INVALID)
 		return 0;
-	return shape_same_dims(&in->ops[0].def->result, &in->ops[1].def->result);
+	return shape_same_dims(in->ops[0].def->result, in->ops[1].def->result);
 }
 
 size_t check_strict_attrs(const module *m, hloi_context *ctx, const hloi_check_options *opts)

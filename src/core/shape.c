@@ -432,3 +432,53 @@ int shape_dim_index(const shape *s, int64_t d)
 		return -1;
 	return (int)d;
 }
+
+const shape shape_none;
+
+static int layout_identical(const layout *a, const layout *b)
+{
+	return layout_equal(a, b) && a->padding_value == b->padding_value;
+}
+
+int shape_identical(const shape *a, const shape *b)
+{
+	if (a == b)
+		return 1;
+	if (a->type != b->type || a->rank != b->rank || a->has_layout != b->has_layout ||
+	    a->is_buffer != b->is_buffer || a->ntuple != b->ntuple)
+		return 0;
+	int rank = a->rank < 0 || a->rank > HLOI_MAX_RANK ? 0 : a->rank;
+	for (int i = 0; i < rank; i++)
+		if (a->dims[i] != b->dims[i] || a->dim_kind[i] != b->dim_kind[i])
+			return 0;
+	if (!layout_identical(&a->layout, &b->layout))
+		return 0;
+	for (int i = 0; i < a->ntuple; i++)
+		if (!shape_identical(&a->tuple[i], &b->tuple[i]))
+			return 0;
+	return 1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
+	return h;
+}
+
+uint64_t shape_hash(const shape *s)
+{
+	uint64_t h = mix((uint64_t)s->type, (uint64_t)s->rank);
+	h = mix(h, (uint64_t)s->has_layout << 1 | (uint64_t)s->is_buffer);
+	int rank = s->rank < 0 || s->rank > HLOI_MAX_RANK ? 0 : s->rank;
+	for (int i = 0; i < rank; i++)
+		h = mix(h, (uint64_t)s->dims[i] * 31 + s->dim_kind[i]);
+	const layout *l = &s->layout;
+	h = mix(h, (uint64_t)l->n_minor_to_major);
+	for (int i = 0; i < l->n_minor_to_major && i < HLOI_MAX_RANK; i++)
+		h = mix(h, (uint64_t)l->minor_to_major[i]);
+	h = mix(h, (uint64_t)l->n_padded << 8 | (uint64_t)l->ntiles);
+	h = mix(h, (uint64_t)s->ntuple);
+	for (int i = 0; i < s->ntuple; i++)
+		h = mix(h, shape_hash(&s->tuple[i]));
+	return h;
+}

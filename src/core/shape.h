@@ -104,6 +104,16 @@ int shape_byte_size(const shape *s, int64_t *out);
 /* Buffer size of dimension d: padded size if padded, else dims[d]. */
 int64_t shape_padded_dim(const shape *s, int d);
 
+/* A zeroed shape (ET_INVALID): an instruction's shape before one is
+ * written or inferred. */
+extern const shape shape_none;
+/* Every field that prints or places an element is equal (type, dims and
+ * their kinds, the whole layout, the buffer mark, tuple elements): the test
+ * behind interning (module_intern_shape). */
+int shape_identical(const shape *a, const shape *b);
+/* A hash consistent with shape_identical. */
+uint64_t shape_hash(const shape *s);
+
 /* Equal element type and dimensions (layouts ignored); recurses into tuples. */
 int shape_compatible(const shape *a, const shape *b);
 /* Equal dimensions only. */

@@ -185,15 +185,15 @@ static apply_prog *prog_compile(const computation *comp, int nresults)
 			slot[i] = elems[tuple_first[t] + 1 + index];
 			continue;
 		}
-		if (!is_scalar(&in->result))
+		if (!is_scalar(in->result))
 			goto done;
 		ap_op *o = &p->ops[p->nops];
 		memset(o, 0, sizeof *o);
 		o->a = s[0];
 		o->b = s[1];
 		o->c = s[2];
-		o->to = in->result.type;
-		o->width = etype_byte_width(in->result.type);
+		o->to = in->result->type;
+		o->width = etype_byte_width(in->result->type);
 		switch (in->op) {
 		case OP_PARAMETER:
 			if (in->parameter_number < 0 || in->parameter_number >= comp->nparams)
@@ -211,28 +211,28 @@ static apply_prog *prog_compile(const computation *comp, int nresults)
 		case OP_BROADCAST:
 		case OP_TRANSPOSE:
 			/* a scalar to the same scalar */
-			if (in->nops != 1 || in->ops[0].def->result.type != in->result.type)
+			if (in->nops != 1 || in->ops[0].def->result->type != in->result->type)
 				goto done;
 			slot[i] = s[0];
 			continue;
 		case OP_BITCAST_CONVERT:
 			/* the same byte, but a byte to pred is normalised to 0/1 */
-			if (in->nops != 1 || etype_byte_width(in->ops[0].def->result.type) != o->width ||
-			    (in->result.type == ET_PRED && in->ops[0].def->result.type != ET_PRED))
+			if (in->nops != 1 || etype_byte_width(in->ops[0].def->result->type) != o->width ||
+			    (in->result->type == ET_PRED && in->ops[0].def->result->type != ET_PRED))
 				goto done;
 			slot[i] = s[0];
 			continue;
 		case OP_CONVERT:
 			o->kind = AP_OP_CONVERT;
-			o->from = in->ops[0].def->result.type;
+			o->from = in->ops[0].def->result->type;
 			break;
 		case OP_SELECT:
-			if (in->nops != 3 || in->ops[0].def->result.type != ET_PRED)
+			if (in->nops != 3 || in->ops[0].def->result->type != ET_PRED)
 				goto done;
 			o->kind = AP_OP_SELECT;
 			break;
 		case OP_COMPARE: {
-			etype t = in->ops[0].def->result.type;
+			etype t = in->ops[0].def->result->type;
 			o->kind = AP_OP_CMP;
 			o->cmp = cmp_lookup(t);
 			o->dir = instr_direction(in);
@@ -243,17 +243,17 @@ static apply_prog *prog_compile(const computation *comp, int nresults)
 		}
 		default:
 			if (opcode_category(in->op) != OPC_BINARY || in->nops != 2 ||
-			    in->ops[0].def->result.type != in->result.type ||
-			    in->ops[1].def->result.type != in->result.type)
+			    in->ops[0].def->result->type != in->result->type ||
+			    in->ops[1].def->result->type != in->result->type)
 				goto done;
 			o->kind = AP_OP_BIN;
-			o->bin = bin_lookup(in->op, in->result.type);
+			o->bin = bin_lookup(in->op, in->result->type);
 			if (!o->bin)
 				goto done;
 			break;
 		}
 		for (int k = 0; k < in->nops; k++)
-			if (!is_scalar(&in->ops[k].def->result))
+			if (!is_scalar(in->ops[k].def->result))
 				goto done;
 		o->out = slot[i] = next++;
 		p->nops++;
@@ -314,14 +314,14 @@ hloi_status applier_init(applier *a, engine *e, const computation *comp)
 	a->e = e;
 	a->comp = comp;
 	a->nparams = comp->nparams;
-	const shape *r = &comp->root->result;
+	const shape *r = comp->root->result;
 	a->nresults = shape_is_tuple(r) ? r->ntuple : 1;
 	a->ptype = hloi_calloc((size_t)a->nparams + 1, sizeof *a->ptype);
 	a->rtype = hloi_calloc((size_t)a->nresults + 1, sizeof *a->rtype);
 	if (!a->ptype || !a->rtype)
 		goto oom;
 	for (int k = 0; k < a->nparams; k++)
-		a->ptype[k] = comp->params[k]->result.type;
+		a->ptype[k] = comp->params[k]->result->type;
 	for (int k = 0; k < a->nresults; k++)
 		a->rtype[k] = shape_is_tuple(r) ? r->tuple[k].type : r->type;
 	a->prog = prog_compile(comp, a->nresults);
@@ -335,7 +335,7 @@ hloi_status applier_init(applier *a, engine *e, const computation *comp)
 	if (!a->args)
 		goto oom;
 	for (int k = 0; k < a->nparams; k++) {
-		hloi_status st = value_new(e, &comp->params[k]->result, &a->args[k]);
+		hloi_status st = value_new(e, comp->params[k]->result, &a->args[k]);
 		if (st != HLOI_OK) {
 			applier_free(a);
 			return st;

@@ -80,13 +80,13 @@ hloi_status kernel_batch_norm(engine *e, frame *f, const instr *in, hloi_literal
 	double *s1 = acc, *s2 = acc + nf, *mean = acc + 2 * nf, *var = acc + 3 * nf;
 	hloi_literal *res = dest;
 	if (!res)
-		st = value_new(e, &in->result, &res);
+		st = value_new(e, in->result, &res);
 	if (st != HLOI_OK) {
 		hloi_free(acc);
 		value_unreserve(e, bytes);
 		return st;
 	}
-	hloi_literal *y = shape_is_tuple(&in->result) ? res->elems[0] : res;
+	hloi_literal *y = shape_is_tuple(in->result) ? res->elems[0] : res;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
 	if (grad || !training) {
 		/* the statistics are operands: grad (x, scale, mean, var, dy), inference (x, scale, offset, mean, var) */

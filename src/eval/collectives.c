@@ -62,7 +62,7 @@ static int self_pair(const instr *in)
 
 static hloi_status fresh(engine *e, frame *f, const instr *in, hloi_literal **res)
 {
-	hloi_status st = value_new(e, &in->result, res);
+	hloi_status st = value_new(e, in->result, res);
 	if (st != HLOI_OK)
 		return st;
 	f->vals[in->position] = *res;
@@ -212,7 +212,7 @@ hloi_status kernel_custom_call(engine *e, frame *f, const instr *in, hloi_litera
 			       hloi_literal *const *args, hloi_literal *dest)
 {
 	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
-	if (custom_call_is_identity(t) && in->nops == 1 && shape_compatible(&in->result, &ops[0]->shape))
+	if (custom_call_is_identity(t) && in->nops == 1 && shape_compatible(in->result, &ops[0]->shape))
 		return kernel_identity(e, f, in, ops, args, dest);
 	/* the checker refuses every other target; only a caller that skipped it gets here */
 	diag_error_where(e->ctx, NULL, "unsupported custom-call target %s (instruction '%s')", t ? t : "(none)",

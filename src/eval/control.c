@@ -16,7 +16,7 @@ hloi_status kernel_parameter(engine *e, frame *f, const instr *in, hloi_literal 
 	(void)dest;
 	hloi_literal *v = NULL;
 	int owned = 0;
-	hloi_status st = value_conform(e, args[in->parameter_number], &in->result, &v, &owned);
+	hloi_status st = value_conform(e, args[in->parameter_number], in->result, &v, &owned);
 	if (st != HLOI_OK)
 		return st;
 	f->vals[in->position] = v;
@@ -72,7 +72,7 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 static hloi_status call_into(engine *e, frame *f, const instr *in, const computation *comp, hloi_literal *const *args,
 			     hloi_literal *dest)
 {
-	if (dest && shape_is_tuple(&in->result))
+	if (dest && shape_is_tuple(in->result))
 		dest = NULL;  /* tuple results are copied into dest by the driver */
 	int pos = in->position;
 	if (e->depth >= EVAL_MAX_DEPTH) {
@@ -102,7 +102,7 @@ static hloi_status call_into(engine *e, frame *f, const instr *in, const computa
 	}
 	hloi_literal *conf = NULL;
 	int cowned = 0;
-	st = value_conform(e, r, &in->result, &conf, &cowned);
+	st = value_conform(e, r, in->result, &conf, &cowned);
 	if (st != HLOI_OK) {
 		value_drop(e, r);
 		return st;
@@ -225,7 +225,7 @@ hloi_status kernel_while(engine *e, frame *f, const instr *in, hloi_literal *con
 	}
 	hloi_literal *conf = NULL;
 	int cowned = 0;
-	st = value_conform(e, state, &in->result, &conf, &cowned);
+	st = value_conform(e, state, in->result, &conf, &cowned);
 	if (st != HLOI_OK) {
 		value_drop(e, state);
 		return st;

@@ -78,8 +78,8 @@ hloi_status kernel_reshape(engine *e, frame *f, const instr *in, hloi_literal *c
 	(void)args;
 	int pos = in->position;
 	if (!dest && f->plan && f->plan->view[pos] && ops[0] && !shape_is_tuple(&ops[0]->shape) &&
-	    plan_reshape_is_view(&ops[0]->shape, &in->result)) {
-		hloi_status st = value_view(e, &in->result, ops[0], &f->vals[pos]);
+	    plan_reshape_is_view(&ops[0]->shape, in->result)) {
+		hloi_status st = value_view(e, in->result, ops[0], &f->vals[pos]);
 		if (st != HLOI_OK)
 			return st;
 		f->owned[pos] = VAL_SHELL;
@@ -100,7 +100,7 @@ hloi_status kernel_transpose(engine *e, frame *f, const instr *in, hloi_literal 
 static hloi_status new_copy(engine *e, frame *f, const instr *in, const hloi_literal *op)
 {
 	int pos = in->position;
-	hloi_status st = value_new(e, &in->result, &f->vals[pos]);
+	hloi_status st = value_new(e, in->result, &f->vals[pos]);
 	if (st != HLOI_OK)
 		return st;
 	f->owned[pos] = VAL_OWNED;
@@ -112,7 +112,7 @@ hloi_status kernel_copy(engine *e, frame *f, const instr *in, hloi_literal *cons
 			hloi_literal *dest)
 {
 	(void)args;
-	if (shape_is_tuple(&in->result))
+	if (shape_is_tuple(in->result))
 		return new_copy(e, f, in, ops[0]);
 	return kernel_array(e, f, in, ops, dest, 1, fill_copy);
 }
@@ -135,7 +135,7 @@ hloi_status kernel_tuple(engine *e, frame *f, const instr *in, hloi_literal *con
 	(void)args;
 	(void)dest;
 	int pos = in->position;
-	hloi_status st = value_tuple_shell(e, &in->result, ops, in->nops, &f->vals[pos]);
+	hloi_status st = value_tuple_shell(e, in->result, ops, in->nops, &f->vals[pos]);
 	if (st != HLOI_OK)
 		return st;
 	f->owned[pos] = VAL_SHELL;

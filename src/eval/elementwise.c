@@ -22,7 +22,7 @@ hloi_status kernel_elementwise(engine *e, frame *f, const instr *in, hloi_litera
 {
 	(void)args;
 	if (!ref_elementwise_supported(in)) {
-		const char *tn = etype_name(in->result.type);
+		const char *tn = etype_name(in->result->type);
 		diag_error_where(e->ctx, NULL, "cannot evaluate %s on %s (instruction '%s')", opcode_name(in->op),
 				 tn ? tn : "?", in->name);
 		return HLOI_EUNSUPPORTED;

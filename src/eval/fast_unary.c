@@ -382,7 +382,7 @@ static void run_threads(const fu_plan *p, int64_t total, int threads, int64_t mi
 static etype kernel_type(const instr *in, hloi_literal *const *ops)
 {
 	if (in->op == OP_COMPLEX)
-		return in->result.type;
+		return in->result->type;
 	if (in->op == OP_CLAMP)
 		return ops[1]->shape.type;
 	return ops[0]->shape.type;
@@ -392,9 +392,9 @@ ew_row_fn fast_unary_row(const instr *in)
 {
 	if (!ew_is_unary_family(in->op) || in->nops < 1 || in->nops > FU_MAX_OPS)
 		return NULL;
-	etype t = in->op == OP_COMPLEX ? in->result.type
-		: in->op == OP_CLAMP && in->nops == 3 ? in->ops[1].def->result.type
-		: in->ops[0].def->result.type;
+	etype t = in->op == OP_COMPLEX ? in->result->type
+		: in->op == OP_CLAMP && in->nops == 3 ? in->ops[1].def->result->type
+		: in->ops[0].def->result->type;
 	return row_kernel(in->op, t);
 }
 

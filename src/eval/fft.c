@@ -120,7 +120,7 @@ hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const
 	const hloi_literal *x = ops[0];
 	const char *type = instr_text(in, ATTR_FFT_TYPE);
 	const int_list *len = instr_ints(in, ATTR_FFT_LENGTH);
-	const shape *xs = &x->shape, *rs = &in->result;
+	const shape *xs = &x->shape, *rs = in->result;
 	if (!type || !len || len->n < 1 || len->n > xs->rank || shape_is_tuple(rs) || rs->rank != xs->rank)
 		return kernel_none(e, f, in, ops, args, dest);
 	int irfft = strcmp(type, "IRFFT") == 0;

@@ -339,11 +339,11 @@ static combiner recognise(const computation *comp, etype t)
 		cb.kind = root->parameter_number == 0 ? CB_KEEP : CB_REPLACE;
 		return cb;
 	}
-	if (opcode_category(root->op) != OPC_BINARY || root->nops != 2 || root->result.type != t)
+	if (opcode_category(root->op) != OPC_BINARY || root->nops != 2 || root->result->type != t)
 		return cb;
 	const instr *a = root->ops[0].def, *b = root->ops[1].def;
 	if (a->op != OP_PARAMETER || b->op != OP_PARAMETER || a->parameter_number == b->parameter_number ||
-	    a->result.type != t || b->result.type != t)
+	    a->result->type != t || b->result->type != t)
 		return cb;
 	cb.fn = scalar_lookup(root->op, t);
 	if (cb.fn) {
@@ -420,7 +420,7 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 			return HLOI_EUNSUPPORTED;
 		}
 		for (; nargs < 2 * n; nargs++) {
-			st = value_new(e, &in->callee->params[nargs]->result, &args[nargs]);
+			st = value_new(e, in->callee->params[nargs]->result, &args[nargs]);
 			if (st != HLOI_OK)
 				goto cleanup;
 		}
@@ -515,12 +515,12 @@ hloi_status kernel_scatter(engine *e, frame *f, const instr *in, hloi_literal *c
 	for (int k = 1; k < in->nops; k++)
 		shared |= ops[k]->data && ops[k]->data == ops[0]->data;
 	if (n == 1 && !shared && mv_last_use(f, in, 0) && ops[0]->data && !ops[0]->elided &&
-	    layout_equal(&ops[0]->shape.layout, &in->result.layout)) {
+	    layout_equal(&ops[0]->shape.layout, &in->result->layout)) {
 		/* the operand's buffer becomes the result */
 		res = ops[0];
 		f->owned[in->ops[0].def->position] = 0;
 	} else {
-		st = value_new(e, &in->result, &res);
+		st = value_new(e, in->result, &res);
 		if (st != HLOI_OK)
 			return st;
 		for (int i = 0; i < n; i++)

@@ -51,7 +51,7 @@ static hloi_status begin(engine *e, const instr *in, hloi_literal *dest, int64_t
 	*res = dest;
 	*scratch = NULL;
 	if (!dest) {
-		hloi_status st = value_new(e, &in->result, res);
+		hloi_status st = value_new(e, in->result, res);
 		if (st != HLOI_OK)
 			return st;
 	}
@@ -85,7 +85,7 @@ hloi_status kernel_cholesky(engine *e, frame *f, const instr *in, hloi_literal *
 {
 	const hloi_literal *a = ops[0];
 	const shape *s = &a->shape;
-	if (s->rank < 2 || shape_is_tuple(&in->result))
+	if (s->rank < 2 || shape_is_tuple(in->result))
 		return kernel_none(e, f, in, ops, args, dest);
 	int64_t n = s->dims[s->rank - 1], count;
 	int lower = instr_bool(in, ATTR_LOWER, 0);
@@ -135,7 +135,7 @@ hloi_status kernel_triangular_solve(engine *e, frame *f, const instr *in, hloi_l
 {
 	const hloi_literal *a = ops[0], *b = ops[1];
 	const shape *as = &a->shape, *bs = &b->shape;
-	if (as->rank < 2 || bs->rank != as->rank || shape_is_tuple(&in->result))
+	if (as->rank < 2 || bs->rank != as->rank || shape_is_tuple(in->result))
 		return kernel_none(e, f, in, ops, args, dest);
 	int r = as->rank;
 	int64_t m = as->dims[r - 1], count;

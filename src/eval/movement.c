@@ -475,7 +475,7 @@ hloi_status kernel_bitcast(engine *e, frame *f, const instr *in, hloi_literal *c
 	(void)dest;
 	int pos = in->position;
 	hloi_literal *op = ops[0], *res = NULL;
-	int64_t bytes = value_bytes(&in->result);
+	int64_t bytes = value_bytes(in->result);
 	if (bytes < 0 || bytes != (int64_t)op->nbytes) {
 		diag_error_where(e->ctx, NULL, "bitcast of %lld bytes into %lld bytes (instruction '%s')",
 				 (long long)op->nbytes, (long long)bytes, in->name);
@@ -483,13 +483,13 @@ hloi_status kernel_bitcast(engine *e, frame *f, const instr *in, hloi_literal *c
 	}
 	if (mv_last_use(f, in, 0) && op->data && !op->elided) {
 		f->owned[in->ops[0].def->position] = 0;
-		op->shape = in->result;
+		op->shape = *in->result;
 		literal_fill_padding(op);
 		f->vals[pos] = op;
 		f->owned[pos] = 1;
 		return HLOI_OK;
 	}
-	hloi_status st = value_new(e, &in->result, &res);
+	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	if (res->nbytes && op->data) {
@@ -521,7 +521,7 @@ hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi
 	(void)dest;
 	int pos = in->position;
 	hloi_literal *res = NULL;
-	hloi_status st = value_new(e, &in->result, &res);
+	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	int32_t v = (int32_t)ops[0]->shape.dims[instr_ints(in, ATTR_DIMENSIONS)->v[0]];
@@ -539,10 +539,10 @@ hloi_status kernel_optimization_barrier(engine *e, frame *f, const instr *in, hl
 	(void)args;
 	(void)dest;
 	int pos = in->position;
-	if (!value_same_layouts(&ops[0]->shape, &in->result)) {
+	if (!value_same_layouts(&ops[0]->shape, in->result)) {
 		/* a result written with other layouts than the operand's */
 		int owned = 0;
-		hloi_status st = value_conform(e, ops[0], &in->result, &f->vals[pos], &owned);
+		hloi_status st = value_conform(e, ops[0], in->result, &f->vals[pos], &owned);
 		f->owned[pos] = (uint8_t)owned;
 		return st;
 	}

@@ -87,9 +87,9 @@ int plan_reshape_is_view(const shape *op, const shape *res)
  * the identity map (no dimension stretched). */
 static int identity_read(const instr *u, int k)
 {
-	const shape *s = &u->ops[k].def->result;
+	const shape *s = u->ops[k].def->result;
 	int8_t map[HLOI_MAX_RANK];
-	if (shape_is_tuple(s) || !shape_same_dims(s, &u->result) || fx_operand_map(u, k, map))
+	if (shape_is_tuple(s) || !shape_same_dims(s, u->result) || fx_operand_map(u, k, map))
 		return 0;
 	for (int j = 0; j < s->rank; j++)
 		if (map[j] != j)
@@ -126,11 +126,11 @@ int eval_is_elementwise(opcode op)
 static int fusible(const instr *in, int generic)
 {
 	fx_member m;
-	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(&in->result) ||
-	    in->result.rank > HLOI_MAX_RANK)
+	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(in->result) ||
+	    in->result->rank > HLOI_MAX_RANK)
 		return 0;
 	int64_t n;
-	if (shape_byte_size(&in->result, &n))
+	if (shape_byte_size(in->result, &n))
 		return 0;
 	for (int k = 0; k < in->nops; k++) {
 		int8_t map[HLOI_MAX_RANK];
@@ -215,7 +215,7 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 	const computation *comp = p->comp;
 	plan_region *g = &p->regions[r];
 	int *region_of = p->region_of;
-	const shape *dom = &comp->instrs[seed]->result;
+	const shape *dom = comp->instrs[seed]->result;
 	int count = 0, cap = 16;
 	int *pos = hloi_malloc((size_t)cap * sizeof *pos);
 	if (!pos)
@@ -236,7 +236,7 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 		if (!fus[c] || region_of[c] >= 0)
 			continue;
 		const instr *cin = comp->instrs[c];
-		if (!shape_same_dims(&cin->result, dom))
+		if (!shape_same_dims(cin->result, dom))
 			continue;
 		int ok = 1, inside = 0;
 		for (int e = ustart[c]; e < ustart[c + 1] && ok; e++) {
@@ -367,11 +367,11 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 {
 	const computation *comp = p->comp;
 	for (int o = 0; o < g->nout; o++) {
-		const shape *os = &comp->instrs[g->mem_pos[g->out_member[o]]]->result;
+		const shape *os = comp->instrs[g->mem_pos[g->out_member[o]]]->result;
 		g->reuse[o] = -1;
 		for (int i = 0; i < g->nin && g->reuse[o] < 0; i++) {
 			int v = g->in[i].pos, ok = 1;
-			const shape *vs = &comp->instrs[v]->result;
+			const shape *vs = comp->instrs[v]->result;
 			if (p->value[v] != PV_OWNED || p->last_use[v] != g->seed || vs->type != os->type ||
 			    !shape_same_dims(vs, os) || !layout_equal(&vs->layout, &os->layout))
 				continue;
@@ -531,7 +531,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 			p->value[i] = PV_SHARED;
 			break;
 		case OP_RESHAPE:
-			p->view[i] = fused && plan_reshape_is_view(&in->ops[0].def->result, &in->result);
+			p->view[i] = fused && plan_reshape_is_view(in->ops[0].def->result, in->result);
 			p->value[i] = p->view[i] ? PV_SHARED : PV_OWNED;
 			break;
 		default:
@@ -595,7 +595,7 @@ int plan_region_walk(const eval_plan *p, int r, int threads, const fast_tuning *
 {
 	const plan_region *g = &p->regions[r];
 	const computation *comp = p->comp;
-	const shape *dom = &comp->instrs[g->seed]->result;
+	const shape *dom = comp->instrs[g->seed]->result;
 	fx_region fr;
 	memset(&fr, 0, sizeof fr);
 	memset(x, 0, sizeof *x);
@@ -610,12 +610,12 @@ int plan_region_walk(const eval_plan *p, int r, int threads, const fast_tuning *
 		fr.order[d] = dom->layout.minor_to_major[d];
 	}
 	for (int i = 0; i < g->nin; i++) {
-		const shape *s = &comp->instrs[g->in[i].pos]->result;
+		const shape *s = comp->instrs[g->in[i].pos]->result;
 		in[i].w = etype_byte_width(s->type);
 		fx_input_strides(s, g->in[i].map, dom->rank, dom->dims, in[i].st);
 	}
 	for (int o = 0; o < g->nout; o++) {
-		const shape *s = &comp->instrs[g->mem_pos[g->out_member[o]]]->result;
+		const shape *s = comp->instrs[g->mem_pos[g->out_member[o]]]->result;
 		int8_t id[HLOI_MAX_RANK];
 		for (int d = 0; d < s->rank; d++)
 			id[d] = (int8_t)d;
@@ -663,7 +663,7 @@ static int64_t plan_extra(const eval_plan *p, int threads, const fast_tuning *tu
 	}
 	for (int i = 0; i < n; i++)
 		if (p->value[i] == PV_OWNED) {
-			int64_t b = value_bytes(&comp->instrs[i]->result);
+			int64_t b = value_bytes(comp->instrs[i]->result);
 			bytes[i] = b > 0 ? b : 0;
 		}
 	for (int s = 0; s < p->nsteps; s++) {
@@ -716,7 +716,7 @@ static int64_t param_bytes(const computation *comp)
 {
 	int64_t total = 0;
 	for (int i = 0; i < comp->nparams; i++) {
-		int64_t b = value_bytes(&comp->params[i]->result);
+		int64_t b = value_bytes(comp->params[i]->result);
 		total += b > 0 ? b : 0;
 	}
 	return total;
@@ -786,7 +786,7 @@ static void put_region(strbuf *b, const eval_plan *p, int r, int threads, const 
 	const plan_region *g = &p->regions[r];
 	const instr *seed = comp->instrs[g->seed];
 	sb_printf(b, "region %d: %d instruction%s -> ", r, g->nmem, g->nmem == 1 ? "" : "s fused");
-	shape_print(b, &seed->result, 1);
+	shape_print(b, seed->result, 1);
 	sb_putc(b, '\n');
 	for (int m = 0; m < g->nmem; m++) {
 		const instr *in = comp->instrs[g->mem_pos[m]];
@@ -800,10 +800,10 @@ static void put_region(strbuf *b, const eval_plan *p, int r, int threads, const 
 	}
 	for (int i = 0; i < g->nin; i++) {
 		const instr *in = comp->instrs[g->in[i].pos];
-		const shape *s = &in->result;
+		const shape *s = in->result;
 		sb_printf(b, "      %-9s %s ", i == 0 ? "reads" : "", in->name);
 		shape_print(b, s, 1);
-		int id = s->rank == seed->result.rank;
+		int id = s->rank == seed->result->rank;
 		for (int d = 0; d < s->rank && id; d++)
 			id = g->in[i].map[d] == d;
 		if (!id) {
@@ -812,7 +812,7 @@ static void put_region(strbuf *b, const eval_plan *p, int r, int threads, const 
 				sb_printf(b, "%s%d", d ? "," : "", g->in[i].map[d]);
 			sb_puts(b, "}");
 		}
-		if (!layout_equal(&s->layout, &seed->result.layout) && s->rank == seed->result.rank)
+		if (!layout_equal(&s->layout, &seed->result->layout) && s->rank == seed->result->rank)
 			sb_puts(b, ", another layout");
 		sb_putc(b, '\n');
 	}

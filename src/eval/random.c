@@ -136,7 +136,7 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 	uint64_t need = 0, budget = eval_default_budget();
 	int overflow = 0;
 	for (size_t i = 0; i < n && !overflow; i++)
-		overflow = value_bytes(&comp->params[i]->result, &need);
+		overflow = value_bytes(comp->params[i]->result, &need);
 	if (overflow || need > budget) {
 		if (overflow)
 			diag_error_where(ctx, NULL, "memory budget exceeded: the random inputs need more than %llu bytes, budget %llu bytes",
@@ -153,7 +153,7 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 	}
 	uint64_t state = seed;
 	for (size_t i = 0; i < n; i++) {
-		const shape *s = &comp->params[i]->result;
+		const shape *s = comp->params[i]->result;
 		hloi_status st = literal_create(&lits[i], s);
 		if (st != HLOI_OK) {
 			int64_t bytes = 0;

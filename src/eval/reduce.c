@@ -43,14 +43,14 @@ int reduce_is_scalar_add(const computation *comp)
 	if (comp->nparams != 2 || !r || r->op != OP_ADD || r->nops != 2)
 		return 0;
 	const instr *a = r->ops[0].def, *b = r->ops[1].def;
-	return a->op == OP_PARAMETER && b->op == OP_PARAMETER && a != b && !shape_is_tuple(&a->result) &&
-	       a->result.rank == 0 && !shape_is_tuple(&b->result) && b->result.rank == 0;
+	return a->op == OP_PARAMETER && b->op == OP_PARAMETER && a != b && !shape_is_tuple(a->result) &&
+	       a->result->rank == 0 && !shape_is_tuple(b->result) && b->result->rank == 0;
 }
 
 opcode reduce_monoid(const computation *comp)
 {
 	const instr *r = comp->root;
-	if (comp->nparams != 2 || !r || r->nops != 2 || shape_is_tuple(&r->result) || r->result.rank != 0)
+	if (comp->nparams != 2 || !r || r->nops != 2 || shape_is_tuple(r->result) || r->result->rank != 0)
 		return OP_COUNT;
 	switch (r->op) {
 	case OP_ADD:
@@ -67,8 +67,8 @@ opcode reduce_monoid(const computation *comp)
 	if (a->op != OP_PARAMETER || b->op != OP_PARAMETER || a == b)
 		return OP_COUNT;
 	for (int k = 0; k < 2; k++) {
-		const shape *s = &comp->params[k]->result;
-		if (shape_is_tuple(s) || s->rank != 0 || s->type != r->result.type)
+		const shape *s = comp->params[k]->result;
+		if (shape_is_tuple(s) || s->rank != 0 || s->type != r->result->type)
 			return OP_COUNT;
 	}
 	return r->op;
@@ -119,7 +119,7 @@ static void store_double(etype t, void *p, double v)
 /* The outputs of reduce and reduce-window: a tuple's elements or the value. */
 static hloi_status new_outputs(engine *e, const instr *in, int n, hloi_literal **res, hloi_literal ***outs)
 {
-	hloi_status st = value_new(e, &in->result, res);
+	hloi_status st = value_new(e, in->result, res);
 	if (st != HLOI_OK)
 		return st;
 	*outs = hloi_calloc((size_t)n, sizeof **outs);
@@ -129,7 +129,7 @@ static hloi_status new_outputs(engine *e, const instr *in, int n, hloi_literal *
 		return value_oom(e, (int64_t)n * (int64_t)sizeof **outs);
 	}
 	for (int k = 0; k < n; k++)
-		(*outs)[k] = shape_is_tuple(&in->result) ? (*res)->elems[k] : *res;
+		(*outs)[k] = shape_is_tuple(in->result) ? (*res)->elems[k] : *res;
 	return HLOI_OK;
 }
 
@@ -575,7 +575,7 @@ hloi_status kernel_map(engine *e, frame *f, const instr *in, hloi_literal *const
 	if (!fn || in->nops < 1)
 		return kernel_none(e, f, in, ops, args, dest);
 	hloi_literal *res = NULL;
-	hloi_status st = value_new(e, &in->result, &res);
+	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	mapper m;

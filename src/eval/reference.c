@@ -209,7 +209,7 @@ void ew_params_of(const instr *in, ew_params *p)
 		p->exponent_bits = (int)v;
 	if (instr_int(in, ATTR_MANTISSA_BITS, &v))
 		p->mantissa_bits = (int)v;
-	p->to = in->result.type;
+	p->to = in->result->type;
 }
 
 typedef enum ew_kind { EW_BINARY, EW_COMPARE, EW_COPY, EW_SELECT, EW_CONVERT, EW_UNARY } ew_kind;
@@ -376,11 +376,11 @@ static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cm
 		/* the operand's type; x's for clamp; the result's for complex */
 		etype t = ET_INVALID;
 		if (in->op == OP_COMPLEX)
-			t = in->result.type;
+			t = in->result->type;
 		else if (in->op == OP_CLAMP && in->nops == 3)
-			t = in->ops[1].def->result.type;
+			t = in->ops[1].def->result->type;
 		else if (in->nops >= 1)
-			t = in->ops[0].def->result.type;
+			t = in->ops[0].def->result->type;
 		*kind = EW_UNARY;
 		*fn = NULL;
 		*cf = NULL;
@@ -404,7 +404,7 @@ static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cm
 		*kind = EW_CONVERT;
 		return 1;
 	case OP_COMPARE: {
-		etype t = in->ops[0].def->result.type;
+		etype t = in->ops[0].def->result->type;
 		*kind = EW_COMPARE;
 		*cf = compare_lookup(t);
 		*ct = eval_cmp_type(in, t);
@@ -414,7 +414,7 @@ static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cm
 		if (opcode_category(in->op) != OPC_BINARY)
 			return 0;
 		*kind = EW_BINARY;
-		*fn = binop_lookup(in->op, in->result.type);
+		*fn = binop_lookup(in->op, in->result->type);
 		return *fn != NULL;
 	}
 }

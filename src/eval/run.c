@@ -39,14 +39,14 @@ static int dest_is_safe(const instr *in, hloi_literal *const *ops, const hloi_li
  * for ops that read each element where they write it. */
 static int reusable_operand(const frame *f, const instr *in, hloi_literal *const *ops)
 {
-	if (shape_is_tuple(&in->result))
+	if (shape_is_tuple(in->result))
 		return -1;
 	for (int k = 0; k < in->nops; k++) {
 		int d = in->ops[k].def->position;
 		const hloi_literal *op = ops[k];
 		if (f->owned[d] != VAL_OWNED || f->last_use[d] != in->position || !op || shape_is_tuple(&op->shape) ||
-		    !op->data || op->elided || op->shape.type != in->result.type ||
-		    !shape_same_dims(&op->shape, &in->result) || !layout_equal(&op->shape.layout, &in->result.layout))
+		    !op->data || op->elided || op->shape.type != in->result->type ||
+		    !shape_same_dims(&op->shape, in->result) || !layout_equal(&op->shape.layout, &in->result->layout))
 			continue;
 		/* the other operands that share the buffer (dims, layout, map) */
 		if (dest_is_safe(in, ops, op, 1))
@@ -76,7 +76,7 @@ hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *con
 		res = ops[k];
 		f->owned[in->ops[k].def->position] = VAL_BORROWED;
 	} else {
-		hloi_status st = value_new(e, &in->result, &res);
+		hloi_status st = value_new(e, in->result, &res);
 		if (st != HLOI_OK)
 			return st;
 	}
@@ -184,9 +184,12 @@ static hloi_status eval_untiled(engine *e, frame *f, const instr *in, hloi_liter
 		}
 	}
 	instr copy = *in;
-	int tiled_result = is_tiled_array(&in->result);
-	if (tiled_result)
-		copy.result = untiled(&in->result);
+	int tiled_result = is_tiled_array(in->result);
+	shape untiled_result;
+	if (tiled_result) {
+		untiled_result = untiled(in->result);
+		copy.result = &untiled_result;
+	}
 	/* the copies are not the frame's values: no kernel takes one over as
 	 * its result (in place), which it would for an operand at its last use */
 	uint8_t saved_small[8];
@@ -215,7 +218,7 @@ static hloi_status eval_untiled(engine *e, frame *f, const instr *in, hloi_liter
 		value_copy(dest, r);
 		t = dest;
 	} else {
-		st = value_conform(e, r, &in->result, &t, &o);
+		st = value_conform(e, r, in->result, &t, &o);
 		if (st != HLOI_OK)
 			goto done;
 	}
@@ -251,7 +254,7 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 		ops[i] = f->vals[in->ops[i].def->position];
 		tiled |= ops[i] && is_tiled_array(&ops[i]->shape);
 	}
-	tiled |= is_tiled_array(&in->result);
+	tiled |= is_tiled_array(in->result);
 	hloi_status st = tiled && needs_untiled(in->op) ? eval_untiled(e, f, in, ops, args, dest)
 						  : k(e, f, in, ops, args, dest);
 	if (ops != small)
@@ -305,7 +308,7 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	const plan_region *g = &p->regions[r];
 	const computation *comp = p->comp;
 	const instr *seed = comp->instrs[g->seed];
-	const shape *dom = &seed->result;
+	const shape *dom = seed->result;
 	hloi_status st = HLOI_OK;
 	fx_region fr;
 	fx_exec x;
@@ -346,24 +349,24 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 		if (oi == seed && dest) {
 			res[o] = dest;
 		} else if (v >= 0 && f->owned[v] == VAL_OWNED && f->vals[v] && !f->vals[v]->elided &&
-			   f->vals[v]->shape.type == oi->result.type && shape_same_dims(&f->vals[v]->shape, &oi->result) &&
-			   layout_equal(&f->vals[v]->shape.layout, &oi->result.layout)) {
+			   f->vals[v]->shape.type == oi->result->type && shape_same_dims(&f->vals[v]->shape, oi->result) &&
+			   layout_equal(&f->vals[v]->shape.layout, &oi->result->layout)) {
 			/* in place: the dead input's buffer becomes this value */
 			res[o] = f->vals[v];
 			f->owned[v] = VAL_BORROWED;
 			fresh[o] = 1;
 			taken[o] = v;
 		} else {
-			st = value_new(e, &oi->result, &res[o]);
+			st = value_new(e, oi->result, &res[o]);
 			if (st != HLOI_OK)
 				goto cleanup;
 			fresh[o] = 1;
 		}
 		int8_t id[HLOI_MAX_RANK];
-		for (int d = 0; d < oi->result.rank; d++)
+		for (int d = 0; d < oi->result->rank; d++)
 			id[d] = (int8_t)d;
 		out[o].base = res[o]->data;
-		out[o].w = etype_byte_width(oi->result.type);
+		out[o].w = etype_byte_width(oi->result->type);
 		out[o].member = g->out_member[o];
 		out[o].bytes = (int64_t)res[o]->nbytes;
 		fx_input_strides(&res[o]->shape, id, dom->rank, dom->dims, out[o].st);
@@ -389,7 +392,7 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 				shared |= out[o].base && in[i].base == out[o].base;
 			if (!shared)
 				continue;
-			const shape *os = &comp->instrs[g->mem_pos[g->out_member[o]]]->result;
+			const shape *os = comp->instrs[g->mem_pos[g->out_member[o]]]->result;
 			if (res[o] == dest) {
 				st = value_new(e, os, &temp);
 				if (st == HLOI_OK)
@@ -674,10 +677,10 @@ static hloi_status check_inputs(const computation *comp, hloi_context *ctx, hloi
 			st = HLOI_EINVAL;
 			continue;
 		}
-		if (!shape_compatible(&lit->shape, &p->result)) {
+		if (!shape_compatible(&lit->shape, p->result)) {
 			strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 			shape_print(&a, &lit->shape, 0);
-			shape_print(&b, &p->result, 0);
+			shape_print(&b, p->result, 0);
 			diag_error_where(ctx, NULL, "input %zu for parameter '%s' has shape %s, but the parameter is %s",
 					 i, p->name, sb_str(&a), sb_str(&b));
 			sb_free(&a);
@@ -701,13 +704,13 @@ static hloi_status check_inputs(const computation *comp, hloi_context *ctx, hloi
 int eval_aliased_parameter(const module *m)
 {
 	const computation *comp = m->entry;
-	if (!m->checked || !comp || !comp->root || shape_is_tuple(&comp->root->result))
+	if (!m->checked || !comp || !comp->root || shape_is_tuple(comp->root->result))
 		return -1;
 	for (int i = 0; i < m->nalias; i++) {
 		const alias_entry *a = &m->alias[i];
 		if (a->n_output_index == 0 && a->n_parameter_index == 0 && a->parameter_number >= 0 &&
 		    a->parameter_number < comp->nparams &&
-		    !shape_is_tuple(&comp->params[a->parameter_number]->result))
+		    !shape_is_tuple(comp->params[a->parameter_number]->result))
 			return (int)a->parameter_number;
 	}
 	return -1;
@@ -819,7 +822,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	}
 	for (size_t i = 0; i < ninputs; i++) {
 		int owned = 0;
-		st = value_conform(&e, inputs[i], &comp->params[i]->result, &args[i], &owned);
+		st = value_conform(&e, inputs[i], comp->params[i]->result, &args[i], &owned);
 		if (st != HLOI_OK)
 			goto cleanup;
 		args_owned[i] = (uint8_t)owned;
@@ -901,7 +904,7 @@ static hloi_status module_into(module *m, hloi_context *ctx, hloi_literal *const
 				 ap);
 		return HLOI_EINVAL;
 	}
-	const shape *want = &comp->root->result;
+	const shape *want = comp->root->result;
 	if (!shape_compatible(&result->shape, want) || !value_same_layouts(&result->shape, want) || result->elided ||
 	    (!shape_is_tuple(want) && !result->data && value_bytes(want) > 0)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;

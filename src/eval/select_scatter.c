@@ -40,7 +40,7 @@ hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi
 				      hloi_literal *const *args, hloi_literal *dest)
 {
 	const hloi_literal *x = ops[0], *src = ops[1], *init = ops[2];
-	const shape *xs = &x->shape, *rs = &in->result;
+	const shape *xs = &x->shape, *rs = in->result;
 	const computation *selc = instr_called(in, ATTR_SELECT, 0), *scc = instr_called(in, ATTR_SCATTER, 0);
 	const attr *wa = instr_attr(in, ATTR_WINDOW);
 	static const window none = { 0, NULL };  /* a scalar's */

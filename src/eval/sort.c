@@ -313,7 +313,7 @@ static int recognise(const computation *f, hloi_literal *const *ops, int *kop, i
 	*kop = (int)(pa / 2);
 	*gt = (d == CMP_GT) ^ (pa > pb);
 	etype t = ops[*kop]->shape.type;
-	if (a->result.type != t || b->result.type != t)
+	if (a->result->type != t || b->result->type != t)
 		return 0;
 	*fn = key_for(t, eval_cmp_type(r, t), nan);
 	return *fn != NULL;
@@ -333,7 +333,7 @@ typedef struct canon {
 
 static const instr *canon_const(const instr *c, etype t)
 {
-	if (c->op != OP_CONSTANT || shape_is_tuple(&c->result) || c->result.rank != 0 || c->result.type != t ||
+	if (c->op != OP_CONSTANT || shape_is_tuple(c->result) || c->result->rank != 0 || c->result->type != t ||
 	    !c->value || c->value->elided || !c->value->data || c->value->nbytes < (size_t)etype_byte_width(t))
 		return NULL;
 	return c;
@@ -376,7 +376,7 @@ static int recognise_canon(const computation *f, hloi_literal *const *ops, int *
 	if (!r || r->op != OP_COMPARE || r->nops != 2)
 		return 0;
 	cmp_direction d = instr_direction(r);
-	etype t = r->ops[0].def->result.type;
+	etype t = r->ops[0].def->result->type;
 	if ((d != CMP_LT && d != CMP_GT) || eval_cmp_type(r, t) != CMPT_TOTALORDER)
 		return 0;
 	const instr *na, *z1a, *z2a, *nb, *z1b, *z2b;
@@ -389,7 +389,7 @@ static int recognise_canon(const computation *f, hloi_literal *const *ops, int *
 		return 0;
 	*kop = (int)(pa / 2);
 	*gt = (d == CMP_GT) ^ (pa > pb);
-	if (ops[*kop]->shape.type != t || a->result.type != t)
+	if (ops[*kop]->shape.type != t || a->result->type != t)
 		return 0;
 	int nan;
 	*fn = key_for(t, CMPT_TOTALORDER, &nan);
@@ -677,11 +677,11 @@ hloi_status kernel_sort(engine *e, frame *f, const instr *in, hloi_literal *cons
 	if (too_many_operands(e, in, in->nops))
 		return HLOI_EUNSUPPORTED;
 	hloi_literal *res = NULL, *outs[64];
-	hloi_status st = value_new(e, &in->result, &res);
+	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	for (int k = 0; k < in->nops; k++)
-		outs[k] = shape_is_tuple(&in->result) ? res->elems[k] : res;
+		outs[k] = shape_is_tuple(in->result) ? res->elems[k] : res;
 	st = do_sort(e, in, fn, ops, outs);
 	if (st != HLOI_OK) {
 		value_drop(e, res);
@@ -755,7 +755,7 @@ hloi_status kernel_topk(engine *e, frame *f, const instr *in, hloi_literal *cons
 	const hloi_literal *x = ops[0];
 	etype t = x->shape.type;
 	cmp_fn cmp = tk_lookup(t);
-	if (!instr_int(in, ATTR_K, &k) || x->shape.rank < 1 || !shape_is_tuple(&in->result) || !cmp)
+	if (!instr_int(in, ATTR_K, &k) || x->shape.rank < 1 || !shape_is_tuple(in->result) || !cmp)
 		return kernel_none(e, f, in, ops, args, dest);
 	topk_job j;
 	memset(&j, 0, sizeof j);
@@ -769,7 +769,7 @@ hloi_status kernel_topk(engine *e, frame *f, const instr *in, hloi_literal *cons
 		j.key = key_for(t, j.ct, &nan);
 	}
 	hloi_literal *res = NULL, *scratch = NULL;
-	hloi_status st = value_new(e, &in->result, &res);
+	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	j.vals = res->elems[0];

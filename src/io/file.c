@@ -21,7 +21,8 @@
 static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const char *path, int fd,
 			   size_t hint)
 {
-	size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, n = 0;
+	/* room for the file, its NUL and the read that sees the end */
+	size_t cap = hint + 2 > 4096 ? hint + 2 : 4096, n = 0;
 	char *buf = hloi_malloc(cap);
 	if (!buf)
 		return HLOI_ENOMEM;

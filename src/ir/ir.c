@@ -98,8 +98,74 @@ void module_destroy(module *m)
 	for (int i = 0; i < m->nsnapshot_args; i++)
 		literal_destroy(m->snapshot_args[i]);
 	hloi_free(m->snapshot_args);
+	hloi_free(m->shape_tab);
 	arena_release(&m->arena);
 	hloi_free(m);
+}
+
+instr *instr_new(arena *a)
+{
+	instr *in = arena_alloc(a, sizeof *in);
+	if (in)
+		in->shape = in->result = &shape_none;
+	return in;
+}
+
+/* A deep copy of `s` into the arena (tuple elements copied too). */
+static int copy_into(arena *a, shape *dst, const shape *s)
+{
+	*dst = *s;
+	if (s->ntuple <= 0) {
+		dst->tuple = NULL;
+		return 0;
+	}
+	shape *el = arena_array(a, (size_t)s->ntuple, sizeof *el);
+	if (!el)
+		return -1;
+	for (int i = 0; i < s->ntuple; i++)
+		if (copy_into(a, &el[i], &s->tuple[i]))
+			return -1;
+	dst->tuple = el;
+	return 0;
+}
+
+static int grow_shape_tab(module *m)
+{
+	size_t cap = m->shape_tab_cap ? 2 * m->shape_tab_cap : 64;
+	const shape **tab = hloi_calloc(cap, sizeof *tab);
+	if (!tab)
+		return -1;
+	for (size_t i = 0; i < m->shape_tab_cap; i++) {
+		const shape *s = m->shape_tab[i];
+		if (!s)
+			continue;
+		size_t j = (size_t)shape_hash(s) & (cap - 1);
+		while (tab[j])
+			j = (j + 1) & (cap - 1);
+		tab[j] = s;
+	}
+	hloi_free(m->shape_tab);
+	m->shape_tab = tab;
+	m->shape_tab_cap = cap;
+	return 0;
+}
+
+const shape *module_intern_shape(module *m, const shape *s)
+{
+	if (s == &shape_none)
+		return s;
+	if (4 * (m->shape_tab_n + 1) > 3 * m->shape_tab_cap && grow_shape_tab(m))
+		return NULL;
+	size_t mask = m->shape_tab_cap - 1, j = (size_t)shape_hash(s) & mask;
+	for (; m->shape_tab[j]; j = (j + 1) & mask)
+		if (shape_identical(m->shape_tab[j], s))
+			return m->shape_tab[j];
+	shape *copy = arena_alloc(&m->arena, sizeof *copy);
+	if (!copy || copy_into(&m->arena, copy, s))
+		return NULL;
+	m->shape_tab[j] = copy;
+	m->shape_tab_n++;
+	return copy;
 }
 
 computation *module_find_computation(const module *m, const char *name)

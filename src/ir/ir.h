@@ -71,7 +71,8 @@ struct instr {
 	loc name_at, op_at;
 	int is_root;           /* written ROOT */
 	int has_shape;         /* the result shape was written */
-	shape shape;           /* as written (has_layout says if a layout was) */
+	const shape *shape;    /* as written (has_layout says if a layout was), interned
+				* (module_intern_shape); shape_none when not written */
 	int nops;
 	operand *ops;
 
@@ -101,7 +102,8 @@ struct instr {
 
 	/* checker */
 	int position;          /* index in its computation */
-	shape result;          /* inferred shape, with its layout */
+	const shape *result;   /* inferred shape, with its layout, interned; shape_none
+				* before the check */
 	int ncalled;           /* the computations it calls, in XLA's order */
 	computation **called;  /* (to_apply, calls, condition, body, branches, ...) */
 	computation *callee;   /* called[0], or NULL */
@@ -182,6 +184,10 @@ struct hloi_module {
 	unknown_attr *unknown;
 	const uint8_t *pb_rest;  /* as instr's */
 	size_t pb_rest_len;
+	/* the instructions' shapes, interned (module_intern_shape): an
+	 * open-addressing set, hloi_malloc'd; the shapes are in the arena */
+	const shape **shape_tab;
+	size_t shape_tab_cap, shape_tab_n;
 };
 typedef struct hloi_module module;
 
@@ -189,6 +195,16 @@ typedef struct hloi_module module;
 hloi_status module_create(module **out);
 /* Frees the arena and the converted constants. */
 void module_destroy(module *m);
+/* A zeroed instruction in arena `a` whose shape and result are shape_none;
+ * NULL when out of memory. */
+instr *instr_new(arena *a);
+
+/* The module's copy of `s` (deep: tuple elements too), one per distinct
+ * shape (shape_identical), immutable and alive as long as the module; NULL
+ * when out of memory. A large program has few distinct shapes, so an
+ * instruction holds a pointer, not a shape. */
+const shape *module_intern_shape(module *m, const shape *s);
+
 /* Finds a computation by name, or NULL. */
 computation *module_find_computation(const module *m, const char *name);
 

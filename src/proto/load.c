@@ -767,7 +767,7 @@ static int own_value(loader *L, hloi_literal *lit)
 static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
 {
 	if (fa_get(ip->frontend_attributes, HLOI_KEY_ELIDED)) {
-		shape s = in->shape;
+		shape s = *in->shape;
 		if (shape_is_array(&s) && !s.has_layout)
 			layout_set_default(&s);
 		hloi_literal *lit = NULL;
@@ -783,20 +783,20 @@ static int constant_in(loader *L, instr *in, const Xla__HloInstructionProto *ip)
 		if (literal_in(L, ip->literal, &in->value, "literal shape"))
 			return -1;
 		hloi_literal *lit = in->value;
-		if (!shape_compatible(&lit->shape, &in->shape)) {
+		if (!shape_compatible(&lit->shape, in->shape)) {
 			strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 			lfail(L, "literal of shape %s does not match the instruction's shape %s",
-			      shape_text(&a, &lit->shape), shape_text(&b, &in->shape));
+			      shape_text(&a, &lit->shape), shape_text(&b, in->shape));
 			sb_free(&a);
 			sb_free(&b);
 			literal_destroy(lit);
 			in->value = NULL;
 			return -1;
 		}
-		if (shape_is_array(&in->shape) && in->shape.has_layout &&
-		    !layout_equal(&lit->shape.layout, &in->shape.layout)) {
+		if (shape_is_array(in->shape) && in->shape->has_layout &&
+		    !layout_equal(&lit->shape.layout, &in->shape->layout)) {
 			hloi_literal *r = NULL;
-			hloi_status st = literal_relayout(&r, lit, &in->shape);
+			hloi_status st = literal_relayout(&r, lit, in->shape);
 			literal_destroy(lit);
 			in->value = NULL;
 			if (st == HLOI_ENOMEM)
@@ -1031,15 +1031,18 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 	in->op = opcode_from_name(ip->opcode, strlen(ip->opcode));
 	if (in->op == OP_COUNT)
 		return lfail(L, "unknown opcode '%s'", ip->opcode);
-	if (valid_shape_in(L, ip->shape, &in->shape, "shape"))
+	shape written;
+	if (valid_shape_in(L, ip->shape, &written, "shape"))
 		return -1;
 	in->has_shape = !fa_get(fa, HLOI_KEY_NO_SHAPE);
 	const char *mask = fa_get(fa, HLOI_KEY_NO_LAYOUT);
 	if (mask) {
 		const char *p = mask;
-		if (unmask_layouts(&in->shape, &p) || *p)
+		if (unmask_layouts(&written, &p) || *p)
 			return lfail(L, "invalid %s '%s' for shape %s", HLOI_KEY_NO_LAYOUT, mask, ip->opcode);
 	}
+	if (!(in->shape = module_intern_shape(m, &written)))
+		return loom(L);
 
 	in->nops = (int)ip->n_operand_ids;
 	if (ip->n_operand_ids > INT32_MAX)
@@ -1060,7 +1063,7 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 			return lfail(L, "operand %zu: instruction '%s' (id %" PRId64 ") is used before its definition",
 				     k, c->instrs[p]->name, id);
 		in->ops[k].name = c->instrs[p]->name;
-		opshapes[k] = &c->instrs[p]->shape;
+		opshapes[k] = c->instrs[p]->shape;
 	}
 	fields_ops ops = { in->nops, opshapes };
 
@@ -1215,7 +1218,7 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 				   ip->name[0] ? "a name with a control character" : "no name");
 			goto out;
 		}
-		instr *in = arena_alloc(&m->arena, sizeof *in);
+		instr *in = instr_new(&m->arena);
 		if (!in || !(in->name = lstrdup(L, ip->name))) {
 			rc = loom(L);
 			goto out;

@@ -376,9 +376,9 @@ static int mask_all_written(const strbuf *mask)
  * or the one the checker inferred; NULL when neither is known. */
 static const shape *known_shape(const instr *in)
 {
-	if (in->has_shape || in->shape.type != ET_INVALID)
-		return &in->shape;  /* written, or read from a proto (hloi.no_shape) */
-	return in->result.type != ET_INVALID ? &in->result : NULL;
+	if (in->has_shape || in->shape->type != ET_INVALID)
+		return in->shape;  /* written, or read from a proto (hloi.no_shape) */
+	return in->result->type != ET_INVALID ? in->result : NULL;
 }
 
 /* The instruction's shape as written to the proto (layouts filled in);

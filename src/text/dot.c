@@ -129,8 +129,8 @@ static void put_opcode_line(strbuf *lab, const instr *in)
 static const shape *result_shape(const module *m, const instr *in)
 {
 	if (m->checked)
-		return &in->result;
-	return in->has_shape ? &in->shape : NULL;
+		return in->result;
+	return in->has_shape ? in->shape : NULL;
 }
 
 static void put_node(strbuf *b, const char *ind, const module *m, int ci, int ii, const instr *in,
@@ -212,9 +212,9 @@ static const shape *operand_shape(const module *m, const computation *c, const i
 {
 	const operand *op = &in->ops[k];
 	if (m->checked)
-		return op->def ? &op->def->result : NULL;
+		return op->def ? op->def->result : NULL;
 	if (pos >= 0 && c->instrs[pos]->has_shape)
-		return &c->instrs[pos]->shape;
+		return c->instrs[pos]->shape;
 	return op->has_shape ? op->declared : NULL;
 }
 

@@ -15,10 +15,36 @@
 
 void *p_alloc(pstate *st, size_t n)
 {
+	size_t k = (n + 15) / 16;
+	if (k < P_FREE_CLASSES && st->free_small[k]) {
+		void **p = st->free_small[k];
+		st->free_small[k] = *p;
+		memset(p, 0, n);
+		return p;
+	}
 	void *p = arena_alloc(st->a, n);
 	if (!p)
 		st->oom = 1;
 	return p;
+}
+
+void p_recycle(pstate *st, void *p, size_t n)
+{
+	size_t k = (n + 15) / 16;
+	if (!p || k >= P_FREE_CLASSES)
+		return;
+	*(void **)p = st->free_small[k];
+	st->free_small[k] = p;
+}
+
+void p_recycle_list(pstate *st, plist *l)
+{
+	for (pnode *n = l->head, *next; n; n = next) {
+		next = n->next;
+		p_recycle(st, n, sizeof *n);
+	}
+	l->head = l->tail = NULL;
+	l->n = 0;
 }
 
 char *p_text(pstate *st, size_t s, size_t e)
@@ -57,6 +83,24 @@ int p_lpush(pstate *st, llist *l, void *p)
 	l->tail = n;
 	l->n++;
 	return 0;
+}
+
+const shape *p_intern(pstate *st, const shape *s)
+{
+	const shape *r = module_intern_shape(st->m, s);
+	if (!r) {
+		st->oom = 1;
+		return &shape_none;
+	}
+	return r;
+}
+
+instr *p_instr_new(pstate *st)
+{
+	instr *in = instr_new(st->a);
+	if (!in)
+		st->oom = 1;
+	return in;
 }
 
 shape *p_shape_new(pstate *st)
@@ -532,7 +576,7 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 			return 0;
 		}
 	}
-	instr *in = p_alloc(st, sizeof *in);
+	instr *in = p_instr_new(st);
 	if (!in)
 		return -1;
 	in->op = op;
@@ -545,7 +589,7 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 	in->is_root = is_root;
 	if (sh) {
 		in->has_shape = 1;
-		in->shape = *sh;
+		in->shape = p_intern(st, sh);
 		p_shape_free(st, sh);
 	} else if (!can_infer_shape(op)) {
 		diag_error(st->ctx, st->src, oc->op_at, "cannot infer shape for opcode: %s", opcode_name(op));
@@ -601,7 +645,7 @@ static int async_keeps(const instr *in, const attr *a)
 
 static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *name, const shape *sh)
 {
-	instr *w = p_alloc(st, sizeof *w);
+	instr *w = p_instr_new(st);
 	char *nm = arena_strdup(st->a, name);
 	if (!w || !nm) {
 		st->oom = 1;
@@ -613,7 +657,9 @@ static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *
 	w->name_at = in->name_at;
 	w->op_at = in->op_at;
 	w->has_shape = 1;
-	w->shape = *sh;
+	w->shape = p_intern(st, sh);
+	if (!w->shape)
+		return NULL;
 	return w;
 }
 
@@ -625,10 +671,10 @@ static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *
  * `<start>.async_wrapped` and becomes the start's `calls`. */
 static int wrap_async(pstate *st, instr *in)
 {
-	const shape *ops = &in->shape.tuple[0];
+	const shape *ops = &in->shape->tuple[0];
 	int arity = opcode_arity(in->async_op);
 	int np = arity > ops->ntuple ? arity : ops->ntuple;
-	instr *root = wrapped_instr(st, in, in->async_op, "async_op", &in->shape.tuple[1]);
+	instr *root = wrapped_instr(st, in, in->async_op, "async_op", &in->shape->tuple[1]);
 	if (!root)
 		return -1;
 	root->is_root = 1;
@@ -709,6 +755,14 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 		return -1;
 	if (*out && (*out)->async_sugar && (*out)->op == OP_ASYNC_START && wrap_async(st, *out))
 		return -1;
+	/* the instruction holds copies of all of it */
+	for (lnode *l = attrs->head, *next; l; l = next) {
+		next = l->next;
+		p_recycle(st, l->p, sizeof(attr_item));
+		p_recycle(st, l, sizeof *l);
+	}
+	p_recycle_list(st, &oc->operands);
+	p_recycle(st, oc, sizeof *oc);
 	return 0;
 }
 
@@ -782,7 +836,7 @@ int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const 
 			for (char *c = nm; *c; c++)
 				if (*c == '#')
 					*c = '_';
-			instr *in = p_alloc(st, sizeof *in);
+			instr *in = p_instr_new(st);
 			operand *o = p_alloc(st, sizeof *o);
 			attr *a = p_alloc(st, sizeof *a);
 			if (!nm || !in || !o || !a) {
@@ -1286,12 +1340,13 @@ static int finish_module(pstate *st, module *m)
 /* Registers the source, runs the parser, and turns the outcome into a
  * status: HLOI_ENOMEM when anything failed to allocate, HLOI_EPARSE when an
  * error was recorded. */
-static hloi_status run(pstate *st, hloi_context *ctx, const char *name, const char *text, size_t len)
+static hloi_status run(pstate *st, hloi_context *ctx, const char *name, const char *text, size_t len,
+		       char *take)
 {
 	st->ctx = ctx;
 	st->text = text;
 	st->len = len;
-	st->src = diag_add_source(ctx, name, text, len);
+	st->src = take ? diag_add_source_take(ctx, name, take, len) : diag_add_source(ctx, name, text, len);
 	if (st->src < 0)
 		return HLOI_ENOMEM;
 	size_t errors = ctx->nerrors;
@@ -1314,8 +1369,8 @@ static hloi_status run(pstate *st, hloi_context *ctx, const char *name, const ch
 	return ctx->nerrors > errors ? HLOI_EPARSE : HLOI_OK;
 }
 
-hloi_status text_parse_module(module **out, hloi_context *ctx, const char *name, const char *text,
-			      size_t len)
+static hloi_status parse_module(module **out, hloi_context *ctx, const char *name, const char *text,
+				size_t len, char *take)
 {
 	*out = NULL;
 	module *m;
@@ -1330,7 +1385,7 @@ hloi_status text_parse_module(module **out, hloi_context *ctx, const char *name,
 	ps->a = &m->arena;
 	ps->m = m;
 	ps->start_token = START_MODULE;
-	st = run(ps, ctx, name, text, len);
+	st = run(ps, ctx, name, text, len, take);
 	m->src = ps->src;
 	if (st == HLOI_OK && finish_module(ps, m))
 		st = HLOI_ENOMEM;
@@ -1343,6 +1398,18 @@ hloi_status text_parse_module(module **out, hloi_context *ctx, const char *name,
 	}
 	*out = m;
 	return HLOI_OK;
+}
+
+hloi_status text_parse_module(module **out, hloi_context *ctx, const char *name, const char *text,
+			      size_t len)
+{
+	return parse_module(out, ctx, name, text, len, NULL);
+}
+
+hloi_status text_parse_module_take(module **out, hloi_context *ctx, const char *name, char *text,
+				   size_t len)
+{
+	return parse_module(out, ctx, name, text, len, text);
 }
 
 hloi_status text_parse_literals(arena *a, hloi_context *ctx, int *src, const char *name,
@@ -1359,7 +1426,7 @@ hloi_status text_parse_literals(arena *a, hloi_context *ctx, int *src, const cha
 	ps->a = a;
 	ps->literal_mode = 1;
 	ps->start_token = START_LITERALS;
-	hloi_status st = run(ps, ctx, name, text, len);
+	hloi_status st = run(ps, ctx, name, text, len, NULL);
 	*src = ps->src;
 	if (st == HLOI_OK) {
 		size_t n = (size_t)ps->lits.n;
@@ -1392,7 +1459,7 @@ hloi_status text_parse_shape(shape *out, arena *a, hloi_context *ctx, const char
 		return HLOI_ENOMEM;
 	ps->a = a;
 	ps->start_token = START_SHAPE;
-	hloi_status st = run(ps, ctx, name, text, len);
+	hloi_status st = run(ps, ctx, name, text, len, NULL);
 	if (st == HLOI_OK && ps->shape_out)
 		*out = *ps->shape_out;
 	else if (st == HLOI_OK)

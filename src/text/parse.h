@@ -16,6 +16,10 @@
  * Unknown attributes are skipped with a warning. */
 hloi_status text_parse_module(module **out, hloi_context *ctx, const char *name, const char *text,
 			      size_t len);
+/* The same, taking `text` (hloi_malloc'd, NUL at text[len]) as the
+ * registered source instead of copying it: the caller no longer owns it. */
+hloi_status text_parse_module_take(module **out, hloi_context *ctx, const char *name, char *text,
+				   size_t len);
 
 /* Parses literals written with their shape prefix, separated by white space
  * (`f32[2] {1, 2}  s32[] 3`). Shapes and trees go into arena `a`; *src is the

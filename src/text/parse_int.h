@@ -94,6 +94,11 @@ typedef struct sigval {
 	loc at;
 } sigval;
 
+/* A large program's text makes a list node, a call and an attribute item
+ * per instruction; p_recycle gives them back to p_alloc once the
+ * instruction is built, so parsing holds only what the IR keeps. */
+#define P_FREE_CLASSES 17
+
 typedef struct pstate {
 	hloi_context *ctx;
 	int src;
@@ -141,6 +146,7 @@ typedef struct pstate {
 	llist gtes;           /* get-tuple-elements made for `name#i` in this computation */
 	llist gte_keys;       /* and what each stands for (`name#i#j`) */
 	shape *free_shapes;   /* temporary shapes to reuse (linked through .tuple) */
+	void *free_small[P_FREE_CLASSES]; /* p_recycle'd blocks by 16-byte size class */
 } pstate;
 
 /* Runs the scanner and the parser over st->text from st->pos to st->len
@@ -186,6 +192,16 @@ int p_push(pstate *st, plist *l, pnode **out);
 int p_lpush(pstate *st, llist *l, void *p);
 /* A zeroed shape from the free list or the arena; p_shape_free gives a
  * temporary back once its value has been copied out. */
+/* A new instruction (instr_new); NULL with st->oom set. */
+/* Gives a block of p_alloc(st, n) back for reuse (blocks over 256 bytes
+ * stay in the arena); the caller holds no pointer into it any more. */
+void p_recycle(pstate *st, void *p, size_t n);
+/* Recycles every node of a list and empties it. */
+void p_recycle_list(pstate *st, plist *l);
+instr *p_instr_new(pstate *st);
+/* The module's interned copy of s (shape_none with st->oom set when out of
+ * memory). */
+const shape *p_intern(pstate *st, const shape *s);
 shape *p_shape_new(pstate *st);
 void p_shape_free(pstate *st, shape *s);
 /* The INT token as int64; reports an error and returns nonzero when out of range. */

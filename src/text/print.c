@@ -108,7 +108,7 @@ static void put_instr(strbuf *b, const instr *in)
 	text_put_name(b, in->name);
 	sb_puts(b, " = ");
 	if (in->has_shape) {
-		put_shape(b, &in->shape);
+		put_shape(b, in->shape);
 		sb_putc(b, ' ');
 	}
 	if (in->async_sugar) {
@@ -124,7 +124,7 @@ static void put_instr(strbuf *b, const instr *in)
 	} else if (in->op == OP_CONSTANT && in->literal) {
 		/* a parenthesised value of an array shape is a complex scalar:
 		 * `(1, 2)`, not a tuple's `( 1, 2 )` */
-		int complex_scalar = in->literal->kind == LIT_TUPLE && in->has_shape && !shape_is_tuple(&in->shape);
+		int complex_scalar = in->literal->kind == LIT_TUPLE && in->has_shape && !shape_is_tuple(in->shape);
 		put_literal(b, in->literal, complex_scalar);
 	} else if (printed_value(in)) {
 		/* from a proto: typed values, printed as HLO text writes them */

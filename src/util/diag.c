@@ -67,27 +67,37 @@ const char *hloi_context_last_error(const hloi_context *ctx)
 	return NULL;
 }
 
-int diag_add_source(hloi_context *ctx, const char *name, const char *text, size_t len)
+int diag_add_source_take(hloi_context *ctx, const char *name, char *text, size_t len)
 {
 	source *s = hloi_realloc(ctx->sources, (ctx->nsources + 1) * sizeof *s);
 	if (!s) {
+		hloi_free(text);
 		ctx->oom = 1;
 		return -1;
 	}
 	ctx->sources = s;
 	s = &ctx->sources[ctx->nsources];
 	s->name = hloi_strdup(name ? name : "<input>");
-	s->text = hloi_malloc(len + 1);
-	if (!s->name || !s->text) {
-		hloi_free(s->name);
-		hloi_free(s->text);
+	if (!s->name) {
+		hloi_free(text);
 		ctx->oom = 1;
 		return -1;
 	}
-	memcpy(s->text, text, len);
-	s->text[len] = '\0';
+	s->text = text;
 	s->len = len;
 	return (int)ctx->nsources++;
+}
+
+int diag_add_source(hloi_context *ctx, const char *name, const char *text, size_t len)
+{
+	char *copy = hloi_malloc(len + 1);
+	if (!copy) {
+		ctx->oom = 1;
+		return -1;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	return diag_add_source_take(ctx, name, copy, len);
 }
 
 const source *diag_source(const hloi_context *ctx, int id)

@@ -43,6 +43,9 @@ struct hloi_context {
 /* Registers a source text (copied) and returns its id, or -1 when out of
  * memory (ctx->oom is then set). */
 int diag_add_source(hloi_context *ctx, const char *name, const char *text, size_t len);
+/* As diag_add_source, taking `text` (hloi_malloc'd, NUL at text[len])
+ * instead of copying it; it is freed on failure. */
+int diag_add_source_take(hloi_context *ctx, const char *name, char *text, size_t len);
 /* The registered source, or NULL. */
 const source *diag_source(const hloi_context *ctx, int id);
 

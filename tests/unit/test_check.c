@@ -112,7 +112,7 @@ static void accept_mode(hloi_broadcast_mode mode, const char *op, const char *lh
 		fprintf(stderr, "\nrejected:\n%s", text);
 		hloi_context_print_diagnostics(r.ctx, stderr, 0);
 	} else {
-		const char *got = shape_text(&find(&r, "r")->result, 0);
+		const char *got = shape_text(find(&r, "r")->result, 0);
 		CU_ASSERT_STRING_EQUAL(got, expect);
 		if (strcmp(got, expect) != 0)
 			fprintf(stderr, "\n%s: got %s, expected %s\n", text, got, expect);
@@ -280,7 +280,7 @@ static void test_out_dims(void)
 	binary_program(text, sizeof text, "add", "f32[2,1]", "f32[2,3,4]", "broadcast_dimensions={0,2}");
 	CU_ASSERT_EQUAL_FATAL(run(&r, text), HLOI_OK);
 	instr *in = find(&r, "r");
-	CU_ASSERT_STRING_EQUAL(shape_text(&in->result, 1), "f32[2,3,4]{2,1,0}");
+	CU_ASSERT_STRING_EQUAL(shape_text(in->result, 1), "f32[2,3,4]{2,1,0}");
 	CU_ASSERT_EQUAL(in->ops[0].out_dim[0], 0);
 	CU_ASSERT_EQUAL(in->ops[0].out_dim[1], 2);
 	for (int j = 0; j < 3; j++)
@@ -292,7 +292,7 @@ static void test_out_dims(void)
 	binary_program(text, sizeof text, "add", "f32[4,1]", "f32[3]", NULL);
 	CU_ASSERT_EQUAL_FATAL(run_mode(&r, text, 0, HLOI_BROADCAST_NUMPY), HLOI_OK);
 	in = find(&r, "r");
-	CU_ASSERT_STRING_EQUAL(shape_text(&in->result, 0), "f32[4,3]");
+	CU_ASSERT_STRING_EQUAL(shape_text(in->result, 0), "f32[4,3]");
 	CU_ASSERT_EQUAL(in->ops[0].out_dim[0], 0);
 	CU_ASSERT_EQUAL(in->ops[0].out_dim[1], 1);
 	CU_ASSERT_EQUAL(in->ops[1].out_dim[0], 1);
@@ -556,7 +556,7 @@ static void test_parameters(void)
 	CU_ASSERT_EQUAL(r.m->entry->nparams, 2);
 	CU_ASSERT_STRING_EQUAL(r.m->entry->params[0]->name, "a");
 	CU_ASSERT_STRING_EQUAL(r.m->entry->params[1]->name, "b");
-	CU_ASSERT_STRING_EQUAL(shape_text(&r.m->entry->params[0]->result, 1), "s32[3]{0}");
+	CU_ASSERT_STRING_EQUAL(shape_text(r.m->entry->params[0]->result, 1), "s32[3]{0}");
 	done(&r);
 
 	char *out;
@@ -625,9 +625,9 @@ static void test_declared_shapes(void)
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,3]{0,1} parameter(0)\n  b = add(a, a)\n"
 				"  ROOT r = f32[2,3]{0,1:pad(3,5)} add(a, b)\n}\n"),
 			HLOI_OK);
-	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "a")->result, 1), "f32[2,3]{0,1}");
-	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "b")->result, 1), "f32[2,3]{1,0}");
-	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "r")->result, 1), "f32[2,3]{0,1:pad(3,5)}");
+	CU_ASSERT_STRING_EQUAL(shape_text(find(&r, "a")->result, 1), "f32[2,3]{0,1}");
+	CU_ASSERT_STRING_EQUAL(shape_text(find(&r, "b")->result, 1), "f32[2,3]{1,0}");
+	CU_ASSERT_STRING_EQUAL(shape_text(find(&r, "r")->result, 1), "f32[2,3]{0,1:pad(3,5)}");
 	done(&r);
 
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2]{0,0} parameter(0)\n  ROOT r = add(a, a)\n}\n"),
@@ -689,8 +689,8 @@ static void test_broadcast_instr(void)
 			HLOI_OK);
 	CU_ASSERT_EQUAL(find(&r, "b")->ops[0].out_dim[0], 1);
 	CU_ASSERT_EQUAL(find(&r, "e")->ops[0].out_dim[0], 0);
-	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "e")->result, 1), "f32[3,2]{0,1}");
-	CU_ASSERT_STRING_EQUAL(shape_text(&find(&r, "d")->result, 0), "f32[2,3]");
+	CU_ASSERT_STRING_EQUAL(shape_text(find(&r, "e")->result, 1), "f32[3,2]{0,1}");
+	CU_ASSERT_STRING_EQUAL(shape_text(find(&r, "d")->result, 0), "f32[2,3]");
 	done(&r);
 
 	static const struct {
@@ -821,7 +821,7 @@ static void expect_shape(const char *text, const char *name, const char *expect)
 	if (r.st != HLOI_OK) {
 		hloi_context_print_diagnostics(r.ctx, stderr, 0);
 	} else {
-		const char *got = shape_text(&find(&r, name)->result, 1);
+		const char *got = shape_text(find(&r, name)->result, 1);
 		CU_ASSERT_STRING_EQUAL(got, expect);
 		if (strcmp(got, expect) != 0)
 			fprintf(stderr, "\n%s: got %s, expected %s\n", text, got, expect);

@@ -361,7 +361,7 @@ static int run_text(const char *text, uint64_t seed, int poison)
 		goto cleanup;
 	}
 	for (int i = 0; i < 2; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto cleanup;
 		fill(in[i], &r);
 	}
@@ -483,7 +483,7 @@ static etype inferred_type(const char *lt, const char *rt)
 	etype t = ET_INVALID;
 	if (hloi_context_new(&ctx) == HLOI_OK && text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) == HLOI_OK &&
 	    check_module(m, ctx, NULL) == HLOI_OK)
-		t = m->entry->root->result.type;
+		t = m->entry->root->result->type;
 	hloi_context_print_diagnostics(ctx, stderr, 0);
 	module_destroy(m);
 	hloi_context_free(ctx);

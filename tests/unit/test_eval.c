@@ -783,7 +783,7 @@ static void test_run_into(void)
 		 "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] add(x, x)\n}\n");
 	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", "f32[2] {1,2}", strlen("f32[2] {1,2}")),
 			      HLOI_OK);
-	CU_ASSERT_EQUAL_FATAL(literal_create(&out, &p.m->entry->root->result), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(literal_create(&out, p.m->entry->root->result), HLOI_OK);
 	CU_ASSERT_EQUAL(hloi_module_run_into(p.m, p.ctx, in, n, NULL, out), HLOI_EINVAL);
 	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
 			       "the module writes its result into input 0 (input_output_alias); run it without a result literal");
@@ -910,7 +910,7 @@ static void test_dispatch(void)
 		load(&p, text);
 		hloi_literal *in[2], *out = NULL;
 		for (int k = 0; k < 2; k++) {
-			CU_ASSERT_FATAL(literal_create(&in[k], &p.m->entry->params[k]->result) == HLOI_OK);
+			CU_ASSERT_FATAL(literal_create(&in[k], p.m->entry->params[k]->result) == HLOI_OK);
 			fill_bytes(in[k], &state);
 		}
 		hloi_run_options o = HLOI_RUN_OPTIONS_INIT;

@@ -491,7 +491,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 	for (size_t i = 0; i < nin; i++) {
 		/* Sometimes an input in another layout than its parameter's
 		 * (column-major, unpadded): both engines convert it first. */
-		shape s = m->entry->params[i]->result;
+		shape s = *m->entry->params[i]->result;
 		if (s.rank >= 2 && rnd(&r, 4) == 0) {
 			layout_set_default(&s);
 			for (int d = 0; d < s.rank; d++)
@@ -523,7 +523,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		hloi_literal *ops[3] = { NULL, NULL, NULL };
 		for (int k = 0; k < first->nops; k++)
 			ops[k] = in[first->ops[k].def->parameter_number];
-		if (literal_create(&direct, &first->result) != HLOI_OK)
+		if (literal_create(&direct, first->result) != HLOI_OK)
 			goto cleanup;
 		int unary = ew_is_unary_family(first->op);
 		if ((unary ? fast_unary_tuned(first, direct, ops, 2, NULL) : fast_elementwise(first, direct, ops, 2, NULL)) !=
@@ -545,7 +545,7 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		tiny.tile_bytes = 8 * (1 + rnd(&r, 64));
 		tiny.chunk_bytes = 8 * (1 + rnd(&r, 8));
 		tiny.min_per_thread = 1;
-		if (literal_create(&small, &first->result) != HLOI_OK)
+		if (literal_create(&small, first->result) != HLOI_OK)
 			goto cleanup;
 		int nt = 1 + rnd(&r, 3);
 		if ((unary ? fast_unary_tuned(first, small, ops, nt, &tiny) : fast_elementwise(first, small, ops, nt, &tiny)) !=
@@ -559,9 +559,9 @@ static int run_case(uint64_t seed, int large, int *skipped)
 		/* In place: the result written over a copy of an operand with
 		 * the same type, dims and layout. */
 		for (int k = 0; k < first->nops; k++) {
-			if (!shape_same_dims(&ops[k]->shape, &first->result) ||
-			    ops[k]->shape.type != first->result.type ||
-			    !layout_equal(&ops[k]->shape.layout, &first->result.layout) ||
+			if (!shape_same_dims(&ops[k]->shape, first->result) ||
+			    ops[k]->shape.type != first->result->type ||
+			    !layout_equal(&ops[k]->shape.layout, &first->result->layout) ||
 			    (first->nops >= 2 && ops[0] == ops[1]))
 				continue;
 			hloi_literal *ops2[3] = { ops[0], ops[1], ops[2] };
@@ -637,7 +637,7 @@ static int run_text(const char *text, int nthreads)
 	    check_module(m, ctx, NULL) != HLOI_OK)
 		goto cleanup;
 	for (int i = 0; i < m->entry->nparams; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto cleanup;
 		fill_random(in[i], &r);
 	}
@@ -705,7 +705,7 @@ static void test_vector_math(void)
 		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
 		CU_ASSERT_FATAL(text_parse_module(&m, ctx, "v.hlo", text, strlen(text)) == HLOI_OK);
 		CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
-		const shape *ps = &m->entry->params[0]->result;
+		const shape *ps = m->entry->params[0]->result;
 		CU_ASSERT_FATAL(literal_create(&in, ps) == HLOI_OK && literal_create(&shifted, ps) == HLOI_OK);
 		memcpy(in->data, vals, sizeof vals);
 		/* the same values one place further on (the last comes first) */

@@ -696,7 +696,7 @@ static int run_case(uint64_t seed, int large)
 	}
 	nin = (size_t)m->entry->nparams;
 	for (size_t i = 0; i < nin; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto cleanup;
 		fill_random(in[i], &r);
 		literal_fill_padding(in[i]);
@@ -736,18 +736,18 @@ static int run_case(uint64_t seed, int large)
 		}
 		/* a program fused whole holds its result and the scratch only,
 		 * as planned */
-		if (c < 2 && g.all_fusible && !g.has_alias && !shape_is_tuple(&m->entry->root->result)) {
+		if (c < 2 && g.all_fusible && !g.has_alias && !shape_is_tuple(m->entry->root->result)) {
 			if (plan_build(&plan, m->entry, 1, 0) != HLOI_OK)
 				goto cleanup;
 			int64_t params = 0;
 			for (int i = 0; i < m->entry->nparams; i++)
-				params += value_bytes(&m->entry->params[i]->result);
+				params += value_bytes(m->entry->params[i]->result);
 			int64_t planned = plan_peak_bytes(plan, cfgs[c].threads, NULL) - params;
 			int regions = plan->nregions;
 			plan_free(plan);
 			plan = NULL;
 			if (regions != 1 || (int64_t)stats.peak_bytes != planned ||
-			    planned < value_bytes(&m->entry->root->result)) {
+			    planned < value_bytes(m->entry->root->result)) {
 				fprintf(stderr, "case %llu: %d regions, peak %llu bytes, planned %lld:\n%s",
 					(unsigned long long)seed, regions, (unsigned long long)stats.peak_bytes,
 					(long long)planned, text);
@@ -811,7 +811,7 @@ static int run_text(const char *text, void (*check)(const eval_plan *))
 		goto cleanup;
 	n = (size_t)m->entry->nparams;
 	for (size_t i = 0; i < n; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto cleanup;
 		fill_random(in[i], &r);
 	}

@@ -812,7 +812,7 @@ static int run_case(uint64_t seed, int large)
 	}
 	nin = (size_t)m->entry->nparams;
 	for (size_t i = 0; i < nin && i < 4; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto cleanup;
 		fill_random(in[i], &r);
 	}

@@ -192,9 +192,9 @@ static void test_axpy_long_format(void)
 	CU_ASSERT_TRUE(add->is_root);
 	CU_ASSERT_EQUAL(add->op, OP_ADD);
 	CU_ASSERT_TRUE(add->has_shape);
-	CU_ASSERT_TRUE(add->shape.has_layout);
-	CU_ASSERT_EQUAL(add->shape.layout.n_minor_to_major, 2);
-	CU_ASSERT_EQUAL(add->shape.layout.minor_to_major[0], 1);
+	CU_ASSERT_TRUE(add->shape->has_layout);
+	CU_ASSERT_EQUAL(add->shape->layout.n_minor_to_major, 2);
+	CU_ASSERT_EQUAL(add->shape->layout.minor_to_major[0], 1);
 	CU_ASSERT_EQUAL_FATAL(add->nops, 2);
 	CU_ASSERT_STRING_EQUAL(add->ops[0].name, "multiply");
 	CU_ASSERT_TRUE(add->ops[0].has_shape);
@@ -208,8 +208,8 @@ static void test_axpy_long_format(void)
 	const instr *alpha = find_instr(c, "alpha");
 	CU_ASSERT_EQUAL(alpha->op, OP_PARAMETER);
 	CU_ASSERT_EQUAL(alpha->parameter_number, 0);
-	CU_ASSERT_FALSE(alpha->shape.has_layout);
-	CU_ASSERT_EQUAL(alpha->shape.rank, 0);
+	CU_ASSERT_FALSE(alpha->shape->has_layout);
+	CU_ASSERT_EQUAL(alpha->shape->rank, 0);
 	CU_ASSERT_TRUE(span_is(axpy, alpha->parameter_at, "parameter(0)"));
 	const instr *y = find_instr(c, "y");
 	CU_ASSERT_EQUAL(y->parameter_number, 2);
@@ -842,7 +842,7 @@ static void test_async_sugar(void)
 	CU_ASSERT_EQUAL(w->root->op, OP_CUSTOM_CALL);
 	CU_ASSERT_STRING_EQUAL(instr_text(w->root, ATTR_CUSTOM_CALL_TARGET), "\"foo\"");
 	CU_ASSERT_PTR_NULL(instr_attr(w->root, ATTR_METADATA));
-	char *sh = shape_str(&w->root->shape);
+	char *sh = shape_str(w->root->shape);
 	CU_ASSERT_STRING_EQUAL(sh, "f32[20]{0}");
 	hloi_free(sh);
 	const instr *s = find_instr(m->entry, "s");
@@ -863,7 +863,7 @@ static void test_async_sugar(void)
 	m = parse(ctx, "ENTRY e {\n  ROOT s = ((), f32[2], u32[]) dot-start()\n}\n", &st);
 	CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
 	CU_ASSERT_EQUAL_FATAL(m->comps[0]->ninstrs, 3);
-	sh = shape_str(&m->comps[0]->instrs[1]->shape);
+	sh = shape_str(m->comps[0]->instrs[1]->shape);
 	CU_ASSERT_STRING_EQUAL(sh, "f32[1]{0}");
 	hloi_free(sh);
 	CU_ASSERT_STRING_EQUAL(m->comps[0]->instrs[1]->name, "async_param.1");
@@ -1054,8 +1054,8 @@ static void test_buffer_shapes(void)
 	const instr *p = find_instr(m->entry, "p");
 	const instr *b = find_instr(m->entry, "b");
 	CU_ASSERT_FATAL(p && b);
-	CU_ASSERT(p->shape.is_buffer && p->shape.type == ET_S32 && p->shape.rank == 1 && p->shape.dims[0] == 4);
-	CU_ASSERT(!b->shape.is_buffer);
+	CU_ASSERT(p->shape->is_buffer && p->shape->type == ET_S32 && p->shape->rank == 1 && p->shape->dims[0] == 4);
+	CU_ASSERT(!b->shape->is_buffer);
 	module_destroy(m);
 	hloi_context_free(ctx);
 	EXPECT_DIAGS("ENTRY e {\n  ROOT p = b((s32[4])) parameter(0)\n}\n",

@@ -463,11 +463,11 @@ static void test_xla_style(void)
 	CU_ASSERT_STRING_EQUAL(m->entry->root->name, "multiply.6");
 	/* `layout {}` on a scalar is a layout */
 	const instr *two = find_instr(m, "constant.4");
-	CU_ASSERT_TRUE(two->shape.has_layout);
-	CU_ASSERT_EQUAL(two->shape.rank, 0);
+	CU_ASSERT_TRUE(two->shape->has_layout);
+	CU_ASSERT_EQUAL(two->shape->rank, 0);
 	/* the column-major constant: 1 4 2 5 3 6 in memory is {{1,2,3},{4,5,6}} */
 	const instr *k = find_instr(m, "constant.2");
-	CU_ASSERT_EQUAL(k->shape.layout.minor_to_major[0], 0);
+	CU_ASSERT_EQUAL(k->shape->layout.minor_to_major[0], 0);
 	char *s = literal_text(k->value);
 	CU_ASSERT_STRING_EQUAL(s, "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}");
 	hloi_free(s);

@@ -424,7 +424,7 @@ static int run_case(uint64_t seed, int large)
 	}
 	size_t nin = (size_t)m->entry->nparams;
 	for (size_t i = 0; i < nin; i++) {
-		if (literal_create(&in[i], &m->entry->params[i]->result) != HLOI_OK)
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
 			goto done;
 		fill(in[i], &r, &c);
 	}
@@ -465,7 +465,7 @@ static int run_case(uint64_t seed, int large)
 		memset(&e, 0, sizeof e);
 		e.threads = 1 + rnd(&r, 3);
 		reduce_tuning tu = { 1 + rnd(&r, 9), 1, 1 + rnd(&r, 5) };
-		if (literal_create(&direct, &root->result) != HLOI_OK)
+		if (literal_create(&direct, root->result) != HLOI_OK)
 			goto done;
 		int rc = c.window ? fast_reduce_window(&e, root, op, in[0], in[1], direct, &tu)
 				  : fast_reduce(&e, root, op, in[0], in[1], direct, &tu);

@@ -595,7 +595,7 @@ int fx_run(const fx_exec *x)
 
 int fx_operand_map(const instr *in, int k, int8_t *map)
 {
-	const shape *s = &in->ops[k].def->result;
+	const shape *s = in->ops[k].def->result;
 	if (shape_is_tuple(s) || s->rank > HLOI_MAX_RANK)
 		return 1;
 	if (in->op == OP_TRANSPOSE) {

@@ -478,9 +478,9 @@ void fx_generic_row(void *restrict o, const void *const *a, const int64_t *s, in
 		shape_make_array(&res.shape, m->type, 1, &k);
 		res.data = (char *)o + i * m->w;
 		res.nbytes = (size_t)(k * m->w);
-		copy.result = res.shape;
+		copy.result = &res.shape;
 		for (int j = 0; j < nops; j++) {
-			etype t = in->ops[j].def->result.type;
+			etype t = in->ops[j].def->result->type;
 			int w = etype_byte_width(t);
 			memset(&lits[j], 0, sizeof lits[j]);
 			if (s[j] == 0) {
@@ -695,16 +695,16 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 	m->slot = -1;
 	m->out = -1;
 	/* tiled layouts: positions are not strides (core/index.h) */
-	if (shape_is_tuple(&in->result) || in->nops > FX_MAX_ARGS || !index_is_strided(&in->result))
+	if (shape_is_tuple(in->result) || in->nops > FX_MAX_ARGS || !index_is_strided(in->result))
 		return 1;
-	m->type = in->result.type;
+	m->type = in->result->type;
 	m->w = etype_byte_width(m->type);
 	m->nargs = in->nops;
-	m->from = in->nops > 0 ? in->ops[0].def->result.type : m->type;
+	m->from = in->nops > 0 ? in->ops[0].def->result->type : m->type;
 	if (m->w <= 0 || !fx_convert_row(m->type, m->type))
 		return 1;  /* not an evaluated type */
 	for (int k = 0; k < in->nops; k++)
-		if (shape_is_tuple(&in->ops[k].def->result) || !index_is_strided(&in->ops[k].def->result))
+		if (shape_is_tuple(in->ops[k].def->result) || !index_is_strided(in->ops[k].def->result))
 			return 1;
 	m->kind = FX_KERNEL;
 	switch (in->op) {
@@ -714,7 +714,7 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 		m->kind = FX_IOTA;
 		m->iota = fx_iota_row(m->type);
 		m->iota_dim = (int)d;
-		return !m->iota || d < 0 || d >= in->result.rank;
+		return !m->iota || d < 0 || d >= in->result->rank;
 	}
 	case OP_BROADCAST:
 	case OP_COPY:
@@ -744,7 +744,7 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 		m->fn = fx_convert_row(m->type, m->from);
 		break;
 	case OP_SELECT:
-		if (in->nops != 3 || in->ops[0].def->result.type != ET_PRED)
+		if (in->nops != 3 || in->ops[0].def->result->type != ET_PRED)
 			return 1;
 		m->fn = fx_select_row(m->w);
 		break;
