@@ -175,9 +175,17 @@ static loc shape_loc(const checker *c, const instr *in)
 
 /* --- names ----------------------------------------------------------------- */
 
+/* Each slot keeps its name's hash: a probe compares hashes and reads an
+ * instruction only on a match (a large computation's instructions are far
+ * apart in memory). */
+typedef struct name_slot {
+	size_t hash;
+	instr *in;
+} name_slot;
+
 typedef struct name_table {
 	size_t mask;
-	instr **slots;
+	name_slot *slots;
 } name_table;
 
 static size_t hash_name(const char *s)
@@ -200,18 +208,19 @@ static int nt_init(name_table *nt, int n)
 
 static instr *nt_find(const name_table *nt, const char *name)
 {
-	for (size_t i = hash_name(name) & nt->mask; nt->slots[i]; i = (i + 1) & nt->mask)
-		if (strcmp(nt->slots[i]->name, name) == 0)
-			return nt->slots[i];
+	size_t h = hash_name(name);
+	for (size_t i = h & nt->mask; nt->slots[i].in; i = (i + 1) & nt->mask)
+		if (nt->slots[i].hash == h && strcmp(nt->slots[i].in->name, name) == 0)
+			return nt->slots[i].in;
 	return NULL;
 }
 
 static void nt_put(name_table *nt, instr *in)
 {
-	size_t i = hash_name(in->name) & nt->mask;
-	while (nt->slots[i])
+	size_t h = hash_name(in->name), i = h & nt->mask;
+	while (nt->slots[i].in)
 		i = (i + 1) & nt->mask;
-	nt->slots[i] = in;
+	nt->slots[i] = (name_slot){ h, in };
 }
 
 /* --- shapes ---------------------------------------------------------------- */

@@ -1375,10 +1375,13 @@ static hloi_status parse_module(module **out, hloi_context *ctx, const char *nam
 	*out = NULL;
 	module *m;
 	hloi_status st = module_create(&m);
-	if (st != HLOI_OK)
+	if (st != HLOI_OK) {
+		hloi_free(take);
 		return st;
+	}
 	pstate *ps = hloi_calloc(1, sizeof *ps);
 	if (!ps) {
+		hloi_free(take);
 		module_destroy(m);
 		return HLOI_ENOMEM;
 	}
