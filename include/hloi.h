@@ -51,6 +51,28 @@ HLOI_API const char *hloi_status_name(hloi_status st);
  * allocation after the first N fail. */
 HLOI_API size_t hloi_alloc_last_failure(void);
 
+/* A ceiling on everything hloi allocates in this process (the program's
+ * text and IR, inputs, values, scratch): an allocation that would take the
+ * bytes hloi holds past `bytes` fails as out of memory (HLOI_ENOMEM);
+ * 0 (the default) sets none. The command line sets it to the memory budget
+ * (--max-memory, else half of physical memory) plus HLOI_MEMORY_SLACK. */
+HLOI_API void hloi_set_memory_ceiling(uint64_t bytes);
+/* The budget a run takes when its options give none: half of physical
+ * memory. */
+HLOI_API uint64_t hloi_default_memory_budget(void);
+/* The ceiling, 0 if none. */
+HLOI_API uint64_t hloi_memory_ceiling(void);
+/* The bytes hloi holds now (its heap blocks, as malloc sizes them). */
+HLOI_API uint64_t hloi_memory_held(void);
+/* Whether the last allocation that failed was refused by the ceiling, and
+ * what hloi held then. */
+HLOI_API int hloi_alloc_failure_was_ceiling(void);
+HLOI_API uint64_t hloi_alloc_failure_held(void);
+/* What the command line adds to the budget for the ceiling: hloi's own
+ * bookkeeping (IR, diagnostics, tiles) beside the buffers the budget
+ * counts. */
+#define HLOI_MEMORY_SLACK ((uint64_t)64 << 20)
+
 /* --- Context and diagnostics -------------------------------------------- */
 
 typedef struct hloi_context hloi_context;

@@ -601,6 +601,11 @@ static hloi_format format_from_path(const char *path)
 	return HLOI_FORMAT_AUTO;
 }
 
+uint64_t hloi_default_memory_budget(void)
+{
+	return eval_default_budget();
+}
+
 hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path, hloi_format format)
 {
 	*out = NULL;

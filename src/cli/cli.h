@@ -53,6 +53,11 @@ enum {
 /* Applies shared option `c` with value `arg` for command `cmd`; `check`,
  * `format` and `run` may be NULL when the command has no such options.
  * Returns 0, or the exit code of a usage error. */
+/* The memory budget of this process: hloi's allocations (text, IR,
+ * inputs, values, scratch) fail past `budget` + HLOI_MEMORY_SLACK
+ * (hloi_set_memory_ceiling). main sets the default budget; --max-memory
+ * another. */
+void cli_set_budget(uint64_t budget);
 int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
 		      hloi_format *format, hloi_run_options *run);
 

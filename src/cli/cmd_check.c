@@ -15,6 +15,7 @@ static const char help[] =
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -26,6 +27,7 @@ static const struct option options[] = {
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -43,6 +45,7 @@ static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char 
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
+		case CLI_OPT_MAX_MEMORY:
 		case CLI_OPT_COLOR:
 		{
 			int e = cli_common_option(c, optarg, io, cmd, &po->check, &po->format, NULL);
@@ -69,6 +72,7 @@ static const char fmt_help[] =
 	"\n"
 	"Options:\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"

@@ -20,6 +20,7 @@ static const char help[] =
 	"  --to FORMAT             hlo, pb or pbtxt: the format of OUT\n"
 	"                          (default: by extension; hlo for -)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Example:\n"
@@ -33,6 +34,7 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +67,12 @@ int cmd_convert(int argc, char **argv, cli_io *io)
 				return cli_usage_error(io, "convert", "invalid --color '%s' (auto, always or never)",
 						       optarg);
 			break;
+		case CLI_OPT_MAX_MEMORY: {
+			int e = cli_common_option(c, optarg, io, "convert", NULL, NULL, NULL);
+			if (e)
+				return e;
+			break;
+		}
 		case 'h':
 			fputs(help, io->out);
 			return EXIT_OK;

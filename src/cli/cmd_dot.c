@@ -27,6 +27,7 @@ static const char help[] =
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -43,6 +44,7 @@ static const struct option options[] = {
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,6 +67,7 @@ static int parse(int argc, char **argv, cli_io *io, hloi_format *format, hloi_ch
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
+		case CLI_OPT_MAX_MEMORY:
 		case CLI_OPT_COLOR:
 		{
 			int e = cli_common_option(c, optarg, io, "dot", check, format, run);

@@ -26,6 +26,7 @@ static const char help[] =
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -38,6 +39,7 @@ static const struct option options[] = {
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -60,6 +62,7 @@ int cmd_plan(int argc, char **argv, cli_io *io)
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
+		case CLI_OPT_MAX_MEMORY:
 		case CLI_OPT_COLOR:
 			rc = cli_common_option(c, optarg, io, "plan", &prog.check, &prog.format, &run);
 			if (rc)

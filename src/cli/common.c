@@ -121,6 +121,12 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+void cli_set_budget(uint64_t budget)
+{
+	uint64_t ceiling = budget + HLOI_MEMORY_SLACK;
+	hloi_set_memory_ceiling(ceiling < budget ? UINT64_MAX : ceiling);
+}
+
 int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
 		      hloi_format *format, hloi_run_options *run)
 {
@@ -150,10 +156,15 @@ int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_
 			return cli_usage_error(io, cmd, "invalid --threads '%s' (0 to 1024)", arg);
 		run->threads = (int)n;
 		return 0;
-	case CLI_OPT_MAX_MEMORY:
-		if (cli_parse_size(arg, &run->max_memory) || run->max_memory == 0)
+	case CLI_OPT_MAX_MEMORY: {
+		uint64_t budget;
+		if (cli_parse_size(arg, &budget) || budget == 0)
 			return cli_usage_error(io, cmd, "invalid --max-memory '%s' (bytes, with optional K, M or G)", arg);
+		if (run)
+			run->max_memory = budget;
+		cli_set_budget(budget);
 		return 0;
+	}
 	case CLI_OPT_FORMAT:
 		if (cli_parse_format(arg, format))
 			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", arg);

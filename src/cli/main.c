@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	if (err && setvbuf(err, NULL, _IONBF, 0) == 0)
 		io.err = err;
 	cli_set_color(&io, "auto");
+	cli_set_budget(hloi_default_memory_budget());
 	int rc;
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -153,7 +154,14 @@ int main(int argc, char **argv)
 	if (rc == EXIT_RUNTIME && err_bytes == 0 && io.err != stderr) {
 		size_t n = hloi_alloc_last_failure();
 		const char *cmd = argc > 1 && cli_find_command(argv[1]) ? argv[1] : NULL;
-		if (n)
+		if (n && hloi_alloc_failure_was_ceiling())
+			fprintf(stderr,
+				"hloi%s%s: error: out of memory: holding %llu bytes, %zu more would pass the "
+				"memory ceiling of %llu bytes (the budget, --max-memory, plus %llu for hloi's "
+				"own bookkeeping)\n",
+				cmd ? " " : "", cmd ? cmd : "", (unsigned long long)hloi_alloc_failure_held(), n,
+				(unsigned long long)hloi_memory_ceiling(), (unsigned long long)HLOI_MEMORY_SLACK);
+		else if (n)
 			fprintf(stderr, "hloi%s%s: error: out of memory (an allocation of %zu bytes failed)\n",
 				cmd ? " " : "", cmd ? cmd : "", n);
 		else

@@ -17,6 +17,27 @@
 #include "util/diag.h"
 #include "util/strbuf.h"
 
+/* The most a file read whole may hold: the memory ceiling when one is set
+ * (the command line always sets one: budget plus slack), else 1 GiB. */
+static size_t file_limit(void)
+{
+	size_t c = alloc_ceiling();
+	return c ? c : FILE_MAX_BYTES;
+}
+
+static void too_large(hloi_context *ctx, const char *path, long long size)
+{
+	size_t c = alloc_ceiling();
+	char what[64] = "";
+	if (size >= 0)
+		snprintf(what, sizeof what, "%lld bytes; ", size);
+	if (c)
+		diag_error_where(ctx, path, "file is too large (%sthe memory ceiling is %zu bytes: --max-memory plus %llu)",
+				 what, c, (unsigned long long)HLOI_MEMORY_SLACK);
+	else
+		diag_error_where(ctx, path, "file is too large (%sthe limit is 1 GiB)", what);
+}
+
 /* Reads fd to EOF into a growing buffer (size hint `hint`). */
 static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const char *path, int fd,
 			   size_t hint)
@@ -28,8 +49,8 @@ static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const cha
 		return HLOI_ENOMEM;
 	for (;;) {
 		if (n + 1 >= cap) {
-			if (cap > FILE_MAX_BYTES) {
-				diag_error_where(ctx, path, "file is too large (the limit is 1 GiB)");
+			if (cap > file_limit()) {
+				too_large(ctx, path, -1);
 				hloi_free(buf);
 				return HLOI_EINVAL;
 			}
@@ -53,8 +74,8 @@ static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const cha
 		if (r == 0)
 			break;
 		n += (size_t)r;
-		if (n > FILE_MAX_BYTES) {
-			diag_error_where(ctx, path, "file is too large (the limit is 1 GiB)");
+		if (n > file_limit()) {
+			too_large(ctx, path, -1);
 			hloi_free(buf);
 			return HLOI_EINVAL;
 		}
@@ -94,9 +115,8 @@ hloi_status file_in_open(file_in *in, hloi_context *ctx, const char *path)
 		return HLOI_EINVAL;
 	}
 	if (S_ISREG(st.st_mode)) {
-		if ((unsigned long long)st.st_size > FILE_MAX_BYTES) {
-			diag_error_where(ctx, path, "file is too large (%lld bytes; the limit is 1 GiB)",
-					 (long long)st.st_size);
+		if ((unsigned long long)st.st_size > file_limit()) {
+			too_large(ctx, path, (long long)st.st_size);
 			close(fd);
 			return HLOI_EINVAL;
 		}

@@ -8,7 +8,8 @@
 
 #include "hloi.h"
 
-/* The largest file hloi reads. */
+/* The largest file hloi reads whole when no memory ceiling is set
+ * (hloi_set_memory_ceiling); with one, the ceiling is the limit. */
 #define FILE_MAX_BYTES ((size_t)1 << 30)
 
 /* Reads the whole file into a hloi_malloc'd buffer (NUL-terminated, the NUL

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #include "util/alloc.h"
 
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,14 @@
 static atomic_long fail_after = -1;
 static atomic_long attempts;
 static atomic_size_t last_failure;  /* bytes of the last refused request */
+/* The memory ceiling: bytes held through these hooks (as malloc counts
+ * them, malloc_usable_size), and the most they may reach (0: no ceiling).
+ * Signed: a block malloc'd elsewhere and given to hloi_free takes the count
+ * below what is held, never under zero. */
+static atomic_llong live;
+static atomic_size_t ceiling;
+static atomic_int ceiling_hit;      /* the last failure was the ceiling's */
+static atomic_size_t held_at_failure; /* what was held then */
 
 /* HLOI_ALLOC_FAIL_AFTER=N (tests of a whole program): read once, before the
  * first allocation; alloc_fail_after overrides it. */
@@ -44,10 +53,77 @@ size_t alloc_last_failure(void)
 	return atomic_load_explicit(&last_failure, memory_order_relaxed);
 }
 
-static void *failed(size_t n)
+size_t alloc_live(void);
+
+static void *failed_by(size_t n, int by_ceiling)
 {
 	atomic_store_explicit(&last_failure, n ? n : 1, memory_order_relaxed);
+	atomic_store_explicit(&ceiling_hit, by_ceiling, memory_order_relaxed);
+	atomic_store_explicit(&held_at_failure, alloc_live(), memory_order_relaxed);
 	return NULL;
+}
+
+static void *failed(size_t n)
+{
+	return failed_by(n, 0);
+}
+
+void alloc_set_ceiling(size_t bytes)
+{
+	atomic_store_explicit(&ceiling, bytes, memory_order_relaxed);
+}
+
+size_t alloc_ceiling(void)
+{
+	return atomic_load_explicit(&ceiling, memory_order_relaxed);
+}
+
+size_t alloc_live(void)
+{
+	long long n = atomic_load_explicit(&live, memory_order_relaxed);
+	return n > 0 ? (size_t)n : 0;
+}
+
+int alloc_ceiling_hit(void)
+{
+	return atomic_load_explicit(&ceiling_hit, memory_order_relaxed);
+}
+
+size_t alloc_held_at_failure(void)
+{
+	return atomic_load_explicit(&held_at_failure, memory_order_relaxed);
+}
+
+/* Whether growing a block of `old` bytes to `n` would pass the ceiling. */
+static int over_ceiling(size_t n, size_t old)
+{
+	size_t cap = atomic_load_explicit(&ceiling, memory_order_relaxed);
+	if (!cap || n <= old)
+		return 0;
+	size_t held = alloc_live();
+	if (n - old <= cap && held <= cap - (n - old))
+		return 0;
+	return 1;
+}
+
+static void count(void *p, size_t old)
+{
+	long long delta = (long long)malloc_usable_size(p) - (long long)old;
+	atomic_fetch_add_explicit(&live, delta, memory_order_relaxed);
+}
+
+void alloc_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
 }
 
 long alloc_count(void)
@@ -72,24 +148,50 @@ static int should_fail(void)
 
 void *hloi_malloc(size_t n)
 {
-	void *p = should_fail() ? NULL : malloc(n ? n : 1);
-	return p ? p : failed(n);
+	if (should_fail())
+		return failed(n);
+	if (over_ceiling(n, 0))
+		return failed_by(n, 1);
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		return failed(n);
+	count(p, 0);
+	return p;
 }
 
-void *hloi_calloc(size_t count, size_t size)
+void *hloi_calloc(size_t n, size_t size)
 {
-	void *p = should_fail() ? NULL : count == 0 || size == 0 ? calloc(1, 1) : calloc(count, size);
-	return p ? p : failed(size && count > SIZE_MAX / size ? SIZE_MAX : count * size);
+	size_t bytes = size && n > SIZE_MAX / size ? SIZE_MAX : n * size;
+	if (should_fail())
+		return failed(bytes);
+	if (over_ceiling(bytes, 0))
+		return failed_by(bytes, 1);
+	void *p = n == 0 || size == 0 ? calloc(1, 1) : calloc(n, size);
+	if (!p)
+		return failed(bytes);
+	count(p, 0);
+	return p;
 }
 
 void *hloi_realloc(void *p, size_t n)
 {
-	void *q = should_fail() ? NULL : realloc(p, n ? n : 1);
-	return q ? q : failed(n);
+	size_t old = p ? malloc_usable_size(p) : 0;
+	if (should_fail())
+		return failed(n);
+	if (over_ceiling(n, old))
+		return failed_by(n, 1);
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		return failed(n);
+	count(q, old);
+	return q;
 }
 
 void hloi_free(void *p)
 {
+	if (!p)
+		return;
+	atomic_fetch_sub_explicit(&live, (long long)malloc_usable_size(p), memory_order_relaxed);
 	free(p);
 }
 
@@ -121,18 +223,11 @@ void *hloi_aligned_alloc(size_t n)
 	size_t off = 64 - (size_t)(addr % 64);
 	unsigned char *p = raw + off;
 	p[-1] = (unsigned char)off;
-#ifdef MADV_HUGEPAGE
-	/* Large buffers (array values): ask for transparent huge pages on the
-	 * 2 MiB-aligned interior, as NumPy does; page faults otherwise cost
-	 * more than the elementwise work. Only advice: failure is harmless. */
-	if (n >= ((size_t)4 << 20)) {
-		const uintptr_t huge = (uintptr_t)2 << 20;
-		uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-		uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-		if (hi > lo)
-			(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
-	}
-#endif
+	/* Large buffers (array values): ask for transparent huge pages, as
+	 * NumPy does; page faults otherwise cost more than the elementwise
+	 * work. */
+	if (n >= ((size_t)4 << 20))
+		alloc_advise_huge(p, n);
 	return p;
 }
 

@@ -26,5 +26,18 @@ long alloc_count(void);
 /* The size of the last allocation that failed (forced or not), 0 if none:
  * for a message when a failure reached the top without one. */
 size_t alloc_last_failure(void);
+/* The memory ceiling (--max-memory): every allocation that would take the
+ * bytes held through these hooks over `bytes` fails (0: none). alloc_live
+ * is what is held now; alloc_ceiling_hit says whether the last failure was
+ * the ceiling's. */
+void alloc_set_ceiling(size_t bytes);
+size_t alloc_ceiling(void);
+size_t alloc_live(void);
+int alloc_ceiling_hit(void);
+/* The bytes held when the last allocation failed. */
+size_t alloc_held_at_failure(void);
+/* Asks for transparent huge pages on the 2 MiB-aligned interior of
+ * [p, p + n): only advice, failure is harmless. */
+void alloc_advise_huge(void *p, size_t n);
 
 #endif

@@ -3,12 +3,10 @@
  * fresh pages costs no memset). Blocks of 4 MiB ask for transparent huge
  * pages: a million-instruction IR is walked several times, and with 4 KiB
  * pages most of that time goes to page faults and TLB misses. */
-#define _DEFAULT_SOURCE
 #include "util/arena.h"
 
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "util/alloc.h"
 
@@ -18,7 +16,7 @@ struct arena_block {
 	_Alignas(16) unsigned char data[];
 };
 
-enum { BLOCK_MIN = 16 * 1024, BLOCK_MAX = 4 * 1024 * 1024, HUGE_PAGE = 2 * 1024 * 1024 };
+enum { BLOCK_MIN = 16 * 1024, BLOCK_MAX = 4 * 1024 * 1024 };
 
 void arena_init(arena *a)
 {
@@ -49,14 +47,8 @@ void *arena_alloc(arena *a, size_t n)
 		b = hloi_calloc(1, sizeof *b + cap);
 		if (!b)
 			return NULL;
-#ifdef MADV_HUGEPAGE
-		if (cap >= BLOCK_MAX) {
-			uintptr_t lo = ((uintptr_t)b->data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-			uintptr_t hi = ((uintptr_t)b->data + cap) & ~(uintptr_t)(HUGE_PAGE - 1);
-			if (hi > lo)
-				(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-		}
-#endif
+		if (cap >= BLOCK_MAX)
+			alloc_advise_huge(b->data, cap);
 		b->used = 0;
 		b->cap = cap;
 		b->next = a->head;

@@ -385,6 +385,31 @@ size_t hloi_alloc_last_failure(void)
 	return alloc_last_failure();
 }
 
+void hloi_set_memory_ceiling(uint64_t bytes)
+{
+	alloc_set_ceiling(bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes);
+}
+
+uint64_t hloi_memory_ceiling(void)
+{
+	return alloc_ceiling();
+}
+
+uint64_t hloi_memory_held(void)
+{
+	return alloc_live();
+}
+
+int hloi_alloc_failure_was_ceiling(void)
+{
+	return alloc_ceiling_hit();
+}
+
+uint64_t hloi_alloc_failure_held(void)
+{
+	return alloc_held_at_failure();
+}
+
 const char *hloi_status_name(hloi_status st)
 {
 	switch (st) {

@@ -162,6 +162,24 @@ if [ -w /dev/full ]; then
 fi
 expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/no/such/dir/r.txt"
 
+# --- the memory ceiling: the budget (--max-memory) plus 64 MiB bounds
+# everything hloi holds, parsing and loading included (README "Robustness")
+awk 'BEGIN { print "HloModule big"; print "ENTRY e {"; print "  p = f32[8] parameter(0)";
+	prev = "p"; for (i = 0; i < 400000; i++) { printf "  a%d = f32[8]{0} add(%s, p), metadata={op_name=\"jit(f)/add\"}\n", i, prev; prev = "a" i }
+	print "  ROOT r = f32[8]{0} negate(" prev ")"; print "}" }' >"$tmp/big.hlo"
+for cmd in check fmt lower plan; do
+	expect 4 "$cmd of a large program under --max-memory 1M" -- "$hloi" $cmd --max-memory 1M "$tmp/big.hlo"
+	contains "$tmp/err" "memory ceiling of 68157440 bytes" "$cmd names the ceiling"
+done
+expect 4 "convert under --max-memory 1M" -- "$hloi" convert --max-memory 1M "$tmp/big.hlo" "$tmp/big.pb"
+contains "$tmp/err" "memory ceiling" "convert names the ceiling"
+if [ -e "$tmp/big.pb" ]; then bad "convert left a partial output"; else ok; fi
+expect 0 "the same program fits the default budget" -- "$hloi" check "$tmp/big.hlo"
+expect 0 "a small program under --max-memory 1M" -- "$hloi" check --max-memory 1M "$mpv"
+expect 4 "an endless stream under --max-memory 1M" -- "$hloi" check --max-memory 1M /dev/zero
+contains "$tmp/err" "memory ceiling" "the stream is refused at the ceiling"
+expect 2 "bad --max-memory on check" -- "$hloi" check --max-memory 0 "$mpv"
+
 # --- engines agree (--compare), bench prints SPEC's JSON object
 expect 0 "run --compare" -- "$hloi" run "$mpv" --inputs "$mpv_in" --compare
 if cmp -s "$tmp/out" "$tmp/want"; then ok; else bad "--compare output"; fi

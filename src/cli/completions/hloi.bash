@@ -8,16 +8,16 @@ _hloi_options() {
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --format --input_format --color --help" ;;
-	check) echo "--strict --broadcast-mode --format --color --help" ;;
-	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --color --help" ;;
-	plan) echo "--engine --threads --strict --broadcast-mode --format --color --help" ;;
-	fmt) echo "--format --color --help" ;;
-	lower) echo "--broadcast-mode --format --color --help" ;;
+	check) echo "--strict --broadcast-mode --format --max-memory --color --help" ;;
+	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
+	plan) echo "--engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
+	fmt) echo "--format --max-memory --color --help" ;;
+	lower) echo "--broadcast-mode --format --max-memory --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
 		--threads --max-memory --strict --broadcast-mode --format --color --help" ;;
-	convert) echo "--format --to --color --help" ;;
+	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
 }
 
