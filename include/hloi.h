@@ -442,9 +442,13 @@ typedef struct hloi_run_options {
 	 * naming the instruction it stopped at. 0: HLOI_DEFAULT_MAX_STEPS;
 	 * UINT64_MAX: no limit. */
 	uint64_t max_steps;
+	/* Since version 3. When not NULL, the run stores the number of
+	 * instructions evaluated so far there before each one (a relaxed
+	 * atomic store), for a progress display on another thread. */
+	volatile uint64_t *progress;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 2
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0 }
+#define HLOI_RUN_OPTIONS_VERSION 3
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is

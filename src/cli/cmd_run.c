@@ -8,6 +8,7 @@
 #include "inputs.h"
 #include "output.h"
 #include "program.h"
+#include "progress.h"
 #include "stop.h"
 
 static const char help[] =
@@ -52,6 +53,8 @@ static const char help[] =
 	"  --max-steps N           evaluate at most N instructions, calls included\n"
 	"                          (default 10000000); exit 4 beyond\n"
 	"  --timeout SECONDS       stop a run that takes longer; exit 4\n"
+	"  --quiet                 no progress line (one shows on a terminal when\n"
+	"                          random inputs or the run take over 2 s)\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension, else by\n"
 	"                          content)\n"
 	"  --input_format FORMAT   the same (run_hlo_module's spelling)\n"
@@ -77,7 +80,8 @@ enum {
 	OPT_MAX_STEPS,
 	OPT_LITERALS_IN,
 	OPT_LITERALS_OUT,
-	OPT_DUMP_PLAN
+	OPT_DUMP_PLAN,
+	OPT_QUIET
 };
 
 static const struct option options[] = {
@@ -91,6 +95,7 @@ static const struct option options[] = {
 	{ "input_literals_file", required_argument, NULL, OPT_LITERALS_IN },
 	{ "output_literals_file", required_argument, NULL, OPT_LITERALS_OUT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 	{ "input_format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
@@ -114,6 +119,7 @@ typedef struct run_args {
 	int print_inputs;
 	int compare;
 	double timeout;
+	int quiet;
 	const char *literals_out;
 	int dump_plan;
 	program_opts prog;
@@ -147,6 +153,9 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		case OPT_COMPARE:
 			a->compare = 1;
+			break;
+		case OPT_QUIET:
+			a->quiet = 1;
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &a->timeout))
@@ -310,7 +319,10 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
+	cli_progress progress;
+	cli_progress_start(&progress, "run", "reading the inputs", NULL, a.quiet);
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
+	cli_progress_stop(&progress);
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
 	if (a.dump_plan) {
@@ -351,7 +363,11 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
+	cli_progress_start(&progress, "run", "evaluating", "instructions", a.quiet);
+	a.run.progress = &progress.count;
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
+	cli_progress_stop(&progress);
+	a.run.progress = NULL;
 	if (st == HLOI_ESTOPPED && cli_stop_flag) {
 		/* the library says where it stopped; the command says why */
 		hloi_context_clear(ctx);

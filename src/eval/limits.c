@@ -10,6 +10,7 @@ void eval_limits_init(eval_limits *l, const hloi_run_options *opts)
 	l->stop = opts && opts->version >= 2 ? opts->stop : NULL;
 	l->max_steps = opts && opts->version >= 2 && opts->max_steps ? opts->max_steps : HLOI_DEFAULT_MAX_STEPS;
 	l->steps = 0;
+	l->progress = opts && opts->version >= 3 ? opts->progress : NULL;
 }
 
 hloi_status eval_limits_step(eval_limits *l, hloi_context *ctx, const computation *comp, const instr *in)
@@ -28,5 +29,7 @@ hloi_status eval_limits_step(eval_limits *l, hloi_context *ctx, const computatio
 		return HLOI_ESTOPPED;
 	}
 	l->steps++;
+	if (l->progress)
+		__atomic_store_n(l->progress, l->steps, __ATOMIC_RELAXED);
 	return HLOI_OK;
 }

@@ -14,6 +14,7 @@ typedef struct eval_limits {
 	const volatile int *stop; /* NULL: never stopped from outside */
 	uint64_t max_steps;                /* instructions a run may evaluate */
 	uint64_t steps;                    /* evaluated so far */
+	volatile uint64_t *progress;       /* NULL, or where steps are published */
 } eval_limits;
 
 /* Reads the limits of `opts` (may be NULL: the defaults). */

@@ -162,6 +162,44 @@ if [ -w /dev/full ]; then
 fi
 expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/no/such/dir/r.txt"
 
+# --- the progress line: on a terminal only (script(1) makes one), not with
+# --quiet; HLOI_PROGRESS_AFTER=0 shows it from the start instead of after 2 s
+cat >"$tmp/loop.hlo" <<'EOF'
+HloModule loop
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(200000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  x1 = f32[] add(x, h)
+  ROOT t = (s32[], f32[]) tuple(i1, x1)
+}
+ENTRY main {
+  z = s32[] constant(0)
+  f = f32[] constant(0)
+  init = (s32[], f32[]) tuple(z, f)
+  w = (s32[], f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=1
+}
+EOF
+if command -v script >/dev/null 2>&1; then
+	expect 0 "run on a terminal" -- env HLOI_PROGRESS_AFTER=0 script -qec "\"$hloi\" run \"$tmp/loop.hlo\"" /dev/null
+	contains "$tmp/out" "hloi run: evaluating: " "a progress line on a terminal"
+	contains "$tmp/out" "f32[] 100000" "the result after the progress line"
+	expect 0 "run --quiet on a terminal" -- env HLOI_PROGRESS_AFTER=0 script -qec "\"$hloi\" run --quiet \"$tmp/loop.hlo\"" /dev/null
+	if grep -q "evaluating" "$tmp/out"; then bad "a progress line with --quiet"; else ok; fi
+fi
+expect 0 "run off a terminal" -- env HLOI_PROGRESS_AFTER=0 "$hloi" run "$tmp/loop.hlo"
+if grep -q "evaluating" "$tmp/err"; then bad "a progress line off a terminal"; else ok; fi
+
 # --- the memory ceiling: the budget (--max-memory) plus 64 MiB bounds
 # everything hloi holds, parsing and loading included (README "Robustness")
 awk 'BEGIN { print "HloModule big"; print "ENTRY e {"; print "  p = f32[8] parameter(0)";

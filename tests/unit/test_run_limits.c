@@ -68,7 +68,17 @@ static void test_step_count_exact(void)
 	for (int engine = HLOI_ENGINE_REFERENCE; engine <= HLOI_ENGINE_FAST; engine++) {
 		o.engine = (hloi_engine)engine;
 		o.max_steps = 13;
+		/* the progress counter ends at the steps taken; an options struct
+		 * of version 2 has no such field and is not written through */
+		volatile uint64_t progress = 0;
+		o.progress = &progress;
+		o.version = 2;
 		CU_ASSERT_EQUAL(run(m, ctx, &o), HLOI_OK);
+		CU_ASSERT_EQUAL(progress, 0);
+		o.version = HLOI_RUN_OPTIONS_VERSION;
+		CU_ASSERT_EQUAL(run(m, ctx, &o), HLOI_OK);
+		CU_ASSERT_EQUAL(progress, 13);
+		o.progress = NULL;
 		o.max_steps = 12;
 		hloi_context_clear(ctx);
 		CU_ASSERT_EQUAL(run(m, ctx, &o), HLOI_ESTOPPED);

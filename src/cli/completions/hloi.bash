@@ -7,7 +7,7 @@ _hloi_options() {
 	case $1 in
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --broadcast-mode --engine --compare --threads
-		--max-memory --max-steps --timeout --format --input_format --color --help" ;;
+		--max-memory --max-steps --timeout --quiet --format --input_format --color --help" ;;
 	check) echo "--strict --broadcast-mode --format --max-memory --color --help" ;;
 	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
 	plan) echo "--engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
