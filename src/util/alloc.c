@@ -53,8 +53,6 @@ size_t alloc_last_failure(void)
 	return atomic_load_explicit(&last_failure, memory_order_relaxed);
 }
 
-size_t alloc_live(void);
-
 static void *failed_by(size_t n, int by_ceiling)
 {
 	atomic_store_explicit(&last_failure, n ? n : 1, memory_order_relaxed);
@@ -100,10 +98,8 @@ static int over_ceiling(size_t n, size_t old)
 	size_t cap = atomic_load_explicit(&ceiling, memory_order_relaxed);
 	if (!cap || n <= old)
 		return 0;
-	size_t held = alloc_live();
-	if (n - old <= cap && held <= cap - (n - old))
-		return 0;
-	return 1;
+	size_t more = n - old;
+	return more > cap || alloc_live() > cap - more;
 }
 
 static void count(void *p, size_t old)
