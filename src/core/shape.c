@@ -247,6 +247,16 @@ static void fmt_msg(char *msg, size_t size, const shape *s, const char *fmt, lon
 	sb_free(&b);
 }
 
+/* `{1,0` as the layout errors show minor_to_major (the caller closes it). */
+static void m2m_text(char *list, size_t size, const layout *l)
+{
+	strbuf b = STRBUF_INIT;
+	sb_putc(&b, '{');
+	list_print(&b, l->minor_to_major, l->n_minor_to_major);
+	snprintf(list, size, "%s", sb_str(&b));
+	sb_free(&b);
+}
+
 int shape_validate(const shape *s, char *msg, size_t msgsize)
 {
 	if (shape_is_tuple(s)) {
@@ -273,14 +283,8 @@ int shape_validate(const shape *s, char *msg, size_t msgsize)
 		return 0;
 	const layout *l = &s->layout;
 	char list[HLOI_MAX_RANK * 24 + 4];
-	{
-		strbuf b = STRBUF_INIT;
-		sb_putc(&b, '{');
-		list_print(&b, l->minor_to_major, l->n_minor_to_major);
-		snprintf(list, sizeof list, "%s", sb_str(&b));
-		sb_free(&b);
-	}
 	if (l->n_minor_to_major != s->rank) {
+		m2m_text(list, sizeof list, l);
 		char head[160];
 		snprintf(head, sizeof head,
 			 "layout minor_to_major field contains %d elements, but shape has %d dimensions: ",
@@ -295,6 +299,7 @@ int shape_validate(const shape *s, char *msg, size_t msgsize)
 	for (int i = 0; i < s->rank; i++) {
 		int64_t d = l->minor_to_major[i];
 		if (d < 0 || d >= s->rank) {
+			m2m_text(list, sizeof list, l);
 			fmt_msg(msg, msgsize, s, "layout minor_to_major field has out-of-bounds value: ", 0, 0,
 				list);
 			return 1;
@@ -303,6 +308,7 @@ int shape_validate(const shape *s, char *msg, size_t msgsize)
 	for (int i = 0; i < s->rank; i++) {
 		int64_t d = l->minor_to_major[i];
 		if (seen[d]++) {
+			m2m_text(list, sizeof list, l);
 			fmt_msg(msg, msgsize, s, "layout minor_to_major field has duplicate values: ", 0, 0,
 				list);
 			return 1;

@@ -196,6 +196,7 @@ typedef struct fbuild {
 	const fields_hooks *hooks;
 	const uint8_t *force, *suppress;
 	attr *slot[ATTR_COUNT];
+	attr *store;          /* ATTR_COUNT attributes, slot[id] = &store[id] */
 	int oom, bad;
 	strbuf *err;
 } fbuild;
@@ -213,11 +214,7 @@ static int want(fbuild *f, attr_id id, int cond)
 
 static attr *put(fbuild *f, attr_id id, attr_kind kind)
 {
-	attr *a = arena_alloc(f->a, sizeof *a);
-	if (!a) {
-		f->oom = 1;
-		return NULL;
-	}
+	attr *a = &f->store[id];
 	memset(a, 0, sizeof *a);
 	a->id = (uint16_t)id;
 	a->kind = (uint8_t)kind;
@@ -811,11 +808,13 @@ static void raw_messages_in(fbuild *f)
 }
 
 int fields_in(arena *a, opcode op, const Xla__HloInstructionProto *ip, const fields_ops *ops,
-	      const fields_hooks *hooks, const uint8_t *force, const uint8_t *suppress, attr **out, int *nout)
+	      const fields_hooks *hooks, const uint8_t *force, const uint8_t *suppress, attr *out, int *nout)
 {
 	fbuild fb;
 	memset(&fb, 0, sizeof fb);
 	fbuild *f = &fb;
+	attr store[ATTR_COUNT]; /* not cleared: put() clears what it takes */
+	f->store = store;
 	f->a = a;
 	f->op = op;
 	f->ip = ip;
@@ -823,7 +822,6 @@ int fields_in(arena *a, opcode op, const Xla__HloInstructionProto *ip, const fie
 	f->hooks = hooks;
 	f->force = force;
 	f->suppress = suppress;
-	*out = NULL;
 	*nout = 0;
 
 	dims_in(f);
@@ -1001,17 +999,8 @@ int fields_in(arena *a, opcode op, const Xla__HloInstructionProto *ip, const fie
 		return -1;
 	int n = 0;
 	for (int i = 0; i < ATTR_COUNT; i++)
-		n += f->slot[i] != NULL;
-	if (n) {
-		attr *v = arena_array(a, (size_t)n, sizeof *v);
-		if (!v)
-			return -1;
-		n = 0;
-		for (int i = 0; i < ATTR_COUNT; i++)
-			if (f->slot[i])
-				v[n++] = *f->slot[i];
-		*out = v;
-	}
+		if (f->slot[i])
+			out[n++] = *f->slot[i];
 	*nout = n;
 	return f->bad ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include "proto/proto.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,13 @@ typedef struct loader {
 	hloi_status st;
 	proto_loss loss;        /* fields kept nowhere (proto_rest_take) */
 	const char *loss_comp, *loss_inst;
+	const proto_skeleton *sk; /* where each instruction's bytes are */
+	const unsigned char *data;
+	size_t len;
+	attr *av;                 /* an instruction's attributes as they are read */
+	int avcap;
+	const shape **opshapes;   /* an instruction's operand shapes */
+	size_t opcap;
 } loader;
 
 /* Names are printed as HLO text, where a control character cannot stand; a
@@ -632,26 +640,35 @@ static int hook_shape_in(void *ctx, const Xla__ShapeProto *sp, shape *out)
 	return valid_shape_in(ctx, sp, out, "attribute shape");
 }
 
-/* A growable list of attributes. */
+/* A growable list of attributes: the loader's buffer, reused by every
+ * instruction; the module keeps a copy of exactly the attributes read. */
 typedef struct avec {
 	attr *v;
 	int n, cap;
 } avec;
 
+static int av_reserve(loader *L, avec *v, int need)
+{
+	if (need <= L->avcap) {
+		v->v = L->av;
+		v->cap = L->avcap;
+		return 0;
+	}
+	int ncap = L->avcap ? L->avcap : ATTR_COUNT + 16;
+	while (ncap < need)
+		ncap *= 2;
+	attr *nv = hloi_realloc(L->av, (size_t)ncap * sizeof *nv);
+	if (!nv)
+		return loom(L);
+	L->av = v->v = nv;
+	L->avcap = v->cap = ncap;
+	return 0;
+}
+
 static attr *av_add(loader *L, avec *v)
 {
-	if (v->n == v->cap) {
-		int ncap = v->cap ? v->cap * 2 : 16;
-		attr *nv = arena_array(&L->m->arena, (size_t)ncap, sizeof *nv);
-		if (!nv) {
-			loom(L);
-			return NULL;
-		}
-		if (v->n)
-			memcpy(nv, v->v, (size_t)v->n * sizeof *nv);
-		v->v = nv;
-		v->cap = ncap;
-	}
+	if (v->n == v->cap && (v->n == INT_MAX / 2 || av_reserve(L, v, v->n + 1)))
+		return NULL;
 	attr *a = &v->v[v->n++];
 	memset(a, 0, sizeof *a);
 	return a;
@@ -1047,13 +1064,16 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 	in->nops = (int)ip->n_operand_ids;
 	if (ip->n_operand_ids > INT32_MAX)
 		return lfail(L, "too many operands");
-	const shape **opshapes = NULL;
-	if (in->nops) {
-		in->ops = arena_array(&m->arena, ip->n_operand_ids, sizeof *in->ops);
-		opshapes = arena_array(&m->arena, ip->n_operand_ids, sizeof *opshapes);
-		if (!in->ops || !opshapes)
+	if (ip->n_operand_ids > L->opcap) {
+		const shape **v = hloi_realloc(L->opshapes, ip->n_operand_ids * sizeof *v);
+		if (!v)
 			return loom(L);
+		L->opshapes = v;
+		L->opcap = ip->n_operand_ids;
 	}
+	const shape **opshapes = L->opshapes;
+	if (in->nops && !(in->ops = arena_array(&m->arena, ip->n_operand_ids, sizeof *in->ops)))
+		return loom(L);
 	for (size_t k = 0; k < ip->n_operand_ids; k++) {
 		int64_t id = ip->operand_ids[k];
 		int p = id_lookup(ids, nids, id);
@@ -1090,20 +1110,14 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 	if (name_flags(L, fa, HLOI_KEY_EXPLICIT, force) || name_flags(L, fa, HLOI_KEY_IMPLICIT, suppress))
 		return -1;
 	fields_hooks hooks = { L, hook_shape_in, NULL, NULL };
-	attr *fv;
-	int nf;
-	int r = fields_in(&m->arena, in->op, ip, &ops, &hooks, force, suppress, &fv, &nf);
+	avec av = { NULL, 0, 0 };
+	if (av_reserve(L, &av, ATTR_COUNT))
+		return -1;
+	int r = fields_in(&m->arena, in->op, ip, &ops, &hooks, force, suppress, av.v, &av.n);
 	if (r < 0)
 		return loom(L);
 	if (L->st != HLOI_OK)
 		return -1;  /* a shape the hook refused */
-	avec av = { NULL, 0, 0 };
-	for (int i = 0; i < nf; i++) {
-		attr *a = av_add(L, &av);
-		if (!a)
-			return -1;
-		*a = fv[i];
-	}
 	if (in->op != OP_CONSTANT && ip->literal && !suppress[ATTR_LITERAL]) {
 		hloi_literal *lit;
 		if (literal_in(L, ip->literal, &lit, "literal shape") || own_value(L, lit))
@@ -1145,9 +1159,12 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 		    stash_item(L, in, &av, k + plen, fa->map[i]->value))
 			return -1;
 	}
-	if (av.n)
+	if (av.n) {
 		qsort(av.v, (size_t)av.n, sizeof *av.v, attr_key_cmp);
-	in->attrs = av.v;
+		if (!(in->attrs = arena_array(&m->arena, (size_t)av.n, sizeof *in->attrs)))
+			return loom(L);
+		memcpy(in->attrs, av.v, (size_t)av.n * sizeof *in->attrs);
+	}
 	in->nattrs = av.n;
 
 	uint64_t keep[2] = { 0, 0 };
@@ -1193,7 +1210,8 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			  const Xla__FrontendAttributes *mfa)
 {
 	module *m = L->m;
-	size_t n = cp->n_instructions;
+	const proto_skeleton *sk = L->sk;
+	size_t first = sk->first[comp_pos], n = sk->first[comp_pos + 1] - first;
 	if (n == 0)
 		return lfail(L, "computation has no instructions");
 	if (n > INT32_MAX)
@@ -1207,25 +1225,32 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 		rc = loom(L);
 		goto out;
 	}
-	/* Pass 1: names and ids, each unique. */
+	/* Pass 1: names and ids, each unique, read off the wire; the
+	 * instructions are unpacked one at a time in pass 2. */
 	for (size_t i = 0; i < n; i++) {
-		const Xla__HloInstructionProto *ip = cp->instructions[i];
-		L->inst = ip->name;
-		L->inst_id = ip->id;
-		if (!ip->name[0] || control_byte(ip->name) >= 0) {
-			L->inst = NULL;
-			rc = lfail(L, "instruction %zu (id %" PRId64 ") has %s", i, ip->id,
-				   ip->name[0] ? "a name with a control character" : "no name");
+		size_t plen;
+		const unsigned char *p = wire_skeleton_span(sk, L->data, L->len, first + i, &plen);
+		const char *name;
+		size_t name_len;
+		int64_t id;
+		if (!p) {
+			rc = lfail(L, "instruction %zu is not a valid HloInstructionProto", i);
 			goto out;
 		}
+		wire_name_id(p, plen, &name, &name_len, &id);
 		instr *in = instr_new(&m->arena);
-		if (!in || !(in->name = lstrdup(L, ip->name))) {
+		if (!in || !(in->name = arena_strndup(&m->arena, name, name_len))) {
 			rc = loom(L);
+			goto out;
+		}
+		if (!in->name[0] || control_byte(in->name) >= 0) {
+			rc = lfail(L, "instruction %zu (id %" PRId64 ") has %s", i, id,
+				   in->name[0] ? "a name with a control character" : "no name");
 			goto out;
 		}
 		in->position = (int)i;
 		c->instrs[i] = in;
-		ids[i].id = ip->id;
+		ids[i].id = id;
 		ids[i].pos = (int)i;
 		names[i].name = in->name;
 		names[i].pos = (int)i;
@@ -1244,17 +1269,31 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 	for (size_t i = 1; i < n; i++) {
 		if (strcmp(names[i].name, names[i - 1].name) == 0) {
 			L->inst = names[i].name;
-			L->inst_id = cp->instructions[names[i].pos]->id;
+			L->inst_id = 0;
+			for (size_t j = 0; j < n; j++)
+				if (ids[j].pos == names[i].pos)
+					L->inst_id = ids[j].id;
 			rc = lfail(L, "instruction name '%s' is used twice", names[i].name);
 			goto out;
 		}
 	}
 	/* Pass 2: the instructions. */
+	proto_alloc pa;
+	proto_alloc_init(&pa);
 	for (size_t i = 0; i < n; i++) {
-		const Xla__HloInstructionProto *ip = cp->instructions[i];
-		L->inst = ip->name;
+		size_t plen;
+		const unsigned char *p = wire_skeleton_span(sk, L->data, L->len, first + i, &plen);
+		Xla__HloInstructionProto *ip = xla__hlo_instruction_proto__unpack(&pa.a, plen, p);
+		L->inst = c->instrs[i]->name;
+		if (!ip) {
+			L->inst_id = 0;
+			rc = pa.failed ? loom(L) : lfail(L, "not a valid HloInstructionProto");
+			goto out;
+		}
 		L->inst_id = ip->id;
-		if (instr_in(L, c, (int)i, ip, ids, n, comps, cids, ncids, comp_pos)) {
+		int bad = instr_in(L, c, (int)i, ip, ids, n, comps, cids, ncids, comp_pos);
+		xla__hlo_instruction_proto__free_unpacked(ip, &pa.a);
+		if (bad) {
 			rc = -1;
 			goto out;
 		}
@@ -1721,6 +1760,8 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 		return lfail(L, "the module has no computations");
 	if (n > INT32_MAX)
 		return lfail(L, "too many computations");
+	if (n != L->sk->ncomps)
+		return lfail(L, "computations do not match their instructions");
 	if (control_byte(mp->name) >= 0)
 		return lfail(L, "the module's name holds a control character (byte %ld)", control_byte(mp->name));
 	if (!(m->name = lstrdup(L, mp->name)))
@@ -1866,10 +1907,23 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 	sb_free(&where);
 	sb_free(&what);
 
+	/* Everything but the instructions is unpacked at once; each
+	 * instruction is unpacked, read and freed in turn (computation_in). */
+	proto_skeleton sk;
+	int sr = wire_skeleton(&sk, root, data, len);
+	if (sr) {
+		if (sr == -1) {
+			diag_error_where(ctx, name, "out of memory reading the proto");
+			return HLOI_ENOMEM;
+		}
+		diag_error_where(ctx, name, "not a valid %s", proto_root_name(root));
+		return HLOI_EPARSE;
+	}
 	proto_alloc pa;
 	proto_alloc_init(&pa);
-	ProtobufCMessage *msg = protobuf_c_message_unpack(desc, &pa.a, len, data);
+	ProtobufCMessage *msg = protobuf_c_message_unpack(desc, &pa.a, sk.len, sk.wire);
 	if (!msg) {
+		wire_skeleton_free(&sk);
 		if (pa.failed) {
 			diag_error_where(ctx, name, "out of memory reading the proto");
 			return HLOI_ENOMEM;
@@ -1897,6 +1951,9 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 	memset(&L, 0, sizeof L);
 	L.ctx = ctx;
 	L.file = name;
+	L.sk = &sk;
+	L.data = data;
+	L.len = len;
 	hloi_status st = HLOI_OK;
 	if (!mp) {
 		diag_error_where(ctx, name, "%s", missing);
@@ -1936,7 +1993,10 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 	}
 	*out = L.m;
 done:
+	hloi_free(L.av);
+	hloi_free(L.opshapes);
 	protobuf_c_message_free_unpacked(msg, &pa.a);
+	wire_skeleton_free(&sk);
 	return st;
 }
 

@@ -71,6 +71,28 @@ int wire_check(const ProtobufCMessageDescriptor *d, const unsigned char *data, s
 /* Tells HloModuleProto, HloProto and HloSnapshot apart by content. */
 proto_root wire_classify(const unsigned char *data, size_t len);
 
+/* A root message whose instructions are read one at a time: `wire` is the
+ * message without the computations' `instructions` fields (what protobuf-c
+ * unpacks as a whole), and spans[first[c] .. first[c + 1]) locate the
+ * instructions of computation c (in unpack order) in the original bytes.
+ * A module's instruction protos never exist all at once. */
+typedef struct proto_skeleton {
+	unsigned char *wire;
+	size_t len;
+	size_t *spans, nspans; /* offsets of each instruction's length */
+	size_t *first, ncomps; /* ncomps + 1 entries */
+} proto_skeleton;
+/* Builds the skeleton of bytes that passed wire_check: 0, -1 out of
+ * memory, -2 malformed. */
+int wire_skeleton(proto_skeleton *sk, proto_root root, const unsigned char *data, size_t len);
+void wire_skeleton_free(proto_skeleton *sk);
+/* Instruction i's bytes and their length, or NULL. */
+const unsigned char *wire_skeleton_span(const proto_skeleton *sk, const unsigned char *data, size_t len,
+					size_t i, size_t *n);
+/* An HloInstructionProto's name (not NUL-terminated) and id, without
+ * unpacking it. */
+void wire_name_id(const unsigned char *p, size_t len, const char **name, size_t *name_len, int64_t *id);
+
 /* --- load.c ------------------------------------------------------------------ */
 
 /* The binary loader once the root message type is known. */
@@ -104,9 +126,12 @@ Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *fi
 				     hloi_status *st);
 
 /* Builds the HloModuleProto of a module; every allocation is in arena `a`.
- * Errors (unknown operand or callee, cycles) are recorded in ctx. */
+ * Errors (unknown operand or callee, cycles) are recorded in ctx. With
+ * `packed` (room for every computation), the computations come without
+ * instructions: computation i's are packed into packed[i] as they are
+ * built, so one instruction's proto exists at a time. */
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx);
+			       hloi_context *ctx, strbuf *packed);
 
 /* --- rest.c: the fields the IR does not model ---------------------------------- */
 
@@ -273,13 +298,13 @@ typedef struct fields_hooks {
 } fields_hooks;
 
 /* The attributes XLA's printer shows for the fields of `ip` (see fields.c),
- * in attrs.def's order, in arena `a`: callees, control predecessors and
- * literals aside. `force[id]` shows an attribute although its field holds
+ * in attrs.def's order, into `out` (room for ATTR_COUNT), their values in
+ * arena `a`: callees, control predecessors and literals aside. `force[id]` shows an attribute although its field holds
  * the default (hloi.explicit), `suppress[id]` leaves one out
  * (hloi.implicit); either may be NULL. Returns 0; 1 when some field has
  * no text form (it is left out); -1 when out of memory. */
 int fields_in(arena *a, opcode op, const Xla__HloInstructionProto *ip, const fields_ops *ops,
-	      const fields_hooks *hooks, const uint8_t *force, const uint8_t *suppress, attr **out, int *nout);
+	      const fields_hooks *hooks, const uint8_t *force, const uint8_t *suppress, attr *out, int *nout);
 
 /* Writing attributes into fields. */
 typedef struct fout {

@@ -207,8 +207,19 @@ int proto_field_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f
 		return ((const ProtobufCBinaryData *)p)->len > 0;
 	default: {
 		/* any bit set: -0.0 is written too */
+		size_t n = proto_elem_size(f->type);
+		if (n == 8) {
+			uint64_t v;
+			memcpy(&v, p, 8);
+			return v != 0;
+		}
+		if (n == 4) {
+			uint32_t v;
+			memcpy(&v, p, 4);
+			return v != 0;
+		}
 		unsigned char zero[8] = { 0 };
-		return memcmp(p, zero, proto_elem_size(f->type)) != 0;
+		return memcmp(p, zero, n) != 0;
 	}
 	}
 }

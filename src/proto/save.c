@@ -34,6 +34,10 @@ typedef struct saver {
 	int keep_ids;          /* the ids the module was read with are written */
 	int quiet;             /* proto_echo_instr: no diagnostics */
 	int64_t **written;     /* per computation (m->comps order): ids in written order */
+	strbuf *packed;        /* streaming: per computation (in the order written),
+	                        * its instructions packed as fields; NULL: in the tree */
+	size_t pos;            /* streaming: the computation being written */
+	arena *scratch;        /* streaming: one instruction's proto */
 } saver;
 
 #if defined(__GNUC__)
@@ -443,6 +447,11 @@ typedef struct callees {
 static int callees_of(saver *S, const instr *in, callees *out)
 {
 	memset(out, 0, sizeof *out);
+	int any = 0;
+	for (int i = 0; i < in->nattrs && !any; i++)
+		any = in->attrs[i].id < ATTR_COUNT && fields_is_callee((attr_id)in->attrs[i].id);
+	if (!any)
+		return 0;
 	size_t total = 0;
 	for (int id = 0; id < ATTR_COUNT; id++) {
 		if (!fields_is_callee((attr_id)id))
@@ -948,9 +957,9 @@ static int instr_fields(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 	if (!rc) {
 		/* what the loader will show for these fields */
 		ip->frontend_attributes = kv_message(S, fa);
-		attr *shown_v;
+		attr shown_v[ATTR_COUNT];
 		int nshown;
-		if (fields_in(S->a, in->op, ip, ops, NULL, NULL, NULL, &shown_v, &nshown) < 0) {
+		if (fields_in(S->a, in->op, ip, ops, NULL, NULL, NULL, shown_v, &nshown) < 0) {
 			rc = soom(S);
 		} else {
 			uint8_t shown[ATTR_COUNT];
@@ -1241,6 +1250,38 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c,
 	return ps->result ? ps : NULL;
 }
 
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static unsigned char *varint_put(unsigned char *p, uint64_t v)
+{
+	while (v > 0x7f) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+static int proto_put_field(strbuf *b, uint32_t num, const ProtobufCMessage *msg)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint64_t key = (uint64_t)num << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+	unsigned char *p = (unsigned char *)sb_extend(b, varint_len(key) + varint_len(n) + n);
+	if (!p)
+		return -1;
+	p = varint_put(varint_put(p, key), n);
+	protobuf_c_message_pack(msg, p);
+	return 0;
+}
+
 static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_id, int64_t *next_id,
 						 const int64_t *comp_ids, int is_fusion, strbuf *sigmask)
 {
@@ -1287,14 +1328,35 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 	S->inst = NULL;
 	if (instr_ids(S, c, order, ids, next_id))
 		goto out;
-	cp->n_instructions = n;
-	cp->instructions = sarray(S, n, sizeof *cp->instructions);
-	if (!cp->instructions)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (!(cp->instructions[i] = instr_out(S, c, names, order[i], ids, comp_ids)))
+	if (S->packed) {
+		/* One instruction at a time: built in the scratch arena, packed
+		 * as field 2 of the computation, and dropped. */
+		arena *keep = S->a;
+		strbuf *b = &S->packed[S->pos];
+		for (size_t i = 0; i < n; i++) {
+			arena_reset(S->scratch);
+			S->a = S->scratch;
+			Xla__HloInstructionProto *ip = instr_out(S, c, names, order[i], ids, comp_ids);
+			S->a = keep;
+			if (!ip)
+				goto out;
+			if (proto_put_field(b, 2, &ip->base)) {
+				soom(S);
+				goto out;
+			}
+			written[i] = ids[order[i]];
+		}
+		arena_reset(S->scratch);
+	} else {
+		cp->n_instructions = n;
+		cp->instructions = sarray(S, n, sizeof *cp->instructions);
+		if (!cp->instructions)
 			goto out;
-		written[i] = ids[order[i]];
+		for (size_t i = 0; i < n; i++) {
+			if (!(cp->instructions[i] = instr_out(S, c, names, order[i], ids, comp_ids)))
+				goto out;
+			written[i] = ids[order[i]];
+		}
 	}
 	S->inst = NULL;
 	const instr *root = c->root ? c->root : c->instrs[n - 1];
@@ -1627,7 +1689,7 @@ static int module_attrs_out(saver *S, kvs *fa, char *const *sigmasks)
 }
 
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx)
+			       hloi_context *ctx, strbuf *packed)
 {
 	*out = NULL;
 	saver S;
@@ -1635,6 +1697,10 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	S.ctx = ctx;
 	S.m = m;
 	S.a = a;
+	arena scratch;
+	arena_init(&scratch);
+	S.packed = packed;
+	S.scratch = &scratch;
 	if (m->ncomps == 0) {
 		sfail(&S, NULL, "the module has no computations");
 		return S.st;
@@ -1694,6 +1760,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	for (size_t i = 0; i < nc; i++) {
 		const computation *c = m->comps[order[i]];
 		strbuf mask = STRBUF_INIT;
+		S.pos = i;
 		mp->computations[i] = computation_out(&S, order[i], comp_ids[order[i]], &next_id, comp_ids,
 						      fusion[order[i]], &mask);
 		if (mask.oom)
@@ -1768,30 +1835,125 @@ out:
 		for (size_t i = 0; i < nc; i++)
 			hloi_free(sigmasks[i]);
 	hloi_free(sigmasks);
+	arena_release(&scratch);
 	if (!*out && S.st == HLOI_OK)
 		S.st = HLOI_ENOMEM;
 	return *out ? HLOI_OK : S.st;
 }
+/* Where the fields numbered above `num` begin in packed bytes (protobuf-c
+ * writes known fields in number order, unknown ones last). */
+static size_t fields_end(const unsigned char *p, size_t len, uint32_t num)
+{
+	size_t pos = 0;
+	while (pos < len) {
+		size_t start = pos;
+		uint64_t key = 0, v = 0;
+		for (int sh = 0; pos < len && sh < 64; sh += 7) {
+			key |= (uint64_t)(p[pos] & 0x7f) << sh;
+			if (!(p[pos++] & 0x80))
+				break;
+		}
+		if ((key >> 3) > num)
+			return start;
+		switch (key & 7) {
+		case PROTOBUF_C_WIRE_TYPE_VARINT:
+		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+			for (int sh = 0; pos < len && sh < 64; sh += 7) {
+				v |= (uint64_t)(p[pos] & 0x7f) << sh;
+				if (!(p[pos++] & 0x80))
+					break;
+			}
+			if ((key & 7) == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+				pos += v < len - pos ? (size_t)v : len - pos;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_64BIT:
+			pos += 8;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_32BIT:
+			pos += 4;
+			break;
+		default:
+			return len;
+		}
+	}
+	return len;
+}
+
+/* The module written as protobuf-c would pack the whole tree, but with
+ * each computation's instructions packed one at a time while it was built
+ * (packed[i]): the module and its computations are packed without
+ * instructions and the instructions spliced in as field 2. */
+static unsigned char *pack_spliced(Xla__HloModuleProto *mp, const strbuf *packed, size_t *len)
+{
+	size_t nc = mp->n_computations;
+	mp->n_computations = 0;
+	size_t mlen = xla__hlo_module_proto__get_packed_size(mp);
+	unsigned char *mb = hloi_malloc(mlen ? mlen : 1);
+	size_t *clen = hloi_calloc(nc ? nc : 1, sizeof *clen);
+	unsigned char *out = NULL;
+	if (!mb || !clen)
+		goto done;
+	xla__hlo_module_proto__pack(mp, mb);
+	size_t total = mlen;
+	for (size_t i = 0; i < nc; i++) {
+		clen[i] = xla__hlo_computation_proto__get_packed_size(mp->computations[i]);
+		size_t body = clen[i] + packed[i].len;
+		total += varint_len(3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) + varint_len(body) + body;
+	}
+	out = hloi_malloc(total ? total : 1);
+	if (!out)
+		goto done;
+	size_t msplit = fields_end(mb, mlen, 3);
+	unsigned char *q = out;
+	memcpy(q, mb, msplit);
+	q += msplit;
+	for (size_t i = 0; i < nc; i++) {
+		q = varint_put(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+		q = varint_put(q, clen[i] + packed[i].len);
+		unsigned char *c = q;
+		xla__hlo_computation_proto__pack(mp->computations[i], c);
+		size_t csplit = fields_end(c, clen[i], 2);
+		memmove(c + csplit + packed[i].len, c + csplit, clen[i] - csplit);
+		if (packed[i].len)
+			memcpy(c + csplit, packed[i].s, packed[i].len);
+		q += clen[i] + packed[i].len;
+	}
+	memcpy(q, mb + msplit, mlen - msplit);
+	*len = total;
+done:
+	mp->n_computations = nc;
+	hloi_free(mb);
+	hloi_free(clen);
+	return out;
+}
+
 hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx)
 {
 	*out = NULL;
 	*len = 0;
 	arena a;
 	arena_init(&a);
+	size_t nc = m->ncomps > 0 ? (size_t)m->ncomps : 1;
+	strbuf *packed = hloi_calloc(nc, sizeof *packed);
 	Xla__HloModuleProto *mp;
-	hloi_status st = proto_build_module(&mp, &a, m, ctx);
+	hloi_status st = packed ? proto_build_module(&mp, &a, m, ctx, packed) : HLOI_ENOMEM;
+	int said = packed != NULL; /* the builder reports its own failures */
 	if (st == HLOI_OK) {
-		size_t n = xla__hlo_module_proto__get_packed_size(mp);
-		unsigned char *buf = hloi_malloc(n ? n : 1);
-		if (!buf) {
-			diag_error_where(ctx, NULL, "out of memory writing the proto");
+		int oom = 0;
+		for (size_t i = 0; i < mp->n_computations; i++)
+			oom |= packed[i].oom;
+		*out = oom ? NULL : pack_spliced(mp, packed, len);
+		if (!*out) {
 			st = HLOI_ENOMEM;
-		} else {
-			xla__hlo_module_proto__pack(mp, buf);
-			*out = buf;
-			*len = n;
+			said = 0;
 		}
 	}
+	if (st == HLOI_ENOMEM && !said)
+		diag_error_where(ctx, NULL, "out of memory writing the proto");
+	if (packed)
+		for (size_t i = 0; i < nc; i++)
+			sb_free(&packed[i]);
+	hloi_free(packed);
 	arena_release(&a);
 	return st;
 }
@@ -1803,7 +1965,7 @@ hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_conte
 	arena a;
 	arena_init(&a);
 	Xla__HloModuleProto *mp;
-	hloi_status st = proto_build_module(&mp, &a, m, ctx);
+	hloi_status st = proto_build_module(&mp, &a, m, ctx, NULL);
 	if (st == HLOI_OK) {
 		uint32_t first = 0;
 		size_t nunknown = proto_count_unknown(&mp->base, &first);

@@ -434,3 +434,193 @@ proto_root wire_classify(const unsigned char *data, size_t len)
 		return PROOT_SNAPSHOT;
 	return p1_is_module ? PROOT_HLO : PROOT_MODULE;
 }
+
+/* --- the skeleton: the root message without its instructions -------------------- */
+
+typedef struct skel_build {
+	proto_skeleton *sk;
+	const unsigned char *base;
+	strbuf out;
+	size_t cap_spans, cap_comps;
+	int oom;
+} skel_build;
+
+static int skel_push(skel_build *b, size_t **v, size_t *n, size_t *cap, size_t x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		size_t *nv = hloi_realloc(*v, nc * sizeof *nv);
+		if (!nv)
+			return b->oom = 1, -1;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Copies the fields of one message into b->out, descending into the
+ * length-delimited fields numbered path[0], path[1], ... and leaving out
+ * the last level (the instructions), whose offsets it records. The bytes
+ * passed wire_check, so every key, varint and length is in bounds. */
+static int skel_message(skel_build *b, const unsigned char *p, size_t len, const uint32_t *path,
+			int npath)
+{
+	size_t pos = 0;
+	while (pos < len) {
+		size_t start = pos;
+		uint64_t key, v;
+		if (read_varint(p, len, &pos, &key))
+			return -1;
+		size_t vstart = pos;
+		switch (key & 7) {
+		case PROTOBUF_C_WIRE_TYPE_VARINT:
+			if (read_varint(p, len, &pos, &v))
+				return -1;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_64BIT:
+			pos += 8;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_32BIT:
+			pos += 4;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+			if (read_varint(p, len, &pos, &v) || v > len - pos)
+				return -1;
+			pos += (size_t)v;
+			break;
+		default:
+			return -1;
+		}
+		if (pos > len)
+			return -1;
+		if ((key & 7) != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || (key >> 3) != path[0]) {
+			sb_putn(&b->out, (const char *)p + start, pos - start);
+			continue;
+		}
+		proto_skeleton *sk = b->sk;
+		if (npath == 1) {
+			if (skel_push(b, &sk->spans, &sk->nspans, &b->cap_spans,
+				      (size_t)(p + vstart - b->base)))
+				return -1;
+			continue;
+		}
+		if (npath == 2 && skel_push(b, &sk->first, &sk->ncomps, &b->cap_comps, sk->nspans))
+			return -1;
+		/* The key, room for the longest length, the stripped payload;
+		 * then the payload moves down behind its real length. */
+		sb_putn(&b->out, (const char *)p + start, vstart - start);
+		size_t at = b->out.len;
+		sb_putn(&b->out, "\0\0\0\0\0\0\0\0\0\0", 10);
+		uint64_t pl;
+		size_t ppos = vstart;
+		if (read_varint(p, len, &ppos, &pl))
+			return -1;
+		if (skel_message(b, p + ppos, (size_t)pl, path + 1, npath - 1))
+			return -1;
+		if (b->out.oom)
+			return b->oom = 1, -1;
+		size_t plen = b->out.len - at - 10;
+		unsigned char vb[10];
+		int k = 0;
+		uint64_t x = plen;
+		do {
+			vb[k++] = (unsigned char)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+			x >>= 7;
+		} while (x);
+		memmove(b->out.s + at + k, b->out.s + at + 10, plen);
+		memcpy(b->out.s + at, vb, (size_t)k);
+		b->out.len = at + (size_t)k + plen;
+	}
+	if (b->out.oom)
+		return b->oom = 1, -1;
+	return 0;
+}
+
+int wire_skeleton(proto_skeleton *sk, proto_root root, const unsigned char *data, size_t len)
+{
+	static const uint32_t snapshot_path[] = { 1, 1, 3, 2 }, hlo_path[] = { 1, 3, 2 },
+			      module_path[] = { 3, 2 };
+	const uint32_t *path = root == PROOT_SNAPSHOT ? snapshot_path : root == PROOT_HLO ? hlo_path : module_path;
+	int npath = root == PROOT_SNAPSHOT ? 4 : root == PROOT_HLO ? 3 : 2;
+	memset(sk, 0, sizeof *sk);
+	skel_build b;
+	memset(&b, 0, sizeof b);
+	b.sk = sk;
+	b.base = data;
+	int r = skel_message(&b, data, len, path, npath);
+	if (r == 0 && skel_push(&b, &sk->first, &sk->ncomps, &b.cap_comps, sk->nspans))
+		r = -1;
+	if (r == 0) {
+		sk->ncomps--; /* the last entry closes the last computation */
+		sk->len = b.out.len;
+		sk->wire = (unsigned char *)sb_take(&b.out);
+		if (!sk->wire)
+			r = -1, b.oom = 1;
+	}
+	sb_free(&b.out);
+	if (r) {
+		wire_skeleton_free(sk);
+		return b.oom ? -1 : -2;
+	}
+	return 0;
+}
+
+void wire_skeleton_free(proto_skeleton *sk)
+{
+	hloi_free(sk->wire);
+	hloi_free(sk->spans);
+	hloi_free(sk->first);
+	memset(sk, 0, sizeof *sk);
+}
+
+const unsigned char *wire_skeleton_span(const proto_skeleton *sk, const unsigned char *data, size_t len,
+					size_t i, size_t *n)
+{
+	size_t pos = sk->spans[i];
+	uint64_t v;
+	if (read_varint(data, len, &pos, &v) || v > len - pos)
+		return NULL;
+	*n = (size_t)v;
+	return data + pos;
+}
+
+/* An instruction's name (field 1) and id (field 35), the last of each as
+ * protobuf keeps, without unpacking it. */
+void wire_name_id(const unsigned char *p, size_t len, const char **name, size_t *name_len, int64_t *id)
+{
+	size_t pos = 0;
+	*name = "";
+	*name_len = 0;
+	*id = 0;
+	while (pos < len) {
+		uint64_t key, v;
+		if (read_varint(p, len, &pos, &key))
+			return;
+		switch (key & 7) {
+		case PROTOBUF_C_WIRE_TYPE_VARINT:
+			if (read_varint(p, len, &pos, &v))
+				return;
+			if ((key >> 3) == 35)
+				*id = (int64_t)v;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_64BIT:
+			pos += 8;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_32BIT:
+			pos += 4;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+			if (read_varint(p, len, &pos, &v) || v > len - pos)
+				return;
+			if ((key >> 3) == 1) {
+				*name = (const char *)p + pos;
+				*name_len = (size_t)v;
+			}
+			pos += (size_t)v;
+			break;
+		default:
+			return;
+		}
+	}
+}

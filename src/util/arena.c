@@ -34,6 +34,22 @@ void arena_release(arena *a)
 	a->head = NULL;
 }
 
+void arena_reset(arena *a)
+{
+	arena_block *b = a->head;
+	if (!b)
+		return;
+	arena_block *rest = b->next;
+	while (rest) {
+		arena_block *next = rest->next;
+		hloi_free(rest);
+		rest = next;
+	}
+	memset(b->data, 0, b->used);
+	b->used = 0;
+	b->next = NULL;
+}
+
 void *arena_alloc(arena *a, size_t n)
 {
 	if (n > SIZE_MAX / 2)

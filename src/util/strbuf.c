@@ -78,6 +78,16 @@ void sb_putn(strbuf *b, const char *s, size_t n)
 	maybe_flush(b);
 }
 
+char *sb_extend(strbuf *b, size_t n)
+{
+	if (b->sink || !grow(b, n))
+		return NULL;
+	char *p = b->s + b->len;
+	b->len += n;
+	b->s[b->len] = '\0';
+	return p;
+}
+
 void sb_puts(strbuf *b, const char *s)
 {
 	sb_putn(b, s, strlen(s));

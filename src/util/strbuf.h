@@ -25,6 +25,9 @@ void sb_reset(strbuf *b);
 void sb_putc(strbuf *b, char c);
 void sb_puts(strbuf *b, const char *s);
 void sb_putn(strbuf *b, const char *s, size_t n);
+/* Makes the text n bytes longer and returns where they go (to be filled
+ * by the caller), or NULL when out of memory; not with a sink. */
+char *sb_extend(strbuf *b, size_t n);
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif

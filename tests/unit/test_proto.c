@@ -15,6 +15,7 @@
 #include "io/file.h"
 #include "ir/ir.h"
 #include "proto/proto.h"
+#include "proto/proto_internal.h"
 #include "text/parse.h"
 #include "text/print.h"
 #include "unit.h"
@@ -106,6 +107,7 @@ typedef struct rt_stats {
 	int programs;      /* parsed */
 	int round_trips;   /* through .pb and .pbtxt and back */
 	int runs;          /* evaluated before and after, equal */
+	int spliced;       /* written streamed, equal to the whole tree packed */
 } rt_stats;
 
 /* Canonical texts must match line for line. The text printer shows a
@@ -285,6 +287,22 @@ static void roundtrip_file(const char *path, rt_stats *stats)
 	/* a checked module writes the same bytes */
 	CU_ASSERT_FATAL(proto_save_binary(&pb4, &n4, m1, ctx) == HLOI_OK);
 	CU_ASSERT(n1 == n4 && memcmp(pb1, pb4, n1) == 0);
+	{
+		/* the writer packs one instruction at a time and splices them
+		 * in: the bytes are protobuf-c's for the whole tree */
+		arena a;
+		arena_init(&a);
+		Xla__HloModuleProto *mp = NULL;
+		CU_ASSERT_FATAL(proto_build_module(&mp, &a, m1, ctx, NULL) == HLOI_OK);
+		size_t nw = xla__hlo_module_proto__get_packed_size(mp);
+		unsigned char *w = hloi_malloc(nw ? nw : 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+		xla__hlo_module_proto__pack(mp, w);
+		CU_ASSERT(nw == n4 && memcmp(w, pb4, nw) == 0);
+		stats->spliced += nw == n4 && memcmp(w, pb4, nw) == 0;
+		hloi_free(w);
+		arena_release(&a);
+	}
 	/* fresh inputs for each run: an in-place program writes into them */
 	char *r[3] = { NULL, NULL, NULL };
 	module *ms[3] = { m1, m2, m3 };
@@ -348,13 +366,14 @@ static void walk(const char *dir, rt_stats *stats)
 
 static void test_roundtrip_goldens(void)
 {
-	rt_stats stats = { 0, 0, 0 };
+	rt_stats stats = { 0, 0, 0, 0 };
 	walk(HLOI_TESTDATA, &stats);
 	fprintf(stderr, "\n  %d programs, %d round trips, %d evaluated ", stats.programs, stats.round_trips,
 		stats.runs);
 	CU_ASSERT(stats.programs >= 50);
 	CU_ASSERT(stats.round_trips >= 50);
 	CU_ASSERT(stats.runs >= 30);
+	CU_ASSERT(stats.spliced >= 50);
 }
 
 /* What HLO text cannot say in XLA's fields travels in `hloi.` attributes:
