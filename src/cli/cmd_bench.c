@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "program.h"
+#include "progress.h"
 
 static const char help[] =
 	"usage: hloi bench PROGRAM [options]\n"
@@ -39,6 +40,8 @@ static const char help[] =
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
+	"  --quiet                 no progress line (one shows on a terminal when\n"
+	"                          reading the inputs or the runs take over 2 s)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Example:\n"
@@ -51,7 +54,8 @@ enum {
 	OPT_FRESH,
 	OPT_RANDOM,
 	OPT_INPUTS,
-	OPT_INPUT
+	OPT_INPUT,
+	OPT_QUIET
 };
 
 static const struct option options[] = {
@@ -69,6 +73,7 @@ static const struct option options[] = {
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -78,6 +83,7 @@ typedef struct bench_args {
 	int64_t iterations, warmup;
 	int json;
 	int fresh;
+	int quiet;
 	input_args in;
 	program_opts prog;
 	hloi_run_options run;
@@ -106,6 +112,9 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 			break;
 		case OPT_FRESH:
 			a->fresh = 1;
+			break;
+		case OPT_QUIET:
+			a->quiet = 1;
 			break;
 		case OPT_RANDOM:
 		case OPT_INPUTS:
@@ -177,6 +186,8 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	size_t ninputs = 0;
 	double *times = NULL;
 	hloi_status st;
+	cli_progress progress;
+	memset(&progress, 0, sizeof progress);
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);
 		return EXIT_RUNTIME;
@@ -184,7 +195,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if (rc)
 		goto cleanup;
+	cli_progress_start(&progress, "bench", "reading the inputs", NULL, a.quiet);
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 1, a.program, io, "bench");
+	cli_progress_stop(&progress);
 	if (rc)
 		goto cleanup;
 	times = calloc((size_t)a.iterations, sizeof *times);
@@ -202,6 +215,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	int aliased = hloi_module_aliased_input(m);
 	hloi_literal *original = aliased >= 0 && (size_t)aliased < ninputs ? inputs[aliased] : NULL;
 	int reuse = !a.fresh && !original;
+	cli_progress_start(&progress, "bench", "running", "runs", a.quiet);
 	for (int64_t i = 0; i < a.warmup + a.iterations; i++) {
 		hloi_literal *copy = NULL;
 		if (original) {
@@ -235,7 +249,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		}
 		if (i >= a.warmup)
 			times[i - a.warmup] = t1 - t0;
+		progress.count = (uint64_t)i + 1;
 	}
+	cli_progress_stop(&progress);
 	qsort(times, (size_t)a.iterations, sizeof *times, cmp_double);
 	size_t k = (size_t)a.iterations;
 	double median = k % 2 ? times[k / 2] : (times[k / 2 - 1] + times[k / 2]) / 2;
@@ -265,6 +281,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			reuse ? "reused" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
 			(unsigned long long)peak);
 cleanup:
+	cli_progress_stop(&progress);
 	hloi_literal_free(result);
 	inputs_free(inputs, ninputs);
 	free(times);

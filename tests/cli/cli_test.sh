@@ -196,6 +196,11 @@ if command -v script >/dev/null 2>&1; then
 	contains "$tmp/out" "f32[] 100000" "the result after the progress line"
 	expect 0 "run --quiet on a terminal" -- env HLOI_PROGRESS_AFTER=0 script -qec "\"$hloi\" run --quiet \"$tmp/loop.hlo\"" /dev/null
 	if grep -q "evaluating" "$tmp/out"; then bad "a progress line with --quiet"; else ok; fi
+	expect 0 "bench on a terminal" -- env HLOI_PROGRESS_AFTER=0 script -qec "\"$hloi\" bench --iterations 3 --warmup 0 \"$tmp/loop.hlo\"" /dev/null
+	contains "$tmp/out" "hloi bench: running: " "a bench progress line on a terminal"
+	contains "$tmp/out" "3 iterations" "the bench report after the progress line"
+	expect 0 "bench --quiet on a terminal" -- env HLOI_PROGRESS_AFTER=0 script -qec "\"$hloi\" bench --quiet --iterations 3 --warmup 0 \"$tmp/loop.hlo\"" /dev/null
+	if grep -q "running" "$tmp/out"; then bad "a bench progress line with --quiet"; else ok; fi
 fi
 expect 0 "run off a terminal" -- env HLOI_PROGRESS_AFTER=0 "$hloi" run "$tmp/loop.hlo"
 if grep -q "evaluating" "$tmp/err"; then bad "a progress line off a terminal"; else ok; fi

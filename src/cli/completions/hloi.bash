@@ -16,7 +16,7 @@ _hloi_options() {
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
-		--threads --max-memory --strict --broadcast-mode --format --color --help" ;;
+		--threads --max-memory --strict --broadcast-mode --format --color --quiet --help" ;;
 	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
 }
