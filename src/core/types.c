@@ -40,8 +40,10 @@ const char *etype_name(etype t)
 
 etype etype_from_name(const char *s, size_t len)
 {
+	/* a linear scan with a first-byte filter: called for every shape */
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-		if (strlen(table[i].name) == len && memcmp(table[i].name, s, len) == 0)
+		if (table[i].name[0] == (len ? s[0] : 0) && strlen(table[i].name) == len &&
+		    memcmp(table[i].name, s, len) == 0)
 			return table[i].type;
 	if (len == 11 && memcmp(s, "opaque_type", 11) == 0)
 		return ET_OPAQUE;

@@ -30,8 +30,10 @@ attr_kind attr_table_kind(attr_id id)
 
 attr_id attr_from_name(const char *name, size_t len)
 {
+	/* a linear scan with a first-byte filter: called for every attribute */
 	for (int i = 0; i < ATTR_COUNT; i++)
-		if (strlen(table[i].name) == len && memcmp(table[i].name, name, len) == 0)
+		if (table[i].name[0] == (len ? name[0] : 0) && strlen(table[i].name) == len &&
+		    memcmp(table[i].name, name, len) == 0)
 			return (attr_id)i;
 	return ATTR_COUNT;
 }

@@ -111,6 +111,7 @@ typedef struct pstate {
 
 	/* lexer */
 	size_t pos;           /* offset of the next byte */
+	size_t feed;          /* offset of the next byte flex has not read */
 	int prev_tok;         /* kind of the previous token */
 	int before_tok;       /* and of the one before it */
 	int bol;              /* a newline was passed since the previous token */
