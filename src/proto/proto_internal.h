@@ -71,6 +71,24 @@ int wire_check(const ProtobufCMessageDescriptor *d, const unsigned char *data, s
 /* Tells HloModuleProto, HloProto and HloSnapshot apart by content. */
 proto_root wire_classify(const unsigned char *data, size_t len);
 
+/* One field of wire-format bytes: its number and wire type, the value of a
+ * varint (or a length), the payload of a length-delimited field, and the
+ * offsets of its key and value. */
+typedef struct wire_field {
+	uint32_t num;
+	int wt;
+	uint64_t v;
+	const unsigned char *p;
+	size_t n;
+	size_t start, vstart;
+} wire_field;
+/* Reads the field at *pos and moves past it: 0, or -1 when the bytes end
+ * or are malformed. */
+int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f);
+size_t wire_varint_len(uint64_t v);
+/* Writes v as a varint; returns the byte after it. */
+unsigned char *wire_put_varint(unsigned char *p, uint64_t v);
+
 /* A root message whose instructions are read one at a time: `wire` is the
  * message without the computations' `instructions` fields (what protobuf-c
  * unpacks as a whole), and spans[first[c] .. first[c + 1]) locate the

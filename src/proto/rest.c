@@ -411,16 +411,6 @@ static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned activ
 	return 1;
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	do {
-		uint8_t b = v & 0x7f;
-		v >>= 7;
-		*p++ = (uint8_t)(b | (v ? 0x80 : 0));
-	} while (v);
-	return p;
-}
-
 /* The rest of such a message written directly: its id, then an empty
  * submessage for each RF_PRESENCE field present. */
 static int simple_rest(arena *a, const ProtobufCMessage *m, const rule *r, uint32_t id, const uint8_t **out,
@@ -431,8 +421,8 @@ static int simple_rest(arena *a, const ProtobufCMessage *m, const rule *r, uint3
 	int64_t v;
 	memcpy(&v, (const char *)m + f->offset, sizeof v);
 	if (v) {
-		q = put_varint(q, (uint64_t)id << 3 | PROTOBUF_C_WIRE_TYPE_VARINT);
-		q = put_varint(q, (uint64_t)v);
+		q = wire_put_varint(q, (uint64_t)id << 3 | PROTOBUF_C_WIRE_TYPE_VARINT);
+		q = wire_put_varint(q, (uint64_t)v);
 	}
 	for (size_t i = 0; i < r->n; i++) {
 		if (!(r->f[i].flags & RF_PRESENCE))
@@ -440,7 +430,7 @@ static int simple_rest(arena *a, const ProtobufCMessage *m, const rule *r, uint3
 		f = protobuf_c_message_descriptor_get_field(m->descriptor, r->f[i].num);
 		if (!proto_field_set(m, f))
 			continue;
-		q = put_varint(q, (uint64_t)f->id << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+		q = wire_put_varint(q, (uint64_t)f->id << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
 		*q++ = 0;
 	}
 	size_t n = (size_t)(q - buf);
@@ -550,45 +540,14 @@ int proto_rest_id(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *
 	uint32_t num = id_field(d);
 	*id = 0;
 	size_t pos = 0;
+	wire_field f;
 	while (pos < n) {
-		uint64_t key = 0, v = 0;
-		int shift = 0;
-		while (pos < n && shift < 64) {
-			key |= (uint64_t)(p[pos] & 0x7f) << shift;
-			shift += 7;
-			if (!(p[pos++] & 0x80))
-				break;
-		}
-		int wt = (int)(key & 7);
-		shift = 0;
-		switch (wt) {
-		case PROTOBUF_C_WIRE_TYPE_VARINT:
-		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-			while (pos < n && shift < 64) {
-				v |= (uint64_t)(p[pos] & 0x7f) << shift;
-				shift += 7;
-				if (!(p[pos++] & 0x80))
-					break;
-			}
-			if (wt == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) {
-				if (v > n - pos)
-					return -1;
-				pos += (size_t)v;
-			} else if ((key >> 3) == num) {
-				*id = (int64_t)v;
-			}
-			break;
-		case PROTOBUF_C_WIRE_TYPE_64BIT:
-			pos += 8;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_32BIT:
-			pos += 4;
-			break;
-		default:
+		if (wire_next(p, n, &pos, &f))
 			return -1;
-		}
+		if (f.num == num && f.wt == PROTOBUF_C_WIRE_TYPE_VARINT)
+			*id = (int64_t)f.v;
 	}
-	return pos == n ? 0 : -1;
+	return 0;
 }
 
 /* The writer's common case: a rest that holds only the id and empty

@@ -1250,34 +1250,14 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c,
 	return ps->result ? ps : NULL;
 }
 
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static unsigned char *varint_put(unsigned char *p, uint64_t v)
-{
-	while (v > 0x7f) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
-}
-
 static int proto_put_field(strbuf *b, uint32_t num, const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
 	uint64_t key = (uint64_t)num << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-	unsigned char *p = (unsigned char *)sb_extend(b, varint_len(key) + varint_len(n) + n);
+	unsigned char *p = (unsigned char *)sb_extend(b, wire_varint_len(key) + wire_varint_len(n) + n);
 	if (!p)
 		return -1;
-	p = varint_put(varint_put(p, key), n);
+	p = wire_put_varint(wire_put_varint(p, key), n);
 	protobuf_c_message_pack(msg, p);
 	return 0;
 }
@@ -1845,36 +1825,11 @@ out:
 static size_t fields_end(const unsigned char *p, size_t len, uint32_t num)
 {
 	size_t pos = 0;
+	wire_field f;
 	while (pos < len) {
 		size_t start = pos;
-		uint64_t key = 0, v = 0;
-		for (int sh = 0; pos < len && sh < 64; sh += 7) {
-			key |= (uint64_t)(p[pos] & 0x7f) << sh;
-			if (!(p[pos++] & 0x80))
-				break;
-		}
-		if ((key >> 3) > num)
+		if (wire_next(p, len, &pos, &f) || f.num > num)
 			return start;
-		switch (key & 7) {
-		case PROTOBUF_C_WIRE_TYPE_VARINT:
-		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-			for (int sh = 0; pos < len && sh < 64; sh += 7) {
-				v |= (uint64_t)(p[pos] & 0x7f) << sh;
-				if (!(p[pos++] & 0x80))
-					break;
-			}
-			if ((key & 7) == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
-				pos += v < len - pos ? (size_t)v : len - pos;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_64BIT:
-			pos += 8;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_32BIT:
-			pos += 4;
-			break;
-		default:
-			return len;
-		}
 	}
 	return len;
 }
@@ -1898,7 +1853,7 @@ static unsigned char *pack_spliced(Xla__HloModuleProto *mp, const strbuf *packed
 	for (size_t i = 0; i < nc; i++) {
 		clen[i] = xla__hlo_computation_proto__get_packed_size(mp->computations[i]);
 		size_t body = clen[i] + packed[i].len;
-		total += varint_len(3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) + varint_len(body) + body;
+		total += wire_varint_len(3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) + wire_varint_len(body) + body;
 	}
 	out = hloi_malloc(total ? total : 1);
 	if (!out)
@@ -1908,8 +1863,8 @@ static unsigned char *pack_spliced(Xla__HloModuleProto *mp, const strbuf *packed
 	memcpy(q, mb, msplit);
 	q += msplit;
 	for (size_t i = 0; i < nc; i++) {
-		q = varint_put(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-		q = varint_put(q, clen[i] + packed[i].len);
+		q = wire_put_varint(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+		q = wire_put_varint(q, clen[i] + packed[i].len);
 		unsigned char *c = q;
 		xla__hlo_computation_proto__pack(mp->computations[i], c);
 		size_t csplit = fields_end(c, clen[i], 2);

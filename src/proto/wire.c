@@ -120,6 +120,61 @@ static int read_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t
 	return -2;
 }
 
+size_t wire_varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+unsigned char *wire_put_varint(unsigned char *p, uint64_t v)
+{
+	while (v > 0x7f) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f)
+{
+	uint64_t key;
+	f->start = *pos;
+	if (read_varint(p, len, pos, &key) || (key >> 3) == 0 || (key >> 3) > 536870911u)
+		return -1;
+	f->num = (uint32_t)(key >> 3);
+	f->wt = (int)(key & 7);
+	f->vstart = *pos;
+	f->v = 0;
+	f->p = NULL;
+	f->n = 0;
+	switch (f->wt) {
+	case PROTOBUF_C_WIRE_TYPE_VARINT:
+		return read_varint(p, len, pos, &f->v) ? -1 : 0;
+	case PROTOBUF_C_WIRE_TYPE_64BIT:
+	case PROTOBUF_C_WIRE_TYPE_32BIT: {
+		size_t w = f->wt == PROTOBUF_C_WIRE_TYPE_64BIT ? 8 : 4;
+		if (len - *pos < w)
+			return -1;
+		*pos += w;
+		return 0;
+	}
+	case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+		if (read_varint(p, len, pos, &f->v) || f->v > len - *pos)
+			return -1;
+		f->p = p + *pos;
+		f->n = (size_t)f->v;
+		*pos += f->n;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* --- the checker ------------------------------------------------------------------ */
 
 typedef struct wpath {
@@ -467,41 +522,18 @@ static int skel_message(skel_build *b, const unsigned char *p, size_t len, const
 			int npath)
 {
 	size_t pos = 0;
+	wire_field f;
 	while (pos < len) {
-		size_t start = pos;
-		uint64_t key, v;
-		if (read_varint(p, len, &pos, &key))
+		if (wire_next(p, len, &pos, &f))
 			return -1;
-		size_t vstart = pos;
-		switch (key & 7) {
-		case PROTOBUF_C_WIRE_TYPE_VARINT:
-			if (read_varint(p, len, &pos, &v))
-				return -1;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_64BIT:
-			pos += 8;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_32BIT:
-			pos += 4;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-			if (read_varint(p, len, &pos, &v) || v > len - pos)
-				return -1;
-			pos += (size_t)v;
-			break;
-		default:
-			return -1;
-		}
-		if (pos > len)
-			return -1;
-		if ((key & 7) != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || (key >> 3) != path[0]) {
-			sb_putn(&b->out, (const char *)p + start, pos - start);
+		if (f.wt != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || f.num != path[0]) {
+			sb_putn(&b->out, (const char *)p + f.start, pos - f.start);
 			continue;
 		}
 		proto_skeleton *sk = b->sk;
 		if (npath == 1) {
 			if (skel_push(b, &sk->spans, &sk->nspans, &b->cap_spans,
-				      (size_t)(p + vstart - b->base)))
+				      (size_t)(p + f.vstart - b->base)))
 				return -1;
 			continue;
 		}
@@ -509,28 +541,19 @@ static int skel_message(skel_build *b, const unsigned char *p, size_t len, const
 			return -1;
 		/* The key, room for the longest length, the stripped payload;
 		 * then the payload moves down behind its real length. */
-		sb_putn(&b->out, (const char *)p + start, vstart - start);
+		sb_putn(&b->out, (const char *)p + f.start, f.vstart - f.start);
 		size_t at = b->out.len;
 		sb_putn(&b->out, "\0\0\0\0\0\0\0\0\0\0", 10);
-		uint64_t pl;
-		size_t ppos = vstart;
-		if (read_varint(p, len, &ppos, &pl))
-			return -1;
-		if (skel_message(b, p + ppos, (size_t)pl, path + 1, npath - 1))
+		if (skel_message(b, f.p, f.n, path + 1, npath - 1))
 			return -1;
 		if (b->out.oom)
 			return b->oom = 1, -1;
 		size_t plen = b->out.len - at - 10;
 		unsigned char vb[10];
-		int k = 0;
-		uint64_t x = plen;
-		do {
-			vb[k++] = (unsigned char)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
-			x >>= 7;
-		} while (x);
+		size_t k = (size_t)(wire_put_varint(vb, plen) - vb);
 		memmove(b->out.s + at + k, b->out.s + at + 10, plen);
-		memcpy(b->out.s + at, vb, (size_t)k);
-		b->out.len = at + (size_t)k + plen;
+		memcpy(b->out.s + at, vb, k);
+		b->out.len = at + k + plen;
 	}
 	if (b->out.oom)
 		return b->oom = 1, -1;
@@ -590,37 +613,16 @@ const unsigned char *wire_skeleton_span(const proto_skeleton *sk, const unsigned
 void wire_name_id(const unsigned char *p, size_t len, const char **name, size_t *name_len, int64_t *id)
 {
 	size_t pos = 0;
+	wire_field f;
 	*name = "";
 	*name_len = 0;
 	*id = 0;
-	while (pos < len) {
-		uint64_t key, v;
-		if (read_varint(p, len, &pos, &key))
-			return;
-		switch (key & 7) {
-		case PROTOBUF_C_WIRE_TYPE_VARINT:
-			if (read_varint(p, len, &pos, &v))
-				return;
-			if ((key >> 3) == 35)
-				*id = (int64_t)v;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_64BIT:
-			pos += 8;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_32BIT:
-			pos += 4;
-			break;
-		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-			if (read_varint(p, len, &pos, &v) || v > len - pos)
-				return;
-			if ((key >> 3) == 1) {
-				*name = (const char *)p + pos;
-				*name_len = (size_t)v;
-			}
-			pos += (size_t)v;
-			break;
-		default:
-			return;
+	while (pos < len && wire_next(p, len, &pos, &f) == 0) {
+		if (f.num == 35 && f.wt == PROTOBUF_C_WIRE_TYPE_VARINT)
+			*id = (int64_t)f.v;
+		else if (f.num == 1 && f.wt == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) {
+			*name = (const char *)f.p;
+			*name_len = f.n;
 		}
 	}
 }
