@@ -494,7 +494,7 @@ int infer_bitcast(checker *c, instr *in, shape *inf)
 	shape r = *in->shape;
 	if (!r.has_layout || r.layout.n_minor_to_major != r.rank)
 		layout_set_default(&r);
-	int64_t ob, rb;
+	int64_t ob = 0, rb = 0;
 	if (shape_byte_size(op, &ob) || shape_byte_size(&r, &rb) || ob != rb) {
 		strbuf m = STRBUF_INIT;
 		mv_instr_text(&m, in);

@@ -64,7 +64,7 @@ int infer_reshape(checker *c, instr *in, shape *inf)
 	if (!ck_needs_shape(c, in) || !ck_array_operand(c, in, 0))
 		return 1;
 	const shape *op = in->ops[0].def->result;
-	int64_t from, to;
+	int64_t from = 0, to = 0;
 	if (shape_element_count(op, &from) || shape_element_count(in->shape, &to) || from != to) {
 		shape want = *in->shape;
 		want.type = op->type;
