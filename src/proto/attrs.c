@@ -167,7 +167,8 @@ void metadata_print_body(strbuf *b, const Xla__OpMetadata *md)
 #define INT_FIELD(f)                                           \
 	if (md->f) {                                           \
 		sep(b, start);                                 \
-		sb_printf(b, #f "=%d", (int)md->f);            \
+		sb_puts(b, #f "=");                            \
+		sb_put_int(b, (int)md->f);                     \
 	}
 	STR_FIELD(op_type)
 	STR_FIELD(op_name)

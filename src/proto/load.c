@@ -35,6 +35,7 @@ typedef struct loader {
 	int avcap;
 	const shape **opshapes;   /* an instruction's operand shapes */
 	size_t opcap;
+	arena scratch;            /* an instruction's echo, emptied for each */
 } loader;
 
 /* Names are printed as HLO text, where a control character cannot stand; a
@@ -563,6 +564,33 @@ typedef struct namepos {
 	int pos;
 } namepos;
 
+/* Whether the n names are distinct: 1, 0, or -1 out of memory. A hash set
+ * (sorting a million names took 4% of a load); the caller sorts to report
+ * a duplicate. */
+static int names_distinct(const namepos *v, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	int *slot = hloi_calloc(cap, sizeof *slot);
+	if (!slot)
+		return -1;
+	int distinct = 1;
+	for (size_t i = 0; i < n && distinct; i++) {
+		uint64_t h = 1469598103934665603ull;
+		for (const unsigned char *p = (const unsigned char *)v[i].name; *p; p++)
+			h = (h ^ *p) * 1099511628211ull;
+		size_t k = (size_t)(h ^ (h >> 29)) & (cap - 1);
+		while (slot[k] && distinct) {
+			distinct = strcmp(v[slot[k] - 1].name, v[i].name) != 0;
+			k = (k + 1) & (cap - 1);
+		}
+		slot[k] = (int)i + 1;
+	}
+	hloi_free(slot);
+	return distinct;
+}
+
 static int namepos_cmp(const void *a, const void *b)
 {
 	const namepos *x = a, *y = b;
@@ -972,9 +1000,8 @@ static int stats_equal(const Xla__StatisticsViz *a, const Xla__StatisticsViz *b)
 static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto *ip, const fields_ops *ops,
 		      uint64_t *keep)
 {
-	arena scratch;
-	arena_init(&scratch);
-	const Xla__HloInstructionProto *e = proto_echo_instr(&scratch, L->m, in, ops);
+	arena_reset(&L->scratch);
+	const Xla__HloInstructionProto *e = proto_echo_instr(&L->scratch, L->m, in, ops);
 	const ProtobufCMessageDescriptor *d = &xla__hlo_instruction_proto__descriptor;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
@@ -1002,7 +1029,6 @@ static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto
 		if (!same && proto_field_set(&ip->base, f))
 			set_bit(keep, f->id);
 	}
-	arena_release(&scratch);
 	return 0;
 }
 
@@ -1265,8 +1291,14 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			goto out;
 		}
 	}
-	qsort(names, n, sizeof *names, namepos_cmp);
-	for (size_t i = 1; i < n; i++) {
+	int distinct = names_distinct(names, n);
+	if (distinct < 0) {
+		rc = loom(L);
+		goto out;
+	}
+	if (!distinct)
+		qsort(names, n, sizeof *names, namepos_cmp);
+	for (size_t i = 1; i < n && !distinct; i++) {
 		if (strcmp(names[i].name, names[i - 1].name) == 0) {
 			L->inst = names[i].name;
 			L->inst_id = 0;
@@ -1995,6 +2027,7 @@ hloi_status proto_load_wire(module **out, hloi_context *ctx, const char *name,
 done:
 	hloi_free(L.av);
 	hloi_free(L.opshapes);
+	arena_release(&L.scratch);
 	protobuf_c_message_free_unpacked(msg, &pa.a);
 	wire_skeleton_free(&sk);
 	return st;

@@ -446,12 +446,15 @@ typedef struct callees {
 
 static int callees_of(saver *S, const instr *in, callees *out)
 {
-	memset(out, 0, sizeof *out);
+	out->n = 0;
+	out->c = NULL;
+	out->nattrs = 0;
 	int any = 0;
 	for (int i = 0; i < in->nattrs && !any; i++)
 		any = in->attrs[i].id < ATTR_COUNT && fields_is_callee((attr_id)in->attrs[i].id);
 	if (!any)
 		return 0;
+	memset(out, 0, sizeof *out);
 	size_t total = 0;
 	for (int id = 0; id < ATTR_COUNT; id++) {
 		if (!fields_is_callee((attr_id)id))

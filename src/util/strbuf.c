@@ -78,6 +78,19 @@ void sb_putn(strbuf *b, const char *s, size_t n)
 	maybe_flush(b);
 }
 
+void sb_put_int(strbuf *b, long long v)
+{
+	char tmp[24], *e = tmp + sizeof tmp, *p = e;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	sb_putn(b, p, (size_t)(e - p));
+}
+
 char *sb_extend(strbuf *b, size_t n)
 {
 	if (b->sink || !grow(b, n))

@@ -28,6 +28,8 @@ void sb_putn(strbuf *b, const char *s, size_t n);
 /* Makes the text n bytes longer and returns where they go (to be filled
  * by the caller), or NULL when out of memory; not with a sink. */
 char *sb_extend(strbuf *b, size_t n);
+/* Appends a decimal integer (what "%lld" prints, without printf). */
+void sb_put_int(strbuf *b, long long v);
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
