@@ -47,8 +47,7 @@ static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const cha
 	char *buf = hloi_malloc(cap);
 	if (!buf)
 		return HLOI_ENOMEM;
-	if (cap >= ((size_t)4 << 20))
-		alloc_advise_huge(buf, cap); /* a large program: fewer page faults */
+	alloc_advise_huge(buf, cap); /* a large program: fewer page faults */
 	for (;;) {
 		if (n + 1 >= cap) {
 			if (cap > file_limit()) {
@@ -64,8 +63,7 @@ static hloi_status read_fd(char **out, size_t *len, hloi_context *ctx, const cha
 			}
 			buf = nb;
 			cap = ncap;
-			if (cap >= ((size_t)4 << 20))
-				alloc_advise_huge(buf, cap);
+			alloc_advise_huge(buf, cap);
 		}
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r < 0) {

@@ -110,6 +110,8 @@ static void count(void *p, size_t old)
 
 void alloc_advise_huge(void *p, size_t n)
 {
+	if (n < ALLOC_HUGE_MIN)
+		return;
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = (uintptr_t)2 << 20;
 	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
@@ -222,8 +224,7 @@ void *hloi_aligned_alloc(size_t n)
 	/* Large buffers (array values): ask for transparent huge pages, as
 	 * NumPy does; page faults otherwise cost more than the elementwise
 	 * work. */
-	if (n >= ((size_t)4 << 20))
-		alloc_advise_huge(p, n);
+	alloc_advise_huge(p, n);
 	return p;
 }
 

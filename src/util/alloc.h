@@ -37,7 +37,9 @@ int alloc_ceiling_hit(void);
 /* The bytes held when the last allocation failed. */
 size_t alloc_held_at_failure(void);
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of
- * [p, p + n): only advice, failure is harmless. */
+ * [p, p + n) when n is at least ALLOC_HUGE_MIN (smaller buffers: nothing):
+ * only advice, failure is harmless. */
+#define ALLOC_HUGE_MIN ((size_t)4 << 20)
 void alloc_advise_huge(void *p, size_t n);
 
 #endif

@@ -63,8 +63,7 @@ void *arena_alloc(arena *a, size_t n)
 		b = hloi_calloc(1, sizeof *b + cap);
 		if (!b)
 			return NULL;
-		if (cap >= BLOCK_MAX)
-			alloc_advise_huge(b->data, cap);
+		alloc_advise_huge(b->data, cap);
 		b->used = 0;
 		b->cap = cap;
 		b->next = a->head;
