@@ -58,15 +58,18 @@ static pnode *node(pstate *st, int kind, const tokval *t, loc at)
 	return n;
 }
 
-/* Appends a copy of `src` to `l`; nonzero when out of memory. */
-static int append(pstate *st, plist *l, const pnode *src)
+/* Appends the fresh node `n` itself to `l` (no copy: a million operands
+ * would otherwise leave a million dead nodes in the arena); returns 0. */
+static int append(pstate *st, plist *l, pnode *n)
 {
-	pnode *n = push(st, l);
-	if (!n)
-		return 1;
-	pnode *next = n->next;
-	*n = *src;
-	n->next = next;
+	(void)st;
+	n->next = NULL;
+	if (l->tail)
+		l->tail->next = n;
+	else
+		l->head = n;
+	l->tail = n;
+	l->n++;
 	return 0;
 }
 }
@@ -109,7 +112,8 @@ static int append(pstate *st, plist *l, const pnode *src)
 %type <tok> name
 %type <flag> entry root
 %type <list> hattrs comp_attrs operands op_list ints gte_indices m2m groups gitems sig_params sig_list
-%type <llist> instrs attrs layout_suffix layout_items lit_items shape_list
+%type <flag> instrs
+%type <llist> attrs layout_suffix layout_items lit_items shape_list
 %type <node> dim gitem group operand
 %type <shp> shape dims dim_list opt_layout
 %type <lit> literal
@@ -131,7 +135,10 @@ input
 	| START_SHAPE shape			{ st->shape_out = $2; }
 	| START_SHAPES '{' '}'
 	| START_SHAPES '{' shape_list '}'	{ st->shape_list = $3; }
-	| START_COMPUTATION '{' instrs '}'	{ st->sub_instrs = $3; OOM(p_uniquify_gtes(st, &$3)); }
+	| START_COMPUTATION '{' instrs '}'	{
+		OOM(p_take_instrs(st, &st->sub_instrs));
+		OOM(p_uniquify_gtes(st, &st->sub_instrs));
+	}
 	;
 
 /* module ::= [header] {stack_frame_section} computation {computation} */
@@ -191,7 +198,7 @@ comps
 /* computation ::= ['ENTRY'] name [signature] '{' {instruction} '}' {',' attribute} */
 computation
 	: entry name opt_sig '{' instrs '}' comp_attrs {
-		OOM(p_computation(st, $1, @1, &$2, @2, $3, &$5));
+		OOM(p_computation(st, $1, @1, &$2, @2, $3));
 		OOM(p_computation_attrs(st, &$7));
 	}
 	;
@@ -247,19 +254,21 @@ sig_list
 
 /* Error recovery: a bad instruction is dropped (the lexer skips the rest of
  * its line) and parsing goes on with the next one. */
+/* The instructions gather in st->cur (p_push_instr) until the
+ * computation takes them (p_take_instrs). */
 instrs
-	: %empty				{ EMPTY($$); }
+	: %empty				{ $$ = 0; st->cur.n = st->cur.nroots = 0; st->cur.root = NULL; }
 	| instrs instruction			{
-		$$ = $1;
+		$$ = 0;
 		/* nested operand instructions come first, in the order they
 		 * were written inside out */
 		for (lnode *h = st->hoisted.head; h; h = h->next)
-			OOM(p_lpush(st, &$$, h->p));
+			OOM(p_push_instr(st, h->p));
 		EMPTY(st->hoisted);
 		if ($2)
-			OOM(p_lpush(st, &$$, $2));
+			OOM(p_push_instr(st, $2));
 	}
-	| instrs error				{ $$ = $1; EMPTY(st->hoisted); }
+	| instrs error				{ $$ = 0; EMPTY(st->hoisted); }
 	;
 
 /* instruction ::= ['ROOT'] name '=' [shape] opcall {',' attribute} */

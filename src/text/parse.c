@@ -632,7 +632,7 @@ static int make_instr(pstate *st, instr **out, int is_root, const char *name, lo
 }
 
 static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
-			     const llist *instrs);
+			     const ivec *instrs);
 
 /* Attributes of a sugared async-start that stay on it; the others belong to
  * the op it wraps (XLA's parser gives those to the wrapped instruction). */
@@ -678,7 +678,11 @@ static int wrap_async(pstate *st, instr *in)
 	if (!root)
 		return -1;
 	root->is_root = 1;
-	llist body = { NULL, NULL, 0 };
+	ivec body = { arena_array(st->a, (size_t)np + 1, sizeof(instr *)), 0, 1, root };
+	if (!body.v) {
+		st->oom = 1;
+		return -1;
+	}
 	if (np) {
 		root->ops = arena_array(st->a, (size_t)np, sizeof *root->ops);
 		if (!root->ops) {
@@ -696,8 +700,9 @@ static int wrap_async(pstate *st, instr *in)
 		else
 			snprintf(pname, sizeof pname, "async_param");
 		instr *p = wrapped_instr(st, in, OP_PARAMETER, pname, i < ops->ntuple ? &ops->tuple[i] : &dummy);
-		if (!p || p_lpush(st, &body, p))
+		if (!p)
 			return -1;
+		body.v[body.n++] = p;
 		p->parameter_number = i;
 		p->parameter_at = in->op_at;
 		operand *o = &root->ops[root->nops++];
@@ -738,7 +743,8 @@ static int wrap_async(pstate *st, instr *in)
 	in->attrs = kept;
 	in->nattrs = nk;
 	in->async_wrapped = root;
-	if (p_lpush(st, &body, root) || build_computation(st, 0, in->at, cname, in->name_at, NULL, &body))
+	body.v[body.n++] = root;
+	if (build_computation(st, 0, in->at, cname, in->name_at, NULL, &body))
 		return -1;
 	((computation *)st->comps.tail->p)->async_wrapped = 1;
 	return 0;
@@ -922,8 +928,50 @@ static int comp_name_add(pstate *st, char *name)
 	return 0;
 }
 
+int p_push_instr(pstate *st, instr *in)
+{
+	ivec *v = &st->cur;
+	if (v->n == st->cur_cap) {
+		if (st->cur_cap > INT_MAX / 2) {
+			st->oom = 1;
+			return -1;
+		}
+		int cap = st->cur_cap ? 2 * st->cur_cap : 64;
+		instr **nv = hloi_realloc(v->v, (size_t)cap * sizeof *nv);
+		if (!nv) {
+			st->oom = 1;
+			return -1;
+		}
+		v->v = nv;
+		st->cur_cap = cap;
+	}
+	v->v[v->n++] = in;
+	/* noted now, while `in` is in cache: a million-instruction
+	 * computation would otherwise read each one again to find its ROOT */
+	if (in->is_root && !v->nroots++)
+		v->root = in;
+	return 0;
+}
+
+int p_take_instrs(pstate *st, ivec *out)
+{
+	*out = st->cur;
+	out->v = NULL;
+	if (st->cur.n) {
+		out->v = arena_array(st->a, (size_t)st->cur.n, sizeof *out->v);
+		if (!out->v) {
+			st->oom = 1;
+			return -1;
+		}
+		memcpy(out->v, st->cur.v, (size_t)st->cur.n * sizeof *out->v);
+	}
+	st->cur.n = st->cur.nroots = 0;
+	st->cur.root = NULL;
+	return 0;
+}
+
 static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
-			     const llist *instrs)
+			     const ivec *instrs)
 {
 	computation *c = p_alloc(st, sizeof *c);
 	if (!c)
@@ -944,24 +992,13 @@ static int build_computation(pstate *st, int is_entry, loc entry_at, char *name,
 	if (instrs->n == 0 && !st->nsyntax && !st->fatal)
 		diag_error(st->ctx, st->src, name_at, "computation %s has no instructions", c->name);
 	c->ninstrs = instrs->n;
-	if (instrs->n) {
-		c->instrs = arena_array(st->a, (size_t)instrs->n, sizeof *c->instrs);
-		if (!c->instrs) {
-			st->oom = 1;
-			return -1;
-		}
-	}
-	int i = 0;
-	for (lnode *n = instrs->head; n; n = n->next) {
-		instr *in = n->p;
-		c->instrs[i++] = in;
-		if (!in->is_root)
-			continue;
-		if (c->root) {
+	c->instrs = instrs->v;
+	c->root = instrs->root;
+	for (int i = 0, roots = 0; instrs->nroots > 1 && i < instrs->n; i++) {
+		const instr *in = instrs->v[i];
+		if (in->is_root && roots++) {
 			loc at = { in->at.start, in->at.start + 4 };
 			diag_error(st->ctx, st->src, at, "one computation should have only one ROOT");
-		} else {
-			c->root = in;
 		}
 	}
 	if (!c->root && c->ninstrs)
@@ -979,7 +1016,7 @@ static int build_computation(pstate *st, int is_entry, loc entry_at, char *name,
 				st->oom = 1;
 				return -1;
 			}
-			i = 0;
+			int i = 0;
 			for (pnode *n = sig->params.head; n; n = n->next, i++) {
 				c->sig_names[i] = p_text(st, n->tok.s, n->tok.e);
 				if (!c->sig_names[i])
@@ -992,10 +1029,10 @@ static int build_computation(pstate *st, int is_entry, loc entry_at, char *name,
 	return p_lpush(st, &st->comps, c);
 }
 
-static int name_taken(const llist *instrs, const instr *self, const char *name)
+static int name_taken(const ivec *instrs, const instr *self, const char *name)
 {
-	for (lnode *n = instrs->head; n; n = n->next)
-		if (n->p != self && !strcmp(((instr *)n->p)->name, name))
+	for (int i = 0; i < instrs->n; i++)
+		if (instrs->v[i] != self && !strcmp(instrs->v[i]->name, name))
 			return 1;
 	return 0;
 }
@@ -1003,7 +1040,7 @@ static int name_taken(const llist *instrs, const instr *self, const char *name)
 /* A get-tuple-element made for `name#i` whose name another instruction of
  * the computation has is renamed `<name>.<k>` (XLA uniquifies it too), and
  * its users follow (they share its name's pointer). */
-int p_uniquify_gtes(pstate *st, const llist *instrs)
+int p_uniquify_gtes(pstate *st, const ivec *instrs)
 {
 	if (!st->gtes.n)
 		return 0;
@@ -1023,8 +1060,8 @@ int p_uniquify_gtes(pstate *st, const llist *instrs)
 			st->oom = 1;
 			return -1;
 		}
-		for (lnode *n = instrs->head; n; n = n->next) {
-			instr *in = n->p;
+		for (int k = 0; k < instrs->n; k++) {
+			instr *in = instrs->v[k];
 			for (int i = 0; i < in->nops; i++)
 				if (in->ops[i].name == old)
 					in->ops[i].name = nm;
@@ -1035,8 +1072,12 @@ int p_uniquify_gtes(pstate *st, const llist *instrs)
 }
 
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
-		  sigval *sig, const llist *instrs)
+		  sigval *sig)
 {
+	ivec body;
+	if (p_take_instrs(st, &body))
+		return -1;
+	const ivec *instrs = &body;
 	int r = p_uniquify_gtes(st, instrs);
 	st->gtes.head = st->gtes.tail = NULL;
 	st->gtes.n = 0;
@@ -1100,7 +1141,7 @@ int p_stack_frames(pstate *st, loc at)
 	return st->m->stack_frames ? 0 : -1;
 }
 
-int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs)
+int p_computation_named(pstate *st, const char *name, loc at, const ivec *instrs)
 {
 	return build_computation(st, 0, at, (char *)name, at, NULL, instrs);
 }

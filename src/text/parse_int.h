@@ -60,6 +60,15 @@ typedef struct llist {
 	int n;
 } llist;
 
+/* A computation's instructions in source order (an arena array), with its
+ * first ROOT and how many were written ROOT. */
+typedef struct ivec {
+	instr **v;
+	int n;
+	int nroots;
+	instr *root;
+} ivec;
+
 /* A `{...}` of layout items: `T(8,128)(2,1)`, `pad(3,5)`, ... */
 typedef struct layout_item {
 	tokval name;     /* IDENT, or s == e for `*(...)` / `#(...)` */
@@ -140,7 +149,11 @@ typedef struct pstate {
 	llist lit_shapes;     /* and their shapes */
 	shape *shape_out;
 	llist shape_list;     /* P_SUB_SHAPES: the shapes */
-	llist sub_instrs;     /* P_SUB_COMPUTATION: the instructions */
+	ivec sub_instrs;      /* P_SUB_COMPUTATION: the instructions */
+	ivec cur;             /* the computation being parsed: its instructions so
+				* far, in a growing buffer (hloi_malloc'd, freed by
+				* hlo_text_run) that p_take_instrs copies out */
+	int cur_cap;
 	int sub_depth;        /* parsers this one is nested in (values parsed in place) */
 	int nhoisted;         /* nested instructions named so far in this computation */
 	llist hoisted;        /* nested operand instructions waiting for their user */
@@ -228,18 +241,25 @@ int p_nested(pstate *st, pnode **out, shape *sh, opcall *oc, loc at);
  * computation (named `name_i`, `name_i_j`), queued on st->hoisted; *out
  * names the last one, with the written shape `sh` (or NULL). */
 int p_gte_operand(pstate *st, pnode **out, shape *sh, const tokval *name, const plist *indices, loc at);
+/* Appends `in` to the instructions of the computation being parsed
+ * (st->cur); -1 when out of memory. */
+int p_push_instr(pstate *st, instr *in);
+/* The computation's instructions so far, copied into the arena, and
+ * st->cur emptied for the next one; -1 when out of memory. */
+int p_take_instrs(pstate *st, ivec *out);
 /* Renames the get-tuple-elements p_gte_operand made whose names other
  * instructions of the computation (`instrs`) have; -1 when out of memory. */
-int p_uniquify_gtes(pstate *st, const llist *instrs);
+int p_uniquify_gtes(pstate *st, const ivec *instrs);
+/* Builds the computation of the instructions parsed since the last one. */
 int p_computation(pstate *st, int is_entry, loc entry_at, const tokval *name, loc name_at,
-		  sigval *sig, const llist *instrs);
+		  sigval *sig);
 /* A computation written in place (an attribute's value) named `name`. */
 /* The attributes after a computation's `}` (execution_thread=), for the
  * computation just built; others are skipped with a warning. */
 int p_computation_attrs(pstate *st, const plist *attrs);
 /* Keeps the text of the stack frame tables (span `at`, empty when none). */
 int p_stack_frames(pstate *st, loc at);
-int p_computation_named(pstate *st, const char *name, loc at, const llist *instrs);
+int p_computation_named(pstate *st, const char *name, loc at, const ivec *instrs);
 int p_header(pstate *st, const tokval *name, const plist *attrs);
 int p_literal_entry(pstate *st, shape *s, lit_node *lit);
 
