@@ -206,21 +206,67 @@ static int nt_init(name_table *nt, int n)
 	return nt->slots ? 0 : -1;
 }
 
-static instr *nt_find(const name_table *nt, const char *name)
+static instr *nt_find_hashed(const name_table *nt, const char *name, size_t h)
 {
-	size_t h = hash_name(name);
 	for (size_t i = h & nt->mask; nt->slots[i].in; i = (i + 1) & nt->mask)
 		if (nt->slots[i].hash == h && strcmp(nt->slots[i].in->name, name) == 0)
 			return nt->slots[i].in;
 	return NULL;
 }
 
-static void nt_put(name_table *nt, instr *in)
+static instr *nt_find(const name_table *nt, const char *name)
 {
-	size_t h = hash_name(in->name), i = h & nt->mask;
+	return nt_find_hashed(nt, name, hash_name(name));
+}
+
+static void nt_put(name_table *nt, instr *in, size_t h)
+{
+	size_t i = h & nt->mask;
 	while (nt->slots[i].in)
 		i = (i + 1) & nt->mask;
 	nt->slots[i] = (name_slot){ h, in };
+}
+
+/* A big computation's instructions, their operands and the name table's
+ * slots are far apart in memory: walking them in order is a cache miss
+ * at each step. The walks below ask for what step i + d will read while
+ * doing step i (a struct d steps ahead, its name and operands half as
+ * far, the slots a quarter). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+enum {
+	NT_AHEAD = 16, /* checking an instruction takes a while */
+	INS_AHEAD = 64 /* putting its name in the table does not */
+};
+
+static size_t nt_hash_prefetch(const name_table *nt, const char *name)
+{
+	size_t h = hash_name(name);
+	PREFETCH(&nt->slots[h & nt->mask]);
+	return h;
+}
+
+/* For the check of instruction i: the instructions and operand slots the
+ * next ones read. */
+static void prefetch_operands(const name_table *nt, instr *const *v, int n, int i)
+{
+	if (i + NT_AHEAD < n) {
+		PREFETCH(v[i + NT_AHEAD]);
+		PREFETCH((const char *)v[i + NT_AHEAD] + 64);
+	}
+	if (i + NT_AHEAD / 2 < n) {
+		const instr *in = v[i + NT_AHEAD / 2];
+		for (int k = 0; k < in->nops && k < 4; k++)
+			PREFETCH(&in->ops[k]);
+	}
+	if (i + NT_AHEAD / 4 < n) {
+		const instr *in = v[i + NT_AHEAD / 4];
+		for (int k = 0; k < in->nops && k < 4; k++)
+			nt_hash_prefetch(nt, in->ops[k].name);
+	}
 }
 
 /* --- shapes ---------------------------------------------------------------- */
@@ -521,12 +567,9 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 }
 
 /* parameter(N): dense from 0, no number twice; fills comp->params. */
-static void collect_parameters(checker *c, computation *comp)
+/* The parameters (`found`, `count` of them in source order) by number. */
+static void collect_parameters(checker *c, computation *comp, instr *const *found, int count)
 {
-	int count = 0;
-	for (int i = 0; i < comp->ninstrs; i++)
-		if (comp->instrs[i]->op == OP_PARAMETER)
-			count++;
 	comp->nparams = 0;
 	comp->params = NULL;
 	if (count == 0)
@@ -538,10 +581,8 @@ static void collect_parameters(checker *c, computation *comp)
 	}
 	/* Numbers used twice are reported once; the others must be 0..distinct-1. */
 	int distinct = count;
-	for (int i = 0; i < comp->ninstrs; i++) {
-		instr *in = comp->instrs[i];
-		if (in->op != OP_PARAMETER)
-			continue;
+	for (int i = 0; i < count; i++) {
+		instr *in = found[i];
 		int64_t num = in->parameter_number;
 		if (num < 0) {
 			ck_error(c, in->op_at, "parameter number must be >= 0");
@@ -580,6 +621,8 @@ int ck_check_computation(checker *c, computation *comp)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	name_table nt = { 0, NULL };
+	instr **params = NULL;
+	int nparams = 0, params_cap = 0;
 	int idx = comp_index(c, comp), usable = 0;
 	if (idx >= 0 && c->comp_state)
 		c->comp_state[idx] = 1;
@@ -588,15 +631,43 @@ int ck_check_computation(checker *c, computation *comp)
 		c->oom = 1;
 		goto cleanup;
 	}
-	for (int i = 0; i < comp->ninstrs; i++) {
-		instr *in = comp->instrs[i];
+	/* names into the table, positions, and the parameters, in one walk */
+	instr *const *v = comp->instrs;
+	int n = comp->ninstrs;
+	size_t hs[INS_AHEAD / 4];
+	for (int i = 0; i < n && i < INS_AHEAD / 4; i++)
+		hs[i] = nt_hash_prefetch(&nt, v[i]->name);
+	for (int i = 0; i < n; i++) {
+		if (i + INS_AHEAD < n) {
+			PREFETCH(v[i + INS_AHEAD]);
+			PREFETCH(&v[i + INS_AHEAD]->position);
+		}
+		if (i + INS_AHEAD / 2 < n)
+			PREFETCH(v[i + INS_AHEAD / 2]->name);
+		size_t h = hs[i % (INS_AHEAD / 4)];
+		if (i + INS_AHEAD / 4 < n)
+			hs[i % (INS_AHEAD / 4)] = nt_hash_prefetch(&nt, v[i + INS_AHEAD / 4]->name);
+		instr *in = v[i];
 		in->position = i;
-		instr *prev = nt_find(&nt, in->name);
+		if (in->op == OP_PARAMETER) {
+			if (nparams == params_cap) {
+				int cap = params_cap ? 2 * params_cap : 16;
+				instr **np = hloi_realloc(params, (size_t)cap * sizeof *np);
+				if (!np) {
+					c->oom = 1;
+					goto cleanup;
+				}
+				params = np;
+				params_cap = cap;
+			}
+			params[nparams++] = in;
+		}
+		instr *prev = nt_find_hashed(&nt, in->name, h);
 		if (prev) {
 			ck_error(c, in->name_at, "instruction already exists: %s", in->name);
 			ck_note(c, prev->name_at, "previous definition of '%s' is here", prev->name);
 		} else {
-			nt_put(&nt, in);
+			nt_put(&nt, in, h);
 		}
 	}
 	const computation *outer_comp = c->cur_comp;
@@ -604,8 +675,9 @@ int ck_check_computation(checker *c, computation *comp)
 	c->cur_comp = comp;
 	c->cur_instr = NULL;
 	size_t before = c->nerrors + c->nunsupported;
-	collect_parameters(c, comp);
+	collect_parameters(c, comp, params, nparams);
 	for (int i = 0; i < comp->ninstrs && !c->oom; i++) {
+		prefetch_operands(&nt, v, n, i);
 		c->cur_instr = comp->instrs[i];
 		check_instr(c, comp->instrs[i], &nt, ok);
 	}
@@ -630,6 +702,7 @@ cleanup:
 		c->comp_state[idx] = usable ? 2 : 3;
 	hloi_free(nt.slots);
 	hloi_free(ok);
+	hloi_free(params);
 	return usable;
 }
 
