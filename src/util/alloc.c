@@ -144,6 +144,42 @@ static int should_fail(void)
 	return left == 0;
 }
 
+void *hloi_huge_alloc(size_t n)
+{
+	if (should_fail())
+		return failed(n);
+	if (n == 0 || n % ALLOC_HUGE_PAGE || n > SIZE_MAX - ALLOC_HUGE_PAGE)
+		return failed(n);
+	if (over_ceiling(n, 0))
+		return failed_by(n, 1);
+	/* map a page more than asked and give back what lies outside the
+	 * aligned n bytes */
+	size_t span = n + ALLOC_HUGE_PAGE;
+	unsigned char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return failed(n);
+	uintptr_t a = ((uintptr_t)raw + ALLOC_HUGE_PAGE - 1) & ~(uintptr_t)(ALLOC_HUGE_PAGE - 1);
+	unsigned char *p = (unsigned char *)a;
+	size_t head = (size_t)(p - raw), tail = span - head - n;
+	if (head)
+		(void)munmap(raw, head);
+	if (tail)
+		(void)munmap(p + n, tail);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+	atomic_fetch_add_explicit(&live, (long long)n, memory_order_relaxed);
+	return p;
+}
+
+void hloi_huge_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	atomic_fetch_sub_explicit(&live, (long long)n, memory_order_relaxed);
+	(void)munmap(p, n);
+}
+
 void *hloi_malloc(size_t n)
 {
 	if (should_fail())

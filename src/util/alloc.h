@@ -41,5 +41,13 @@ size_t alloc_held_at_failure(void);
  * only advice, failure is harmless. */
 #define ALLOC_HUGE_MIN ((size_t)4 << 20)
 void alloc_advise_huge(void *p, size_t n);
+/* Zeroed memory of n bytes (a multiple of ALLOC_HUGE_PAGE) starting at a
+ * huge-page boundary and advised huge, so that all of it can be huge pages
+ * (a malloc'd block of the same size starts anywhere, and only its aligned
+ * interior can); counted, capped and failed as the others. For the
+ * arena's big blocks. Free with hloi_huge_free(p, n). */
+#define ALLOC_HUGE_PAGE ((size_t)2 << 20)
+void *hloi_huge_alloc(size_t n);
+void hloi_huge_free(void *p, size_t n);
 
 #endif

@@ -1,8 +1,9 @@
 /* Arena allocator: a list of zeroed blocks, from 16 KiB, each new one twice
  * the previous up to 4 MiB (large IRs make few allocations; a block of
- * fresh pages costs no memset). Blocks of 4 MiB ask for transparent huge
- * pages: a million-instruction IR is walked several times, and with 4 KiB
- * pages most of that time goes to page faults and TLB misses. */
+ * fresh pages costs no memset). Blocks of 4 MiB are two whole transparent
+ * huge pages (hloi_huge_alloc): a million-instruction IR is walked several
+ * times, and with 4 KiB pages most of that time goes to page faults and
+ * TLB misses. */
 #include "util/arena.h"
 
 #include <stdint.h>
@@ -10,13 +11,23 @@
 
 #include "util/alloc.h"
 
+enum { BLOCK_MIN = 16 * 1024, BLOCK_MAX = 4 * 1024 * 1024 };
+
 struct arena_block {
 	arena_block *next;
 	size_t used, cap;
+	int huge;               /* from hloi_huge_alloc, BLOCK_MAX bytes in all */
 	_Alignas(16) unsigned char data[];
 };
 
-enum { BLOCK_MIN = 16 * 1024, BLOCK_MAX = 4 * 1024 * 1024 };
+static void block_free(arena_block *b)
+{
+	if (b->huge)
+		hloi_huge_free(b, BLOCK_MAX);
+	else
+		hloi_free(b);
+}
+
 
 void arena_init(arena *a)
 {
@@ -28,7 +39,7 @@ void arena_release(arena *a)
 	arena_block *b = a->head;
 	while (b) {
 		arena_block *next = b->next;
-		hloi_free(b);
+		block_free(b);
 		b = next;
 	}
 	a->head = NULL;
@@ -42,7 +53,7 @@ void arena_reset(arena *a)
 	arena_block *rest = b->next;
 	while (rest) {
 		arena_block *next = rest->next;
-		hloi_free(rest);
+		block_free(rest);
 		rest = next;
 	}
 	memset(b->data, 0, b->used);
@@ -57,13 +68,19 @@ void *arena_alloc(arena *a, size_t n)
 	n = (n + 15) & ~(size_t)15;
 	arena_block *b = a->head;
 	if (!b || b->cap - b->used < n) {
-		size_t cap = b ? (b->cap >= BLOCK_MAX ? BLOCK_MAX : 2 * b->cap) : BLOCK_MIN;
-		if (cap < n)
-			cap = n;
-		b = hloi_calloc(1, sizeof *b + cap);
+		size_t cap = b ? (b->cap >= BLOCK_MAX / 2 ? BLOCK_MAX : 2 * b->cap) : BLOCK_MIN;
+		int huge = cap == BLOCK_MAX && n <= BLOCK_MAX - sizeof *b;
+		if (huge) {
+			b = hloi_huge_alloc(BLOCK_MAX);
+			cap = BLOCK_MAX - sizeof *b;
+		} else {
+			if (cap < n)
+				cap = n;
+			b = hloi_calloc(1, sizeof *b + cap);
+		}
 		if (!b)
 			return NULL;
-		alloc_advise_huge(b->data, cap);
+		b->huge = huge;
 		b->used = 0;
 		b->cap = cap;
 		b->next = a->head;
