@@ -682,6 +682,11 @@ static int module_text_refused(const hloi_module *m, hloi_context *ctx, const ch
 	return 1;
 }
 
+static int put_file(void *arg, const void *data, size_t n)
+{
+	return file_out_write(arg, data, n);
+}
+
 hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char *path, hloi_format format)
 {
 	if (format == HLOI_FORMAT_AUTO)
@@ -704,13 +709,15 @@ hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char
 		return st;
 	}
 	case HLOI_FORMAT_PB: {
-		unsigned char *data = NULL;
-		size_t len = 0;
-		st = proto_save_binary(&data, &len, m, ctx);
-		if (st == HLOI_OK)
-			st = file_write_all(ctx, path, data, len);
-		hloi_free(data);
-		return st;
+		/* written as it is packed (a million instructions' bytes are
+		 * not gathered in one buffer first) */
+		file_out o;
+		st = file_out_open(&o, ctx, path);
+		if (st != HLOI_OK)
+			return st;
+		st = proto_save_binary_to(put_file, &o, m, ctx);
+		hloi_status closed = file_out_close(&o, ctx, st != HLOI_OK && st != HLOI_EIO);
+		return st == HLOI_EIO || st == HLOI_OK ? closed : st;
 	}
 	case HLOI_FORMAT_PBTXT: {
 		char *data = NULL;

@@ -559,15 +559,7 @@ static int id_lookup(const idpos *v, size_t n, int64_t id)
 	return -1;
 }
 
-typedef struct namepos {
-	const char *name;
-	int pos;
-} namepos;
-
-/* Whether the n names are distinct: 1, 0, or -1 out of memory. A hash set
- * (sorting a million names took 4% of a load); the caller sorts to report
- * a duplicate. */
-static int names_distinct(const namepos *v, size_t n)
+int proto_names_distinct(const namepos *v, size_t n)
 {
 	size_t cap = 16;
 	while (cap < 2 * n)
@@ -1291,7 +1283,7 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 			goto out;
 		}
 	}
-	int distinct = names_distinct(names, n);
+	int distinct = proto_names_distinct(names, n);
 	if (distinct < 0) {
 		rc = loom(L);
 		goto out;

@@ -20,6 +20,11 @@ hloi_status proto_load_text(module **out, hloi_context *ctx, const char *name, c
 			    size_t len);
 /* Serialises a checked module as an HloModuleProto; *out is hloi_malloc'd. */
 hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx);
+/* The same bytes handed to put(arg, data, n) in pieces, in order, as they
+ * are made: a file is written without the whole of it in memory. put()
+ * returns nonzero to stop; then HLOI_EIO, the sink saying why. */
+typedef int (*proto_put_fn)(void *arg, const void *data, size_t n);
+hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, hloi_context *ctx);
 /* The same in protobuf text format. Fields unknown to hloi's schema have
  * no text form: a warning says how many are dropped. */
 hloi_status proto_save_text(char **out, size_t *len, const module *m, hloi_context *ctx);

@@ -55,6 +55,16 @@ typedef struct proto_alloc {
 } proto_alloc;
 void proto_alloc_init(proto_alloc *pa);
 
+/* An instruction's name and its position in the computation. */
+typedef struct namepos {
+	const char *name;
+	int pos;
+} namepos;
+/* Whether the n names are distinct: 1, 0, or -1 out of memory. A hash set
+ * (sorting a million names took 4% of a load); a caller sorts only to
+ * report a duplicate. (load.c) */
+int proto_names_distinct(const namepos *v, size_t n);
+
 /* Well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF). */
 int proto_utf8_valid(const unsigned char *s, size_t n);
 

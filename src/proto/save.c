@@ -405,21 +405,30 @@ static const shape *instr_shape(saver *S, const instr *in, shape *tmp, strbuf *m
 
 /* --- orders ------------------------------------------------------------------------ */
 
-typedef struct namepos {
-	const char *name;
-	int pos;
-} namepos;
-
 static int namepos_cmp(const void *a, const void *b)
 {
 	const namepos *x = a, *y = b;
 	return strcmp(x->name, y->name);
 }
 
-static int find_name(const namepos *v, size_t n, const char *name)
+/* A computation's instruction names with their positions, sorted the
+ * first time a name is looked up: a checked module's operands point at
+ * their instructions, so only control predecessors (and an unchecked
+ * module) need it. */
+typedef struct nameidx {
+	namepos *v;
+	size_t n;
+	int sorted;
+} nameidx;
+
+static int find_name(nameidx *x, const char *name)
 {
+	if (!x->sorted) {
+		qsort(x->v, x->n, sizeof *x->v, namepos_cmp);
+		x->sorted = 1;
+	}
 	namepos key = { name, 0 };
-	const namepos *r = bsearch(&key, v, n, sizeof *v, namepos_cmp);
+	const namepos *r = bsearch(&key, x->v, x->n, sizeof *x->v, namepos_cmp);
 	return r ? r->pos : -1;
 }
 
@@ -525,20 +534,19 @@ static int order_comps(saver *S, int *order, int *state, int ci, int *n)
 }
 
 /* The instruction an operand names. */
-static int operand_pos(saver *S, const computation *c, const namepos *names, const operand *op)
+static int operand_pos(saver *S, const computation *c, nameidx *names, const operand *op)
 {
 	if (op->def && op->def->position >= 0 && op->def->position < c->ninstrs &&
 	    c->instrs[op->def->position] == op->def)
 		return op->def->position;
-	int p = find_name(names, (size_t)c->ninstrs, op->name);
+	int p = find_name(names, op->name);
 	if (p < 0)
 		return sfail(S, &op->at, "instruction does not exist: %s", op->name);
 	return p;
 }
 
 /* The positions of an instruction's control predecessors. */
-static int control_preds(saver *S, const computation *c, const namepos *names, const instr *in, int **out,
-			 size_t *n)
+static int control_preds(saver *S, nameidx *names, const instr *in, int **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -550,7 +558,7 @@ static int control_preds(saver *S, const computation *c, const namepos *names, c
 	if (!pos)
 		return -1;
 	for (size_t i = 0; i < k; i++) {
-		pos[i] = find_name(names, (size_t)c->ninstrs, a->u.words.v[i]);
+		pos[i] = find_name(names, a->u.words.v[i]);
 		if (pos[i] < 0)
 			return sfail(S, a->u.words.at ? &a->u.words.at[i] : &a->vat, "instruction does not exist: %s",
 				     a->u.words.v[i]);
@@ -562,7 +570,7 @@ static int control_preds(saver *S, const computation *c, const namepos *names, c
 
 typedef struct iorder {
 	const computation *c;
-	const namepos *names;
+	nameidx *names;
 	int *order, *state, n;
 } iorder;
 
@@ -590,7 +598,7 @@ static int order_instr(saver *S, iorder *o, int p)
 	}
 	int *cp;
 	size_t ncp;
-	if (control_preds(S, c, o->names, in, &cp, &ncp))
+	if (control_preds(S, o->names, in, &cp, &ncp))
 		return -1;
 	for (size_t k = 0; k < ncp; k++)
 		if (order_instr(S, o, cp[k]))
@@ -1097,7 +1105,7 @@ static int instr_always(saver *S, Xla__HloInstructionProto *ip)
 	return 0;
 }
 
-static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const namepos *names, int p,
+static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, nameidx *names, int p,
 					   const int64_t *ids, const int64_t *comp_ids)
 {
 	const instr *in = c->instrs[p];
@@ -1134,7 +1142,7 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const
 		ip->called_computation_ids[j] = comp_ids[comp_index(S->m, cl.c[j])];
 	int *cp;
 	size_t ncp;
-	if (control_preds(S, c, names, in, &cp, &ncp))
+	if (control_preds(S, names, in, &cp, &ncp))
 		return NULL;
 	ip->n_control_predecessor_ids = ncp;
 	if (ncp && !(ip->control_predecessor_ids = sarray(S, ncp, sizeof(int64_t))))
@@ -1296,15 +1304,22 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		names[i].name = c->instrs[i]->name;
 		names[i].pos = (int)i;
 	}
-	qsort(names, n, sizeof *names, namepos_cmp);
-	for (size_t i = 1; i < n; i++) {
+	nameidx ix = { names, n, 0 };
+	int distinct = proto_names_distinct(names, n);
+	if (distinct < 0) {
+		soom(S);
+		goto out;
+	}
+	if (!distinct)
+		find_name(&ix, ""); /* sorts them */
+	for (size_t i = 1; !distinct && i < n; i++) {
 		if (strcmp(names[i].name, names[i - 1].name) == 0) {
 			const instr *d = c->instrs[names[i].pos > names[i - 1].pos ? names[i].pos : names[i - 1].pos];
 			sfail(S, &d->name_at, "instruction already exists: %s", d->name);
 			goto out;
 		}
 	}
-	iorder o = { c, names, order, state, 0 };
+	iorder o = { c, &ix, order, state, 0 };
 	for (size_t i = 0; i < n; i++)
 		if (order_instr(S, &o, (int)i))
 			goto out;
@@ -1319,7 +1334,7 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		for (size_t i = 0; i < n; i++) {
 			arena_reset(S->scratch);
 			S->a = S->scratch;
-			Xla__HloInstructionProto *ip = instr_out(S, c, names, order[i], ids, comp_ids);
+			Xla__HloInstructionProto *ip = instr_out(S, c, &ix, order[i], ids, comp_ids);
 			S->a = keep;
 			if (!ip)
 				goto out;
@@ -1336,7 +1351,7 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		if (!cp->instructions)
 			goto out;
 		for (size_t i = 0; i < n; i++) {
-			if (!(cp->instructions[i] = instr_out(S, c, names, order[i], ids, comp_ids)))
+			if (!(cp->instructions[i] = instr_out(S, c, &ix, order[i], ids, comp_ids)))
 				goto out;
 			written[i] = ids[order[i]];
 		}
@@ -1840,55 +1855,56 @@ static size_t fields_end(const unsigned char *p, size_t len, uint32_t num)
 /* The module written as protobuf-c would pack the whole tree, but with
  * each computation's instructions packed one at a time while it was built
  * (packed[i]): the module and its computations are packed without
- * instructions and the instructions spliced in as field 2. */
-static unsigned char *pack_spliced(Xla__HloModuleProto *mp, const strbuf *packed, size_t *len)
+ * instructions, and put() gets the pieces in order with the instructions
+ * spliced in as field 2. Nothing holds the whole file at once. 0, -1 out
+ * of memory, -2 when put() failed. */
+static int emit_spliced(Xla__HloModuleProto *mp, const strbuf *packed, proto_put_fn put, void *arg)
 {
 	size_t nc = mp->n_computations;
 	mp->n_computations = 0;
 	size_t mlen = xla__hlo_module_proto__get_packed_size(mp);
 	unsigned char *mb = hloi_malloc(mlen ? mlen : 1);
-	size_t *clen = hloi_calloc(nc ? nc : 1, sizeof *clen);
-	unsigned char *out = NULL;
-	if (!mb || !clen)
+	unsigned char *cb = NULL;
+	size_t cb_cap = 0;
+	int rc = -1;
+	if (!mb)
 		goto done;
 	xla__hlo_module_proto__pack(mp, mb);
-	size_t total = mlen;
-	for (size_t i = 0; i < nc; i++) {
-		clen[i] = xla__hlo_computation_proto__get_packed_size(mp->computations[i]);
-		size_t body = clen[i] + packed[i].len;
-		total += wire_varint_len(3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) + wire_varint_len(body) + body;
-	}
-	out = hloi_malloc(total ? total : 1);
-	if (!out)
-		goto done;
 	size_t msplit = fields_end(mb, mlen, 3);
-	unsigned char *q = out;
-	memcpy(q, mb, msplit);
-	q += msplit;
+	if (put(arg, mb, msplit))
+		goto failed_put;
 	for (size_t i = 0; i < nc; i++) {
+		size_t clen = xla__hlo_computation_proto__get_packed_size(mp->computations[i]);
+		if (clen > cb_cap) {
+			hloi_free(cb);
+			cb_cap = clen;
+			if (!(cb = hloi_malloc(cb_cap)))
+				goto done;
+		}
+		xla__hlo_computation_proto__pack(mp->computations[i], cb);
+		size_t csplit = fields_end(cb, clen, 2);
+		unsigned char head[2 * 10], *q = head;
 		q = wire_put_varint(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-		q = wire_put_varint(q, clen[i] + packed[i].len);
-		unsigned char *c = q;
-		xla__hlo_computation_proto__pack(mp->computations[i], c);
-		size_t csplit = fields_end(c, clen[i], 2);
-		memmove(c + csplit + packed[i].len, c + csplit, clen[i] - csplit);
-		if (packed[i].len)
-			memcpy(c + csplit, packed[i].s, packed[i].len);
-		q += clen[i] + packed[i].len;
+		q = wire_put_varint(q, clen + packed[i].len);
+		if (put(arg, head, (size_t)(q - head)) || put(arg, cb, csplit) ||
+		    (packed[i].len && put(arg, packed[i].s, packed[i].len)) || put(arg, cb + csplit, clen - csplit))
+			goto failed_put;
 	}
-	memcpy(q, mb + msplit, mlen - msplit);
-	*len = total;
+	if (put(arg, mb + msplit, mlen - msplit))
+		goto failed_put;
+	rc = 0;
+	goto done;
+failed_put:
+	rc = -2;
 done:
 	mp->n_computations = nc;
 	hloi_free(mb);
-	hloi_free(clen);
-	return out;
+	hloi_free(cb);
+	return rc;
 }
 
-hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx)
+hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, hloi_context *ctx)
 {
-	*out = NULL;
-	*len = 0;
 	arena a;
 	arena_init(&a);
 	size_t nc = m->ncomps > 0 ? (size_t)m->ncomps : 1;
@@ -1898,10 +1914,12 @@ hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m,
 	int said = packed != NULL; /* the builder reports its own failures */
 	if (st == HLOI_OK) {
 		/* (a packed buffer that ran out of memory failed the build) */
-		*out = pack_spliced(mp, packed, len);
-		if (!*out) {
+		int rc = emit_spliced(mp, packed, put, arg);
+		if (rc == -1) {
 			st = HLOI_ENOMEM;
 			said = 0;
+		} else if (rc == -2) {
+			st = HLOI_EIO;
 		}
 	}
 	if (st == HLOI_ENOMEM && !said)
@@ -1911,6 +1929,33 @@ hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m,
 			sb_free(&packed[i]);
 	hloi_free(packed);
 	arena_release(&a);
+	return st;
+}
+
+static int put_strbuf(void *arg, const void *data, size_t n)
+{
+	strbuf *b = arg;
+	sb_putn(b, (const char *)data, n);
+	return b->oom ? -1 : 0;
+}
+
+hloi_status proto_save_binary(unsigned char **out, size_t *len, const module *m, hloi_context *ctx)
+{
+	*out = NULL;
+	*len = 0;
+	strbuf b = STRBUF_INIT;
+	hloi_status st = proto_save_binary_to(put_strbuf, &b, m, ctx);
+	if (st == HLOI_EIO) {
+		diag_error_where(ctx, NULL, "out of memory writing the proto");
+		st = HLOI_ENOMEM;
+	}
+	if (st == HLOI_OK) {
+		*len = b.len;
+		*out = b.s ? (unsigned char *)sb_take(&b) : (unsigned char *)hloi_strdup("");
+		if (!*out)
+			st = HLOI_ENOMEM;
+	}
+	sb_free(&b);
 	return st;
 }
 

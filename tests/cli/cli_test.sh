@@ -159,6 +159,9 @@ expect 4 "memory budget" -- "$hloi" run "$mpv" --inputs "$mpv_in" --max-memory 8
 contains "$tmp/err" "memory budget" "budget message"
 if [ -w /dev/full ]; then
 	expect 4 "full disk on stdout" -- sh -c "\"$hloi\" run \"$mpv\" --inputs \"$mpv_in\" > /dev/full"
+	# the .pb is written in pieces as it is packed
+	expect 4 "convert to .pb on a full disk" -- "$hloi" convert "$mpv" --to pb /dev/full
+	contains "$tmp/err" "cannot write" "full disk message"
 fi
 expect 4 "unwritable output file" -- "$hloi" run "$mpv" --inputs "$mpv_in" --output "$tmp/no/such/dir/r.txt"
 
