@@ -36,7 +36,27 @@ typedef struct loader {
 	const shape **opshapes;   /* an instruction's operand shapes */
 	size_t opcap;
 	arena scratch;            /* an instruction's echo, emptied for each */
+	arena unpack;             /* an instruction's unpacked proto, emptied for each */
+	int unpack_failed;
 } loader;
+
+/* protobuf-c allocating an instruction's proto in L->unpack: nothing to
+ * free one object at a time (an instruction unpacks into ~10 allocations,
+ * a million instructions into ten million mallocs and frees). */
+static void *unpack_alloc(void *data, size_t n)
+{
+	loader *L = data;
+	void *p = arena_alloc(&L->unpack, n);
+	if (!p)
+		L->unpack_failed = 1;
+	return p;
+}
+
+static void unpack_free(void *data, void *p)
+{
+	(void)data;
+	(void)p;
+}
 
 /* Names are printed as HLO text, where a control character cannot stand; a
  * module name with one could also read as an HloProto (wire_classify).
@@ -90,11 +110,11 @@ static char *lstrdup(loader *L, const char *s)
 }
 
 /* Keeps what the IR does not model of a message (the rest, rest.c). */
-static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint64_t *keep, const uint8_t **out,
-		   size_t *len)
+static int rest_in(loader *L, const ProtobufCMessage *msg, opcode op, const uint64_t *keep,
+		   const uint64_t *present, const uint8_t **out, size_t *len)
 {
 	size_t before = L->loss.n;
-	if (proto_rest_take(&L->m->arena, msg, op, keep, out, len, &L->loss))
+	if (proto_rest_take(&L->m->arena, msg, op, keep, present, out, len, &L->loss))
 		return loom(L);
 	if (!before && L->loss.n) {
 		L->loss_comp = L->comp;
@@ -990,13 +1010,17 @@ static int stats_equal(const Xla__StatisticsViz *a, const Xla__StatisticsViz *b)
 /* The instruction's fields the writer would not give back as they were
  * read (set in keep): the rest keeps those whole. */
 static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto *ip, const fields_ops *ops,
-		      uint64_t *keep)
+		      const uint64_t *present, uint64_t *keep)
 {
 	arena_reset(&L->scratch);
 	const Xla__HloInstructionProto *e = proto_echo_instr(&L->scratch, L->m, in, ops);
 	const ProtobufCMessageDescriptor *d = &xla__hlo_instruction_proto__descriptor;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		/* a field the bytes do not hold is unset: nothing to keep (most
+		 * of the ~90 fields of every instruction) */
+		if (f->id < 128 && !(present[f->id / 64] >> (f->id % 64) & 1))
+			continue;
 		switch (f->id) {
 		case 1: case 2: case 3: case 35: case 36: case 37: case 38:
 			continue;
@@ -1054,7 +1078,7 @@ static int attr_key_cmp(const void *x, const void *y)
 	return ka < kb ? -1 : ka > kb;
 }
 
-static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructionProto *ip,
+static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructionProto *ip, const uint64_t *present,
 		    const idpos *ids, size_t nids, computation **comps, const idpos *cids, size_t ncids,
 		    int comp_pos)
 {
@@ -1186,9 +1210,9 @@ static int instr_in(loader *L, computation *c, int pos, const Xla__HloInstructio
 	in->nattrs = av.n;
 
 	uint64_t keep[2] = { 0, 0 };
-	if (echo_instr(L, in, ip, &ops, keep))
+	if (echo_instr(L, in, ip, &ops, present, keep))
 		return -1;
-	return rest_in(L, &ip->base, in->op, keep, &in->pb_rest, &in->pb_rest_len);
+	return rest_in(L, &ip->base, in->op, keep, present, &in->pb_rest, &in->pb_rest_len);
 }
 
 /* --- computations and the module ---------------------------------------------------- */
@@ -1302,21 +1326,23 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 		}
 	}
 	/* Pass 2: the instructions. */
-	proto_alloc pa;
-	proto_alloc_init(&pa);
+	ProtobufCAllocator ua = { unpack_alloc, unpack_free, L };
 	for (size_t i = 0; i < n; i++) {
 		size_t plen;
 		const unsigned char *p = wire_skeleton_span(sk, L->data, L->len, first + i, &plen);
-		Xla__HloInstructionProto *ip = xla__hlo_instruction_proto__unpack(&pa.a, plen, p);
+		arena_reset(&L->unpack);
+		L->unpack_failed = 0;
+		Xla__HloInstructionProto *ip = xla__hlo_instruction_proto__unpack(&ua, plen, p);
 		L->inst = c->instrs[i]->name;
 		if (!ip) {
 			L->inst_id = 0;
-			rc = pa.failed ? loom(L) : lfail(L, "not a valid HloInstructionProto");
+			rc = L->unpack_failed ? loom(L) : lfail(L, "not a valid HloInstructionProto");
 			goto out;
 		}
 		L->inst_id = ip->id;
-		int bad = instr_in(L, c, (int)i, ip, ids, n, comps, cids, ncids, comp_pos);
-		xla__hlo_instruction_proto__free_unpacked(ip, &pa.a);
+		uint64_t present[2];
+		wire_present(p, plen, present);
+		int bad = instr_in(L, c, (int)i, ip, present, ids, n, comps, cids, ncids, comp_pos);
 		if (bad) {
 			rc = -1;
 			goto out;
@@ -1382,7 +1408,7 @@ static int computation_in(loader *L, computation *c, const Xla__HloComputationPr
 	uint64_t keep[2] = { 0, 0 };
 	if (strcmp(cp->execution_thread, "main") == 0)
 		set_bit(keep, 8);
-	rc = rest_in(L, &cp->base, OP_COUNT, keep, &c->pb_rest, &c->pb_rest_len);
+	rc = rest_in(L, &cp->base, OP_COUNT, keep, NULL, &c->pb_rest, &c->pb_rest_len);
 out:
 	hloi_free(ids);
 	hloi_free(names);
@@ -1882,7 +1908,7 @@ static int module_in(loader *L, const Xla__HloModuleProto *mp)
 	if (rc == 0)
 		module_mark_async_sugar(m);
 	if (rc == 0)
-		rc = rest_in(L, &mp->base, OP_COUNT, keep, &m->pb_rest, &m->pb_rest_len);
+		rc = rest_in(L, &mp->base, OP_COUNT, keep, NULL, &m->pb_rest, &m->pb_rest_len);
 out:
 	hloi_free(cids);
 	hloi_free(names);
@@ -2020,6 +2046,7 @@ done:
 	hloi_free(L.av);
 	hloi_free(L.opshapes);
 	arena_release(&L.scratch);
+	arena_release(&L.unpack);
 	protobuf_c_message_free_unpacked(msg, &pa.a);
 	wire_skeleton_free(&sk);
 	return st;

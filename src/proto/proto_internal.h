@@ -96,6 +96,9 @@ typedef struct wire_field {
  * or are malformed. */
 int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f);
 size_t wire_varint_len(uint64_t v);
+/* Sets bit k of present[k / 64] for each field number k < 128 the message's
+ * bytes hold (a field not there is unset once unpacked). */
+void wire_present(const unsigned char *p, size_t len, uint64_t present[2]);
 /* Writes v as a varint; returns the byte after it. */
 unsigned char *wire_put_varint(unsigned char *p, uint64_t v);
 
@@ -175,9 +178,10 @@ typedef struct proto_loss {
  * message (op: the instruction's opcode, else OP_COUNT) that the IR does
  * not model, unknown fields included, and the fields numbered in `keep`
  * (a 128-bit set; NULL: none) whole; *out is never NULL on success.
- * Returns -1 when out of memory. */
-int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep, const uint8_t **out,
-		    size_t *len, proto_loss *loss);
+ * `present` (wire_present of the message's bytes, or NULL) spares looking
+ * at the fields the bytes did not hold. Returns -1 when out of memory. */
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep,
+		    const uint64_t *present, const uint8_t **out, size_t *len, proto_loss *loss);
 /* Clears in `built` each field `rest` holds whole (all but the rest of a
  * partly modeled message), so that merging the rest puts it back as it
  * was read. */

@@ -377,13 +377,16 @@ static ProtobufCMessage *residual(rest_ctx *rc, const ProtobufCMessage *m, const
 /* Whether all `m` holds beyond what rule `r` models is its id (`top`: the
  * id field and the keep set count) and the presence of RF_PRESENCE
  * submessages: the common case, which takes no copies. */
-static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned active, const uint64_t *keep, int top)
+static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned active, const uint64_t *keep,
+			const uint64_t *present, int top)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	if (m->n_unknown_fields)
 		return 0;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (present && f->id < 128 && !(present[f->id / 64] >> (f->id % 64) & 1))
+			continue;
 		if (!proto_field_set(m, f))
 			continue;
 		if (top && f->id == id_field(d))
@@ -402,9 +405,9 @@ static int only_modeled(const ProtobufCMessage *m, const rule *r, unsigned activ
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)p;
 			for (size_t k = 0; k < rep_count(m, f); k++)
-				if (!only_modeled(v[k], rf->sub, 0, NULL, 0))
+				if (!only_modeled(v[k], rf->sub, 0, NULL, NULL, 0))
 					return 0;
-		} else if (!only_modeled(*(ProtobufCMessage *const *)p, rf->sub, 0, NULL, 0)) {
+		} else if (!only_modeled(*(ProtobufCMessage *const *)p, rf->sub, 0, NULL, NULL, 0)) {
 			return 0;
 		}
 	}
@@ -443,15 +446,15 @@ static int simple_rest(arena *a, const ProtobufCMessage *m, const rule *r, uint3
 	return 0;
 }
 
-int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep, const uint8_t **out,
-		    size_t *len, proto_loss *loss)
+int proto_rest_take(arena *a, const ProtobufCMessage *m, opcode op, const uint64_t *keep,
+		    const uint64_t *present, const uint8_t **out, size_t *len, proto_loss *loss)
 {
 	*out = NULL;
 	*len = 0;
 	unsigned active = op == OP_CONSTANT ? RF_IF_CONSTANT : 0;
 	const rule *root = root_rule(m->descriptor);
 	uint32_t id = id_field(m->descriptor);
-	if (only_modeled(m, root, active, keep, 1))
+	if (only_modeled(m, root, active, keep, present, 1))
 		return simple_rest(a, m, root, id, out, len);
 	arena scratch;
 	arena_init(&scratch);

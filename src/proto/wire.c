@@ -175,6 +175,16 @@ int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f)
 	}
 }
 
+void wire_present(const unsigned char *p, size_t len, uint64_t present[2])
+{
+	present[0] = present[1] = 0;
+	size_t pos = 0;
+	wire_field f;
+	while (pos < len && !wire_next(p, len, &pos, &f))
+		if (f.num < 128)
+			present[f.num / 64] |= (uint64_t)1 << (f.num % 64);
+}
+
 /* --- the checker ------------------------------------------------------------------ */
 
 typedef struct wpath {

@@ -56,6 +56,12 @@ void arena_reset(arena *a)
 		block_free(rest);
 		rest = next;
 	}
+	if (b->cap > BLOCK_MAX) {
+		/* one large allocation's block (a constant's data) is not kept */
+		block_free(b);
+		a->head = NULL;
+		return;
+	}
 	memset(b->data, 0, b->used);
 	b->used = 0;
 	b->next = NULL;

@@ -11,8 +11,9 @@ typedef struct arena {
 
 void arena_init(arena *a);
 void arena_release(arena *a);
-/* Frees everything allocated but keeps the newest block for reuse: a
- * scratch arena emptied once per item of a long loop. */
+/* Frees everything allocated but keeps the newest block for reuse (unless
+ * it holds one allocation larger than the blocks grow to): a scratch arena
+ * emptied once per item of a long loop. */
 void arena_reset(arena *a);
 /* Zeroed, 16-byte aligned; NULL when allocation fails. */
 void *arena_alloc(arena *a, size_t n);
