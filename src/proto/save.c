@@ -998,7 +998,27 @@ static int instr_fields(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 			if (in->op != OP_CONSTANT && ip->literal)
 				shown[ATTR_LITERAL] = 1;
 			strbuf ex = STRBUF_INIT, im = STRBUF_INIT;
-			for (int id = 0; id < ATTR_COUNT; id++) {
+			/* the ids written or shown, in order (not all ATTR_COUNT of
+			 * them for each of a million instructions) */
+			uint8_t seen[ATTR_COUNT];
+			int ids[2 * ATTR_COUNT], nids = 0;
+			memset(seen, 0, sizeof seen);
+			for (int i = 0; i < in->nattrs; i++)
+				if (in->attrs[i].id < ATTR_COUNT && have[in->attrs[i].id] && !seen[in->attrs[i].id]++)
+					ids[nids++] = in->attrs[i].id;
+			if (have[ATTR_FRONTEND_ATTRIBUTES] && !seen[ATTR_FRONTEND_ATTRIBUTES]++)
+				ids[nids++] = ATTR_FRONTEND_ATTRIBUTES;
+			for (int i = 0; i < nshown; i++)
+				if (shown_v[i].id < ATTR_COUNT && !seen[shown_v[i].id]++)
+					ids[nids++] = shown_v[i].id;
+			for (int i = 1; i < nids; i++)
+				for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+					int t = ids[j];
+					ids[j] = ids[j - 1];
+					ids[j - 1] = t;
+				}
+			for (int k = 0; k < nids; k++) {
+				int id = ids[k];
 				if (fields_is_callee((attr_id)id) || id == ATTR_CONTROL_PREDECESSORS)
 					continue;
 				if (have[id] && !shown[id])
