@@ -95,8 +95,11 @@ static int lfail(loader *L, const char *fmt, ...)
 
 static int loom(loader *L)
 {
-	if (L->st != HLOI_ENOMEM)
-		diag_error_where(L->ctx, L->file, "out of memory loading the module");
+	if (L->st != HLOI_ENOMEM) {
+		char why[160];
+		alloc_failure_text(why, sizeof why);
+		diag_error_where(L->ctx, L->file, "out of memory loading the module%s%s", *why ? ": " : "", why);
+	}
 	L->st = HLOI_ENOMEM;
 	return -1;
 }

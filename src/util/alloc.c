@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -90,6 +91,21 @@ int alloc_ceiling_hit(void)
 size_t alloc_held_at_failure(void)
 {
 	return atomic_load_explicit(&held_at_failure, memory_order_relaxed);
+}
+
+void alloc_failure_text(char *buf, size_t n)
+{
+	size_t bytes = alloc_last_failure();
+	if (!n)
+		return;
+	buf[0] = '\0';
+	if (!bytes)
+		return;
+	if (alloc_ceiling_hit())
+		snprintf(buf, n, "an allocation of %zu bytes would pass the memory ceiling of %zu bytes (%zu held)",
+			 bytes, alloc_ceiling(), alloc_held_at_failure());
+	else
+		snprintf(buf, n, "an allocation of %zu bytes failed", bytes);
 }
 
 /* Whether growing a block of `old` bytes to `n` would pass the ceiling. */

@@ -36,6 +36,10 @@ size_t alloc_live(void);
 int alloc_ceiling_hit(void);
 /* The bytes held when the last allocation failed. */
 size_t alloc_held_at_failure(void);
+/* The last failure in words for a message, e.g. "an allocation of 4194304
+ * bytes would pass the memory ceiling of 381681664 bytes (380164112 held)"
+ * or "an allocation of 736 bytes failed"; "" when none was recorded. */
+void alloc_failure_text(char *buf, size_t n);
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of
  * [p, p + n) when n is at least ALLOC_HUGE_MIN (smaller buffers: nothing):
  * only advice, failure is harmless. */

@@ -221,6 +221,9 @@ expect 4 "convert under --max-memory 1M" -- "$hloi" convert --max-memory 1M "$tm
 contains "$tmp/err" "memory ceiling" "convert names the ceiling"
 if [ -e "$tmp/big.pb" ]; then bad "convert left a partial output"; else ok; fi
 expect 0 "the same program fits the default budget" -- "$hloi" check "$tmp/big.hlo"
+expect 0 "and converts to .pb" -- "$hloi" convert "$tmp/big.hlo" "$tmp/big.pb"
+expect 4 "loading the .pb under --max-memory 1M" -- "$hloi" check --max-memory 1M "$tmp/big.pb"
+contains "$tmp/err" "would pass the memory ceiling of 68157440 bytes" ".pb load names the ceiling"
 expect 0 "a small program under --max-memory 1M" -- "$hloi" check --max-memory 1M "$mpv"
 expect 4 "an endless stream under --max-memory 1M" -- "$hloi" check --max-memory 1M /dev/zero
 contains "$tmp/err" "memory ceiling" "the stream is refused at the ceiling"
