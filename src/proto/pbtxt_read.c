@@ -35,6 +35,16 @@ hloi_status pbtxt_parse_text(pbtxt_parse *p, const char *text, size_t len)
 		diag_error_where(p->ctx, NULL, "the file is too large (%zu bytes)", len);
 		return HLOI_EPARSE;
 	}
+	/* protobuf's own tokenizer refuses a raw NUL too (inside a string it
+	 * ends it). Refused before scanning: flex takes each NUL for the end of
+	 * its buffer and rescans the token so far, so a long token full of
+	 * them took quadratic time. */
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		size_t off = (size_t)(nul - text);
+		diag_error(p->ctx, p->src, (loc){ off, off + 1 }, "invalid NUL byte in input");
+		return HLOI_EPARSE;
+	}
 	p->nflex = 0;
 	if (pbtxt_yylex_init_extra(p, &scanner)) {
 		while (p->nflex > 0)
