@@ -1395,10 +1395,14 @@ static hloi_status run(pstate *st, hloi_context *ctx, const char *name, const ch
 		diag_error_where(ctx, name, "input is too large (%zu bytes)", len);
 		return HLOI_EPARSE;
 	}
+	/* Refused before scanning: flex takes each NUL for the end of its
+	 * buffer and rescans the token so far, so a long line full of them
+	 * took minutes (quadratic). */
 	const char *nul = memchr(text, '\0', len);
 	if (nul) {
 		size_t off = (size_t)(nul - text);
 		diag_error(ctx, st->src, (loc){ off, off + 1 }, "invalid NUL byte in input");
+		return HLOI_EPARSE;
 	}
 	int r = hlo_text_run(st);
 	hloi_free(st->comp_names);
