@@ -566,8 +566,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	ok[in->position] = 1;
 }
 
-/* parameter(N): dense from 0, no number twice; fills comp->params. */
-/* The parameters (`found`, `count` of them in source order) by number. */
+/* parameter(N): dense from 0, no number twice; fills comp->params from
+ * the parameters found (`count` of them, in source order). */
 static void collect_parameters(checker *c, computation *comp, instr *const *found, int count)
 {
 	comp->nparams = 0;
