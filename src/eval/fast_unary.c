@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/index.h"
+#include "eval/clones.h"
 #include "eval/scalar.h"
 #include "eval/unary.h"
 #include "eval/vmath.h"
@@ -40,7 +41,7 @@ typedef ew_row_fn fu_row;
 
 /* One operand: a value for the whole row (stride 0), or a contiguous run. */
 #define RU_KERNEL(fn, E, T_, R_)                                                                       \
-	static void ru_##fn##_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, \
+	HLOI_CLONES static void ru_##fn##_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, \
 				  const ew_params *p)                                                   \
 	{                                                                                               \
 		typedef T_ T;                                                                           \
@@ -67,7 +68,7 @@ typedef ew_row_fn fu_row;
 /* clamp(lo, x, hi): scalar bounds around a contiguous x (the common case),
  * all contiguous, or any mix of strides 0 and 1. */
 #define RU_CLAMP(OPC, fn, E, T_)                                                                      \
-	static void ru_clamp_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,  \
+	HLOI_CLONES static void ru_clamp_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,  \
 				 const ew_params *p)                                                    \
 	{                                                                                               \
 		typedef T_ T;                                                                           \

@@ -30,6 +30,7 @@
 #include "core/half.h"
 #include "core/index.h"
 #include "eval/apply.h"
+#include "eval/clones.h"
 #include "eval/reduce.h"
 #include "eval/scalar.h"
 #include "util/alloc.h"
@@ -51,20 +52,11 @@
 
 /* --- kernels per (op, element type) --------------------------------------------- */
 
-/* The loops are compiled twice on x86-64, for AVX2 and for the baseline,
- * and the machine picks (an ifunc): the conversions of float add to double
- * run at twice the rate with AVX2 (measured 9.4 -> 4.3 ms for a column sum
- * of f32 4096x4096 on one core; a row fold 22 -> 2.5 ms). Not under
- * ThreadSanitizer: the ifunc resolvers run while the program is relocated,
- * before its runtime exists, and their instrumentation crashes there. */
-#if defined(__SANITIZE_THREAD__)
-#define HLOI_NO_CLONES 1
-#endif
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(HLOI_NO_CLONES)
-#define RF_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define RF_CLONES
-#endif
+/* The loops are compiled for several instruction sets (eval/clones.h):
+ * the conversions of float add to double run at twice the rate with AVX2
+ * (measured 9.4 -> 4.3 ms for a column sum of f32 4096x4096 on one core; a
+ * row fold 22 -> 2.5 ms). */
+#define RF_CLONES HLOI_CLONES
 
 typedef struct rf_kernels {
 	int asize;  /* bytes of an accumulator */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/index.h"
+#include "eval/clones.h"
 #include "eval/engine.h"
 #include "eval/fast/fx.h"
 #include "eval/scalar.h"
@@ -49,7 +50,7 @@
 	} while (0)
 
 #define RB_BIN(OPC, fn, E, T_)                                                                        \
-	static void rb_##fn##_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, \
+	HLOI_CLONES static void rb_##fn##_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, \
 				  const fx_member *m)                                                 \
 	{                                                                                             \
 		typedef T_ T;                                                                         \
@@ -84,7 +85,7 @@
 	default: break;                                                        \
 	}
 #define RC_HEAD(E, T_)                                                                                \
-	static void rc_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,     \
+	HLOI_CLONES static void rc_##E(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,     \
 			   const fx_member *m)                                                        \
 	{                                                                                             \
 		typedef T_ T;                                                                         \
@@ -133,7 +134,7 @@
 /* --- iota: index -> element through the convert carrier ----------------------- */
 
 #define RI_IOTA(E, T_)                                                                      \
-	static void ri_##E(void *restrict vo, int64_t start, int64_t step, int64_t n)       \
+	HLOI_CLONES static void ri_##E(void *restrict vo, int64_t start, int64_t step, int64_t n)       \
 	{                                                                                   \
 		T_ *restrict o = vo;                                                        \
 		if (step == 0) {                                                            \
@@ -221,7 +222,7 @@ fx_row_fn fx_compare_row(etype t)
  * int64 sc_num_int carries convert to the same float), in a loop that
  * vectorises. */
 #define RI_FAST(E, T_)                                                                      \
-	static void rif_##E(void *restrict vo, int64_t start, int64_t step, int64_t n)      \
+	HLOI_CLONES static void rif_##E(void *restrict vo, int64_t start, int64_t step, int64_t n)      \
 	{                                                                                   \
 		T_ *restrict o = vo;                                                        \
 		if (step == 0 || start < 0 || start > INT32_MAX - n) {                      \
@@ -318,7 +319,7 @@ static void rv_generic(void *restrict vo, const void *const *va, const int64_t *
  * instruction set allows. The same functions as the carrier path, so the
  * same results. */
 #define RV_PAIR(S, TS, D, TD)                                                                          \
-	static void rv_##S##_##D(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,  \
+	HLOI_CLONES static void rv_##S##_##D(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,  \
 				 const fx_member *m)                                                   \
 	{                                                                                              \
 		TD *restrict o = vo;                                                                   \
@@ -349,7 +350,7 @@ RV_PAIRS(RV_PAIR)
 /* f32 -> s32: SPEC §4's saturation (NaN -> 0) written on 32-bit lanes. For
  * every f32 x it equals sc_write_S32(sc_read_F32(x)): in range, truncation
  * of the double (an exact widening) and of the float agree. */
-static void rv_F32_S32(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, const fx_member *m)
+HLOI_CLONES static void rv_F32_S32(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, const fx_member *m)
 {
 	int32_t *restrict o = vo;
 	const float *restrict a = va[0];
@@ -401,7 +402,7 @@ fx_row_fn fx_convert_row(etype to, etype from)
  * true); per element width ---------------------------------------------- */
 
 #define RS_SELECT(W, T_)                                                                              \
-	static void rs_##W(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,     \
+	HLOI_CLONES static void rs_##W(void *restrict vo, const void *const *va, const int64_t *s, int64_t n,     \
 			   const fx_member *m)                                                        \
 	{                                                                                             \
 		T_ *restrict o = vo;                                                                  \
