@@ -396,7 +396,8 @@ int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64
 		A = B;
 		B = x;
 	}
-	blas_threads(threads);
+	if (threads >= 0)
+		blas_threads(threads);
 	enum CBLAS_TRANSPOSE ta = c.ta ? CblasTrans : CblasNoTrans, tb = c.tb ? CblasTrans : CblasNoTrans;
 	int m = (int)c.M, n = (int)c.N, k = (int)c.K, lda = (int)c.lda, ldb = (int)c.ldb, ldc = (int)c.ldc;
 	switch (t) {
@@ -694,6 +695,30 @@ static int64_t view_batch(const blas_view *v, int nb, int64_t b)
 	return v->packed ? b * v->bstride : batch_offset(v->dims, v->strides, v->bd, nb, b);
 }
 
+/* A batch of products of at most this many multiply-adds (M N K) is split
+ * over hloi's threads, each product on one thread, instead of each product
+ * over all of them: [64,128,128] x [64,128,128] ran 3.96 ms with the
+ * threads in each product, against NumPy's 2.95. */
+#define BLAS_SMALL_PRODUCT ((int64_t)1 << 24)
+
+typedef struct blas_batch {
+	const dot_dims *g;
+	const blas_view *A, *B, *C;
+	etype t;
+	int w;
+	int threads; /* contract_blas's: -1 leaves BLAS's thread count alone */
+} blas_batch;
+
+static void blas_batch_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const blas_batch *j = ctx;
+	const dot_dims *g = j->g;
+	for (int64_t b = lo; b < hi; b++)
+		contract_blas(j->t, g->M, g->N, g->K, j->A->data + view_batch(j->A, g->nb, b) * j->w, j->A->rs,
+			      j->A->cs, j->B->data + view_batch(j->B, g->nb, b) * j->w, j->B->rs, j->B->cs,
+			      (char *)j->C->data + view_batch(j->C, g->nb, b) * j->w, j->C->rs, j->C->cs, j->threads);
+}
+
 static int fast_dot_blas(engine *e, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs,
 			 const dot_dims *g)
 {
@@ -770,10 +795,17 @@ static int fast_dot_blas(engine *e, hloi_literal *out, const hloi_literal *lhs, 
 	}
 	if (!contract_blas_fits(g->M, g->N, g->K, A.rs, A.cs, Bv.rs, Bv.cs, C.rs, C.cs))
 		goto done;
-	for (int64_t b = 0; b < g->B; b++)
-		contract_blas(rt, g->M, g->N, g->K, A.data + view_batch(&A, g->nb, b) * w, A.rs, A.cs,
-			      Bv.data + view_batch(&Bv, g->nb, b) * w, Bv.rs, Bv.cs,
-			      (char *)C.data + view_batch(&C, g->nb, b) * w, C.rs, C.cs, e->threads);
+	blas_batch job = { g, &A, &Bv, &C, rt, w, e->threads };
+	int64_t work = g->M * g->N * g->K, nt = e->threads > 0 ? e->threads : machine_threads();
+	if (nt > 1 && g->B >= nt && work <= BLAS_SMALL_PRODUCT) {
+		/* a product each thread, BLAS on the calling thread (fork and join
+		 * per small product cost more than the product) */
+		blas_threads(1);
+		job.threads = -1;
+		contract_parallel((int)nt, g->B, 1, blas_batch_range, &job);
+	} else {
+		blas_batch_range(&job, 0, g->B);
+	}
 	if (C.packed) {
 		/* the dense [B][M][N] product into the result's layout */
 		int64_t dims[HLOI_MAX_RANK], dst[HLOI_MAX_RANK], sst[HLOI_MAX_RANK];

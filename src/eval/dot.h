@@ -114,7 +114,10 @@ int contract_blas_type(etype t);
 /* An M x N x K matrix product of type t through BLAS: C = A B with
  * element strides A (am, ak), B (bk, bn), C (cm, cn). Returns nonzero
  * (and does nothing) when the strides or sizes do not fit a BLAS call; the
- * caller then packs the operand. contract_blas_fits says so in advance. */
+ * caller then packs the operand. contract_blas_fits says so in advance.
+ * threads: BLAS's thread count, as hloi's --threads (0: BLAS's own); -1
+ * leaves it as it is (for callers already on several threads, after
+ * setting it to 1). */
 int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t cm,
 		       int64_t cn);
 int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t am, int64_t ak, const void *B,
