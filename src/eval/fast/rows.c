@@ -9,6 +9,7 @@
  * bit for bit; a conversion without a kernel of its own goes through the
  * sc_read/sc_write carrier, and an op without any through the reference
  * engine's element loop on the row (fx_generic_row). */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/index.h"
@@ -527,6 +528,64 @@ void fx_stream_fence(void)
 #endif
 }
 
+/* Non-temporal copies of a run whose destination is 16-byte aligned, in
+ * the widest stores the machine has: a 64-byte store fills a whole cache
+ * line in the write-combining buffer at once. */
+static void stream_sse2(char *dst, const char *src, size_t bytes)
+{
+	for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+		_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+	if (bytes)
+		memcpy(dst, src, bytes);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(HLOI_NO_CLONES)
+#include <immintrin.h>
+#define FX_WIDE_STREAM 1
+__attribute__((target("avx2"))) static void stream_avx2(char *dst, const char *src, size_t bytes)
+{
+	while (bytes >= 16 && ((uintptr_t)dst & 31)) {
+		_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+		dst += 16, src += 16, bytes -= 16;
+	}
+	for (; bytes >= 32; bytes -= 32, dst += 32, src += 32)
+		_mm256_stream_si256((__m256i *)(void *)dst, _mm256_loadu_si256((const __m256i *)(const void *)src));
+	stream_sse2(dst, src, bytes);
+}
+
+__attribute__((target("avx512f"))) static void stream_avx512(char *dst, const char *src, size_t bytes)
+{
+	while (bytes >= 16 && ((uintptr_t)dst & 63)) {
+		_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+		dst += 16, src += 16, bytes -= 16;
+	}
+	for (; bytes >= 64; bytes -= 64, dst += 64, src += 64)
+		_mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+	stream_sse2(dst, src, bytes);
+}
+#else
+#define FX_WIDE_STREAM 0
+#endif
+
+typedef void (*stream_fn)(char *dst, const char *src, size_t bytes);
+
+static stream_fn stream_kernel(void)
+{
+	static _Atomic(stream_fn) chosen;
+	stream_fn f = atomic_load_explicit(&chosen, memory_order_relaxed);
+	if (!f) {
+		f = stream_sse2;
+#if FX_WIDE_STREAM
+		if (__builtin_cpu_supports("avx512f"))
+			f = stream_avx512;
+		else if (__builtin_cpu_supports("avx2"))
+			f = stream_avx2;
+#endif
+		atomic_store_explicit(&chosen, f, memory_order_relaxed);
+	}
+	return f;
+}
+
 /* n elements of w bytes from src to dst, with non-temporal stores when
  * `stream` (a result larger than the caches is written without first
  * reading its lines: a third less memory traffic for a binary op). */
@@ -539,10 +598,7 @@ void fx_copy_row(char *dst, const char *src, int64_t n, int w, int stream)
 			*dst++ = *src++;
 			bytes--;
 		}
-		for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
-			_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
-		if (bytes)
-			memcpy(dst, src, bytes);
+		stream_kernel()(dst, src, bytes);
 		return;
 	}
 #else
