@@ -377,46 +377,33 @@ static uint64_t scalar_bits(const hloi_literal *lit)
 	return v;
 }
 
-/* A float in f32 (the rng of f16 and bf16 runs in f32, then converts) or
- * f64, held in the scratch word as its bits. */
-static uint64_t f32_word(float v)
-{
-	uint32_t u;
-	memcpy(&u, &v, 4);
-	return u;
-}
-
-static float word_f32(uint64_t w)
-{
-	uint32_t u = (uint32_t)w;
-	float v;
-	memcpy(&v, &u, 4);
-	return v;
-}
-
-static uint64_t f64_word(double v)
+/* A float result held in a scratch word as the bits of a double (an f32
+ * value, which the rng of f16 and bf16 makes too, converts exactly). */
+static uint64_t dword(double v)
 {
 	uint64_t u;
 	memcpy(&u, &v, 8);
 	return u;
 }
 
-static double word_f64(uint64_t w)
+static double wdouble(uint64_t w)
 {
 	double v;
 	memcpy(&v, &w, 8);
 	return v;
 }
 
-/* Stores a float result: f32 words into f32, f16 or bf16 (rounded to
- * nearest even), f64 words into f64. */
+/* Stores a float result: into f32, f16 or bf16 (rounded to nearest even
+ * from f32, as XLA converts the f32 rng of those types), or f64. */
 static void put_float(etype t, void *p, uint64_t w)
 {
+	double d = wdouble(w);
+	float f = (float)d;
 	switch (t) {
-	case ET_F16: { uint16_t h = f32_to_f16(word_f32(w)); memcpy(p, &h, 2); break; }
-	case ET_BF16: { uint16_t h = f32_to_bf16(word_f32(w)); memcpy(p, &h, 2); break; }
-	case ET_F32: { uint32_t u = (uint32_t)w; memcpy(p, &u, 4); break; }
-	default: memcpy(p, &w, 8); break;
+	case ET_F16: { uint16_t h = f32_to_f16(f); memcpy(p, &h, 2); break; }
+	case ET_BF16: { uint16_t h = f32_to_bf16(f); memcpy(p, &h, 2); break; }
+	case ET_F32: memcpy(p, &f, 4); break;
+	default: memcpy(p, &d, 8); break;
 	}
 }
 
@@ -457,14 +444,14 @@ static void normal(uint64_t *w, int wide, int rank, const int64_t *dims, uint64_
 					double x0 = unit_f64(u[a]), x1 = unit_f64(u[a + inner]);
 					double u1 = fmax(x0, (double)1.0e-7f), v1 = 6.283185307179586 * x1;
 					double u2 = sqrt(-2.0 * log(u1));
-					z0 = f64_word(sin(v1) * u2);
-					z1 = f64_word(cos(v1) * u2);
+					z0 = dword(sin(v1) * u2);
+					z1 = dword(cos(v1) * u2);
 				} else {
 					float x0 = unit_f32(u[a]), x1 = unit_f32(u[a + inner]);
 					float u1 = fmaxf(x0, 1.0e-7f), v1 = (float)6.283185307179586 * x1;
 					float u2 = sqrtf(-2.0f * logf(u1));
-					z0 = f32_word(sinf(v1) * u2);
-					z1 = f32_word(cosf(v1) * u2);
+					z0 = dword(sinf(v1) * u2);
+					z1 = dword(cosf(v1) * u2);
 				}
 				w[at] = z0;
 				if (2 * h + 1 < len)
@@ -503,15 +490,15 @@ hloi_status kernel_rng(engine *e, frame *f, const instr *in, hloi_literal *const
 	if (norm) {
 		normal(w, wide, rs->rank, rs->dims, ctr, n);
 		for (int64_t i = 0; i < n; i++)
-			w[i] = wide ? f64_word(scalar_f(ops[0]) + scalar_f(ops[1]) * word_f64(w[i]))
-				    : f32_word((float)scalar_f(ops[0]) + (float)scalar_f(ops[1]) * word_f32(w[i]));
+			w[i] = wide ? dword(scalar_f(ops[0]) + scalar_f(ops[1]) * wdouble(w[i]))
+				    : dword((float)scalar_f(ops[0]) + (float)scalar_f(ops[1]) * (float)wdouble(w[i]));
 	} else {
 		rng_philox_fill(0, ctr, wide ? 64 : 32, n, w);
 		if (fl) {
 			double a = scalar_f(ops[0]), b = scalar_f(ops[1]);
 			float af = (float)a, span = (float)b - af;
 			for (int64_t i = 0; i < n; i++)
-				w[i] = wide ? f64_word(unit_f64(w[i]) * (b - a) + a) : f32_word(unit_f32(w[i]) * span + af);
+				w[i] = dword(wide ? unit_f64(w[i]) * (b - a) + a : (double)(unit_f32(w[i]) * span + af));
 		} else {
 			uint64_t a = scalar_bits(ops[0]), range = scalar_bits(ops[1]) - a;
 			if (!wide)
