@@ -473,7 +473,7 @@ hloi_status kernel_rng(engine *e, frame *f, const instr *in, hloi_literal *const
 	if (!dist || shape_is_tuple(rs) || (norm && !fl))
 		return kernel_none(e, f, in, ops, args, dest);
 	int64_t n;
-	if (shape_element_count(rs, &n))
+	if (shape_element_count(rs, &n) || n > INT64_MAX / 16)
 		return value_oom(e, INT64_MAX);
 	/* normal values need the doubled shape's uniform ones too */
 	int64_t words = norm ? 3 * n + 2 : n;
