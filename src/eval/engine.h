@@ -39,6 +39,13 @@
  * so only very deep chains of computations reach it). */
 #define EVAL_MAX_DEPTH 64
 
+/* The state of one rng-get-and-update-state or rng instruction in a run
+ * (eval/rng.c). */
+typedef struct eval_rng_state {
+	const instr *in;
+	uint64_t lo, hi;     /* the 128-bit state, low word first */
+} eval_rng_state;
+
 typedef struct engine {
 	module *m;
 	hloi_context *ctx;
@@ -63,6 +70,8 @@ typedef struct engine {
 	const instr *loop;   /* the innermost while loop running, or NULL */
 	const computation *loop_comp;  /* ... the computation it is in */
 	int64_t loop_iter;   /* ... and its iteration (from 1) */
+	eval_rng_state *rng; /* the random-number states of the run so far */
+	int nrng, cap_rng;
 } engine;
 
 /* How a frame holds a value (frame.owned). */
@@ -134,6 +143,11 @@ hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *c
  * error naming the innermost loop and its computation when the limit is
  * reached or the run was stopped. */
 hloi_status eval_step(engine *e, const computation *comp, const instr *in);
+
+/* --- random numbers (rng.c) ------------------------------------------------- */
+
+/* Frees the run's random-number states. */
+void eval_rng_free(engine *e);
 
 /* --- kernels ------------------------------------------------------------------ */
 

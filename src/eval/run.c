@@ -871,6 +871,7 @@ cleanup:
 				value_drop(&e, args[i]);
 	value_free_spare(&e);
 	free_plans(&e);
+	eval_rng_free(&e);
 	if (stats)
 		stats->peak_bytes = e.peak - e.held;
 	hloi_free(args);

@@ -444,6 +444,11 @@ static void precision_in(fbuild *f)
 	    want(f, ATTR_ALGORITHM, pc->algorithm != XLA__PRECISION_CONFIG__ALGORITHM__ALG_UNSET))
 		put_word(f, ATTR_ALGORITHM,
 			 enum_text(f->a, &xla__precision_config__algorithm__descriptor, (int)pc->algorithm, "ALG_", 1));
+	/* rng-bit-generator's algorithm= is its rng_algorithm, always written
+	 * (rng_default for 0, as XLA prints it) */
+	if (f->op == OP_RNG_BIT_GENERATOR && want(f, ATTR_ALGORITHM, 1))
+		put_word(f, ATTR_ALGORITHM,
+			 enum_text(f->a, &xla__random_algorithm__descriptor, (int)f->ip->rng_algorithm, NULL, 1));
 }
 
 static void gather_in(fbuild *f)

@@ -764,12 +764,14 @@ static void test_unsupported(void)
 {
 	checked r;
 	char *out;
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT d = f32[2,2] rng(a, a), distribution=rng_uniform\n}\n"),
+	/* an op of a type hloi does not evaluate (as XLA's CPU backend) */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = s8[] parameter(0)\n  ROOT d = s8[2,2] rng(a, a), distribution=rng_uniform\n}\n"),
 			HLOI_EUNSUPPORTED);
 	out = printed(&r);
-	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:21: error: unsupported opcode 'rng'\n"
-				    "  ROOT d = f32[2,2] rng(a, a), distribution=rng_uniform\n"
-				    "                    ^~~\n");
+	CU_ASSERT_STRING_EQUAL(out, "t.hlo:3:20: error: unsupported rng of s8[2,2]: XLA's CPU backend expands rng_uniform "
+				    "of f16, bf16, f32, f64, s32, u32, s64 and u64, rng_normal of the four float types\n"
+				    "  ROOT d = s8[2,2] rng(a, a), distribution=rng_uniform\n"
+				    "                   ^~~\n");
 	free(out);
 	done(&r);
 
@@ -797,13 +799,13 @@ static void test_unsupported(void)
 	done(&r);
 
 	/* several unsupported things are all reported; a type error makes it ETYPE */
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  c = token[] parameter(1)\n"
-				"  s = f32[] parameter(2)\n  d = f32[2,2] rng(s, s), distribution=rng_uniform\n  ROOT r = add(d, a)\n}\n"),
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = s8[2,2] parameter(0)\n  c = token[] parameter(1)\n"
+				"  s = s8[] parameter(2)\n  d = s8[2,2] rng(s, s), distribution=rng_uniform\n  ROOT r = add(d, a)\n}\n"),
 			HLOI_EUNSUPPORTED);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
 	done(&r);
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,2] parameter(0)\n  s = f32[] parameter(1)\n"
-				"  d = f32[2,2] rng(s, s), distribution=rng_uniform\n"
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = s8[2,2] parameter(0)\n  s = s8[] parameter(1)\n"
+				"  d = s8[2,2] rng(s, s), distribution=rng_uniform\n"
 				"  ROOT r = add(d, a), broadcast_dimensions={1,0}\n}\n"),
 			HLOI_ETYPE);
 	CU_ASSERT_EQUAL(hloi_context_error_count(r.ctx), 2);
