@@ -55,4 +55,11 @@ int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const f
 int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *n, int rank, int w,
 	      int threads, const fast_tuning *tuning);
 
+/* bytes from src to dst; with non-temporal stores when `stream` is set and
+ * the machine has them (then fenced before it returns), for runs of a
+ * destination larger than the caches. */
+void fast_copy_run(void *dst, const void *src, size_t bytes, int stream);
+/* Whether a destination of `bytes` is written with non-temporal stores. */
+int fast_streams(int64_t bytes);
+
 #endif

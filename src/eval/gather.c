@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/index.h"
+#include "eval/fast.h"
 #include "eval/movement.h"
 #include "eval/scalar.h"
 #include "util/alloc.h"
@@ -145,6 +146,32 @@ typedef struct gather_job {
 	int64_t lo, hi;  /* batch positions (row-major over the batch dims) */
 } gather_job;
 
+/* The elements of a box of n[0..rank) when its strides in dst (ds) and src
+ * (ss) are the same dense row-major-in-some-order strides (the box is one
+ * run in both), else 0. */
+static int64_t dense_run(const int64_t *ds, const int64_t *ss, const int64_t *n, int rank)
+{
+	int64_t total = 1, used = 0;
+	for (int d = 0; d < rank; d++)
+		total *= n[d];
+	/* each dimension's stride must be the product of the sizes of those
+	 * with smaller strides */
+	for (int64_t expect = 1; expect < total;) {
+		int found = -1;
+		for (int d = 0; d < rank; d++)
+			if (n[d] > 1 && !(used >> d & 1) && ds[d] == expect && ss[d] == expect)
+				found = d;
+		if (found < 0)
+			return 0;
+		used |= (int64_t)1 << found;
+		expect *= n[found];
+	}
+	for (int d = 0; d < rank; d++)
+		if (n[d] > 1 && !(used >> d & 1))
+			return 0;
+	return total;
+}
+
 /* The fast engine's gather of batch positions [lo, hi): each slice copied
  * as a strided box. */
 static void *gather_rows(void *arg)
@@ -166,6 +193,10 @@ static void *gather_rows(void *arg)
 		wn[nw] = out->shape.dims[g->win[d]];
 		nw++;
 	}
+	/* a window that is one run in both (rows of a row-major operand) is
+	 * copied as bytes, streamed into a large result */
+	int64_t run = dense_run(wds, wss, wn, nw);
+	int stream = run > 0 && fast_streams((int64_t)out->nbytes);
 	int64_t b[HLOI_MAX_RANK], start[HLOI_MAX_RANK];
 	/* b = the multi-index of position lo */
 	int64_t rest = j->lo;
@@ -182,7 +213,11 @@ static void *gather_rows(void *arg)
 			so += start[d] * os[d];
 		for (int k = 0; k < g->nbatch; k++)
 			oo += b[k] * rs[g->batch_out[k]];
-		mv_copy_box((char *)out->data + oo * w, wds, (const char *)op->data + so * w, wss, wn, nw, w);
+		if (run > 0)
+			fast_copy_run((char *)out->data + oo * w, (const char *)op->data + so * w, (size_t)(run * w),
+				      stream);
+		else
+			mv_copy_box((char *)out->data + oo * w, wds, (const char *)op->data + so * w, wss, wn, nw, w);
 		for (int k = g->nbatch - 1; k >= 0; k--) {
 			if (++b[k] < out->shape.dims[g->batch_out[k]])
 				break;

@@ -855,6 +855,18 @@ int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const f
 	return rc != 0;
 }
 
+void fast_copy_run(void *dst, const void *src, size_t bytes, int stream)
+{
+	fx_copy_row(dst, src, (int64_t)bytes, 1, stream && fx_can_stream());
+	if (stream && fx_can_stream())
+		fx_stream_fence();
+}
+
+int fast_streams(int64_t bytes)
+{
+	return fx_can_stream() && bytes >= FAST_STREAM_BYTES;
+}
+
 /* The data-movement ops' strided copy: a region of one copying member over
  * the box n, in dst's memory order (a negative dst stride turned around
  * together with src's: a copy may visit its pairs in any order). */
@@ -917,9 +929,8 @@ int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, 
 	output.base = o;
 	output.w = w;
 	output.member = 0;
-	/* no streaming stores: copies written through the cache measured
-	 * faster for these ops (tests/bench) */
-	output.bytes = 0;
+	/* streaming stores from FAST_STREAM_BYTES of the copy */
+	output.bytes = total * w;
 	r.nin = 1;
 	r.in = &input;
 	r.nmem = 1;
