@@ -17,6 +17,7 @@
  *   movement.c   slice, pad, concatenate, dynamic slices, reverse ... as
  *                strided copies (fast_copy where the engine is the fast one)
  *   elementwise.c   the kernel of the elementwise ops outside regions
+ *   dynamic.c    set-dimension-size and dynamic-reshape (`<=N` sizes)
  *   fast/        the fast engine: row kernels, the region executor, the
  *                strided copy of the data-movement ops
  *   reference.c  the per-element oracle (SPEC §9)
