@@ -20,6 +20,7 @@
 
 #include "core/index.h"
 #include "eval/dot.h"
+#include "eval/movement.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 
@@ -829,4 +830,132 @@ hloi_status kernel_dot(engine *e, frame *f, const instr *in, hloi_literal *const
 {
 	(void)args;
 	return kernel_array(e, f, in, ops, dest, 0, fill_dot);
+}
+
+/* --- ragged-dot ------------------------------------------------------------------ */
+
+/* ragged-dot(lhs, rhs, group_sizes): dot's dimension numbers with one lhs
+ * ragged dimension r, whose consecutive indices group_sizes splits into g
+ * groups (the sizes read at the lhs indices of the dims before r in r's
+ * role when group_sizes has more than one dimension; a negative size counts
+ * as 0). By r's role (XLA's RaggedDotDimensionNumbers, jax.lax.ragged_dot_general):
+ * free: an lhs row of group j takes rhs group j (rhs_group_dims) and a row
+ * in no group gives 0; contracting: result [g, dot's dims], group j summing
+ * over its own indices of r; batch: dot's result, a batch in no group 0.
+ * Computed per element as the reference dot, for both engines. */
+typedef struct ragged {
+	const hloi_literal *gs;
+	int r, rg, mode; /* mode: 0 free, 1 contracting, 2 batch */
+	int np;
+	int prefix[HLOI_MAX_RANK];
+} ragged;
+
+/* The group of index x of dimension r, for the lhs index li; -1 if none. */
+static int64_t ragged_group(const ragged *rg, const int64_t *li)
+{
+	const shape *s = &rg->gs->shape;
+	int64_t gi[HLOI_MAX_RANK] = { 0 };
+	if (s->rank > 1)
+		for (int i = 0; i < rg->np; i++)
+			gi[i] = li[rg->prefix[i]];
+	int64_t start = 0, x = li[rg->r], g = s->dims[s->rank - 1];
+	for (int64_t j = 0; j < g; j++) {
+		gi[s->rank - 1] = j;
+		int64_t n = mv_read_index(s->type, literal_element(rg->gs, gi));
+		if (n > 0 && x >= start && x - start < n)
+			return j;
+		if (n > 0)
+			start += n;
+	}
+	return -1;
+}
+
+static int has_dim(const int_list *l, int64_t d)
+{
+	for (int i = 0; l && i < l->n; i++)
+		if (l->v[i] == d)
+			return 1;
+	return 0;
+}
+
+static void fill_ragged_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	(void)e;
+	const hloi_literal *lhs = ops[0], *rhs = ops[1];
+	const shape *os = &out->shape;
+	int64_t n;
+	if (shape_element_count(os, &n) || n == 0)
+		return;
+	const int_list *lb = instr_ints(in, ATTR_LHS_BATCH_DIMS), *lc = instr_ints(in, ATTR_LHS_CONTRACTING_DIMS);
+	const int_list *rgd = instr_ints(in, ATTR_RHS_GROUP_DIMS);
+	ragged rg;
+	memset(&rg, 0, sizeof rg);
+	rg.gs = ops[2];
+	rg.r = (int)instr_ints(in, ATTR_LHS_RAGGED_DIMS)->v[0];
+	rg.mode = has_dim(lb, rg.r) ? 2 : has_dim(lc, rg.r) ? 1 : 0;
+	rg.rg = rg.mode == 0 ? (int)rgd->v[0] : -1;
+	/* the dims before r in its role index group_sizes (as the checker's rule) */
+	for (int i = 0; lb && i < lb->n && !(rg.mode == 2 && lb->v[i] == rg.r); i++)
+		rg.prefix[rg.np++] = (int)lb->v[i];
+	if (rg.mode == 1)
+		for (int i = 0; i < lc->n && lc->v[i] != rg.r; i++)
+			rg.prefix[rg.np++] = (int)lc->v[i];
+	if (rg.mode == 0)
+		for (int d = 0; d < rg.r; d++)
+			if (!has_dim(lc, d) && !has_dim(lb, d))
+				rg.prefix[rg.np++] = d;
+	/* dot's groups of the rhs without its group dimension */
+	shape rs = rhs->shape;
+	dot_dims g;
+	dot_groups(in, &lhs->shape, &rs, &g);
+	if (rg.mode == 0) {
+		int k = 0;
+		for (int i = 0; i < g.nn; i++)
+			if (g.rn[i] != rg.rg)
+				g.rn[k++] = g.rn[i];
+		g.nn = k;
+	}
+	etype rt = os->type, at = contract_acc_type(rt), lt = lhs->shape.type, rtp = rhs->shape.type;
+	int64_t kdims[HLOI_MAX_RANK];
+	for (int i = 0; i < g.nk; i++)
+		kdims[i] = lhs->shape.dims[g.lk[i]];
+	int64_t oi[HLOI_MAX_RANK] = { 0 };
+	do {
+		int64_t li[HLOI_MAX_RANK] = { 0 }, ri[HLOI_MAX_RANK] = { 0 };
+		int o = rg.mode == 1 ? 1 : 0;  /* contracting: dimension 0 is the group */
+		for (int i = 0; i < g.nb; i++, o++)
+			li[g.lb[i]] = ri[g.rb[i]] = oi[o];
+		for (int i = 0; i < g.nm; i++)
+			li[g.lm[i]] = oi[o++];
+		for (int i = 0; i < g.nn; i++)
+			ri[g.rn[i]] = oi[o++];
+		acc_val acc;
+		memset(&acc, 0, sizeof acc);
+		int64_t grp = rg.mode == 1 ? 0 : ragged_group(&rg, li);
+		if (rg.mode == 0 && grp >= 0)
+			ri[rg.rg] = grp;
+		if (g.K > 0 && grp >= 0) {
+			int64_t ki[HLOI_MAX_RANK] = { 0 };
+			do {
+				for (int i = 0; i < g.nk; i++) {
+					li[g.lk[i]] = ki[i];
+					ri[g.rk[i]] = ki[i];
+				}
+				if (rg.mode == 1 && ragged_group(&rg, li) != oi[0])
+					continue;
+				unsigned char x[16], y[16];
+				contract_convert(at, x, rt, lt, literal_element(lhs, li));
+				contract_convert(at, y, rt, rtp, literal_element(rhs, ri));
+				acc_mac(at, &acc, x, y);
+			} while (index_next(g.nk, kdims, ki));
+		}
+		acc_store(rt, literal_element(out, oi), at, &acc, 0);
+	} while (index_next(os->rank, os->dims, oi));
+}
+
+hloi_status kernel_ragged_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	return kernel_array(e, f, in, ops, dest, 0, fill_ragged_dot);
 }
