@@ -959,3 +959,81 @@ hloi_status kernel_ragged_dot(engine *e, frame *f, const instr *in, hloi_literal
 	(void)args;
 	return kernel_array(e, f, in, ops, dest, 0, fill_ragged_dot);
 }
+
+/* --- scaled-dot ------------------------------------------------------------------- */
+
+/* The type an operand and its scale meet in (XLA's ScaledDotRewriter):
+ * bf16 when both are narrower than 16 bits, the type itself when they
+ * agree, f32 for two types of one width, else the wider. */
+static etype scaled_type(etype a, etype b)
+{
+	int wa = 8 * etype_byte_width(a), wb = 8 * etype_byte_width(b);
+	if (wa < 16 && wb < 16)
+		return ET_BF16;
+	if (a == b)
+		return a;
+	if (wa == wb)
+		return ET_F32;
+	return wa > wb ? a : b;
+}
+
+/* x * scale in their common type t, each scale element covering a block of
+ * x (x's dimension over the scale's); a scalar scale leaves x as it is, as
+ * the rewriter does. *out is x itself then, else a new value. */
+static hloi_status dequantize(engine *e, const hloi_literal *x, const hloi_literal *s, hloi_literal **out)
+{
+	const shape *xs = &x->shape, *ss = &s->shape;
+	if (ss->rank == 0) {
+		*out = (hloi_literal *)x;
+		return HLOI_OK;
+	}
+	etype t = scaled_type(xs->type, ss->type);
+	shape ds;
+	shape_make_array(&ds, t, xs->rank, xs->dims);
+	hloi_status st = value_new(e, &ds, out);
+	int64_t n;
+	if (st != HLOI_OK || shape_element_count(xs, &n) || n == 0)
+		return st;
+	int64_t block[HLOI_MAX_RANK], xi[HLOI_MAX_RANK] = { 0 }, si[HLOI_MAX_RANK];
+	for (int d = 0; d < xs->rank; d++)
+		block[d] = ss->dims[d] > 0 ? xs->dims[d] / ss->dims[d] : 1;
+	do {
+		for (int d = 0; d < xs->rank; d++)
+			si[d] = xi[d] / block[d];
+		double a, b;
+		contract_convert(ET_F64, &a, t, xs->type, literal_element(x, xi));
+		contract_convert(ET_F64, &b, t, ss->type, literal_element(s, si));
+		/* the exact product of two values of t, rounded once to t */
+		double p = a * b;
+		contract_convert(t, literal_element(*out, xi), t, ET_F64, &p);
+	} while (index_next(xs->rank, xs->dims, xi));
+	return HLOI_OK;
+}
+
+/* The reference dot, for both engines: scaled-dot's dequantized operands
+ * are summed in XLA's evaluator's order, so the engines agree bit for bit
+ * (BLAS's order differs by more than --compare allows on long sums of
+ * bf16 products with cancellation). */
+static void fill_ref_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	(void)e;
+	ref_dot(in, out, ops[0], ops[1]);
+}
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): dot of the dequantized
+ * operands, in the result type (the dot's accumulation). */
+hloi_status kernel_scaled_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	hloi_literal *deq[2] = { NULL, NULL };
+	hloi_status st = dequantize(e, ops[0], ops[2], &deq[0]);
+	if (st == HLOI_OK)
+		st = dequantize(e, ops[1], ops[3], &deq[1]);
+	if (st == HLOI_OK)
+		st = kernel_array(e, f, in, deq, dest, 0, fill_ref_dot);
+	for (int k = 0; k < 2; k++)
+		if (deq[k] && deq[k] != ops[k])
+			value_drop(e, deq[k]);
+	return st;
+}
