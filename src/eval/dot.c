@@ -488,14 +488,38 @@ static void dot_groups(const instr *in, const shape *l, const shape *r, dot_dims
 
 /* --- the reference engine ---------------------------------------------------------- */
 
-static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
+/* ragged-dot's groups (fill_ragged_dot); NULL in a plain dot. */
+typedef struct ragged {
+	const hloi_literal *gs;
+	int r, rg, mode; /* mode: 0 free, 1 contracting, 2 batch */
+	int np;
+	int prefix[HLOI_MAX_RANK];
+} ragged;
+
+static int64_t ragged_group(const ragged *rg, const int64_t *li);
+
+/* Each result element summed from zero in row-major order of the
+ * contracting indices (XLA's evaluator). With rg, ragged-dot: a free
+ * ragged dimension picks the rhs group of each row (none: 0), a
+ * contracting one gives [g, ...] with each group summing its own indices. */
+static void ref_dot_ex(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs,
+		       const ragged *rg)
 {
 	const shape *os = &out->shape;
 	int64_t n;
 	if (shape_element_count(os, &n) || n == 0)
 		return;
+	int mode = rg ? rg->mode : -1, gdim = rg ? rg->rg : -1;
 	dot_dims g;
 	dot_groups(in, &lhs->shape, &rhs->shape, &g);
+	if (mode == 0) {
+		/* the rhs's group dimension is no free dimension of the result */
+		int k = 0;
+		for (int i = 0; i < g.nn; i++)
+			if (g.rn[i] != gdim)
+				g.rn[k++] = g.rn[i];
+		g.nn = k;
+	}
 	etype rt = os->type, at = contract_acc_type(rt), lt = lhs->shape.type, rtp = rhs->shape.type;
 	int64_t kdims[HLOI_MAX_RANK];
 	for (int i = 0; i < g.nk; i++)
@@ -503,7 +527,7 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 	int64_t oi[HLOI_MAX_RANK] = { 0 };
 	do {
 		int64_t li[HLOI_MAX_RANK] = { 0 }, ri[HLOI_MAX_RANK] = { 0 };
-		int o = 0;
+		int o = mode == 1 ? 1 : 0;  /* contracting ragged: dimension 0 is the group */
 		for (int i = 0; i < g.nb; i++, o++)
 			li[g.lb[i]] = ri[g.rb[i]] = oi[o];
 		for (int i = 0; i < g.nm; i++)
@@ -512,13 +536,18 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 			ri[g.rn[i]] = oi[o++];
 		acc_val acc;
 		memset(&acc, 0, sizeof acc);
-		if (g.K > 0) {
+		int64_t grp = mode == 0 || mode == 2 ? ragged_group(rg, li) : 0;
+		if (mode == 0 && grp >= 0)
+			ri[gdim] = grp;
+		if (g.K > 0 && grp >= 0) {
 			int64_t ki[HLOI_MAX_RANK] = { 0 };
 			do {
 				for (int i = 0; i < g.nk; i++) {
 					li[g.lk[i]] = ki[i];
 					ri[g.rk[i]] = ki[i];
 				}
+				if (mode == 1 && ragged_group(rg, li) != oi[0])
+					continue;
 				unsigned char x[16], y[16];
 				contract_convert(at, x, rt, lt, literal_element(lhs, li));
 				contract_convert(at, y, rt, rtp, literal_element(rhs, ri));
@@ -527,6 +556,11 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 		}
 		acc_store(rt, literal_element(out, oi), at, &acc, 0);
 	} while (index_next(os->rank, os->dims, oi));
+}
+
+static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
+{
+	ref_dot_ex(in, out, lhs, rhs, NULL);
 }
 
 /* --- the fast engine --------------------------------------------------------------- */
@@ -843,12 +877,6 @@ hloi_status kernel_dot(engine *e, frame *f, const instr *in, hloi_literal *const
  * in no group gives 0; contracting: result [g, dot's dims], group j summing
  * over its own indices of r; batch: dot's result, a batch in no group 0.
  * Computed per element as the reference dot, for both engines. */
-typedef struct ragged {
-	const hloi_literal *gs;
-	int r, rg, mode; /* mode: 0 free, 1 contracting, 2 batch */
-	int np;
-	int prefix[HLOI_MAX_RANK];
-} ragged;
 
 /* The group of index x of dimension r, for the lhs index li; -1 if none. */
 static int64_t ragged_group(const ragged *rg, const int64_t *li)
@@ -881,11 +909,6 @@ static int has_dim(const int_list *l, int64_t d)
 static void fill_ragged_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
 {
 	(void)e;
-	const hloi_literal *lhs = ops[0], *rhs = ops[1];
-	const shape *os = &out->shape;
-	int64_t n;
-	if (shape_element_count(os, &n) || n == 0)
-		return;
 	const int_list *lb = instr_ints(in, ATTR_LHS_BATCH_DIMS), *lc = instr_ints(in, ATTR_LHS_CONTRACTING_DIMS);
 	const int_list *rgd = instr_ints(in, ATTR_RHS_GROUP_DIMS);
 	ragged rg;
@@ -904,53 +927,7 @@ static void fill_ragged_dot(engine *e, const instr *in, hloi_literal *const *ops
 		for (int d = 0; d < rg.r; d++)
 			if (!has_dim(lc, d) && !has_dim(lb, d))
 				rg.prefix[rg.np++] = d;
-	/* dot's groups of the rhs without its group dimension */
-	shape rs = rhs->shape;
-	dot_dims g;
-	dot_groups(in, &lhs->shape, &rs, &g);
-	if (rg.mode == 0) {
-		int k = 0;
-		for (int i = 0; i < g.nn; i++)
-			if (g.rn[i] != rg.rg)
-				g.rn[k++] = g.rn[i];
-		g.nn = k;
-	}
-	etype rt = os->type, at = contract_acc_type(rt), lt = lhs->shape.type, rtp = rhs->shape.type;
-	int64_t kdims[HLOI_MAX_RANK];
-	for (int i = 0; i < g.nk; i++)
-		kdims[i] = lhs->shape.dims[g.lk[i]];
-	int64_t oi[HLOI_MAX_RANK] = { 0 };
-	do {
-		int64_t li[HLOI_MAX_RANK] = { 0 }, ri[HLOI_MAX_RANK] = { 0 };
-		int o = rg.mode == 1 ? 1 : 0;  /* contracting: dimension 0 is the group */
-		for (int i = 0; i < g.nb; i++, o++)
-			li[g.lb[i]] = ri[g.rb[i]] = oi[o];
-		for (int i = 0; i < g.nm; i++)
-			li[g.lm[i]] = oi[o++];
-		for (int i = 0; i < g.nn; i++)
-			ri[g.rn[i]] = oi[o++];
-		acc_val acc;
-		memset(&acc, 0, sizeof acc);
-		int64_t grp = rg.mode == 1 ? 0 : ragged_group(&rg, li);
-		if (rg.mode == 0 && grp >= 0)
-			ri[rg.rg] = grp;
-		if (g.K > 0 && grp >= 0) {
-			int64_t ki[HLOI_MAX_RANK] = { 0 };
-			do {
-				for (int i = 0; i < g.nk; i++) {
-					li[g.lk[i]] = ki[i];
-					ri[g.rk[i]] = ki[i];
-				}
-				if (rg.mode == 1 && ragged_group(&rg, li) != oi[0])
-					continue;
-				unsigned char x[16], y[16];
-				contract_convert(at, x, rt, lt, literal_element(lhs, li));
-				contract_convert(at, y, rt, rtp, literal_element(rhs, ri));
-				acc_mac(at, &acc, x, y);
-			} while (index_next(g.nk, kdims, ki));
-		}
-		acc_store(rt, literal_element(out, oi), at, &acc, 0);
-	} while (index_next(os->rank, os->dims, oi));
+	ref_dot_ex(in, out, ops[0], ops[1], &rg);
 }
 
 hloi_status kernel_ragged_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
