@@ -371,8 +371,20 @@ uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit)
 
 hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path)
 {
-	if (has_suffix(path, ".npy"))
-		return npy_write(lit, ctx, path);
+	if (has_suffix(path, ".npy")) {
+		if (!literal_is_dynamic(lit))
+			return npy_write(lit, ctx, path);
+		/* an array with `<=N` dimensions: the elements within its sizes */
+		hloi_literal *c = NULL;
+		hloi_status st = literal_compact(&c, lit);
+		if (st != HLOI_OK) {
+			diag_error_where(ctx, path, "out of memory writing the result");
+			return st;
+		}
+		st = npy_write(c, ctx, path);
+		literal_destroy(c);
+		return st;
+	}
 	uint64_t empty = literal_print_empty_count(lit);
 	if (empty > HLOI_PRINT_MAX_EMPTY_SUBARRAYS) {
 		strbuf sh = STRBUF_INIT;
@@ -986,8 +998,21 @@ static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal 
 		sb_free(&b);
 		return HLOI_EINVAL;
 	}
-	int64_t n;
-	if (shape_element_count(es, &n) || n == 0 || !expected->data || !actual->data)
+	/* `<=N` dimensions: the sizes must agree, then the elements within them */
+	int64_t esz[HLOI_MAX_RANK], asz[HLOI_MAX_RANK], n = 1;
+	literal_sizes(expected, esz);
+	literal_sizes(actual, asz);
+	for (int d = 0; d < es->rank; d++) {
+		if (esz[d] != asz[d]) {
+			if (report && *bad < max_report)
+				fprintf(report, "dimension %d: expected size %lld, got %lld\n", d, (long long)esz[d],
+					(long long)asz[d]);
+			(*bad)++;
+			return HLOI_OK;
+		}
+		n *= esz[d];
+	}
+	if (n == 0 || !expected->data || !actual->data)
 		return HLOI_OK;
 	int64_t idx[HLOI_MAX_RANK] = { 0 };
 	do {
@@ -1013,7 +1038,7 @@ static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal 
 			sb_free(&b);
 		}
 		(*bad)++;
-	} while (index_next(es->rank, es->dims, idx));
+	} while (index_next(es->rank, esz, idx));
 	return HLOI_OK;
 }
 

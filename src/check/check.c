@@ -273,7 +273,7 @@ static void prefetch_operands(const name_table *nt, instr *const *v, int n, int 
 
 /* A written array shape (or, recursively, the elements of a tuple): a valid
  * layout, and something hloi evaluates. */
-static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
+static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens, int dynamic)
 {
 	char a[CK_SHAPE_TEXT];
 	if (shape_is_tuple(s)) {
@@ -282,7 +282,7 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
 			return 0;
 		}
 		for (int i = 0; i < s->ntuple; i++)
-			if (!usable_rec(c, &s->tuple[i], at, depth + 1, tokens))
+			if (!usable_rec(c, &s->tuple[i], at, depth + 1, tokens, dynamic))
 				return 0;
 		return 1;
 	}
@@ -297,7 +297,7 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
 	}
-	if (!shape_is_static(s)) {
+	if (!dynamic && !shape_is_static(s)) {
 		ck_unsupported(c, at, "unsupported dynamic dimension in %s", ck_shape(a, s));
 		return 0;
 	}
@@ -315,15 +315,16 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens)
 }
 
 /* tokens: whether token values may appear (everywhere but the entry
- * computation's parameters, which no input gives). */
-static int usable_shape(checker *c, const shape *s, loc at, int tokens)
+ * computation's parameters, which no input gives); dynamic: whether `<=N`
+ * dimensions may (the results of set-dimension-size and dynamic-reshape). */
+static int usable_shape(checker *c, const shape *s, loc at, int tokens, int dynamic)
 {
 	char msg[1024];
 	if (shape_validate(s, msg, sizeof msg)) {
 		ck_error(c, at, "%s", msg);
 		return 0;
 	}
-	return usable_rec(c, s, at, 0, tokens);
+	return usable_rec(c, s, at, 0, tokens, dynamic);
 }
 
 /* A deep copy of `src` in the module's arena with every array's layout
@@ -519,6 +520,40 @@ static int resolve_called(checker *c, instr *in)
 
 static int declared_root_in_place(checker *c, const instr *in, const shape *inf);
 
+/* Dynamic dimensions (`<=N`) run as far as their sizes are defined: the
+ * results of set-dimension-size and dynamic-reshape carry their sizes; only
+ * these two and get-dimension-size take such a value, and the entry
+ * computation's result may be one (or a tuple of them). Any other use is refused at the operand
+ * (README: Dynamic dimensions). */
+static int makes_dynamic(opcode op)
+{
+	return op == OP_SET_DIMENSION_SIZE || op == OP_DYNAMIC_RESHAPE;
+}
+
+/* the entry's result: a tuple of such values prints each with its sizes */
+static int entry_root_tuple(const checker *c, const instr *in)
+{
+	return in->op == OP_TUPLE && c->cur_comp == c->m->entry && c->cur_comp->root == in;
+}
+
+static void dynamic_operands(checker *c, const instr *in)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!c->report_unsupported || makes_dynamic(in->op) || in->op == OP_GET_DIMENSION_SIZE)
+		return;
+	if (entry_root_tuple(c, in))
+		return;
+	for (int i = 0; i < in->nops; i++) {
+		const instr *d = in->ops[i].def;
+		if (d && d->result && !shape_is_static(d->result)) {
+			ck_unsupported(c, in->ops[i].at,
+				       "unsupported dynamic dimension in %s (operand %d of %s): only set-dimension-size, dynamic-reshape and get-dimension-size take one",
+				       ck_shape(a, d->result), i, opcode_name(in->op));
+			return;
+		}
+	}
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -536,9 +571,11 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens))
+	if (in->has_shape &&
+	    !usable_shape(c, in->shape, sat, tokens, makes_dynamic(in->op) || entry_root_tuple(c, in)))
 		good = 0;
 	written_operand_shapes(c, in, ok);
+	dynamic_operands(c, in);
 	if (!good)
 		return;
 
@@ -684,6 +721,11 @@ int ck_check_computation(checker *c, computation *comp)
 	c->cur_instr = NULL;
 
 	instr *root = comp->root;
+	if (c->report_unsupported && root && ok[root->position] && comp != c->m->entry &&
+	    !shape_is_static(root->result))
+		ck_unsupported(c, root->op_at,
+			       "unsupported dynamic dimension in %s: the result of computation '%s' (only the entry computation's result may have one)",
+			       ck_shape(a, root->result), comp->name);
 	usable = root && ok[root->position] && c->nerrors + c->nunsupported == before;
 	for (int k = 0; usable && k < comp->nparams; k++)
 		usable = comp->params[k] && ok[comp->params[k]->position];

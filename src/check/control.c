@@ -312,3 +312,129 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 	c->keep_layout = 1;
 	return with_written_layouts(c, in, inf);
 }
+
+/* The scan element shape of an input: its shape without dimension d. */
+static void delete_dim(shape *out, const shape *s, int64_t d)
+{
+	int64_t dims[HLOI_MAX_RANK];
+	int n = 0;
+	for (int i = 0; i < s->rank; i++)
+		if (i != d)
+			dims[n++] = s->dims[i];
+	shape_make_array(out, s->type, n, dims);
+}
+
+/* scan(inputs..., inits...), dimensions={d}, num_carries=C, to_apply=f
+ * (XLA's HloScanInstruction; ScanExpander gives its meaning): the last C
+ * operands are the carries' initial values, the others arrays of one
+ * length along d. f takes (an element of each input along d..., the
+ * carries...) and gives (outputs..., carries...), or one value when there
+ * is one of them in all; the result is (each output stacked along d...,
+ * the final carries...), a tuple unless f's result is not one. */
+int infer_scan(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	computation *f = called(c, in, ATTR_TO_APPLY);
+	if (!f)
+		return 1;
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	if (!dl || dl->n != 1) {
+		ck_error(c, dl ? ck_attr_loc(c, dl->at, "dimensions") : in->op_at,
+			 "scan expects one scan dimension in dimensions={d}");
+		return 1;
+	}
+	int64_t d = dl->v[0], ncar = 0;
+	instr_int(in, ATTR_NUM_CARRIES, &ncar);
+	if (ncar < 0 || ncar >= in->nops) {
+		ck_error(c, instr_attr_loc(in, ATTR_NUM_CARRIES),
+			 "scan has %d operand%s, so num_carries=%lld leaves no input (0 <= num_carries < %d)", in->nops,
+			 in->nops == 1 ? "" : "s", (long long)ncar, in->nops);
+		return 1;
+	}
+	int nin = in->nops - (int)ncar;
+	int64_t len = -1;
+	for (int k = 0; k < nin; k++) {
+		if (!ck_array_operand(c, in, k))
+			return 1;
+		const shape *x = in->ops[k].def->result;
+		if (d < 0 || d >= x->rank) {
+			ck_error(c, in->ops[k].at, "scan dimension %lld is out of bounds for input %d of shape %s",
+				 (long long)d, k, ck_shape(a, x));
+			return 1;
+		}
+		if (len >= 0 && x->dims[d] != len) {
+			ck_error(c, in->ops[k].at,
+				 "scan inputs must have one length along dimension %lld: input %d is %s, input 0 has %lld",
+				 (long long)d, k, ck_shape(a, x), (long long)len);
+			return 1;
+		}
+		len = x->dims[d];
+	}
+	if (f->nparams != in->nops) {
+		ck_error(c, instr_attr_loc(in, ATTR_TO_APPLY),
+			 "scan has %d inputs and %lld carries, but computation %s takes %d parameter%s", nin,
+			 (long long)ncar, f->name, f->nparams, f->nparams == 1 ? "" : "s");
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++) {
+		shape want;
+		const shape *x = in->ops[k].def->result;
+		if (k < nin)
+			delete_dim(&want, x, d);
+		else
+			want = *x;
+		const shape *p = f->params[k]->result;
+		if (!shape_compatible(&want, p)) {
+			ck_error(c, in->ops[k].at, "parameter %d of computation %s is %s, but scan passes it %s", k,
+				 f->name, ck_shape(a, p), ck_shape(b, &want));
+			return 1;
+		}
+	}
+	const shape *r = f->root->result;
+	int nres = shape_is_tuple(r) ? r->ntuple : 1;
+	if (nres < ncar) {
+		ck_error(c, instr_attr_loc(in, ATTR_TO_APPLY),
+			 "computation %s gives %d value%s, fewer than the %lld carries of scan", f->name, nres,
+			 nres == 1 ? "" : "s", (long long)ncar);
+		return 1;
+	}
+	int nout = nres - (int)ncar;
+	shape *el = arena_array(&c->m->arena, (size_t)nres, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < nres; i++) {
+		const shape *y = shape_is_tuple(r) ? &r->tuple[i] : r;
+		if (i >= nout) {
+			const shape *init = in->ops[nin + i - nout].def->result;
+			if (!shape_compatible(y, init)) {
+				ck_error(c, in->ops[nin + i - nout].at,
+					 "carry %d of scan is %s, but computation %s gives %s for it", i - nout,
+					 ck_shape(a, init), f->name, ck_shape(b, y));
+				return 1;
+			}
+			el[i] = *init;
+			continue;
+		}
+		if (shape_is_tuple(y) || y->rank >= HLOI_MAX_RANK || d > y->rank) {
+			ck_error(c, instr_attr_loc(in, ATTR_TO_APPLY),
+				 "output %d of computation %s is %s: scan stacks arrays along dimension %lld", i, f->name,
+				 ck_shape(a, y), (long long)d);
+			return 1;
+		}
+		int64_t dims[HLOI_MAX_RANK];
+		for (int j = 0, k = 0; j <= y->rank; j++)
+			dims[j] = j == d ? len : y->dims[k++];
+		shape_make_array(&el[i], y->type, y->rank + 1, dims);
+	}
+	if (shape_is_tuple(r)) {
+		memset(inf, 0, sizeof *inf);
+		inf->type = ET_TUPLE;
+		inf->ntuple = nres;
+		inf->tuple = el;
+	} else {
+		*inf = el[0];
+	}
+	return with_written_layouts(c, in, inf);
+}

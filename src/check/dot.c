@@ -654,3 +654,44 @@ done:
 	sb_free(&dn);
 	return err;
 }
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale) with dot's dimension numbers:
+ * the dot of each operand multiplied by its scale, each scale element
+ * covering a block of the operand (XLA's ScaledDotRewriter). A scale has
+ * the operand's rank and dimensions dividing the operand's, or is a
+ * scalar; the result type is the written one. */
+int infer_scaled_dot(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!ck_needs_shape(c, in))
+		return 1;
+	for (int k = 2; k < 4; k++) {
+		const char *side = k == 2 ? "LHS" : "RHS";
+		const shape *x = in->ops[k - 2].def->result, *s = in->ops[k].def->result;
+		if (shape_is_tuple(s) || shape_is_tuple(x)) {
+			ck_error(c, in->ops[k].at, "Expected array argument for %s scale of scaled dot, but got %s.",
+				 side, ck_shape(a, s));
+			return 1;
+		}
+		if (s->rank == 0)
+			continue;
+		if (s->rank != x->rank) {
+			ck_error(c, in->ops[k].at, "%s: operand and scale must have the same rank: %d vs %d", side,
+				 x->rank, s->rank);
+			return 1;
+		}
+		for (int i = 0; i < x->rank; i++)
+			if (s->dims[i] == 0 ? x->dims[i] != 0 : x->dims[i] % s->dims[i] != 0) {
+				ck_error(c, in->ops[k].at,
+					 "%s: operand and scale dimensions must match or scale dimension must be divider of operand dimension: %lld vs %lld at index %d",
+					 side, (long long)x->dims[i], (long long)s->dims[i], i);
+				return 1;
+			}
+	}
+	int64_t dims[3 * HLOI_MAX_RANK];
+	int n = 0;
+	if (dot_dims(c, in, "dot", 0, dims, &n))
+		return 1;
+	shape_make_array(inf, in->shape->type, n, dims);
+	return 0;
+}

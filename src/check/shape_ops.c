@@ -76,6 +76,41 @@ int infer_reshape(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+/* dynamic-reshape(x, size...): the written shape's bounds, the operand's
+ * type, one s32 scalar size per result dimension (XLA's
+ * InferDynamicReshapeShape, which asks S32 or scalar; a size is both
+ * here, as the kernel reads one). */
+int infer_dynamic_reshape(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!ck_needs_shape(c, in) || !ck_array_operand(c, in, 0))
+		return 1;
+	const shape *op = in->ops[0].def->result;
+	if (shape_is_tuple(in->shape) || in->nops != in->shape->rank + 1) {
+		ck_error(c, in->op_at,
+			 "dynamic-reshape to %s expects %d operands (the operand and one size per dimension), but has %d operands",
+			 ck_shape(a, in->shape), shape_is_tuple(in->shape) ? 1 : in->shape->rank + 1, in->nops);
+		return 1;
+	}
+	for (int i = 1; i < in->nops; i++) {
+		const shape *v = in->ops[i].def->result;
+		if (shape_is_tuple(v) || v->type != ET_S32 || v->rank != 0) {
+			ck_error(c, in->ops[i].at, "DynamicReshape's dim size has to be scalar S32, got (%s): ",
+				 ck_shape(a, v));
+			return 1;
+		}
+	}
+	shape_make_array(inf, op->type, in->shape->rank, in->shape->dims);
+	memcpy(inf->dim_kind, in->shape->dim_kind, sizeof inf->dim_kind);
+	int64_t from = 0, to = 0;
+	if (shape_element_count(op, &from) || shape_element_count(inf, &to) || from != to) {
+		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
+			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, inf));
+		return 1;
+	}
+	return 0;
+}
+
 int infer_transpose(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT];

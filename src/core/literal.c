@@ -107,6 +107,8 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 	}
 	lit->shape.ntuple = 0;
 	lit->shape.tuple = NULL;
+	for (int i = 0; i < s->rank && i < HLOI_MAX_RANK; i++)
+		lit->dynamic_size[i] = s->dims[i];
 	if (!lit->shape.has_layout)
 		layout_set_default(&lit->shape);
 	int64_t bytes;
@@ -192,6 +194,7 @@ static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 		return st;
 	}
 	c->elided = lit->elided;
+	memcpy(c->dynamic_size, lit->dynamic_size, sizeof c->dynamic_size);
 	if (shape_is_tuple(&lit->shape)) {
 		for (size_t i = 0; i < lit->nelems; i++) {
 			literal_destroy(c->elems[i]);
@@ -217,6 +220,35 @@ static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 hloi_status literal_clone(hloi_literal **out, const hloi_literal *lit)
 {
 	return clone_rec(out, lit);
+}
+
+void literal_sizes(const hloi_literal *lit, int64_t *dims)
+{
+	const shape *s = &lit->shape;
+	for (int d = 0; d < s->rank; d++)
+		dims[d] = s->dim_kind[d] == DIM_BOUNDED ? lit->dynamic_size[d] : s->dims[d];
+}
+
+int literal_is_dynamic(const hloi_literal *lit)
+{
+	return shape_is_array(&lit->shape) && !shape_is_static(&lit->shape);
+}
+
+hloi_status literal_compact(hloi_literal **out, const hloi_literal *lit)
+{
+	int64_t dims[HLOI_MAX_RANK], n;
+	literal_sizes(lit, dims);
+	shape s;
+	shape_make_array(&s, lit->shape.type, lit->shape.rank, dims);
+	hloi_status st = literal_create_uninit(out, &s);
+	if (st != HLOI_OK || shape_element_count(&s, &n) || n == 0 || !lit->data)
+		return st;
+	size_t w = (size_t)etype_byte_width(s.type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	do
+		memcpy(literal_element(*out, idx), literal_element(lit, idx), w);
+	while (index_next(s.rank, s.dims, idx));
+	return HLOI_OK;
 }
 
 void *literal_element(const hloi_literal *lit, const int64_t *idx)
@@ -418,6 +450,7 @@ hloi_status literal_relayout(hloi_literal **out, const hloi_literal *lit, const 
 	if (st != HLOI_OK)
 		return st;
 	r->elided = lit->elided;
+	memcpy(r->dynamic_size, lit->dynamic_size, sizeof r->dynamic_size);
 	int64_t n;
 	if (shape_element_count(&lit->shape, &n) || n == 0) {
 		*out = r;
@@ -610,6 +643,7 @@ typedef struct print_state {
 	const char *lb; /* "\n" or " " */
 	int oneline;
 	int rank;
+	int64_t sizes[HLOI_MAX_RANK]; /* literal_sizes: a dynamic dimension prints its size's elements */
 	int64_t idx[HLOI_MAX_RANK];
 	/* braces and separators are collected here and appended to b in
 	 * pieces: a zero-element array can have millions of sub-arrays
@@ -705,9 +739,9 @@ static void print_dims(print_state *ps, int depth)
 		}
 		return;
 	}
-	int64_t n = s->dims[depth];
+	int64_t n = ps->sizes[depth];
 	text_took(ps, open_text(ps, depth, n, ps->text + ps->used));
-	int empty_kids = depth + 1 < rank && s->dims[depth + 1] == 0;
+	int empty_kids = depth + 1 < rank && ps->sizes[depth + 1] == 0;
 	for (int64_t i = 0; i < n; i++) {
 		ps->idx[depth] = i;
 		if (empty_kids) {
@@ -742,8 +776,17 @@ static void print_rec(strbuf *b, const hloi_literal *lit, int with_shape, int on
 		sb_puts(b, "token");
 		return;
 	}
+	int64_t sizes[HLOI_MAX_RANK];
+	literal_sizes(lit, sizes);
 	if (with_shape) {
 		shape_print(b, s, 0);
+		if (literal_is_dynamic(lit)) {
+			/* XLA's DenseArrayPrintHelper: the sizes after the shape */
+			sb_putc(b, '(');
+			for (int d = 0; d < s->rank; d++)
+				sb_printf(b, d ? ",%lld" : "%lld", (long long)sizes[d]);
+			sb_putc(b, ')');
+		}
 		sb_putc(b, ' ');
 	}
 	if (lit->elided) {
@@ -761,6 +804,7 @@ static void print_rec(strbuf *b, const hloi_literal *lit, int with_shape, int on
 	ps.lb = oneline ? " " : "\n";
 	ps.oneline = oneline;
 	ps.rank = s->rank;
+	memcpy(ps.sizes, sizes, sizeof sizes);
 	int64_t n;
 	if (!shape_element_count(s, &n) && n > 0 && !lit->data) {
 		sb_puts(b, "{}");

@@ -43,7 +43,22 @@ struct hloi_literal {
 	struct hloi_literal **elems; /* tuples: elements (owned) */
 	shape *tuple_shapes;    /* tuples: a copy of the element shapes (owned) */
 	int elided;             /* from `{...}`: the values are unknown */
+	/* arrays with `<=N` dimensions: each such dimension's size at run time
+	 * (set-dimension-size, dynamic-reshape); literal_create sets the bound.
+	 * The buffer is the bound's; elements past a size are padding, never
+	 * printed, saved or compared (XLA's Literal::GetDynamicSize). */
+	int64_t dynamic_size[HLOI_MAX_RANK];
 };
+
+/* The sizes a literal's elements span: the dynamic size of each `<=N`
+ * dimension, the static size of the others. */
+void literal_sizes(const hloi_literal *lit, int64_t *dims);
+/* Whether an array literal has a `<=N` dimension. */
+int literal_is_dynamic(const hloi_literal *lit);
+/* A static copy of a dynamic array literal: its shape's dims are the
+ * dynamic sizes and it holds the elements within them (the default layout).
+ * HLOI_ENOMEM. */
+hloi_status literal_compact(hloi_literal **out, const hloi_literal *lit);
 
 /* Allocates a literal of shape `s` (arrays or tuples, recursively): data is
  * zero, padding holds the padding value. The shape (including tuple element

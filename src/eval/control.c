@@ -1,11 +1,12 @@
 /* Kernels of the values a computation starts from and passes around:
  * parameters, constants, calls (call, fusion: the callee evaluated through
- * its own plan), while loops and conditionals; and the count of evaluated
+ * its own plan), while loops, conditionals and scan; and the count of evaluated
  * steps that bounds a run (eval_step). Tuples are in data.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/index.h"
 #include "eval/engine.h"
 #include "util/alloc.h"
 
@@ -234,5 +235,128 @@ hloi_status kernel_while(engine *e, frame *f, const instr *in, hloi_literal *con
 		value_drop(e, state);
 	f->vals[in->position] = conf;
 	f->owned[in->position] = 1;
+	return HLOI_OK;
+}
+
+/* Copies between an array `whole` and its element `part` at position `at`
+ * of dimension d (part's shape is whole's without d): into part when
+ * `into_part`, else into whole. */
+static void scan_move(hloi_literal *whole, hloi_literal *part, int64_t d, int64_t at, int into_part)
+{
+	int64_t n;
+	if (shape_element_count(&part->shape, &n) || n == 0 || !whole->data || !part->data)
+		return;
+	size_t w = (size_t)etype_byte_width(part->shape.type);
+	int64_t pi[HLOI_MAX_RANK] = { 0 }, wi[HLOI_MAX_RANK];
+	do {
+		for (int j = 0, k = 0; j < whole->shape.rank; j++)
+			wi[j] = j == d ? at : pi[k++];
+		if (into_part)
+			memcpy(literal_element(part, pi), literal_element(whole, wi), w);
+		else
+			memcpy(literal_element(whole, wi), literal_element(part, pi), w);
+	} while (index_next(part->shape.rank, part->shape.dims, pi));
+}
+
+/* scan(inputs..., inits...), dimensions={d}, num_carries=C, to_apply=f:
+ * XLA's ScanExpander's loop. At step i (from the end when is_reverse) f
+ * gets element i of each input along d and the carries; its outputs are
+ * written at i along d, its carries go to the next step; the result holds
+ * the outputs and the last carries (the inits when the length is 0, when
+ * the outputs are zeros). */
+hloi_status kernel_scan(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
+			hloi_literal *dest)
+{
+	(void)args;
+	(void)dest;
+	const computation *body = instr_called(in, ATTR_TO_APPLY, 0);
+	int64_t ncar = 0;
+	instr_int(in, ATTR_NUM_CARRIES, &ncar);
+	int64_t d = instr_ints(in, ATTR_DIMENSIONS)->v[0];
+	int reverse = instr_bool(in, ATTR_IS_REVERSE, 0);
+	int nops = in->nops, nin = nops - (int)ncar;
+	if (!body)
+		return kernel_none(e, f, in, ops, args, dest);
+	const shape *rs = body->root->result;
+	int nres = shape_is_tuple(rs) ? rs->ntuple : 1, nout = nres - (int)ncar;
+	if (e->depth >= EVAL_MAX_DEPTH || nops > 64 || nres > 64) {
+		diag_error_where(e->ctx, NULL, "scan nested deeper than %d or with more than 64 operands or results (instruction '%s')",
+				 EVAL_MAX_DEPTH, in->name);
+		return HLOI_EUNSUPPORTED;
+	}
+	int64_t len = ops[0]->shape.dims[d];
+	hloi_literal *res = NULL, *argv[64] = { NULL }, *carry[64] = { NULL };
+	uint8_t carry_owned[64] = { 0 };
+	hloi_status st = value_new(e, in->result, &res);
+	for (int k = 0; st == HLOI_OK && k < nin; k++)
+		st = value_new(e, body->params[k]->result, &argv[k]);
+	if (st != HLOI_OK)
+		goto done;
+	hloi_literal *outs[64];
+	for (int i = 0; i < nres; i++) {
+		hloi_literal *t = shape_is_tuple(&res->shape) ? res->elems[i] : res;
+		if (i < nout) {
+			outs[i] = t;
+			if (t->data)
+				memset(t->data, 0, t->nbytes);  /* a zero-length scan's outputs */
+			literal_fill_padding(t);
+		}
+	}
+	for (int j = 0; j < ncar; j++)
+		carry[j] = ops[nin + j];
+	e->depth++;
+	for (int64_t i = 0; i < len && st == HLOI_OK; i++) {
+		int64_t at = reverse ? len - 1 - i : i;
+		st = eval_step(e, f->comp, in);
+		if (st != HLOI_OK)
+			break;
+		for (int k = 0; k < nin; k++)
+			scan_move(ops[k], argv[k], d, at, 1);
+		for (int j = 0; j < ncar; j++)
+			argv[nin + j] = carry[j];
+		hloi_literal *r = NULL;
+		int rowned = 0;
+		st = eval_computation(e, body, argv, NULL, &r, &rowned);
+		if (st != HLOI_OK)
+			break;
+		for (int k = 0; k < nout; k++)
+			scan_move(outs[k], shape_is_tuple(&r->shape) ? r->elems[k] : r, d, at, 0);
+		/* the next carries: copies of their own, made before r (which
+		 * may hold the present carries) or the present ones are let go */
+		hloi_literal *next[64];
+		int made = 0;
+		for (int j = 0; j < ncar && st == HLOI_OK; j++, made++)
+			st = value_clone(e, shape_is_tuple(&r->shape) ? r->elems[nout + j] : r, &next[j]);
+		if (rowned)
+			value_drop(e, r);
+		if (st != HLOI_OK) {
+			for (int j = 0; j + 1 < made; j++)
+				value_drop(e, next[j]);
+			break;
+		}
+		for (int j = 0; j < ncar; j++) {
+			if (carry_owned[j])
+				value_drop(e, carry[j]);
+			carry[j] = next[j];
+			carry_owned[j] = 1;
+		}
+	}
+	e->depth--;
+	for (int j = 0; j < ncar && st == HLOI_OK; j++)
+		value_copy(shape_is_tuple(&res->shape) ? res->elems[nout + j] : res, carry[j]);
+done:
+	for (int j = 0; j < ncar; j++)
+		if (carry_owned[j])
+			value_drop(e, carry[j]);
+	for (int k = 0; k < nin; k++)
+		if (argv[k])
+			value_drop(e, argv[k]);
+	if (st != HLOI_OK) {
+		if (res)
+			value_drop(e, res);
+		return st;
+	}
+	f->vals[in->position] = res;
+	f->owned[in->position] = VAL_OWNED;
 	return HLOI_OK;
 }

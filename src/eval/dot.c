@@ -20,6 +20,7 @@
 
 #include "core/index.h"
 #include "eval/dot.h"
+#include "eval/movement.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 
@@ -488,14 +489,38 @@ static void dot_groups(const instr *in, const shape *l, const shape *r, dot_dims
 
 /* --- the reference engine ---------------------------------------------------------- */
 
-static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
+/* ragged-dot's groups (fill_ragged_dot); NULL in a plain dot. */
+typedef struct ragged {
+	const hloi_literal *gs;
+	int r, rg, mode; /* mode: 0 free, 1 contracting, 2 batch */
+	int np;
+	int prefix[HLOI_MAX_RANK];
+} ragged;
+
+static int64_t ragged_group(const ragged *rg, const int64_t *li);
+
+/* Each result element summed from zero in row-major order of the
+ * contracting indices (XLA's evaluator). With rg, ragged-dot: a free
+ * ragged dimension picks the rhs group of each row (none: 0), a
+ * contracting one gives [g, ...] with each group summing its own indices. */
+static void ref_dot_ex(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs,
+		       const ragged *rg)
 {
 	const shape *os = &out->shape;
 	int64_t n;
 	if (shape_element_count(os, &n) || n == 0)
 		return;
+	int mode = rg ? rg->mode : -1, gdim = rg ? rg->rg : -1;
 	dot_dims g;
 	dot_groups(in, &lhs->shape, &rhs->shape, &g);
+	if (mode == 0) {
+		/* the rhs's group dimension is no free dimension of the result */
+		int k = 0;
+		for (int i = 0; i < g.nn; i++)
+			if (g.rn[i] != gdim)
+				g.rn[k++] = g.rn[i];
+		g.nn = k;
+	}
 	etype rt = os->type, at = contract_acc_type(rt), lt = lhs->shape.type, rtp = rhs->shape.type;
 	int64_t kdims[HLOI_MAX_RANK];
 	for (int i = 0; i < g.nk; i++)
@@ -503,7 +528,7 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 	int64_t oi[HLOI_MAX_RANK] = { 0 };
 	do {
 		int64_t li[HLOI_MAX_RANK] = { 0 }, ri[HLOI_MAX_RANK] = { 0 };
-		int o = 0;
+		int o = mode == 1 ? 1 : 0;  /* contracting ragged: dimension 0 is the group */
 		for (int i = 0; i < g.nb; i++, o++)
 			li[g.lb[i]] = ri[g.rb[i]] = oi[o];
 		for (int i = 0; i < g.nm; i++)
@@ -512,13 +537,18 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 			ri[g.rn[i]] = oi[o++];
 		acc_val acc;
 		memset(&acc, 0, sizeof acc);
-		if (g.K > 0) {
+		int64_t grp = mode == 0 || mode == 2 ? ragged_group(rg, li) : 0;
+		if (mode == 0 && grp >= 0)
+			ri[gdim] = grp;
+		if (g.K > 0 && grp >= 0) {
 			int64_t ki[HLOI_MAX_RANK] = { 0 };
 			do {
 				for (int i = 0; i < g.nk; i++) {
 					li[g.lk[i]] = ki[i];
 					ri[g.rk[i]] = ki[i];
 				}
+				if (mode == 1 && ragged_group(rg, li) != oi[0])
+					continue;
 				unsigned char x[16], y[16];
 				contract_convert(at, x, rt, lt, literal_element(lhs, li));
 				contract_convert(at, y, rt, rtp, literal_element(rhs, ri));
@@ -527,6 +557,11 @@ static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs,
 		}
 		acc_store(rt, literal_element(out, oi), at, &acc, 0);
 	} while (index_next(os->rank, os->dims, oi));
+}
+
+static void ref_dot(const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
+{
+	ref_dot_ex(in, out, lhs, rhs, NULL);
 }
 
 /* --- the fast engine --------------------------------------------------------------- */
@@ -861,4 +896,153 @@ hloi_status kernel_dot(engine *e, frame *f, const instr *in, hloi_literal *const
 {
 	(void)args;
 	return kernel_array(e, f, in, ops, dest, 0, fill_dot);
+}
+
+/* --- ragged-dot ------------------------------------------------------------------ */
+
+/* ragged-dot(lhs, rhs, group_sizes): dot's dimension numbers with one lhs
+ * ragged dimension r, whose consecutive indices group_sizes splits into g
+ * groups (the sizes read at the lhs indices of the dims before r in r's
+ * role when group_sizes has more than one dimension; a negative size counts
+ * as 0). By r's role (XLA's RaggedDotDimensionNumbers, jax.lax.ragged_dot_general):
+ * free: an lhs row of group j takes rhs group j (rhs_group_dims) and a row
+ * in no group gives 0; contracting: result [g, dot's dims], group j summing
+ * over its own indices of r; batch: dot's result, a batch in no group 0.
+ * Computed per element as the reference dot, for both engines. */
+
+/* The group of index x of dimension r, for the lhs index li; -1 if none. */
+static int64_t ragged_group(const ragged *rg, const int64_t *li)
+{
+	const shape *s = &rg->gs->shape;
+	int64_t gi[HLOI_MAX_RANK] = { 0 };
+	if (s->rank > 1)
+		for (int i = 0; i < rg->np; i++)
+			gi[i] = li[rg->prefix[i]];
+	int64_t start = 0, x = li[rg->r], g = s->dims[s->rank - 1];
+	for (int64_t j = 0; j < g; j++) {
+		gi[s->rank - 1] = j;
+		int64_t n = mv_read_index(s->type, literal_element(rg->gs, gi));
+		if (n > 0 && x >= start && x - start < n)
+			return j;
+		if (n > 0)
+			start += n;
+	}
+	return -1;
+}
+
+static int has_dim(const int_list *l, int64_t d)
+{
+	for (int i = 0; l && i < l->n; i++)
+		if (l->v[i] == d)
+			return 1;
+	return 0;
+}
+
+static void fill_ragged_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	(void)e;
+	const int_list *lb = instr_ints(in, ATTR_LHS_BATCH_DIMS), *lc = instr_ints(in, ATTR_LHS_CONTRACTING_DIMS);
+	const int_list *rgd = instr_ints(in, ATTR_RHS_GROUP_DIMS);
+	ragged rg;
+	memset(&rg, 0, sizeof rg);
+	rg.gs = ops[2];
+	rg.r = (int)instr_ints(in, ATTR_LHS_RAGGED_DIMS)->v[0];
+	rg.mode = has_dim(lb, rg.r) ? 2 : has_dim(lc, rg.r) ? 1 : 0;
+	rg.rg = rg.mode == 0 ? (int)rgd->v[0] : -1;
+	/* the dims before r in its role index group_sizes (as the checker's rule) */
+	for (int i = 0; lb && i < lb->n && !(rg.mode == 2 && lb->v[i] == rg.r); i++)
+		rg.prefix[rg.np++] = (int)lb->v[i];
+	if (rg.mode == 1)
+		for (int i = 0; i < lc->n && lc->v[i] != rg.r; i++)
+			rg.prefix[rg.np++] = (int)lc->v[i];
+	if (rg.mode == 0)
+		for (int d = 0; d < rg.r; d++)
+			if (!has_dim(lc, d) && !has_dim(lb, d))
+				rg.prefix[rg.np++] = d;
+	ref_dot_ex(in, out, ops[0], ops[1], &rg);
+}
+
+hloi_status kernel_ragged_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	return kernel_array(e, f, in, ops, dest, 0, fill_ragged_dot);
+}
+
+/* --- scaled-dot ------------------------------------------------------------------- */
+
+/* The type an operand and its scale meet in (XLA's ScaledDotRewriter):
+ * bf16 when both are narrower than 16 bits, the type itself when they
+ * agree, f32 for two types of one width, else the wider. */
+static etype scaled_type(etype a, etype b)
+{
+	int wa = 8 * etype_byte_width(a), wb = 8 * etype_byte_width(b);
+	if (wa < 16 && wb < 16)
+		return ET_BF16;
+	if (a == b)
+		return a;
+	if (wa == wb)
+		return ET_F32;
+	return wa > wb ? a : b;
+}
+
+/* x * scale in their common type t, each scale element covering a block of
+ * x (x's dimension over the scale's); a scalar scale leaves x as it is, as
+ * the rewriter does. *out is x itself then, else a new value. */
+static hloi_status dequantize(engine *e, const hloi_literal *x, const hloi_literal *s, hloi_literal **out)
+{
+	const shape *xs = &x->shape, *ss = &s->shape;
+	if (ss->rank == 0) {
+		*out = (hloi_literal *)x;
+		return HLOI_OK;
+	}
+	etype t = scaled_type(xs->type, ss->type);
+	shape ds;
+	shape_make_array(&ds, t, xs->rank, xs->dims);
+	hloi_status st = value_new(e, &ds, out);
+	int64_t n;
+	if (st != HLOI_OK || shape_element_count(xs, &n) || n == 0)
+		return st;
+	int64_t block[HLOI_MAX_RANK], xi[HLOI_MAX_RANK] = { 0 }, si[HLOI_MAX_RANK];
+	for (int d = 0; d < xs->rank; d++)
+		block[d] = ss->dims[d] > 0 ? xs->dims[d] / ss->dims[d] : 1;
+	do {
+		for (int d = 0; d < xs->rank; d++)
+			si[d] = xi[d] / block[d];
+		double a, b;
+		contract_convert(ET_F64, &a, t, xs->type, literal_element(x, xi));
+		contract_convert(ET_F64, &b, t, ss->type, literal_element(s, si));
+		/* the exact product of two values of t, rounded once to t */
+		double p = a * b;
+		contract_convert(t, literal_element(*out, xi), t, ET_F64, &p);
+	} while (index_next(xs->rank, xs->dims, xi));
+	return HLOI_OK;
+}
+
+/* The reference dot, for both engines: scaled-dot's dequantized operands
+ * are summed in XLA's evaluator's order, so the engines agree bit for bit
+ * (BLAS's order differs by more than --compare allows on long sums of
+ * bf16 products with cancellation). */
+static void fill_ref_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	(void)e;
+	ref_dot(in, out, ops[0], ops[1]);
+}
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): dot of the dequantized
+ * operands, in the result type (the dot's accumulation). */
+hloi_status kernel_scaled_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	hloi_literal *deq[2] = { NULL, NULL };
+	hloi_status st = dequantize(e, ops[0], ops[2], &deq[0]);
+	if (st == HLOI_OK)
+		st = dequantize(e, ops[1], ops[3], &deq[1]);
+	if (st == HLOI_OK)
+		st = kernel_array(e, f, in, deq, dest, 0, fill_ref_dot);
+	for (int k = 0; k < 2; k++)
+		if (deq[k] && deq[k] != ops[k])
+			value_drop(e, deq[k]);
+	return st;
 }

@@ -8,8 +8,8 @@
  *                use; writes aliased results in place
  *   values.c     memory: the budget, value buffers, the spare buffer, shared
  *                values (tuples, views), copies between layouts
- *   control.c    kernels of parameters, constants, calls, while and
- *                conditional; the step count (eval_step)
+ *   control.c    kernels of parameters, constants, calls, while,
+ *                conditional and scan; the step count (eval_step)
  *   reduce.c     reduce, reduce-window and map in XLA's order of combination
  *   reduce_fast.c   the fast engine's reductions by a known monoid
  *   apply.c      a computation applied to scalars, element by element
@@ -17,6 +17,7 @@
  *   movement.c   slice, pad, concatenate, dynamic slices, reverse ... as
  *                strided copies (fast_copy where the engine is the fast one)
  *   elementwise.c   the kernel of the elementwise ops outside regions
+ *   dynamic.c    set-dimension-size and dynamic-reshape (`<=N` sizes)
  *   fast/        the fast engine: row kernels, the region executor, the
  *                strided copy of the data-movement ops
  *   reference.c  the per-element oracle (SPEC §9)

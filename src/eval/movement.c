@@ -513,7 +513,8 @@ hloi_status kernel_bitcast(engine *e, frame *f, const instr *in, hloi_literal *c
 
 /* --- get-dimension-size and opt-barrier ------------------------------------------------------- */
 
-/* Static shapes only: the dimension's size as s32. */
+/* The dimension's size as s32: a `<=N` dimension's size at run time
+ * (eval/dynamic.c), else the static size. */
 hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 				      hloi_literal *const *args, hloi_literal *dest)
 {
@@ -524,7 +525,9 @@ hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi
 	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
-	int32_t v = (int32_t)ops[0]->shape.dims[instr_ints(in, ATTR_DIMENSIONS)->v[0]];
+	int64_t sizes[HLOI_MAX_RANK];
+	literal_sizes(ops[0], sizes);
+	int32_t v = (int32_t)sizes[instr_ints(in, ATTR_DIMENSIONS)->v[0]];
 	memcpy(res->data, &v, sizeof v);
 	f->vals[pos] = res;
 	f->owned[pos] = 1;

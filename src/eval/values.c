@@ -200,6 +200,7 @@ hloi_status value_view(engine *e, const shape *s, const hloi_literal *of, hloi_l
 	v->data = of->data;
 	v->nbytes = of->nbytes;
 	v->elided = of->elided;
+	memcpy(v->dynamic_size, of->dynamic_size, sizeof v->dynamic_size);
 	*out = v;
 	return HLOI_OK;
 }
@@ -235,6 +236,7 @@ void value_copy(hloi_literal *dst, const hloi_literal *src)
 			value_copy(dst->elems[i], src->elems[i]);
 		return;
 	}
+	memcpy(dst->dynamic_size, src->dynamic_size, sizeof dst->dynamic_size);
 	if (dst->data == src->data)
 		return;
 	if (layout_equal(&dst->shape.layout, &src->shape.layout)) {

@@ -2,9 +2,9 @@
 # hloi run's limits, files and XLA compatibility, black box: --timeout,
 # --max-steps, SIGINT/SIGTERM, the --output rules (atomic replace, modes,
 # symbolic and hard links, read-only files and directories), tuple results
-# as one .npy per element, input mismatches naming their file, and
-# run_hlo_module's flags with RunHloModuleLiterals files (checked against
-# protoc's own decoder when protoc is installed).
+# as one .npy per element, a dynamic result's .npy, input mismatches
+# naming their file, and run_hlo_module's flags with RunHloModuleLiterals
+# files (checked against protoc's own decoder when protoc is installed).
 # Usage: run_test.sh HLOI TESTDATA PROTO_DIR
 set -u
 hloi=$1
@@ -154,6 +154,17 @@ printf 's32[3] {7, 8, 9}\n' >"$tmp/want3"
 same "$tmp/out" "$tmp/want3" "element r.1.1.npy holds d"
 expect 0 "tuple result as text" -- "$hloi" run "$tup" --output "$tmp/r.txt"
 contains "$tmp/r.txt" "s32[3] {7, 8, 9}" "a tuple as text is one file"
+
+# --- a result with a dynamic dimension as .npy: the elements within its sizes
+dyn="$tmp/dynamic.hlo"
+printf 'HloModule d\nENTRY e {\n  x = s32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n  n = s32[] constant(2)\n  ROOT d = s32[2,<=3] set-dimension-size(x, n), dimensions={1}\n}\n' >"$dyn"
+expect 0 "dynamic result to .npy" -- "$hloi" run "$dyn" --output "$tmp/dyn.npy"
+printf 'HloModule p\nENTRY e {\n  p = s32[2,2] parameter(0)\n  ROOT q = s32[2,2] copy(p)\n}\n' >"$tmp/copy22.hlo"
+expect 0 "the dynamic result's .npy reads back as s32[2,2]" -- "$hloi" run "$tmp/copy22.hlo" --input "$tmp/dyn.npy"
+printf 's32[2,2] {\n  { 1, 2 },\n  { 4, 5 }\n}\n' >"$tmp/want_dyn"
+same "$tmp/out" "$tmp/want_dyn" "dyn.npy holds the elements within the sizes"
+expect 0 "dynamic result as text" -- "$hloi" run "$dyn"
+contains "$tmp/out" "s32[2,<=3](2,2) {" "a dynamic result prints its sizes"
 
 # --- input mismatches name the file; singular and plural
 printf 's32[2,3] {{1,2,3},{4,5,6}}\n' >"$tmp/x.txt"

@@ -1062,11 +1062,14 @@ static void test_inferred_rules(void)
 		     "lhs_ragged_dims={1}, rhs_group_dims={0}\n}\n",
 		     HLOI_ETYPE,
 		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
-	/* without shapes_only the same programs stop at "unsupported opcode" */
+	/* without shapes_only, a dynamic value is refused where it is used
+	 * other than by set-dimension-size, dynamic-reshape, get-dimension-size
+	 * or as the entry's result */
 	shapes_only = 0;
 	expect_error("ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
-		     "  ROOT d = set-dimension-size(x, n), dimensions={0}\n}\n",
-		     HLOI_EUNSUPPORTED, "unsupported opcode 'set-dimension-size'");
+		     "  d = set-dimension-size(x, n), dimensions={0}\n  ROOT r = negate(d)\n}\n",
+		     HLOI_EUNSUPPORTED,
+		     "unsupported dynamic dimension in f32[<=4] (operand 0 of negate): only set-dimension-size, dynamic-reshape and get-dimension-size take one");
 }
 
 /* --- input_output_alias: PyTorch's in-place rule (issue 3 part 4) -------------- */
