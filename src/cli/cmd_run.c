@@ -306,6 +306,26 @@ static int stopped(cli_io *io, int rc)
 	return s ? s : rc;
 }
 
+/* Runs the module (each participant when several, out[p] each) with the
+ * progress line; prints the diagnostics. Returns an exit code. */
+static int evaluate(run_args *a, hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t n,
+		    hloi_literal **out, cli_io *io)
+{
+	cli_progress progress;
+	cli_progress_start(&progress, "run", "evaluating", "instructions", a->quiet);
+	a->run.progress = &progress.count;
+	hloi_status st = hloi_module_run_participants(m, ctx, inputs, n, &a->run, out);
+	cli_progress_stop(&progress);
+	a->run.progress = NULL;
+	if (st == HLOI_ESTOPPED && cli_stop_flag) {
+		/* the library says where it stopped; the command says why */
+		hloi_context_clear(ctx);
+		return stopped(io, EXIT_RUNTIME);
+	}
+	cli_print_diagnostics(io, ctx);
+	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);
+}
+
 /* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */
 static char *participant_path(const char *path, size_t p)
 {
@@ -348,13 +368,11 @@ static int participant_inputs(hloi_literal ***flat_out, uint8_t **owned_out, siz
 		}
 		for (size_t i = 0; i < n; i++) {
 			flat[p * n + i] = inputs[i];
-			if ((int)i == aliased || p > 0) {
-				if ((int)i != aliased)
-					continue;
-				if (hloi_literal_clone(&flat[p * n + i], inputs[i]) != HLOI_OK)
-					goto oom;
-				owned[p * n + i] = 1;
-			}
+			if ((int)i != aliased)
+				continue;
+			if (hloi_literal_clone(&flat[p * n + i], inputs[i]) != HLOI_OK)
+				goto oom;
+			owned[p * n + i] = 1;
 		}
 	}
 	*flat_out = flat;
@@ -405,7 +423,6 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 	uint8_t *owned = NULL, *owned2 = NULL;
 	int rc = EXIT_OK, mismatch = 0;
 	char name[96];
-	cli_progress progress;
 	if (a->literals_out)
 		return cli_usage_error(io, "run", "--output_literals_file holds one result; the module runs as %zu participants",
 				       np);
@@ -433,21 +450,9 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	cli_progress_start(&progress, "run", "evaluating", "instructions", a->quiet);
-	a->run.progress = &progress.count;
-	hloi_status st = hloi_module_run_participants(m, ctx, flat, n, &a->run, res);
-	cli_progress_stop(&progress);
-	a->run.progress = NULL;
-	if (st == HLOI_ESTOPPED && cli_stop_flag) {
-		hloi_context_clear(ctx);
-		rc = stopped(io, EXIT_RUNTIME);
+	if ((rc = evaluate(a, m, ctx, flat, n, res, io)) != 0)
 		goto cleanup;
-	}
-	cli_print_diagnostics(io, ctx);
-	if (st != HLOI_OK) {
-		rc = cli_exit_code(st);
-		goto cleanup;
-	}
+	hloi_status st;
 	if (a->compare) {
 		hloi_run_options other = a->run;
 		int fast_first = a->run.engine != HLOI_ENGINE_REFERENCE;
@@ -547,11 +552,6 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	cli_progress_stop(&progress);
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
-	size_t np = hloi_module_participant_count(m);
-	if (np > 1) {
-		rc = run_participants(&a, m, ctx, inputs, ninputs, np, io);
-		goto cleanup;
-	}
 	if (a.dump_plan) {
 		hloi_status ps = hloi_module_plan_print(m, ctx, &a.run, io->out);
 		cli_print_diagnostics(io, ctx);
@@ -559,6 +559,11 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			rc = cli_exit_code(ps);
 			goto cleanup;
 		}
+	}
+	size_t np = hloi_module_participant_count(m);
+	if (np > 1) {
+		rc = run_participants(&a, m, ctx, inputs, ninputs, np, io);
+		goto cleanup;
 	}
 	/* before the run: an in-place run consumes its aliased input */
 	if (a.print_inputs) {
@@ -590,22 +595,9 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	cli_progress_start(&progress, "run", "evaluating", "instructions", a.quiet);
-	a.run.progress = &progress.count;
-	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
-	cli_progress_stop(&progress);
-	a.run.progress = NULL;
-	if (st == HLOI_ESTOPPED && cli_stop_flag) {
-		/* the library says where it stopped; the command says why */
-		hloi_context_clear(ctx);
-		rc = stopped(io, EXIT_RUNTIME);
+	if ((rc = evaluate(&a, m, ctx, inputs, ninputs, &result, io)) != 0)
 		goto cleanup;
-	}
-	cli_print_diagnostics(io, ctx);
-	if (st != HLOI_OK) {
-		rc = cli_exit_code(st);
-		goto cleanup;
-	}
+	hloi_status st;
 	if (a.compare) {
 		if (spare) {
 			saved = inputs[aliased];

@@ -131,6 +131,8 @@ static void around(const shape *s, int64_t d, int64_t *outer, int64_t *inner)
 static void move_block(char *out, int64_t out_dim, int64_t out_at, const char *in, int64_t in_dim, int64_t in_at,
 		       int64_t len, int64_t outer, int64_t inner)
 {
+	if (len <= 0 || inner <= 0)
+		return;
 	for (int64_t o = 0; o < outer; o++)
 		memcpy(out + (o * out_dim + out_at) * inner, in + (o * in_dim + in_at) * inner, (size_t)(len * inner));
 }

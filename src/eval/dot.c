@@ -367,7 +367,7 @@ int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, 
 #ifdef HLOI_HAVE_OPENBLAS
 /* OpenBLAS's thread count follows hloi's `threads` (0: what OpenBLAS chose
  * at start, i.e. OPENBLAS_NUM_THREADS or the cores). */
-static void blas_threads(int threads)
+void contract_blas_threads(int threads)
 {
 	static int initial, current;
 	if (!initial)
@@ -379,7 +379,7 @@ static void blas_threads(int threads)
 	}
 }
 #else
-static void blas_threads(int threads)
+void contract_blas_threads(int threads)
 {
 	(void)threads;
 }
@@ -396,7 +396,7 @@ int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64
 		A = B;
 		B = x;
 	}
-	blas_threads(threads);
+	contract_blas_threads(threads);
 	enum CBLAS_TRANSPOSE ta = c.ta ? CblasTrans : CblasNoTrans, tb = c.tb ? CblasTrans : CblasNoTrans;
 	int m = (int)c.M, n = (int)c.N, k = (int)c.K, lda = (int)c.lda, ldb = (int)c.ldb, ldc = (int)c.ldc;
 	switch (t) {

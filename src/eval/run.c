@@ -532,10 +532,12 @@ static hloi_status take_value(engine *e, frame *f, const instr *in, const refs *
 			if (st == HLOI_OK && !eo)
 				st = value_clone(e, els[k], &els[k]);
 		}
+		/* the elements taken: all of them, or those before the one that failed */
+		size_t held = st == HLOI_OK ? k : k - 1;
 		if (st == HLOI_OK)
 			st = value_tuple_shell(e, &v->shape, els, (int)v->nelems, out);
 		if (st != HLOI_OK) {
-			for (size_t j = 0; j + 1 < k; j++)
+			for (size_t j = 0; j < held; j++)
 				value_drop(e, els[j]);
 			hloi_free(els);
 			return st;

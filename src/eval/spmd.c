@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eval/dot.h"
 #include "eval/spmd.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -40,10 +41,11 @@ struct spmd {
 };
 
 /* Under the lock: when every running participant waits at an incomplete
- * meeting, none can arrive. */
+ * meeting, none can arrive (unless one has failed: the waiters are then
+ * released by the failure, not by a deadlock). */
 static void detect_deadlock(spmd *s)
 {
-	if (s->alive > 0 && s->blocked == s->alive && !s->deadlock) {
+	if (s->alive > 0 && s->blocked == s->alive && !s->deadlock && !s->abort) {
 		s->deadlock = 1;
 		pthread_cond_broadcast(&s->cv);
 	}
@@ -331,6 +333,7 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 	each.max_memory = budget / (uint64_t)n ? budget / (uint64_t)n : 1;
 	int threads_all = each.threads > 0 ? each.threads : online_cores();
 	each.threads = threads_all / (int)n > 0 ? threads_all / (int)n : 1;
+	contract_blas_threads(each.threads);
 	for (int64_t p = 0; p < n; p++) {
 		job *j = &jobs[p];
 		j->member.s = &s;
