@@ -354,9 +354,17 @@ typedef struct hloi_check_options {
 	 * converting programs hloi cannot run); the module is then not
 	 * runnable. */
 	int shapes_only;
+	/* (version >= 3) the participants a run simulates: replicas and
+	 * partitions (0: the module header's replica_count and
+	 * num_partitions, 1 when absent). Collectives' groups are checked
+	 * against them; replicas * partitions is at most
+	 * HLOI_MAX_PARTICIPANTS. */
+	int64_t replicas, partitions;
 } hloi_check_options;
-#define HLOI_CHECK_OPTIONS_VERSION 2
-#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0 }
+#define HLOI_CHECK_OPTIONS_VERSION 3
+#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0, 0, 0 }
+/* The most participants (replicas x partitions) one run simulates. */
+#define HLOI_MAX_PARTICIPANTS 256
 
 /* Type-checks the module: names, operand counts, shapes, broadcasting,
  * element types, layouts. Records every error found in ctx and returns
@@ -486,6 +494,30 @@ HLOI_API hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx,
 HLOI_API hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx,
 					  hloi_literal *const *inputs, size_t ninputs,
 					  const hloi_run_options *opts, hloi_literal *result);
+
+/* The participants a run of the checked module simulates: replicas x
+ * partitions (hloi_check_options, else the module header's replica_count
+ * and num_partitions) when the module evaluates a collective, replica-id
+ * or partition-id; else 1 (every participant would compute the same). 0
+ * when the module is not checked. */
+HLOI_API size_t hloi_module_participant_count(const hloi_module *m);
+/* The partitions of a checked module's run (participant p is replica
+ * p / partitions, partition p % partitions); 1 when not checked. */
+HLOI_API size_t hloi_module_partition_count(const hloi_module *m);
+
+/* Runs the checked module as hloi_module_participant_count(m) = N
+ * participants, each on a thread of its own: `inputs` holds ninputs per
+ * participant, participant-major, participants in the order of their
+ * flattened id (replica * partitions + partition); out[p] (room for N)
+ * gets participant p's result (caller frees each). Collectives exchange
+ * between the participants (README, "Collectives"). opts->max_memory and
+ * opts->threads are shared out evenly; opts->progress counts participant
+ * 0's instructions. Each participant's diagnostics come into ctx, named
+ * "replica R, partition P". On failure every out[p] is NULL. With N = 1,
+ * hloi_module_run. hloi_module_run itself refuses a module of several
+ * participants that has collectives (HLOI_EINVAL). */
+HLOI_API hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs,
+						  size_t ninputs, const hloi_run_options *opts, hloi_literal **out);
 
 /* The input hloi_module_run writes its result into (input_output_alias, see
  * above), or -1 when it writes none. Callers that run a module more than

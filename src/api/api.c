@@ -14,6 +14,7 @@
 #include "core/literal.h"
 #include "core/shape.h"
 #include "eval/eval.h"
+#include "eval/spmd.h"
 #include "hloi.h"
 #include "io/file.h"
 #include "io/npy.h"
@@ -895,6 +896,31 @@ hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal
 {
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
 	return eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
+}
+
+size_t hloi_module_participant_count(const hloi_module *m)
+{
+	if (!m || !m->checked)
+		return 0;
+	return m->participant_dependent ? (size_t)(m->replicas * m->partitions) : 1;
+}
+
+size_t hloi_module_partition_count(const hloi_module *m)
+{
+	return m && m->checked && m->partitions > 0 ? (size_t)m->partitions : 1;
+}
+
+hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs,
+					 size_t ninputs, const hloi_run_options *opts, hloi_literal **out)
+{
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before it runs");
+		return HLOI_EINVAL;
+	}
+	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
+	if (hloi_module_participant_count(m) == 1)
+		return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+	return eval_module_participants(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
 }
 
 int hloi_module_aliased_input(const hloi_module *m)

@@ -914,6 +914,9 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 	if (c.mode == HLOI_BROADCAST_DEFAULT)
 		c.mode = HLOI_BROADCAST_XLA;
 	m->checked = 0;
+	m->participant_dependent = 0;
+	if (ck_participants(&c, opts))
+		c.nerrors++;
 
 	if (!m->entry) {
 		diag_error_where(ctx, NULL, "the module has no entry computation");
@@ -945,6 +948,8 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 		return HLOI_OK;  /* shapes are inferred, but the module is not runnable */
 	m->checked = 1;
 	m->checked_mode = c.mode;
+	m->replicas = c.replicas;
+	m->partitions = c.partitions;
 	m->constant_bytes = 0;
 	for (int i = 0; i < m->ncomps; i++)
 		for (int k = 0; k < m->comps[i]->ninstrs; k++) {

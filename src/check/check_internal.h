@@ -27,7 +27,7 @@ typedef struct checker {
 	size_t nerrors;            /* type errors */
 	size_t nunsupported;       /* things hloi does not evaluate */
 	int oom;
-	int multi_device_reported; /* the module's participant count was reported */
+	int64_t replicas, partitions; /* the participants a run simulates */
 	/* per computation (index in m->comps): 0 not checked, 1 being
 	 * checked, 2 checked with a usable root, 3 checked with errors */
 	uint8_t *comp_state;
@@ -36,6 +36,11 @@ typedef struct checker {
 	const computation *cur_comp;
 	const instr *cur_instr;
 } checker;
+
+/* The participant counts of a run: the options' (version >= 3), else the
+ * module header's replica_count and num_partitions. Reports a count out of
+ * range and returns nonzero. (collectives.c) */
+int ck_participants(checker *c, const hloi_check_options *opts);
 
 /* A type error / an unsupported feature at `at`; notes follow the error. */
 void ck_error(checker *c, loc at, const char *fmt, ...) DIAG_PRINTF(3, 4);

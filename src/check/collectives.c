@@ -5,14 +5,17 @@
  * replica-id, async-start/-update/-done, copy-start/-done, after-all,
  * add-dependency; and custom-call, which hloi refuses with its target named.
  *
- * hloi evaluates collectives on one device: a module whose replica_count or
- * num_partitions is more than 1, or a collective whose replica groups or
- * source-target pairs name a participant other than 0, is reported as
- * unsupported when a run needs it (README, semantics table). */
+ * A run simulates replicas x partitions participants (the module header's
+ * replica_count and num_partitions, or the check options'): replica groups
+ * and source-target pairs are checked against them with XLA's verifier
+ * messages, and a group naming more participants than the run has is
+ * reported as unsupported when a run needs it (README, collectives). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "ir/groups.h"
+#include "util/alloc.h"
 
 /* The module's replica_count or num_partitions header attribute (1 when
  * absent), and where it was written. */
@@ -31,23 +34,6 @@ static int64_t module_count(const module *m, const char *name, loc *at)
 	return 1;
 }
 
-/* XLA's CollectiveOpGroupMode, for the size of a group when replica_groups
- * is empty. */
-typedef enum { GM_REPLICA, GM_PARTITION, GM_REPLICA_AND_PARTITION, GM_FLATTENED } group_mode;
-
-static group_mode mode_of(const instr *in)
-{
-	int64_t ch;
-	int has_channel = instr_int(in, ATTR_CHANNEL_ID, &ch);
-	int has_global = instr_attr(in, ATTR_USE_GLOBAL_DEVICE_IDS) != NULL;
-	int global = instr_bool(in, ATTR_USE_GLOBAL_DEVICE_IDS, 0);
-	if (!has_channel)
-		return GM_REPLICA;
-	if (!has_global || in->op == OP_ALL_TO_ALL)
-		return GM_PARTITION;
-	return global ? GM_FLATTENED : GM_REPLICA_AND_PARTITION;
-}
-
 /* XLA's GetSubgroupSize: the size of the first replica group, or the
  * number of participants the mode implies when there is none; 0 when the
  * groups are kept as written (unknown). */
@@ -55,22 +41,51 @@ static int64_t subgroup_size(const checker *c, const instr *in)
 {
 	const attr *a = instr_attr(in, ATTR_REPLICA_GROUPS);
 	const replica_groups *rg = a ? a->u.rg : NULL;
+	group_mode mode = collective_group_mode(in);
+	/* kCrossReplicaAndPartition: the replicas of a group, each with all partitions */
+	int64_t each = mode == GM_REPLICA_AND_PARTITION ? c->partitions : 1;
 	if (rg && rg->form == RG_LIST && rg->list.n > 0)
-		return rg->list.v[0].n;
+		return rg->list.v[0].n * each;
 	if (rg && rg->form == RG_IOTA && rg->ngroup_dims == 2)
-		return rg->group_dims[1];
+		return rg->group_dims[1] * each;
 	if (rg && rg->form == RG_RAW)
 		return 0;
-	int64_t r = module_count(c->m, "replica_count", NULL), p = module_count(c->m, "num_partitions", NULL);
-	switch (mode_of(in)) {
+	switch (mode) {
 	case GM_REPLICA:
-		return r;
+		return c->replicas;
 	case GM_PARTITION:
-		return p;
+		return c->partitions;
 	default:
-		return r * p;
+		return c->replicas * c->partitions;
 	}
 }
+
+int ck_participants(checker *c, const hloi_check_options *opts)
+{
+	static const char *const names[] = { "replica_count", "num_partitions" };
+	int64_t n[2];
+	for (int k = 0; k < 2; k++) {
+		loc at = { 0, 0 };
+		n[k] = module_count(c->m, names[k], &at);
+		if (n[k] < 1) {
+			ck_error(c, at, "%s=%lld: a module runs on at least one %s", names[k], (long long)n[k],
+				 k ? "partition" : "replica");
+			return 1;
+		}
+	}
+	if (opts && opts->version >= 3 && opts->replicas > 0)
+		n[0] = opts->replicas;
+	if (opts && opts->version >= 3 && opts->partitions > 0)
+		n[1] = opts->partitions;
+	c->replicas = n[0];
+	c->partitions = n[1];
+	return 0;
+}
+
+/* How a run names the participants, for the messages. */
+#define RUN_AS "the run has %lld replica%s and %lld partition%s (--replicas, --partitions, or replica_count= and num_partitions= in the module header)"
+#define RUN_AS_ARGS(c) (long long)(c)->replicas, (c)->replicas == 1 ? "" : "s", (long long)(c)->partitions, \
+		(c)->partitions == 1 ? "" : "s"
 
 /* The number of devices of mesh replica groups as the parser keeps them
  * (`mesh['a'=2,'b'=4] {'a'}`, `maximal_mesh[device_id=0] {}`): the product
@@ -107,73 +122,141 @@ static int64_t mesh_devices(const char *raw)
 	return -1;
 }
 
-/* For a run: the module must have one participant and the instruction's
- * groups and pairs may name participant 0 only. Reports (once per module
- * for the counts) and returns nonzero otherwise. */
-static int one_device(checker *c, const instr *in)
+/* The ids of the groups (explicit or iota) against the participants:
+ * XLA's CheckReplicaGroups (each id 0..n-1 once, n the mode's count, groups
+ * of one size but for all-reduce), then, where XLA's verifier lets a count
+ * of 1 pass, that the run has the participants the groups name. */
+static int check_groups(checker *c, const instr *in, const replica_groups *rg, loc at, group_mode mode)
 {
-	if (!c->report_unsupported)
-		return 0;
-	static const char *const counts[] = { "replica_count", "num_partitions" };
-	for (int k = 0; k < 2; k++) {
-		loc at = in->op_at;
-		int64_t n = module_count(c->m, counts[k], &at);
-		if (n != 1) {
-			if (!c->multi_device_reported)
-				ck_unsupported(c, at,
-					       "unsupported %s=%lld: hloi runs one device (replica_count=1, num_partitions=1) and does not simulate several; '%s' (%s) depends on the participants",
-					       counts[k], (long long)n, in->name ? in->name : "?", opcode_name(in->op));
-			c->multi_device_reported = 1;
-			return 1;
-		}
+	id_groups g;
+	int rc = groups_expand(rg, &g);
+	if (rc == 1) {
+		int64_t devices = mesh_devices(rg->raw);
+		if (devices == 1 && c->replicas * c->partitions == 1)
+			return 0; /* a one-device mesh: one group, {0} */
+		if (!c->report_unsupported)
+			return 0;
+		if (devices > 1)
+			ck_unsupported(c, at, "unsupported replica groups over a mesh of %lld devices: hloi runs explicit and iota groups",
+				       (long long)devices);
+		else
+			ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
+		return 1;
 	}
-	const attr *a = instr_attr(in, ATTR_REPLICA_GROUPS);
-	if (a && a->u.rg) {
-		const replica_groups *rg = a->u.rg;
-		loc at = ck_attr_loc(c, a->vat, "replica_groups");
-		if (rg->form == RG_RAW) {
-			int64_t devices = mesh_devices(rg->raw);
-			if (devices == 1)
-				return 0; /* a one-device mesh: one group, {0} */
-			if (devices > 1)
-				ck_unsupported(c, at,
-					       "unsupported replica groups over a mesh of %lld devices: hloi runs collectives on one device (participant 0)",
-					       (long long)devices);
-			else
-				ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
-			return 1;
+	if (rc < 0) {
+		ck_error(c, at, "replica_groups: the iota form's group sizes and reshape dimensions do not agree (or exceed 2^24 ids)");
+		return 1;
+	}
+	int64_t n = g.ngroups ? g.start[g.ngroups] : 0;
+	uint8_t *seen = n ? hloi_calloc((size_t)n, 1) : NULL;
+	if (n && !seen) {
+		groups_free(&g);
+		c->oom = 1;
+		return 1;
+	}
+	int bad = 0;
+	for (int64_t k = 0; k < g.ngroups && !bad; k++) {
+		if (g.start[k + 1] == g.start[k]) {
+			ck_error(c, at, "Instruction cannot have an empty replica group");
+			bad = 1;
 		}
-		if (rg->form == RG_LIST) {
-			for (int g = 0; g < rg->list.n; g++)
-				for (int j = 0; j < rg->list.v[g].n; j++)
-					if (rg->list.v[g].v[j] != 0) {
-						ck_unsupported(c, at,
-							       "unsupported replica group naming participant %lld: hloi runs collectives on one device (participant 0)",
-							       (long long)rg->list.v[g].v[j]);
-						return 1;
-					}
-		} else {
-			int64_t total = 1;
-			for (int d = 0; d < rg->ngroup_dims; d++)
-				total *= rg->group_dims[d];
-			if (total != 1) {
-				ck_unsupported(c, at,
-					       "unsupported replica groups of %lld participants: hloi runs collectives on one device (participant 0)",
-					       (long long)total);
-				return 1;
+		for (int64_t j = g.start[k]; j < g.start[k + 1] && !bad; j++) {
+			int64_t id = g.ids[j];
+			if (id >= 0 && id < n && seen[id]) {
+				ck_error(c, at, "Replica %lld is repeated in instruction's replica-groups", (long long)id);
+				bad = 1;
+			} else if (id >= 0 && id < n) {
+				seen[id] = 1;
 			}
 		}
 	}
+	for (int64_t i = 0; i < n && !bad; i++) {
+		if (!seen[i]) {
+			ck_error(c, at, "Replica %lld is not named in instruction's replica-groups", (long long)i);
+			bad = 1;
+		}
+	}
+	hloi_free(seen);
+	int64_t count = mode == GM_PARTITION ? c->partitions
+			: mode == GM_FLATTENED ? c->replicas * c->partitions
+					       : c->replicas;
+	if (!bad && n && count != 1 && n != count) {
+		ck_error(c, at, "In %s mode, replica groups should contain %lld %s, but found %lld", group_mode_name(mode),
+			 (long long)count,
+			 mode == GM_PARTITION ? "partitions" : mode == GM_FLATTENED ? "flattened IDs" : "replicas",
+			 (long long)n);
+		bad = 1;
+	}
+	int uniform = in->op != OP_ALL_REDUCE && in->op != OP_ALL_REDUCE_START;
+	for (int64_t k = 1; !bad && uniform && k < g.ngroups; k++) {
+		if (g.start[k + 1] - g.start[k] != g.start[1] - g.start[0]) {
+			ck_error(c, at, "Replica groups expected to be of uniform size");
+			bad = 1;
+		}
+	}
+	if (!bad && n > count && c->report_unsupported) {
+		ck_unsupported(c, at, "unsupported replica groups naming %lld participants: " RUN_AS, (long long)n,
+			       RUN_AS_ARGS(c));
+		bad = 1;
+	}
+	groups_free(&g);
+	return bad;
+}
+
+/* The participants of a collective or an id: its groups and pairs name
+ * ids of the run's participants (XLA's verifier, then what a run needs). */
+static int participants(checker *c, const instr *in)
+{
+	c->m->participant_dependent = 1;
+	if (c->replicas * c->partitions > HLOI_MAX_PARTICIPANTS || c->replicas > HLOI_MAX_PARTICIPANTS ||
+	    c->partitions > HLOI_MAX_PARTICIPANTS) {
+		if (c->report_unsupported) {
+			ck_unsupported(c, in->op_at, "unsupported: %lld replicas x %lld partitions; hloi simulates at most %d participants",
+				       (long long)c->replicas, (long long)c->partitions, HLOI_MAX_PARTICIPANTS);
+			return 1;
+		}
+		return 0;
+	}
+	int64_t ch;
+	group_mode mode = collective_group_mode(in);
+	if (!instr_int(in, ATTR_CHANNEL_ID, &ch) && instr_bool(in, ATTR_USE_GLOBAL_DEVICE_IDS, 0)) {
+		ck_error(c, in->op_at, "Invalid combination of has_channel_id and use_global_device_ids");
+		return 1;
+	}
+	const attr *a = instr_attr(in, ATTR_REPLICA_GROUPS);
+	const replica_groups *rg = a ? a->u.rg : NULL;
+	int has_groups = rg && !(rg->form == RG_LIST && rg->list.n == 0);
+	if (has_groups && check_groups(c, in, rg, ck_attr_loc(c, a->vat, "replica_groups"), mode))
+		return 1;
+	if (!has_groups && mode == GM_FLATTENED && in->op != OP_REPLICA_ID && in->op != OP_PARTITION_ID) {
+		ck_error(c, in->op_at, "Replica groups must be specified in flattened-id mode");
+		return 1;
+	}
 	const attr *p = instr_attr(in, ATTR_SOURCE_TARGET_PAIRS);
 	if (p) {
+		int64_t limit = mode == GM_REPLICA ? c->replicas : c->partitions;
+		loc at = ck_attr_loc(c, p->vat, "source_target_pairs");
 		for (int g = 0; g < p->u.lists.n; g++)
-			for (int j = 0; j < p->u.lists.v[g].n; j++)
-				if (p->u.lists.v[g].v[j] != 0) {
-					ck_unsupported(c, ck_attr_loc(c, p->vat, "source_target_pairs"),
-						       "unsupported source-target pair naming participant %lld: hloi runs collectives on one device (participant 0)",
-						       (long long)p->u.lists.v[g].v[j]);
+			for (int j = 0; j < p->u.lists.v[g].n; j++) {
+				int64_t id = p->u.lists.v[g].v[j];
+				const char *what = j ? "Target" : "Source";
+				if (id < 0) {
+					ck_error(c, at, "%s %lld in the instruction's source-target pair must be >= 0", what,
+						 (long long)id);
 					return 1;
 				}
+				if (id >= limit && limit != 1) {
+					ck_error(c, at, "%s %lld in the instruction's source-target pair must be < %lld", what,
+						 (long long)id, (long long)limit);
+					return 1;
+				}
+				if (id >= limit && c->report_unsupported) {
+					ck_unsupported(c, at, "unsupported source-target pair naming %s %lld: " RUN_AS,
+						       mode == GM_REPLICA ? "replica" : "partition", (long long)id,
+						       RUN_AS_ARGS(c));
+					return 1;
+				}
+			}
 	}
 	return 0;
 }
@@ -329,9 +412,8 @@ static int shard_count(checker *c, const instr *in, int64_t d, int elem, int64_t
 	}
 	if (n != 1 && c->report_unsupported && groups <= 1) {
 		char a[CK_SHAPE_TEXT];
-		ck_unsupported(c, in->op_at,
-			       "unsupported %s of %lld shards (result %s): hloi runs collectives on one device, whose groups have 1 participant",
-			       opcode_name(in->op), (long long)n, ck_shape(a, w));
+		ck_unsupported(c, in->op_at, "unsupported %s of %lld shards (result %s): its groups have 1 participant; " RUN_AS,
+			       opcode_name(in->op), (long long)n, ck_shape(a, w), RUN_AS_ARGS(c));
 		return 1;
 	}
 	*out = n;
@@ -388,7 +470,7 @@ static int tuple_layouts(checker *c, const instr *in, shape *inf)
 
 int infer_all_reduce(checker *c, instr *in, shape *inf)
 {
-	if (at_least_one(c, in) || arrays(c, in, "cross replica sum") || check_reducer(c, in) || one_device(c, in))
+	if (at_least_one(c, in) || arrays(c, in, "cross replica sum") || check_reducer(c, in) || participants(c, in))
 		return 1;
 	return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
 }
@@ -397,8 +479,8 @@ int infer_all_gather(checker *c, instr *in, shape *inf)
 {
 	int64_t d, shards;
 	int start = in->op == OP_ALL_GATHER_START;
-	if (at_least_one(c, in) || arrays(c, in, "all-gather") || one_dimension(c, in, &d, 1) ||
-	    shard_count(c, in, d, start ? 1 : -1, &shards) || one_device(c, in))
+	if (at_least_one(c, in) || arrays(c, in, "all-gather") || one_dimension(c, in, &d, 1) || participants(c, in) ||
+	    shard_count(c, in, d, start ? 1 : -1, &shards))
 		return 1;
 	if (!start)
 		return gathered(c, in, d, shards, inf) || tuple_layouts(c, in, inf);
@@ -412,7 +494,7 @@ int infer_reduce_scatter(checker *c, instr *in, shape *inf)
 {
 	int64_t d, shards;
 	if (at_least_one(c, in) || arrays(c, in, "reduce-scatter") || one_dimension(c, in, &d, 1) ||
-	    check_reducer(c, in) || shard_count(c, in, d, -1, &shards) || one_device(c, in))
+	    check_reducer(c, in) || participants(c, in) || shard_count(c, in, d, -1, &shards))
 		return 1;
 	return gathered(c, in, d, shards, inf) || tuple_layouts(c, in, inf);
 }
@@ -440,7 +522,7 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 				 (long long)s.dims[d], (long long)split);
 			return 1;
 		}
-		if (one_device(c, in))
+		if (participants(c, in))
 			return 1;
 		*inf = s;
 		return 0;
@@ -460,7 +542,7 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 			 (long long)split);
 		return 1;
 	}
-	if (one_device(c, in))
+	if (participants(c, in))
 		return 1;
 	shape *el = tuple_of(c, inf, in->nops);
 	if (!el)
@@ -503,7 +585,7 @@ int infer_collective_permute(checker *c, instr *in, shape *inf)
 	int start = in->op == OP_COLLECTIVE_PERMUTE_START;
 	if (at_least_one(c, in) ||
 	    arrays(c, in, start ? "operand of collective-permute-start" : "operand of collective-permute") ||
-	    check_pairs(c, in) || one_device(c, in))
+	    check_pairs(c, in) || participants(c, in))
 		return 1;
 	if (!start)
 		return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
@@ -520,7 +602,7 @@ int infer_collective_permute(checker *c, instr *in, shape *inf)
 
 int infer_collective_broadcast(checker *c, instr *in, shape *inf)
 {
-	if (at_least_one(c, in) || arrays(c, in, "operand of collective-broadcast") || one_device(c, in))
+	if (at_least_one(c, in) || arrays(c, in, "operand of collective-broadcast") || participants(c, in))
 		return 1;
 	return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
 }
@@ -571,7 +653,7 @@ int infer_copy_start(checker *c, instr *in, shape *inf)
 
 int infer_device_id(checker *c, instr *in, shape *inf)
 {
-	if (one_device(c, in))
+	if (participants(c, in))
 		return 1;
 	shape_make_array(inf, ET_U32, 0, NULL);
 	return 0;

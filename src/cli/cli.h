@@ -47,7 +47,9 @@ enum {
 	CLI_OPT_THREADS,       /* --threads N */
 	CLI_OPT_MAX_MEMORY,    /* --max-memory SIZE */
 	CLI_OPT_FORMAT,        /* --format hlo|pb|pbtxt */
-	CLI_OPT_COLOR          /* --color auto|always|never */
+	CLI_OPT_COLOR,         /* --color auto|always|never */
+	CLI_OPT_REPLICAS,      /* --replicas N */
+	CLI_OPT_PARTITIONS     /* --partitions M */
 };
 
 /* Applies shared option `c` with value `arg` for command `cmd`; `check`,

@@ -16,6 +16,9 @@ static const char help[] =
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
+	"  --replicas N            check collectives for N replicas (default: the\n"
+	"                          module's replica_count, else 1)\n"
+	"  --partitions M          ... and M partitions (default: num_partitions)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -29,6 +32,8 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
+	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
+	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -47,6 +52,8 @@ static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char 
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_MAX_MEMORY:
 		case CLI_OPT_COLOR:
+		case CLI_OPT_REPLICAS:
+		case CLI_OPT_PARTITIONS:
 		{
 			int e = cli_common_option(c, optarg, io, cmd, &po->check, &po->format, NULL);
 			if (e)

@@ -40,6 +40,17 @@ static const char help[] =
 	"                          also the reference engine's) as XLA's\n"
 	"                          RunHloModuleLiterals proto (.pbtxt: text, else binary)\n"
 	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
+"Participants (collectives across replicas and partitions):\n"
+	"  --replicas N            run as N replicas (default: the module's\n"
+	"                          replica_count, else 1)\n"
+	"  --partitions M          run as M partitions (default: the module's\n"
+	"                          num_partitions, else 1)\n"
+	"                          A module with collectives then runs as N x M\n"
+	"                          participants, one thread each: every one prints\n"
+	"                          its result under `** Replica R, partition P **`;\n"
+	"                          --output r.npy writes r.p0.npy, r.p1.npy, ... (by\n"
+	"                          flattened id R * M + P). Inputs are shared, but\n"
+	"                          --random-inputs=SEED gives participant i SEED + i.\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
@@ -107,6 +118,8 @@ static const struct option options[] = {
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
 	{ "dump-plan", no_argument, NULL, OPT_DUMP_PLAN },
+	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
+	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -187,6 +200,8 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		case CLI_OPT_MAX_MEMORY:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_COLOR:
+		case CLI_OPT_REPLICAS:
+		case CLI_OPT_PARTITIONS:
 		{
 			int e = cli_common_option(c, optarg, io, "run", &a->prog.check, &a->prog.format, &a->run);
 			if (e)
@@ -291,6 +306,218 @@ static int stopped(cli_io *io, int rc)
 	return s ? s : rc;
 }
 
+/* Runs the module (each participant when several, out[p] each) with the
+ * progress line; prints the diagnostics. Returns an exit code. */
+static int evaluate(run_args *a, hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t n,
+		    hloi_literal **out, cli_io *io)
+{
+	cli_progress progress;
+	cli_progress_start(&progress, "run", "evaluating", "instructions", a->quiet);
+	a->run.progress = &progress.count;
+	hloi_status st = hloi_module_run_participants(m, ctx, inputs, n, &a->run, out);
+	cli_progress_stop(&progress);
+	a->run.progress = NULL;
+	if (st == HLOI_ESTOPPED && cli_stop_flag) {
+		/* the library says where it stopped; the command says why */
+		hloi_context_clear(ctx);
+		return stopped(io, EXIT_RUNTIME);
+	}
+	cli_print_diagnostics(io, ctx);
+	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);
+}
+
+/* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */
+static char *participant_path(const char *path, size_t p)
+{
+	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+	size_t stem = dot && (!slash || dot > slash + 1) && dot != path ? (size_t)(dot - path) : strlen(path);
+	size_t len = strlen(path) + 32;
+	char *out = malloc(len);
+	if (out)
+		snprintf(out, len, "%.*s.p%zu%s", (int)stem, path, p, path + stem);
+	return out;
+}
+
+/* One set of inputs per participant, participant-major: the loaded set
+ * shared (each participant its own copy of an input the module writes its
+ * result into), or with --random-inputs=SEED, participant p's own made
+ * from SEED + p. *owned says which of flat's literals are to be freed. */
+static int participant_inputs(hloi_literal ***flat_out, uint8_t **owned_out, size_t np, run_args *a, hloi_module *m,
+			      hloi_context *ctx, hloi_literal **inputs, size_t n, cli_io *io)
+{
+	hloi_literal **flat = calloc(np * n + 1, sizeof *flat);
+	uint8_t *owned = calloc(np * n + 1, 1);
+	int aliased = hloi_module_aliased_input(m), rc = EXIT_OK;
+	if (!flat || !owned)
+		goto oom;
+	for (size_t p = 0; p < np; p++) {
+		if (a->in.random && p > 0) {
+			input_args one = a->in;
+			hloi_literal **set = NULL;
+			size_t got = 0;
+			one.seed = a->in.seed + p;
+			rc = inputs_load(&set, &got, &one, m, ctx, a->run.max_memory, 0, a->program, io, "run");
+			if (rc)
+				goto fail;
+			for (size_t i = 0; i < n && i < got; i++) {
+				flat[p * n + i] = set[i];
+				owned[p * n + i] = 1;
+			}
+			free(set);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			flat[p * n + i] = inputs[i];
+			if ((int)i != aliased)
+				continue;
+			if (hloi_literal_clone(&flat[p * n + i], inputs[i]) != HLOI_OK)
+				goto oom;
+			owned[p * n + i] = 1;
+		}
+	}
+	*flat_out = flat;
+	*owned_out = owned;
+	return EXIT_OK;
+oom:
+	fputs("hloi run: out of memory making each participant's inputs\n", io->err);
+	rc = EXIT_RUNTIME;
+fail:
+	for (size_t k = 0; flat && owned && k < np * n; k++)
+		if (owned[k])
+			hloi_literal_free(flat[k]);
+	free(flat);
+	free(owned);
+	return rc;
+}
+
+static void free_participant_inputs(hloi_literal **flat, uint8_t *owned, size_t count)
+{
+	for (size_t k = 0; flat && owned && k < count; k++)
+		if (owned[k])
+			hloi_literal_free(flat[k]);
+	free(flat);
+	free(owned);
+}
+
+static void free_results(hloi_literal **r, size_t np)
+{
+	for (size_t p = 0; r && p < np; p++)
+		hloi_literal_free(r[p]);
+	free(r);
+}
+
+/* "Replica 1, partition 0" of participant p. */
+static void participant_name(char *buf, size_t size, hloi_module *m, size_t p, size_t np)
+{
+	(void)np;
+	long long parts = (long long)hloi_module_partition_count(m);
+	snprintf(buf, size, "Replica %lld, partition %lld", (long long)p / parts, (long long)p % parts);
+}
+
+/* A run of several participants (the module has collectives and runs as
+ * replicas x partitions of them). */
+static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t n,
+			    size_t np, cli_io *io)
+{
+	hloi_literal **flat = NULL, **flat2 = NULL, **res = NULL, **ref = NULL;
+	uint8_t *owned = NULL, *owned2 = NULL;
+	int rc = EXIT_OK, mismatch = 0;
+	char name[96];
+	if (a->literals_out)
+		return cli_usage_error(io, "run", "--output_literals_file holds one result; the module runs as %zu participants",
+				       np);
+	rc = participant_inputs(&flat, &owned, np, a, m, ctx, inputs, n, io);
+	if (rc)
+		return rc;
+	if (a->compare && (rc = participant_inputs(&flat2, &owned2, np, a, m, ctx, inputs, n, io)) != 0)
+		goto cleanup;
+	if (a->print_inputs)
+		for (size_t p = 0; p < np; p++)
+			for (size_t i = 0; i < n; i++) {
+				participant_name(name, sizeof name, m, p, np);
+				if (!printable(flat[p * n + i], "an argument", "run without --print-inputs", io)) {
+					rc = EXIT_RUNTIME;
+					goto cleanup;
+				}
+				fprintf(io->out, "** %s: argument %zu (%s) **\n", name, i, hloi_module_parameter_name(m, i));
+				hloi_literal_print(flat[p * n + i], io->out);
+				fputc('\n', io->out);
+			}
+	res = calloc(np, sizeof *res);
+	ref = calloc(np, sizeof *ref);
+	if (!res || !ref) {
+		fputs("hloi run: out of memory\n", io->err);
+		rc = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	if ((rc = evaluate(a, m, ctx, flat, n, res, io)) != 0)
+		goto cleanup;
+	hloi_status st;
+	if (a->compare) {
+		hloi_run_options other = a->run;
+		int fast_first = a->run.engine != HLOI_ENGINE_REFERENCE;
+		other.engine = fast_first ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+		st = hloi_module_run_participants(m, ctx, flat2, n, &other, ref);
+		cli_print_diagnostics(io, ctx);
+		if (st != HLOI_OK) {
+			rc = cli_exit_code(st);
+			goto cleanup;
+		}
+		for (size_t p = 0; p < np; p++) {
+			size_t bad = 0;
+			const hloi_literal *expected = fast_first ? ref[p] : res[p], *actual = fast_first ? res[p] : ref[p];
+			st = hloi_literal_compare(expected, actual, ctx, 1e-3, 1e-3, io->err, 10, &bad);
+			cli_print_diagnostics(io, ctx);
+			if (st != HLOI_OK) {
+				rc = cli_exit_code(st);
+				goto cleanup;
+			}
+			if (bad) {
+				participant_name(name, sizeof name, m, p, np);
+				fprintf(io->err,
+					"hloi run: --compare: %s: %zu elements differ between the reference engine (expected) and the fast engine%s\n",
+					name, bad, bad > 10 ? " (first 10 shown)" : "");
+				mismatch = 1;
+			}
+		}
+	}
+	if ((rc = stopped(io, EXIT_OK)) != 0)
+		goto cleanup;
+	for (size_t p = 0; a->output && p < np; p++) {
+		char *path = participant_path(a->output, p);
+		if (!path) {
+			fputs("hloi run: out of memory\n", io->err);
+			rc = EXIT_RUNTIME;
+			goto cleanup;
+		}
+		rc = output_write(res[p], path, ctx, io, "run");
+		free(path);
+		if (rc)
+			goto cleanup;
+	}
+	for (size_t p = 0; (!a->output || a->print) && p < np; p++) {
+		participant_name(name, sizeof name, m, p, np);
+		if (!printable(res[p], "the result", "write it with --output FILE.npy", io)) {
+			rc = EXIT_RUNTIME;
+			goto cleanup;
+		}
+		fprintf(io->out, "%s** %s **\n", p ? "\n" : "", name);
+		if (hloi_literal_print(res[p], io->out) != HLOI_OK) {
+			fputs("hloi run: error writing the result\n", io->err);
+			rc = EXIT_RUNTIME;
+			goto cleanup;
+		}
+	}
+	if (rc == EXIT_OK && mismatch)
+		rc = EXIT_MISMATCH;
+cleanup:
+	free_results(res, np);
+	free_results(ref, np);
+	free_participant_inputs(flat, owned, np * n);
+	free_participant_inputs(flat2, owned2, np * n);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv, cli_io *io)
 {
 	run_args a;
@@ -333,6 +560,11 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			goto cleanup;
 		}
 	}
+	size_t np = hloi_module_participant_count(m);
+	if (np > 1) {
+		rc = run_participants(&a, m, ctx, inputs, ninputs, np, io);
+		goto cleanup;
+	}
 	/* before the run: an in-place run consumes its aliased input */
 	if (a.print_inputs) {
 		for (size_t i = 0; i < ninputs; i++) {
@@ -363,22 +595,9 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	cli_progress_start(&progress, "run", "evaluating", "instructions", a.quiet);
-	a.run.progress = &progress.count;
-	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
-	cli_progress_stop(&progress);
-	a.run.progress = NULL;
-	if (st == HLOI_ESTOPPED && cli_stop_flag) {
-		/* the library says where it stopped; the command says why */
-		hloi_context_clear(ctx);
-		rc = stopped(io, EXIT_RUNTIME);
+	if ((rc = evaluate(&a, m, ctx, inputs, ninputs, &result, io)) != 0)
 		goto cleanup;
-	}
-	cli_print_diagnostics(io, ctx);
-	if (st != HLOI_OK) {
-		rc = cli_exit_code(st);
-		goto cleanup;
-	}
+	hloi_status st;
 	if (a.compare) {
 		if (spare) {
 			saved = inputs[aliased];

@@ -42,6 +42,7 @@ static const char help[] =
 	"                             --broadcast-mode --engine --threads\n"
 	"                             --max-memory --max-steps --format\n"
 	"                             --input_format --index --linear\n"
+	"                             --replicas --partitions\n"
 	"                             --random-inputs[=SEED], input files relative\n"
 	"                             to the case's directory (--input --inputs\n"
 	"                             --input_literals_file) and outputs as plain\n"

@@ -169,6 +169,16 @@ int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_
 		if (cli_parse_format(arg, format))
 			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", arg);
 		return 0;
+	case CLI_OPT_REPLICAS:
+	case CLI_OPT_PARTITIONS:
+		if (cli_parse_int(arg, &n) || n < 1 || n > HLOI_MAX_PARTICIPANTS)
+			return cli_usage_error(io, cmd, "invalid --%s '%s' (1 to %d)",
+					       c == CLI_OPT_REPLICAS ? "replicas" : "partitions", arg, HLOI_MAX_PARTICIPANTS);
+		if (c == CLI_OPT_REPLICAS)
+			check->replicas = n;
+		else
+			check->partitions = n;
+		return 0;
 	case CLI_OPT_COLOR:
 		if (cli_set_color(io, arg))
 			return cli_usage_error(io, cmd, "invalid --color '%s' (auto, always or never)", arg);

@@ -109,6 +109,7 @@ static const struct {
 	{ "index", 1, 0 },           { "linear", 1, 0 },         { "random-inputs", 2, 0 },
 	{ "input", 1, 1 },           { "inputs", 1, 1 },         { "input_literals_file", 1, 1 },
 	{ "output", 1, 2 },          { "output_literals_file", 1, 2 },
+	{ "replicas", 1, 0 },        { "partitions", 1, 0 },
 };
 
 static const char *const commands[] = { "run", "check", "fmt", "lower", "dot" };

@@ -16,12 +16,31 @@
  *   copy-start / copy-done (operand, operand, u32 0) / element 0
  *   after-all              a token; add-dependency its first operand
  *
- * The checker has refused modules of more than one participant and
- * groups or pairs naming another device. Both engines share these kernels:
- * each result is a value of its own, filled by copies between layouts. */
+ * With several participants (e->spmd, eval/spmd.h) the group meets and
+ * each member computes its result from the others' operands, in row-major
+ * copies of them:
+ *
+ *   all-reduce             to_apply folded over the group in its order:
+ *                          ((v0 + v1) + v2) + ... (XLA leaves it open)
+ *   all-gather             the members' operands concatenated along the
+ *                          dimension, in group order
+ *   reduce-scatter         the all-reduce's block `rank` along the dimension
+ *   all-to-all             block j of the result is member j's block `rank`
+ *                          (tuple form: element j is member j's operand `rank`)
+ *   collective-permute     the operand of the source paired with this
+ *                          participant, zeros when none is
+ *   collective-broadcast   the group's first member's operands
+ *   replica-id, partition-id   this participant's
+ *
+ * Both engines share these kernels: each result is a value of its own,
+ * filled by copies between layouts. */
 #include <string.h>
 
+#include "eval/apply.h"
 #include "eval/engine.h"
+#include "eval/spmd.h"
+#include "ir/groups.h"
+#include "util/alloc.h"
 
 /* Zeros everywhere in v (tuples deeply). */
 static void zero(hloi_literal *v)
@@ -70,6 +89,261 @@ static hloi_status fresh(engine *e, frame *f, const instr *in, hloi_literal **re
 	return HLOI_OK;
 }
 
+/* Result slot k of an op whose result is its operands' shapes: the result
+ * itself for one operand, else its element k. */
+static hloi_literal *slot(hloi_literal *res, int nops, int k)
+{
+	return nops == 1 && !shape_is_tuple(&res->shape) ? res : res->elems[k];
+}
+
+/* `lit` in row-major order (the default layout): lit itself when it is
+ * already, else a copy (*owned). */
+static hloi_status dense(engine *e, const hloi_literal *lit, hloi_literal **out, int *owned)
+{
+	shape s = lit->shape;
+	layout_set_default(&s);
+	return value_conform(e, (hloi_literal *)lit, &s, out, owned);
+}
+
+/* A new value of `like`'s type and dims in row-major order. */
+static hloi_status dense_new(engine *e, const shape *like, hloi_literal **out)
+{
+	shape s = *like;
+	layout_set_default(&s);
+	return value_new(e, &s, out);
+}
+
+/* Elements before dimension d, and bytes of one step along d. */
+static void around(const shape *s, int64_t d, int64_t *outer, int64_t *inner)
+{
+	*outer = 1;
+	*inner = etype_byte_width(s->type);
+	for (int64_t i = 0; i < s->rank; i++) {
+		if (i < d)
+			*outer *= s->dims[i];
+		else if (i > d)
+			*inner *= s->dims[i];
+	}
+}
+
+/* out[o, out_at + t] = in[o, in_at + t] for t < len along the dimension
+ * (out_dim and in_dim long), over `outer` rows of `inner` bytes a step. */
+static void move_block(char *out, int64_t out_dim, int64_t out_at, const char *in, int64_t in_dim, int64_t in_at,
+		       int64_t len, int64_t outer, int64_t inner)
+{
+	if (len <= 0 || inner <= 0)
+		return;
+	for (int64_t o = 0; o < outer; o++)
+		memcpy(out + (o * out_dim + out_at) * inner, in + (o * in_dim + in_at) * inner, (size_t)(len * inner));
+}
+
+/* The members' operand k folded with to_apply in group order, into a new
+ * row-major value *out. */
+static hloi_status reduce_members(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int k,
+				  hloi_literal **out)
+{
+	const computation *f = instr_called(in, ATTR_TO_APPLY, 0);
+	const hloi_literal *first = all[0][k];
+	etype t = first->shape.type;
+	int64_t w = etype_byte_width(t), count = 0;
+	hloi_literal *acc = NULL, *other = NULL;
+	int owned = 0;
+	applier ap;
+	uint64_t *state = NULL;
+	memset(&ap, 0, sizeof ap);
+	hloi_status st = dense_new(e, &first->shape, &acc);
+	if (st != HLOI_OK)
+		return st;
+	value_copy(acc, first);
+	shape_element_count(&acc->shape, &count);
+	st = applier_init(&ap, e, f);
+	if (st != HLOI_OK)
+		goto cleanup;
+	state = hloi_calloc((size_t)(ap.nslots > 0 ? ap.nslots : 1), sizeof *state);
+	if (!state) {
+		st = value_oom(e, (int64_t)ap.nslots * 8);
+		goto cleanup;
+	}
+	applier_start(&ap, state);
+	for (int64_t j = 1; j < n; j++) {
+		st = dense(e, all[j][k], &other, &owned);
+		if (st != HLOI_OK)
+			goto cleanup;
+		char *a = acc->data;
+		const char *b = other->data;
+		for (int64_t i = 0; i < count && st == HLOI_OK; i++) {
+			applier_param(&ap, state, 0, t, a + i * w);
+			applier_param(&ap, state, 1, t, b + i * w);
+			st = applier_run(&ap, state);
+			if (st == HLOI_OK)
+				memcpy(a + i * w, applier_result(&ap, state, 0), (size_t)w);
+		}
+		if (owned)
+			value_drop(e, other);
+		other = NULL;
+	}
+cleanup:
+	hloi_free(state);
+	applier_free(&ap);
+	if (st != HLOI_OK) {
+		value_drop(e, acc);
+		acc = NULL;
+	}
+	*out = acc;
+	return st;
+}
+
+/* Moves blocks of the members' operand k into dst (any layout) through a
+ * row-major value of dst's shape: gather (all-gather), or exchange
+ * (all-to-all's array form). */
+static hloi_status assemble(engine *e, hloi_literal *dst, hloi_literal *const *const *all, int64_t n, int64_t rank,
+			    int k, int64_t d, int exchange)
+{
+	hloi_literal *out = NULL, *src = NULL;
+	int owned = 0;
+	hloi_status st = dense_new(e, &dst->shape, &out);
+	if (st != HLOI_OK)
+		return st;
+	int64_t outer, inner;
+	around(&dst->shape, d, &outer, &inner);
+	int64_t od = dst->shape.dims[d];
+	for (int64_t j = 0; j < n && st == HLOI_OK; j++) {
+		st = dense(e, all[j][k], &src, &owned);
+		if (st != HLOI_OK)
+			break;
+		int64_t id = src->shape.dims[d];
+		if (exchange) {
+			int64_t chunk = id / n;
+			move_block(out->data, od, j * chunk, src->data, id, rank * chunk, chunk, outer, inner);
+		} else {
+			move_block(out->data, od, j * id, src->data, id, 0, id, outer, inner);
+		}
+		if (owned)
+			value_drop(e, src);
+	}
+	if (st == HLOI_OK)
+		value_copy(dst, out);
+	value_drop(e, out);
+	return st;
+}
+
+/* The block `rank` of n along d of the members' reduced operand k. */
+static hloi_status reduce_scatter(engine *e, const instr *in, hloi_literal *dst, hloi_literal *const *const *all,
+				  int64_t n, int64_t rank, int k, int64_t d)
+{
+	hloi_literal *acc = NULL, *out = NULL;
+	hloi_status st = reduce_members(e, in, all, n, k, &acc);
+	if (st == HLOI_OK)
+		st = dense_new(e, &dst->shape, &out);
+	if (st == HLOI_OK) {
+		int64_t outer, inner;
+		around(&dst->shape, d, &outer, &inner);
+		int64_t chunk = dst->shape.dims[d];
+		move_block(out->data, chunk, 0, acc->data, acc->shape.dims[d], rank * chunk, chunk, outer, inner);
+		value_copy(dst, out);
+	}
+	if (acc)
+		value_drop(e, acc);
+	if (out)
+		value_drop(e, out);
+	return st;
+}
+
+/* The source paired with target `rank` in collective-permute's pairs, or -1. */
+static int64_t permute_source(const instr *in, int64_t rank)
+{
+	const attr *p = instr_attr(in, ATTR_SOURCE_TARGET_PAIRS);
+	for (int g = 0; p && g < p->u.lists.n; g++) {
+		const int_list *pr = &p->u.lists.v[g];
+		if (pr->n == 2 && pr->v[1] == rank)
+			return pr->v[0];
+	}
+	return -1;
+}
+
+/* A collective among several participants: meet the group, compute this
+ * member's result into res from everyone's operands, leave. */
+static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
+{
+	const module *m = e->m;
+	int64_t total = m->replicas * m->partitions, rank = -1;
+	int64_t *members = hloi_malloc((size_t)total * sizeof *members);
+	if (!members)
+		return value_oom(e, total * (int64_t)sizeof *members);
+	int64_t n = collective_members(in, m->replicas, m->partitions, e->spmd->id, members, &rank);
+	if (n <= 0) {
+		hloi_free(members);
+		if (n == 0) {
+			diag_error_where(e->ctx, NULL, "'%s' (%s): replica %lld, partition %lld is in none of its groups",
+					 in->name, opcode_name(in->op), (long long)e->spmd->replica,
+					 (long long)e->spmd->partition);
+			return HLOI_EINVAL;
+		}
+		return value_oom(e, total * (int64_t)sizeof *members);
+	}
+	hloi_literal *const *const *all = NULL;
+	spmd_meet *meet = NULL;
+	hloi_status st = spmd_arrive(e, in, members, n, rank, ops, &all, &meet);
+	hloi_free(members);
+	if (st != HLOI_OK)
+		return st;
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	int64_t d = dl && dl->n == 1 ? dl->v[0] : -1;
+	switch (in->op) {
+	case OP_ALL_REDUCE:
+	case OP_ALL_REDUCE_START:
+		for (int k = 0; k < in->nops && st == HLOI_OK; k++) {
+			hloi_literal *acc = NULL;
+			st = reduce_members(e, in, all, n, k, &acc);
+			if (st == HLOI_OK) {
+				value_copy(slot(res, in->nops, k), acc);
+				value_drop(e, acc);
+			}
+		}
+		break;
+	case OP_ALL_GATHER:
+	case OP_ALL_GATHER_START: {
+		hloi_literal *r = res;
+		if (in->op == OP_ALL_GATHER_START) {
+			put_operands(res->elems[0], ops, in->nops);
+			r = res->elems[1];
+		}
+		for (int k = 0; k < in->nops && st == HLOI_OK; k++)
+			st = assemble(e, slot(r, in->nops, k), all, n, rank, k, d, 0);
+		break;
+	}
+	case OP_REDUCE_SCATTER:
+		for (int k = 0; k < in->nops && st == HLOI_OK; k++)
+			st = reduce_scatter(e, in, slot(res, in->nops, k), all, n, rank, k, (int)d);
+		break;
+	case OP_ALL_TO_ALL:
+		if (d >= 0)
+			st = assemble(e, res, all, n, rank, 0, d, 1);
+		else
+			for (int64_t j = 0; j < n && j < (int64_t)res->nelems; j++)
+				value_copy(res->elems[j], all[j][rank]);
+		break;
+	case OP_COLLECTIVE_PERMUTE:
+	case OP_COLLECTIVE_PERMUTE_START: {
+		hloi_literal *r = res;
+		zero(res);
+		if (in->op == OP_COLLECTIVE_PERMUTE_START) {
+			put_operands(res->elems[0], ops, in->nops);
+			r = res->elems[1];
+		}
+		int64_t src = permute_source(in, rank);
+		if (src >= 0 && src < n)
+			put_operands(r, all[src], in->nops);
+		break;
+	}
+	default: /* collective-broadcast: the group's first member's */
+		put_operands(res, all[0], in->nops);
+		break;
+	}
+	spmd_depart(e, meet);
+	return st;
+}
+
 hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			      hloi_literal *const *args, hloi_literal *dest)
 {
@@ -79,6 +353,8 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 	hloi_status st = fresh(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
+	if (e->spmd)
+		return collective_spmd(e, in, ops, res);
 	switch (in->op) {
 	case OP_ALL_GATHER_START:
 		put_operands(res->elems[0], ops, in->nops);
@@ -129,9 +405,13 @@ hloi_status kernel_device_id(engine *e, frame *f, const instr *in, hloi_literal 
 	(void)dest;
 	hloi_literal *res = NULL;
 	hloi_status st = fresh(e, f, in, &res);
-	if (st == HLOI_OK)
-		zero(res);
-	return st;
+	if (st != HLOI_OK)
+		return st;
+	uint32_t id = 0;
+	if (e->spmd)
+		id = (uint32_t)(in->op == OP_REPLICA_ID ? e->spmd->replica : e->spmd->partition);
+	memcpy(res->data, &id, sizeof id);
+	return HLOI_OK;
 }
 
 hloi_status kernel_copy_start(engine *e, frame *f, const instr *in, hloi_literal *const *ops,

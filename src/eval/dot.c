@@ -368,7 +368,7 @@ int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, 
 #ifdef HLOI_HAVE_OPENBLAS
 /* OpenBLAS's thread count follows hloi's `threads` (0: what OpenBLAS chose
  * at start, i.e. OPENBLAS_NUM_THREADS or the cores). */
-static void blas_threads(int threads)
+void contract_blas_threads(int threads)
 {
 	static int initial, current;
 	if (!initial)
@@ -380,7 +380,7 @@ static void blas_threads(int threads)
 	}
 }
 #else
-static void blas_threads(int threads)
+void contract_blas_threads(int threads)
 {
 	(void)threads;
 }
@@ -398,7 +398,7 @@ int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64
 		B = x;
 	}
 	if (threads >= 0)
-		blas_threads(threads);
+		contract_blas_threads(threads);
 	enum CBLAS_TRANSPOSE ta = c.ta ? CblasTrans : CblasNoTrans, tb = c.tb ? CblasTrans : CblasNoTrans;
 	int m = (int)c.M, n = (int)c.N, k = (int)c.K, lda = (int)c.lda, ldb = (int)c.ldb, ldc = (int)c.ldc;
 	switch (t) {
@@ -832,10 +832,10 @@ static int fast_dot_blas(engine *e, hloi_literal *out, const hloi_literal *lhs, 
 		goto done;
 	blas_batch job = { g, &A, &Bv, &C, rt, w, e->threads };
 	int64_t work = g->M * g->N * g->K, nt = e->threads > 0 ? e->threads : machine_threads();
-	if (nt > 1 && g->B >= nt && work <= BLAS_SMALL_PRODUCT) {
+	if (nt > 1 && g->B >= nt && work <= BLAS_SMALL_PRODUCT && !e->spmd) {
 		/* a product each thread, BLAS on the calling thread (fork and join
 		 * per small product cost more than the product) */
-		blas_threads(1);
+		contract_blas_threads(1);
 		job.threads = -1;
 		contract_parallel((int)nt, g->B, 1, blas_batch_range, &job);
 	} else {

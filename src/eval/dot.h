@@ -120,6 +120,10 @@ int contract_blas_type(etype t);
  * setting it to 1). */
 int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t cm,
 		       int64_t cn);
+/* Sets OpenBLAS's thread count for `threads` (0: its own default). The
+ * participants of a run set it once before they start, all with the same
+ * count, so that their calls find it set and never change it at once. */
+void contract_blas_threads(int threads);
 int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t am, int64_t ak, const void *B,
 		  int64_t bk, int64_t bn, void *C, int64_t cm, int64_t cn, int threads);
 

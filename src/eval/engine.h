@@ -73,6 +73,8 @@ typedef struct engine {
 	int64_t loop_iter;   /* ... and its iteration (from 1) */
 	eval_rng_state *rng; /* the random-number states of the run so far */
 	int nrng, cap_rng;
+	struct spmd_member *spmd; /* the participant this engine runs, with the
+				   * others of the run (spmd.h); NULL on one device */
 } engine;
 
 /* How a frame holds a value (frame.owned). */
@@ -134,6 +136,11 @@ hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
  * With dest, the root's result is written into dest and *out is dest. */
 hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
 			     hloi_literal **out, int *out_owned);
+
+/* eval_module for one participant of a run of several (spmd.c): the
+ * driver with `member` set in the engine. */
+hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			       const hloi_run_options *opts, struct spmd_member *member, hloi_literal **out);
 
 /* --- steps (control.c) ------------------------------------------------------ */
 

@@ -532,10 +532,12 @@ static hloi_status take_value(engine *e, frame *f, const instr *in, const refs *
 			if (st == HLOI_OK && !eo)
 				st = value_clone(e, els[k], &els[k]);
 		}
+		/* the elements taken: all of them, or those before the one that failed */
+		size_t held = st == HLOI_OK ? k : k - 1;
 		if (st == HLOI_OK)
 			st = value_tuple_shell(e, &v->shape, els, (int)v->nelems, out);
 		if (st != HLOI_OK) {
-			for (size_t j = 0; j + 1 < k; j++)
+			for (size_t j = 0; j < held; j++)
 				value_drop(e, els[j]);
 			hloi_free(els);
 			return st;
@@ -740,7 +742,7 @@ static int shares_buffer(const hloi_literal *lit, const hloi_literal *in)
  * shape) when given, else into a new literal in *out. */
 static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			      const hloi_run_options *opts, const fast_tuning *tuning, hloi_literal *into,
-			      hloi_literal **out, eval_stats *stats)
+			      hloi_literal **out, eval_stats *stats, struct spmd_member *member)
 {
 	hloi_status st = HLOI_OK;
 	engine e;
@@ -754,6 +756,12 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 		diag_error_where(ctx, NULL, "the module must be checked before it runs");
 		return HLOI_EINVAL;
 	}
+	if (!member && m->participant_dependent && m->replicas * m->partitions > 1) {
+		diag_error_where(ctx, NULL,
+				 "the module runs as %lld participants (%lld replicas x %lld partitions) and has collectives: run it with hloi_module_run_participants",
+				 (long long)(m->replicas * m->partitions), (long long)m->replicas, (long long)m->partitions);
+		return HLOI_EINVAL;
+	}
 	st = check_inputs(comp, ctx, inputs, ninputs);
 	if (st != HLOI_OK)
 		return st;
@@ -764,6 +772,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.fast = !opts || opts->engine != HLOI_ENGINE_REFERENCE;
 	e.threads = opts ? opts->threads : 0;
 	e.tuning = tuning;
+	e.spmd = member;
 	eval_limits_init(&e.limits, opts);
 
 	/* One budget: what the run holds before it makes anything (the
@@ -882,7 +891,7 @@ cleanup:
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out)
 {
-	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL);
+	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL, NULL);
 }
 
 static hloi_status module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
@@ -923,7 +932,7 @@ static hloi_status module_into(module *m, hloi_context *ctx, hloi_literal *const
 			return HLOI_EINVAL;
 		}
 	}
-	return run_module(m, ctx, inputs, ninputs, opts, tuning, result, NULL, stats);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, result, NULL, stats, NULL);
 }
 
 hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
@@ -938,5 +947,11 @@ hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const 
 {
 	if (into)
 		return module_into(m, ctx, inputs, ninputs, opts, tuning, into, stats);
-	return run_module(m, ctx, inputs, ninputs, opts, tuning, NULL, out, stats);
+	return run_module(m, ctx, inputs, ninputs, opts, tuning, NULL, out, stats, NULL);
+}
+
+hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+			       const hloi_run_options *opts, struct spmd_member *member, hloi_literal **out)
+{
+	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL, member);
 }

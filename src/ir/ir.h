@@ -174,6 +174,8 @@ struct hloi_module {
 	const char *stack_frames;
 	int checked;           /* checker: check_module succeeded */
 	uint64_t constant_bytes;  /* checker: the buffers of every constant's value */
+	int64_t replicas, partitions; /* checker: the participants a run simulates */
+	int participant_dependent;    /* checker: a collective or an id is evaluated */
 	hloi_broadcast_mode checked_mode;
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;

@@ -15,6 +15,8 @@
 #include "core/literal.h"
 #include "eval/eval.h"
 #include "eval/scalar.h"
+#include "eval/spmd.h"
+#include "ir/groups.h"
 #include "text/parse.h"
 #include "unit.h"
 #include "util/alloc.h"
@@ -1494,8 +1496,126 @@ static const unit_test engine_tests[] = {
 	{ NULL, NULL },
 };
 
+
+/* --- several participants --------------------------------------------------------- */
+
+static void test_groups_iota(void)
+{
+	/* [2,2]<=[2,2]T(1,0): iota [[0,1],[2,3]] transposed, {{0,2},{1,3}} */
+	int64_t gd[2] = { 2, 2 }, rd[2] = { 2, 2 }, perm[2] = { 1, 0 };
+	replica_groups rg;
+	memset(&rg, 0, sizeof rg);
+	rg.form = RG_IOTA;
+	rg.ngroup_dims = 2;
+	rg.group_dims = gd;
+	rg.nreshape = 2;
+	rg.reshape_dims = rd;
+	rg.nperm = 2;
+	rg.perm = perm;
+	id_groups g;
+	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
+	CU_ASSERT_EQUAL(g.ngroups, 2);
+	int64_t want[4] = { 0, 2, 1, 3 };
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(g.ids[i], want[i]);
+	CU_ASSERT_EQUAL(g.start[1], 2);
+	groups_free(&g);
+	/* sizes that do not agree */
+	gd[0] = 3;
+	CU_ASSERT_EQUAL(groups_expand(&rg, &g), -1);
+}
+
+static const char participants_text[] =
+	"HloModule p, replica_count=2\n"
+	"add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n"
+	"ENTRY e {\n  x = s32[2] parameter(0)\n  id = u32[] replica-id()\n"
+	"  s = s32[2] all-reduce(x), replica_groups={}, to_apply=add\n"
+	"  g = s32[4] all-gather(x), dimensions={0}, replica_groups={{1,0}}\n"
+	"  ROOT r = (u32[], s32[2], s32[4]) tuple(id, s, g)\n}\n";
+
+static void test_participants_run(void)
+{
+	prog p;
+	load(&p, participants_text);
+	hloi_literal **in = NULL, *out[2] = { NULL, NULL };
+	size_t n = 0;
+	const char *inputs = "s32[2] {1, 2}\ns32[2] {10, 20}";
+	CU_ASSERT_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "inputs", inputs, strlen(inputs)) == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	/* one participant's run refuses a module of two with collectives */
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	CU_ASSERT_EQUAL(eval_module(p.m, p.ctx, in, 1, &o, &out[0]), HLOI_EINVAL);
+	CU_ASSERT_PTR_NULL(out[0]);
+	hloi_context_clear(p.ctx);
+	const char *want[2] = { "(\nu32[] 0,\ns32[2] {11, 22},\ns32[4] {10, 20, 1, 2}\n)",
+				"(\nu32[] 1,\ns32[2] {11, 22},\ns32[4] {10, 20, 1, 2}\n)" };
+	for (int engine = 0; engine < 2; engine++) {
+		o.engine = engine ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+		hloi_status st = eval_module_participants(p.m, p.ctx, in, 1, &o, out);
+		CU_ASSERT_EQUAL(st, HLOI_OK);
+		for (int k = 0; k < 2 && st == HLOI_OK; k++) {
+			strbuf b = STRBUF_INIT;
+			literal_print(&b, out[k], 1, 0);
+			CU_ASSERT_STRING_EQUAL(sb_str(&b), want[k]);
+			sb_free(&b);
+			literal_destroy(out[k]);
+			out[k] = NULL;
+		}
+	}
+	hloi_literal_array_free(in, n);
+	unload(&p);
+}
+
+/* Every allocation of a run of two participants failing in turn: an error
+ * (out of memory, or released by the participant that ran out), no leak,
+ * no hang. */
+static void test_participants_allocation_failures(void)
+{
+	int succeeded = 0;
+	for (long n = 0; n < 400 && !succeeded; n++) {
+		hloi_context *ctx = NULL;
+		module *m = NULL;
+		hloi_literal **in = NULL, *out[2] = { NULL, NULL };
+		size_t nin = 0;
+		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
+		CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", participants_text, strlen(participants_text)) ==
+				HLOI_OK);
+		CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
+		CU_ASSERT_FATAL(eval_random_inputs(&in, &nin, m, ctx, 1) == HLOI_OK);
+		CU_ASSERT_EQUAL_FATAL(nin, 1);
+		alloc_fail_after(n);
+		hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+		hloi_literal *both[2] = { in[0], in[0] };
+		hloi_status st = eval_module_participants(m, ctx, both, 1, &o, out);
+		alloc_fail_after(-1);
+		CU_ASSERT(st == HLOI_OK || st == HLOI_ENOMEM);
+		if (st == HLOI_OK) {
+			succeeded = 1;
+			CU_ASSERT_PTR_NOT_NULL(out[0]);
+			CU_ASSERT_PTR_NOT_NULL(out[1]);
+		} else {
+			CU_ASSERT_PTR_NULL(out[0]);
+			CU_ASSERT_PTR_NULL(out[1]);
+		}
+		literal_destroy(out[0]);
+		literal_destroy(out[1]);
+		hloi_literal_array_free(in, nin);
+		module_destroy(m);
+		hloi_context_free(ctx);
+	}
+	CU_ASSERT_TRUE(succeeded);
+}
+
+static const unit_test participant_tests[] = {
+	{ "groups_iota", test_groups_iota },
+	{ "run", test_participants_run },
+	{ "allocation_failures", test_participants_allocation_failures },
+	{ NULL, NULL },
+};
+
 const unit_suite unit_suites[] = {
 	{ "semantics", semantics_tests },
 	{ "engine", engine_tests },
+	{ "participants", participant_tests },
 	{ NULL, NULL },
 };

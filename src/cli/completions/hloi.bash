@@ -7,8 +7,9 @@ _hloi_options() {
 	case $1 in
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --broadcast-mode --engine --compare --threads
-		--max-memory --max-steps --timeout --quiet --format --input_format --color --help" ;;
-	check) echo "--strict --broadcast-mode --format --max-memory --color --help" ;;
+		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
+		--help" ;;
+	check) echo "--strict --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
 	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
 	plan) echo "--engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
 	fmt) echo "--format --max-memory --color --help" ;;

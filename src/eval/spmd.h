@@ -1,0 +1,51 @@
+/* Several participants in one process: each runs the module on a thread of
+ * its own with an engine of its own; collectives meet at a rendezvous keyed
+ * by the instruction, how many times this participant has reached it, and
+ * the first member of its group. Members publish their operands, wait for
+ * the whole group, read one another's operands, and wait again until all
+ * have read before any goes on (and may free what it published).
+ *
+ * A participant that ends (its run finished or failed) releases those that
+ * wait for it with an error; when every participant still running waits,
+ * none can arrive, and all are released with a deadlock error. The stop
+ * flag of the run is read while waiting. */
+#ifndef HLOI_EVAL_SPMD_H
+#define HLOI_EVAL_SPMD_H
+
+#include <stdint.h>
+
+#include "eval/engine.h"
+
+typedef struct spmd spmd;
+
+typedef struct spmd_member {
+	spmd *s;
+	int64_t id;                 /* flattened: replica * partitions + partition */
+	int64_t replica, partition;
+	int released;               /* failed because another participant did */
+	const instr **seen;         /* collectives reached so far ... */
+	uint64_t *count;            /* ... and how many times */
+	int nseen, cap;
+} spmd_member;
+
+/* A rendezvous under way (spmd_arrive to spmd_depart). */
+typedef struct spmd_meet spmd_meet;
+
+/* Publishes `vals` (this member's operands) for collective `in` of the
+ * group `members` (n flattened ids, this one at `rank`) and waits for the
+ * whole group. *all then holds every member's operands, by rank, until
+ * spmd_depart. Errors (with a message in e->ctx): another participant
+ * ended or failed, a deadlock, the run was stopped, out of memory. */
+hloi_status spmd_arrive(engine *e, const instr *in, const int64_t *members, int64_t n, int64_t rank,
+			hloi_literal *const *vals, hloi_literal *const *const **all, spmd_meet **meet);
+/* Waits until every member has read, then leaves the rendezvous. */
+void spmd_depart(engine *e, spmd_meet *meet);
+
+/* Runs the checked module as m->replicas x m->partitions participants:
+ * inputs holds ninputs per participant, participant-major (by flattened
+ * id); out[p] gets participant p's result. Each participant's diagnostics
+ * come into ctx prefixed with the participant. */
+hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+				     const hloi_run_options *opts, hloi_literal **out);
+
+#endif
