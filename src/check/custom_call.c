@@ -1,0 +1,241 @@
+/* The shape rule of custom-call. The target is looked up in the registry
+ * (ir/custom_calls.def, then the embedder's hloi_custom_call_register): a
+ * known target's operands are checked and the result it gives is compared
+ * with the written one (custom-call always has its result written, as in
+ * XLA); an unknown target is refused naming it when a run needs it. The
+ * messages are hloi's: XLA's verifier leaves custom-calls to their targets. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check/check_internal.h"
+
+/* A built-in target's rule: checks the operands of `in` and sets *want to
+ * the result the target gives. 0 when it can, 1 after a type error, 2 when
+ * hloi cannot run the call (reported by the caller as unsupported). */
+typedef int (*cc_rule)(checker *c, instr *in, const char *name, etype t, shape *want);
+
+static const shape *opnd(const instr *in, int k)
+{
+	return in->ops[k].def->result;
+}
+
+static int count_operands(checker *c, const instr *in, const char *name, int n)
+{
+	if (in->nops == n)
+		return 1;
+	ck_error(c, in->op_at, "custom-call target '%s' takes %d operand%s, but has %d", name, n, n == 1 ? "" : "s",
+		 in->nops);
+	return 0;
+}
+
+static shape *tuple_want(checker *c, shape *want, int n)
+{
+	shape *el = arena_array(&c->m->arena, (size_t)n, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return NULL;
+	}
+	memset(want, 0, sizeof *want);
+	want->type = ET_TUPLE;
+	want->ntuple = n;
+	want->tuple = el;
+	return el;
+}
+
+static int cc_check_identity(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)c;
+	(void)name;
+	(void)t;
+	if (in->nops != 1)
+		return 2;
+	*want = *opnd(in, 0);
+	return 0;
+}
+
+/* TopK(x): (T[..., k], s32[..., k]), k the written result's last dimension,
+ * x of rank 1 or more and an ordered type. */
+static int cc_check_topk(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	char a[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 1) || !ck_array_operand(c, in, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	if (x->rank < 1 || etype_get_kind(x->type) == KIND_COMPLEX || x->type == ET_PRED) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' needs an operand of rank 1 or more of an ordered type; got %s",
+			 name, ck_shape(a, x));
+		return 1;
+	}
+	const shape *r = in->shape;
+	if (!shape_is_tuple(r) || r->ntuple != 2 || shape_is_tuple(&r->tuple[0]) || r->tuple[0].rank != x->rank) {
+		ck_error(c, in->op_at, "custom-call target '%s' gives a tuple of the values and their s32 indices, of the operand's rank %d; the result is declared %s",
+			 name, x->rank, ck_shape(a, r));
+		return 1;
+	}
+	int64_t k = r->tuple[0].dims[x->rank - 1];
+	if (k > x->dims[x->rank - 1]) {
+		ck_error(c, in->op_at, "custom-call target '%s': k=%lld (the result's last dimension) is larger than the operand's last dimension, %lld",
+			 name, (long long)k, (long long)x->dims[x->rank - 1]);
+		return 1;
+	}
+	shape *el = tuple_want(c, want, 2);
+	if (!el)
+		return 1;
+	int64_t d[HLOI_MAX_RANK];
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	d[x->rank - 1] = k;
+	shape_make_array(&el[0], x->type, x->rank, d);
+	shape_make_array(&el[1], ET_S32, x->rank, d);
+	return 0;
+}
+
+/* A LAPACK target's one matrix operand: of the target's type, rank 2 or
+ * more (the leading dimensions are a batch), square when asked. */
+static int lapack_operand(checker *c, const instr *in, const char *name, etype t, int square)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!ck_array_operand(c, in, 0))
+		return 0;
+	const shape *x = opnd(in, 0);
+	if (x->type != t || x->rank < 2) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes %s matrices (rank 2 or more, the leading dimensions a batch); got %s",
+			 name, etype_name(t), ck_shape(a, x));
+		return 0;
+	}
+	if (square && x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes square matrices; got %s", name, ck_shape(a, x));
+		return 0;
+	}
+	return 1;
+}
+
+/* the operand's batch dimensions and `extra` more */
+static void batch_shape(shape *s, etype t, const shape *x, int nextra, const int64_t *extra)
+{
+	int64_t d[HLOI_MAX_RANK];
+	int nb = x->rank - 2;
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)nb);
+	for (int i = 0; i < nextra; i++)
+		d[nb + i] = extra[i];
+	shape_make_array(s, t, nb + nextra, d);
+}
+
+/* getrf(a [..., m, n]): (lu [..., m, n], s32 ipiv [..., min(m, n)], s32 info [...]) */
+static int cc_check_getrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	shape *el = tuple_want(c, want, 3);
+	if (!el)
+		return 1;
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	el[0] = *x;
+	el[0].has_layout = 0;
+	batch_shape(&el[1], ET_S32, x, 1, &k);
+	batch_shape(&el[2], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* potrf(a [..., n, n]), uplo: (l or u [..., n, n], s32 info [...]) */
+static int cc_check_potrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 1))
+		return 1;
+	int64_t uplo;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "uplo", &uplo) || (uplo != 'L' && uplo != 'U')) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={uplo = 76 : ui8} (L, the lower triangle) or 85 (U, the upper)",
+			 name);
+		return 1;
+	}
+	const shape *x = opnd(in, 0);
+	shape *el = tuple_want(c, want, 2);
+	if (!el)
+		return 1;
+	el[0] = *x;
+	el[0].has_layout = 0;
+	batch_shape(&el[1], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+static const cc_rule rules[CC_COUNT] = {
+#define X(E, text, rule, type) [E] = cc_check_##rule,
+#include "ir/custom_calls.def"
+#undef X
+};
+
+/* An embedder's target: its check callback, when it has one. */
+static int check_user(checker *c, instr *in, const hloi_custom_call *u)
+{
+	enum { MAX_OPS = 64 };
+	const hloi_shape *small[MAX_OPS];
+	const hloi_shape **ops = small;
+	if (!u->check)
+		return 0;
+	if (in->nops > MAX_OPS && !(ops = arena_array(&c->m->arena, (size_t)in->nops, sizeof *ops))) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++)
+		ops[k] = opnd(in, k);
+	char msg[512] = "";
+	if (u->check(u->user_data, ops, (size_t)in->nops, in->shape, instr_text(in, ATTR_BACKEND_CONFIG), msg,
+		     sizeof msg) == 0)
+		return 0;
+	msg[sizeof msg - 1] = 0;
+	ck_error(c, in->op_at, "custom-call target '%s': %s", u->target, msg[0] ? msg : "its check refused the call");
+	return 1;
+}
+
+int infer_custom_call(checker *c, instr *in, shape *inf)
+{
+	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
+	if (!t) {
+		ck_error(c, in->op_at, "attribute custom_call_target is expected but not seen");
+		return 1;
+	}
+	if (!in->has_shape)
+		return infer_declared(c, in, inf);
+	const attr *a = instr_attr(in, ATTR_CUSTOM_CALL_TARGET);
+	loc tat = ck_attr_loc(c, a->vat, "custom_call_target");
+	size_t n;
+	const char *s = custom_call_unquote(t, &n);
+	char name[HLOI_CUSTOM_CALL_NAME_MAX + 1];
+	snprintf(name, sizeof name, "%.*s", (int)n, s);
+	int id = custom_call_builtin(t);
+	if (id < 0) {
+		const hloi_custom_call *u = custom_call_user(t);
+		if (u)
+			return check_user(c, in, u) ? 1 : infer_declared(c, in, inf);
+		if (c->report_unsupported) {
+			ck_unsupported(c, tat, "unsupported custom-call target '%.*s'", (int)n, s);
+			return 1;
+		}
+		return infer_declared(c, in, inf);
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (opnd(in, k)->type == ET_TOKEN) {
+			ck_error(c, in->ops[k].at, "custom-call target '%s' takes no token operand", name);
+			return 1;
+		}
+	shape want;
+	int r = rules[id](c, in, name, custom_call_builtin_type((cc_target)id), &want);
+	if (r == 1)
+		return 1;
+	if (r == 2) {
+		if (!c->report_unsupported)
+			return infer_declared(c, in, inf);
+		ck_unsupported(c, tat, "unsupported custom-call target '%s' with %d operands (hloi runs it as the identity of one)",
+			       name, in->nops);
+		return 1;
+	}
+	if (!shape_compatible(in->shape, &want)) {
+		char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
+		ck_error(c, in->op_at, "custom-call target '%s' gives %s, but the result is declared %s", name,
+			 ck_shape(x, &want), ck_shape(y, in->shape));
+		return 1;
+	}
+	return infer_declared(c, in, inf);
+}
