@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Differential test of hloi's built-in custom-call targets against NumPy:
+random batched problems, both engines, operands in random layouts.
+
+- TopK (XLA's): f32, f64 and s32 rows with repeated values; values and
+  indices must equal those of a stable argsort of the negated rows.
+- lapack_?getrf_ffi (f32, f64, c64, c128, square and rectangular): p l u
+  rebuilt from lu and the 1-based ipiv must give a, ipiv within its
+  range, |l| <= 1 (partial pivoting; sqrt(2) for complex types, whose
+  pivots LAPACK picks by |re| + |im|), info 0.
+- lapack_?potrf_ffi, uplo L and U: the triangle against np.linalg.cholesky
+  of a Hermitian positive definite a; the other triangle the operand's;
+  info 0.
+Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
+magnitude of the expected array.
+
+usage: numpy_lapack.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
+Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
+"""
+import random
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy_lapack: NumPy is not installed; skipped")
+    sys.exit(77)
+
+import hloi_cases
+
+NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
+LETTER = {"f32": "s", "f64": "d", "c64": "c", "c128": "z"}
+
+
+def rand(g, shape, t):
+    x = g.standard_normal(shape)
+    if t.startswith("c"):
+        x = x + 1j * g.standard_normal(shape)
+    return x
+
+
+def layout(rng, rank):
+    perm = list(range(rank - 1, -1, -1))
+    r = rng.random()
+    if r < 0.3:
+        rng.shuffle(perm)
+    elif r < 0.6 and rank >= 2:  # JAX's: the matrix column-major
+        perm = [rank - 2, rank - 1] + list(range(rank - 3, -1, -1))
+    return "{" + ",".join(map(str, perm)) + "}"
+
+
+def dims(shape):
+    return ",".join(map(str, shape))
+
+
+def gen_case(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    g = np.random.default_rng(seed * 7919 + index)
+    batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
+    c = {"index": index, "engine": rng.choice(["fast", "reference"])}
+    op = rng.choice(["topk", "getrf", "potrf"])
+    c["op"] = op
+    if op == "topk":
+        t = rng.choice(["f32", "f64", "s32"])
+        n = rng.choice([1, 2, 5, 16, 33])
+        k = rng.randint(0, n)
+        x = g.integers(-5, 6, batch + [n]) if rng.random() < 0.5 else g.standard_normal(batch + [n])
+        x = x.astype({"f32": np.float32, "f64": np.float64, "s32": np.int32}[t])
+        c.update(type=t, k=k, inputs=[x])
+        r = dims(batch + [k])
+        c["program"] = ("HloModule topk_%d\nENTRY e {\n  x = %s[%s]%s parameter(0)\n"
+                        "  ROOT t = (%s[%s], s32[%s]) custom-call(x), custom_call_target=\"TopK\"\n}\n" % (
+                            index, t, dims(x.shape), layout(rng, x.ndim), t, r, r))
+        return c
+    t = rng.choice(list(NP))
+    c["type"] = t
+    if op == "getrf":
+        m, n = rng.choice([1, 2, 3, 5, 8]), rng.choice([1, 2, 3, 5, 8])
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        k = min(m, n)
+        c["inputs"] = [a]
+        c["program"] = ("HloModule getrf_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  ROOT r = (%s[%s]%s, s32[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%sgetrf_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), layout(rng, a.ndim),
+                            dims(batch + [k]), dims(batch), LETTER[t]))
+        return c
+    n = rng.choice([1, 2, 3, 5, 8, 13])
+    lower = rng.random() < 0.5
+    z = rand(g, batch + [n, n], t)
+    a = z @ np.conj(np.swapaxes(z, -1, -2)) + n * np.eye(n)
+    other = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
+    written = (np.tril(a) if lower else np.triu(a)) + 100 * other
+    c.update(lower=lower, a=a, inputs=[written.astype(NP[t])])
+    c["program"] = ("HloModule potrf_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                    "  ROOT r = (%s[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%spotrf_ffi\", "
+                    "api_version=API_VERSION_TYPED_FFI, backend_config={uplo = %d : ui8}\n}\n" % (
+                        index, t, dims(written.shape), layout(rng, written.ndim), t, dims(written.shape),
+                        dims(batch), LETTER[t], 76 if lower else 85))
+    return c
+
+
+def close(c, got, want, what):
+    tol = 1e-4 if c["type"] in ("f32", "c64") else 1e-10
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    err = np.abs(got - want)
+    if np.any(err > tol * scale):
+        i = tuple(np.argwhere(err > tol * scale)[0])
+        return "%s at %s: got %r, expected %r" % (what, i, got[i], want[i])
+    return None
+
+
+def check_topk(c, got):
+    x = c["inputs"][0]
+    order = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :c["k"]]
+    vals = np.take_along_axis(x, order, axis=-1)
+    if len(got) != 2 or got[0].shape != vals.shape or got[1].dtype != np.int32:
+        return "got %s, expected values %s and s32 indices" % ([g.shape for g in got], vals.shape)
+    if not np.array_equal(got[0], vals) or not np.array_equal(got[1], order):
+        return "got %r %r, expected %r %r" % (got[0], got[1], vals, order)
+    return None
+
+
+def check_getrf(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 3 or got[0].shape != a.shape or got[0].dtype != NP[c["type"]]:
+        return "got %s, expected lu %s, ipiv, info" % ([g.shape for g in got], a.shape)
+    lu, ipiv, info = got[0].astype(np.complex128), got[1], got[2]
+    if np.any(info != 0):
+        return "info %r, expected 0" % info
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    for b in np.ndindex(*a.shape[:-2]):
+        l = np.tril(lu[b], -1)[:, :k] + np.eye(m, k)
+        u = np.triu(lu[b])[:k, :]
+        perm = list(range(m))
+        for i in range(k):
+            p = int(ipiv[b][i]) - 1
+            if p < i or p >= m:
+                return "ipiv %r out of range at %s" % (ipiv[b], b)
+            perm[i], perm[p] = perm[p], perm[i]
+        # LAPACK picks the pivot of the largest |x|, or |re| + |im| for
+        # complex types, which bounds |l| by sqrt(2)
+        bound = np.sqrt(2) if c["type"].startswith("c") else 1
+        if np.any(np.abs(l) > bound + 1e-6):
+            return "|l| > 1 at %s: not partial pivoting" % (b,)
+        why = close(c, (l @ u), a[b][perm, :], "p l u - a at batch %s" % (b,))
+        if why:
+            return why
+    return None
+
+
+def check_potrf(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    x = c["inputs"][0]
+    if len(got) != 2 or got[0].shape != x.shape:
+        return "got %s, expected the factor %s and info" % ([g.shape for g in got], x.shape)
+    if np.any(got[1] != 0):
+        return "info %r, expected 0" % got[1]
+    l = np.linalg.cholesky(a)
+    want = l if c["lower"] else np.conj(np.swapaxes(l, -1, -2))
+    tri, other = (np.tril, lambda v: np.triu(v, 1)) if c["lower"] else (np.triu, lambda v: np.tril(v, -1))
+    if not c["type"].startswith("c"):
+        want = want.real
+    why = close(c, tri(got[0]), want, "factor")
+    if why:
+        return why
+    if not np.array_equal(other(got[0]), other(x)):
+        return "the other triangle is not the operand's"
+    return None
+
+
+def check(c, got):
+    return {"topk": check_topk, "getrf": check_getrf, "potrf": check_potrf}[c["op"]](c, got)
+
+
+if __name__ == "__main__":
+    sys.exit(hloi_cases.main("numpy_lapack", gen_case, check, 400))
