@@ -121,6 +121,25 @@ static void batch_shape(shape *s, etype t, const shape *x, int nextra, const int
 	shape_make_array(s, t, nb + nextra, d);
 }
 
+/* The real type of a LAPACK type (eigenvalues, singular values). */
+static etype real_of(etype t)
+{
+	return t == ET_C64 ? ET_F32 : t == ET_C128 ? ET_F64 : t;
+}
+
+/* A backend_config integer `key` that is one of a and b, else an error
+ * naming them. */
+static int config_char(checker *c, const instr *in, const char *name, const char *key, int64_t a, int64_t b,
+		       const char *meaning)
+{
+	int64_t v;
+	if (custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), key, &v) && (v == a || v == b))
+		return 1;
+	ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG), "custom-call target '%s' needs backend_config={%s = %lld : ui8} or %lld (%s)",
+		 name, key, (long long)a, (long long)b, meaning);
+	return 0;
+}
+
 /* getrf(a [..., m, n]): (lu [..., m, n], s32 ipiv [..., min(m, n)], s32 info [...]) */
 static int cc_check_getrf(checker *c, instr *in, const char *name, etype t, shape *want)
 {
@@ -143,13 +162,8 @@ static int cc_check_potrf(checker *c, instr *in, const char *name, etype t, shap
 {
 	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 1))
 		return 1;
-	int64_t uplo;
-	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "uplo", &uplo) || (uplo != 'L' && uplo != 'U')) {
-		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
-			 "custom-call target '%s' needs backend_config={uplo = 76 : ui8} (L, the lower triangle) or 85 (U, the upper)",
-			 name);
+	if (!config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper"))
 		return 1;
-	}
 	const shape *x = opnd(in, 0);
 	shape *el = tuple_want(c, want, 2);
 	if (!el)
@@ -157,6 +171,67 @@ static int cc_check_potrf(checker *c, instr *in, const char *name, etype t, shap
 	el[0] = *x;
 	el[0].has_layout = 0;
 	batch_shape(&el[1], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* geqrf(a [..., m, n]): (a [..., m, n], tau [..., min(m, n)]) */
+static int cc_check_geqrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	shape *el = tuple_want(c, want, 2);
+	if (!el)
+		return 1;
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	el[0] = *x;
+	el[0].has_layout = 0;
+	batch_shape(&el[1], t, x, 1, &k);
+	return 0;
+}
+
+/* orgqr(a [..., m, n], tau [..., k]) with k <= n <= m: q [..., m, n] */
+static int cc_check_orgqr(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 2) || !lapack_operand(c, in, name, t, 0) || !ck_array_operand(c, in, 1))
+		return 1;
+	const shape *x = opnd(in, 0), *tau = opnd(in, 1);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1];
+	int ok = tau->type == t && tau->rank == x->rank - 1 && tau->dims[tau->rank - 1] <= n &&
+		 memcmp(tau->dims, x->dims, sizeof(int64_t) * (size_t)(x->rank - 2)) == 0;
+	if (!ok) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' takes tau of the matrices' batch and at most %lld elements each, of type %s; got %s for %s",
+			 name, (long long)n, etype_name(t), ck_shape(a, tau), ck_shape(b, x));
+		return 1;
+	}
+	if (n > m) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes matrices with no more columns than rows; got %s",
+			 name, ck_shape(a, x));
+		return 1;
+	}
+	*want = *x;
+	want->has_layout = 0;
+	return 0;
+}
+
+/* syevd(a [..., n, n]), uplo, mode: (vectors [..., n, n], real values
+ * [..., n], s32 info [...]) */
+static int cc_check_syevd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 1) ||
+	    !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
+	    !config_char(c, in, name, "mode", 'V', 'N', "V, with eigenvectors, or N, without"))
+		return 1;
+	const shape *x = opnd(in, 0);
+	shape *el = tuple_want(c, want, 3);
+	if (!el)
+		return 1;
+	int64_t n = x->dims[x->rank - 1];
+	el[0] = *x;
+	el[0].has_layout = 0;
+	batch_shape(&el[1], real_of(t), x, 1, &n);
+	batch_shape(&el[2], ET_S32, x, 0, NULL);
 	return 0;
 }
 

@@ -12,6 +12,17 @@
  *       triangle the operand's; info > 0: the leading minor of that order is
  *       not positive definite, and the factor is left unfinished (JAX puts
  *       NaN in its place).
+ *   lapack_?geqrf_ffi(a [..., m, n]) -> (qr, tau [..., min(m, n)]): a = q r,
+ *       r on and above the diagonal of qr, q as householder vectors below
+ *       it and their factors tau.
+ *   lapack_?orgqr_ffi / lapack_?ungqr_ffi(qr [..., m, n], tau [..., k]) -> q
+ *       [..., m, n]: the first n columns of q from geqrf's k reflectors.
+ *   lapack_?syevd_ffi / lapack_?heevd_ffi(a [..., n, n]),
+ *       backend_config={mode = 86 : ui8, uplo = 76 : ui8} -> (vectors,
+ *       eigenvalues [..., n] ascending, of the real type, s32 info): a =
+ *       v diag(w) v^H reading the uplo triangle; mode 86 (V) computes the
+ *       eigenvectors into the first result, 78 (N) leaves it as LAPACK's
+ *       scratch. info > 0: the algorithm did not converge.
  *
  * The leading dimensions are a batch, each matrix factored on its own. A
  * matrix is copied in column-major order into a scratch, factored in place
@@ -37,6 +48,30 @@ void spotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, bl
 void dpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
 void cpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
 void zpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
+#define GEQRF_ARGS const blasint *m, const blasint *n, void *a, const blasint *lda, void *tau, void *work, \
+	const blasint *lwork, blasint *info
+void sgeqrf_(GEQRF_ARGS);
+void dgeqrf_(GEQRF_ARGS);
+void cgeqrf_(GEQRF_ARGS);
+void zgeqrf_(GEQRF_ARGS);
+#define ORGQR_ARGS const blasint *m, const blasint *n, const blasint *k, void *a, const blasint *lda, \
+	const void *tau, void *work, const blasint *lwork, blasint *info
+void sorgqr_(ORGQR_ARGS);
+void dorgqr_(ORGQR_ARGS);
+void cungqr_(ORGQR_ARGS);
+void zungqr_(ORGQR_ARGS);
+void ssyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
+	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
+	     size_t uplo_len);
+void dsyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
+	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
+	     size_t uplo_len);
+void cheevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
+	     const blasint *lwork, void *rwork, const blasint *lrwork, blasint *iwork, const blasint *liwork,
+	     blasint *info, size_t jobz_len, size_t uplo_len);
+void zheevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
+	     const blasint *lwork, void *rwork, const blasint *lrwork, blasint *iwork, const blasint *liwork,
+	     blasint *info, size_t jobz_len, size_t uplo_len);
 
 /* Matrix `b` of v (b: the batch index, its last two entries ignored) in
  * column-major order to or from buf, `w` bytes an element. */
@@ -78,17 +113,21 @@ static void put_s32(hloi_literal *v, const int64_t *b, int nb, int64_t i, blasin
 	memcpy(literal_element(v, idx), &y, sizeof y);
 }
 
+static int64_t too_large(engine *e, const instr *in, int64_t m, int64_t n)
+{
+	diag_error_where(e->ctx, NULL, "custom-call '%s': a %lld x %lld matrix is too large for LAPACK's 32-bit sizes",
+			 in->name, (long long)m, (long long)n);
+	return -1;
+}
+
 /* The scratch of an m x n matrix of `w`-byte elements and `extra` bytes
  * more; -1 when LAPACK's 32-bit integers cannot count it (reported). */
 static int64_t scratch_bytes(engine *e, const instr *in, int64_t m, int64_t n, int w, int64_t extra)
 {
 	int64_t mn, bytes;
 	if (m > INT_MAX || n > INT_MAX || ck_mul_i64(m, n, &mn) || mn > INT_MAX || ck_mul_i64(mn, w, &bytes) ||
-	    ck_add_i64(bytes, extra, &bytes)) {
-		diag_error_where(e->ctx, NULL, "custom-call '%s': a %lld x %lld matrix is too large for LAPACK's 32-bit sizes",
-				 in->name, (long long)m, (long long)n);
-		return -1;
-	}
+	    ck_add_i64(bytes, extra, &bytes))
+		return too_large(e, in, m, n);
 	return bytes;
 }
 
@@ -173,6 +212,185 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 			}
 			scatter(res->elems[0], idx, n, n, a, w);
 			put_s32(res->elems[1], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+}
+
+/* The size a workspace query (lwork = -1) returned in its first element. */
+static blasint queried(etype t, const void *w)
+{
+	double v;
+	if (t == ET_F32 || t == ET_C64) {
+		float f;
+		memcpy(&f, w, sizeof f);
+		v = f;
+	} else {
+		memcpy(&v, w, sizeof v);
+	}
+	return v >= 1 && v < INT_MAX ? (blasint)v : 1;
+}
+
+static void geqrf(etype t, const blasint *m, const blasint *n, void *a, void *tau, void *work, const blasint *lwork,
+		  blasint *info)
+{
+	switch (t) {
+	case ET_F32: sgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	case ET_F64: dgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	case ET_C64: cgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	default: zgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	}
+}
+
+static void orgqr(etype t, const blasint *m, const blasint *n, const blasint *k, void *a, const void *tau, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: sorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_F64: dorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_C64: cungqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	default: zungqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	}
+}
+
+/* Row b of a [..., len] array to or from buf (b: the batch index). */
+static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsigned char *buf, int w, int out)
+{
+	int64_t idx[HLOI_MAX_RANK];
+	memcpy(idx, b, sizeof(int64_t) * (size_t)nb);
+	for (int64_t i = 0; i < len; i++) {
+		idx[nb] = i;
+		if (out)
+			memcpy(literal_element(v, idx), buf + i * w, (size_t)w);
+		else
+			memcpy(buf + i * w, literal_element(v, idx), (size_t)w);
+	}
+}
+
+#define ALIGN16(x) (((x) + 15) & ~(int64_t)15)
+
+hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
+	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
+	blasint bm = (blasint)m, bn = (blasint)n, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
+		geqrf(t, &bm, &bn, NULL, NULL, query, &lwork, &info);
+		lwork = queried(t, query);
+	} else {
+		lwork = 1;
+	}
+	int64_t bytes = scratch_bytes(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w);
+	if (bytes < 0)
+		return HLOI_EUNSUPPORTED;
+	hloi_literal *res;
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *a = buf, *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
+	if (batch_count(&x->shape) > 0 && k > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			gather(x, idx, m, n, a, w);
+			geqrf(t, &bm, &bn, a, tau, work, &lwork, &info);
+			scatter(res->elems[0], idx, m, n, a, w);
+			row_io(res->elems[1], idx, nb, k, tau, w, 1);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+}
+
+hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	hloi_literal *tv = ops[1];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
+	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = tv->shape.dims[tv->shape.rank - 1];
+	blasint bm = (blasint)m, bn = (blasint)n, bk = (blasint)k, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
+		orgqr(t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
+		lwork = queried(t, query);
+	} else {
+		lwork = 1;
+	}
+	int64_t bytes = scratch_bytes(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w);
+	if (bytes < 0)
+		return HLOI_EUNSUPPORTED;
+	hloi_literal *res;
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *a = buf, *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
+	if (batch_count(&x->shape) > 0 && m > 0 && n > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			gather(x, idx, m, n, a, w);
+			row_io(tv, idx, nb, k, tau, w, 0);
+			orgqr(t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
+			scatter(res, idx, m, n, a, w);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+}
+
+hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
+	int rw = cplx ? w / 2 : w;
+	int64_t n = x->shape.dims[r - 1], uplo = 'L', mode = 'V';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "uplo", &uplo);
+	custom_call_config_int(config, "mode", &mode);
+	char u = uplo == 'U' ? 'U' : 'L', jobz = mode == 'N' ? 'N' : 'V';
+	/* LAPACK's documented minimum workspaces */
+	int64_t lwork, lrwork = 0, liwork = jobz == 'V' ? 3 + 5 * n : 1;
+	if (cplx) {
+		lwork = jobz == 'V' ? 2 * n + n * n : n + 1;
+		lrwork = jobz == 'V' ? 1 + 5 * n + 2 * n * n : (n > 1 ? n : 1);
+	} else {
+		lwork = jobz == 'V' ? 1 + 6 * n + 2 * n * n : 2 * n + 1;
+	}
+	int64_t extra = ALIGN16(n * rw) + ALIGN16(lwork * w) + ALIGN16(lrwork * rw) + liwork * (int64_t)sizeof(blasint);
+	/* the eigenvector workspace, 2 n^2, is counted in LAPACK's integers */
+	int64_t bytes = n < 32768 ? scratch_bytes(e, in, n, n, w, extra) : too_large(e, in, n, n);
+	if (bytes < 0)
+		return HLOI_EUNSUPPORTED;
+	hloi_literal *res;
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *a = buf, *ev = a + ALIGN16(n * n * w), *work = ev + ALIGN16(n * rw);
+	unsigned char *rwork = work + ALIGN16(lwork * w);
+	blasint *iwork = (blasint *)(void *)(rwork + ALIGN16(lrwork * rw));
+	blasint bn = (blasint)n, lda = (blasint)(n > 1 ? n : 1), bl = (blasint)lwork, brl = (blasint)lrwork;
+	blasint bli = (blasint)liwork;
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			blasint info = 0;
+			gather(x, idx, n, n, a, w);
+			if (n > 0) {
+				switch (t) {
+				case ET_F32: ssyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_F64: dsyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_C64:
+					cheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					break;
+				default:
+					zheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					break;
+				}
+			}
+			scatter(res->elems[0], idx, n, n, a, w);
+			row_io(res->elems[1], idx, nb, n, ev, rw, 1);
+			put_s32(res->elems[2], idx, nb, -1, info);
 		} while (index_next(nb, x->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);

@@ -11,6 +11,11 @@ random batched problems, both engines, operands in random layouts.
 - lapack_?potrf_ffi, uplo L and U: the triangle against np.linalg.cholesky
   of a Hermitian positive definite a; the other triangle the operand's;
   info 0.
+- lapack_?geqrf_ffi then lapack_?orgqr_ffi / ?ungqr (m >= n): q r = a with
+  r upper triangular and q's columns orthonormal, against |r| of
+  np.linalg.qr (the diagonal's signs may differ).
+- lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
+  np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
 Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
 magnitude of the expected array.
 
@@ -58,7 +63,7 @@ def gen_case(seed, index):
     g = np.random.default_rng(seed * 7919 + index)
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
-    op = rng.choice(["topk", "getrf", "potrf"])
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh"])
     c["op"] = op
     if op == "topk":
         t = rng.choice(["f32", "f64", "s32"])
@@ -85,8 +90,38 @@ def gen_case(seed, index):
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), layout(rng, a.ndim),
                             dims(batch + [k]), dims(batch), LETTER[t]))
         return c
+    if op == "qr":
+        n = rng.choice([1, 2, 3, 5])
+        m = n + rng.choice([0, 0, 1, 3])
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        q = "ung" if t.startswith("c") else "org"
+        c["inputs"] = [a]
+        c["program"] = ("HloModule qr_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  f = (%s[%s], %s[%s]) custom-call(a), custom_call_target=\"lapack_%sgeqrf_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n"
+                        "  v = %s[%s] get-tuple-element(f), index=0\n  tau = %s[%s] get-tuple-element(f), index=1\n"
+                        "  q = %s[%s]%s custom-call(v, tau), custom_call_target=\"lapack_%s%sqr_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n  ROOT r = tuple(v, q)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), t, dims(batch + [n]),
+                            LETTER[t], t, dims(a.shape), t, dims(batch + [n]), t, dims(a.shape),
+                            layout(rng, a.ndim), LETTER[t], q))
+        return c
     n = rng.choice([1, 2, 3, 5, 8, 13])
     lower = rng.random() < 0.5
+    if op == "eigh":
+        z = rand(g, batch + [n, n], t)
+        a = (z + np.conj(np.swapaxes(z, -1, -2))) / 2
+        garbage = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
+        written = (np.tril(a) if lower else np.triu(a)) + 100 * garbage
+        real = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}[t]
+        c.update(lower=lower, a=a, inputs=[written.astype(NP[t])])
+        c["program"] = ("HloModule eigh_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  ROOT r = (%s[%s]%s, %s[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%s_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = %d : ui8}\n}\n" % (
+                            index, t, dims(written.shape), layout(rng, written.ndim), t, dims(written.shape),
+                            layout(rng, written.ndim), real, dims(batch + [n]), dims(batch),
+                            LETTER[t] + ("heevd" if t.startswith("c") else "syevd"), 76 if lower else 85))
+        return c
     z = rand(g, batch + [n, n], t)
     a = z @ np.conj(np.swapaxes(z, -1, -2)) + n * np.eye(n)
     other = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
@@ -170,8 +205,43 @@ def check_potrf(c, got):
     return None
 
 
+def check_qr(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 2 or got[0].shape != a.shape or got[1].shape != a.shape:
+        return "got %s, expected two arrays %s" % ([g.shape for g in got], a.shape)
+    n = a.shape[-1]
+    r = np.triu(got[0].astype(np.complex128)[..., :n, :])
+    q = got[1].astype(np.complex128)
+    why = close(c, q @ r, a, "q r - a")
+    if why:
+        return why
+    eye = np.broadcast_to(np.eye(n), q.shape[:-2] + (n, n))
+    why = close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
+    if why:
+        return why
+    return close(c, np.abs(r), np.abs(np.linalg.qr(a)[1]), "|r| against np.linalg.qr")
+
+
+def check_eigh(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    if len(got) != 3 or got[0].shape != a.shape or got[1].shape != a.shape[:-1]:
+        return "got %s, expected vectors %s, values, info" % ([g.shape for g in got], a.shape)
+    if np.any(got[2] != 0):
+        return "info %r, expected 0" % got[2]
+    v, w = got[0].astype(np.complex128), got[1].astype(np.float64)
+    why = close(c, w, np.linalg.eigvalsh(a), "eigenvalues")
+    if why:
+        return why
+    why = close(c, a @ v, v * w[..., None, :], "a v - v diag(w)")
+    if why:
+        return why
+    n = a.shape[-1]
+    return close(c, np.conj(np.swapaxes(v, -1, -2)) @ v, np.broadcast_to(np.eye(n), a.shape), "v^H v - 1")
+
+
 def check(c, got):
-    return {"topk": check_topk, "getrf": check_getrf, "potrf": check_potrf}[c["op"]](c, got)
+    return {"topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+            "eigh": check_eigh}[c["op"]](c, got)
 
 
 if __name__ == "__main__":
