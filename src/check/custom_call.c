@@ -235,6 +235,53 @@ static int cc_check_syevd(checker *c, instr *in, const char *name, etype t, shap
 	return 0;
 }
 
+/* trsm(a [..., k, k], b [..., m, n][, alpha scalar]), side, uplo, trans_x,
+ * diag: x [..., m, n], k = m (side L) or n (side R) */
+static int cc_check_trsm(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (in->nops != 2 && in->nops != 3) {
+		ck_error(c, in->op_at, "custom-call target '%s' takes 2 operands (a, b) or 3 (a, b, alpha), but has %d", name,
+			 in->nops);
+		return 1;
+	}
+	if (!lapack_operand(c, in, name, t, 1) || !ck_array_operand(c, in, 1) ||
+	    (in->nops == 3 && !ck_array_operand(c, in, 2)))
+		return 1;
+	int64_t side;
+	if (!config_char(c, in, name, "side", 'L', 'R', "L, op(a) x = b, or R, x op(a) = b") ||
+	    !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
+	    !config_char(c, in, name, "diag", 'N', 'U', "N, the diagonal read, or U, taken as ones"))
+		return 1;
+	int64_t tr;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "trans_x", &tr) ||
+	    (tr != 'N' && tr != 'T' && tr != 'C')) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={trans_x = 78 : ui8}, 84 or 67 (N, a; T, a^T; C, a^H)",
+			 name);
+		return 1;
+	}
+	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "side", &side);
+	const shape *x = opnd(in, 0), *y = opnd(in, 1);
+	int64_t k = x->dims[x->rank - 1];
+	int ok = y->type == t && y->rank == x->rank &&
+		 memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)(x->rank - 2)) == 0 &&
+		 y->dims[side == 'L' ? y->rank - 2 : y->rank - 1] == k;
+	if (!ok) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' with side %c takes b of a's batch and type with %lld %s; got %s for a %s",
+			 name, (int)side, (long long)k, side == 'L' ? "rows" : "columns", ck_shape(a, y), ck_shape(b, x));
+		return 1;
+	}
+	if (in->nops == 3 && (opnd(in, 2)->rank != 0 || opnd(in, 2)->type != t)) {
+		ck_error(c, in->ops[2].at, "custom-call target '%s' takes alpha as a %s scalar; got %s", name, etype_name(t),
+			 ck_shape(a, opnd(in, 2)));
+		return 1;
+	}
+	*want = *y;
+	want->has_layout = 0;
+	return 0;
+}
+
 static const cc_rule rules[CC_COUNT] = {
 #define X(E, text, rule, type) [E] = cc_check_##rule,
 #include "ir/custom_calls.def"

@@ -17,6 +17,12 @@
  *       it and their factors tau.
  *   lapack_?orgqr_ffi / lapack_?ungqr_ffi(qr [..., m, n], tau [..., k]) -> q
  *       [..., m, n]: the first n columns of q from geqrf's k reflectors.
+ *   lapack_?trsm_ffi(a [..., k, k], b [..., m, n][, alpha]) with
+ *       backend_config={diag, side, trans_x, uplo} -> x [..., m, n]: op(a) x =
+ *       alpha b (side 76 L, k = m) or x op(a) = alpha b (side 82 R, k = n);
+ *       op(a) = a, a^T or a^H (trans_x 78 N, 84 T, 67 C), reading the uplo
+ *       triangle, its diagonal taken as ones with diag 85 (U). alpha is 1
+ *       when there is no third operand (JAX's newer form).
  *   lapack_?syevd_ffi / lapack_?heevd_ffi(a [..., n, n]),
  *       backend_config={mode = 86 : ui8, uplo = 76 : ui8} -> (vectors,
  *       eigenvalues [..., n] ascending, of the real type, s32 info): a =
@@ -60,6 +66,13 @@ void sorgqr_(ORGQR_ARGS);
 void dorgqr_(ORGQR_ARGS);
 void cungqr_(ORGQR_ARGS);
 void zungqr_(ORGQR_ARGS);
+#define TRSM_ARGS const char *side, const char *uplo, const char *trans, const char *diag, const blasint *m, \
+	const blasint *n, const void *alpha, const void *a, const blasint *lda, void *b, const blasint *ldb, \
+	size_t side_len, size_t uplo_len, size_t trans_len, size_t diag_len
+void strsm_(TRSM_ARGS);
+void dtrsm_(TRSM_ARGS);
+void ctrsm_(TRSM_ARGS);
+void ztrsm_(TRSM_ARGS);
 void ssyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
 	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
 	     size_t uplo_len);
@@ -392,6 +405,57 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 			row_io(res->elems[1], idx, nb, n, ev, rw, 1);
 			put_s32(res->elems[2], idx, nb, -1, info);
 		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+}
+
+hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0], *y = ops[1];
+	int r = y->shape.rank, nb = r - 2, w = etype_byte_width(t);
+	int64_t m = y->shape.dims[r - 2], n = y->shape.dims[r - 1], k = x->shape.dims[r - 1];
+	int64_t side = 'L', uplo = 'L', trans = 'N', unit = 'N';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "side", &side);
+	custom_call_config_int(config, "uplo", &uplo);
+	custom_call_config_int(config, "trans_x", &trans);
+	custom_call_config_int(config, "diag", &unit);
+	char cs = (char)side, cu = (char)uplo, ct = (char)trans, cd = (char)unit;
+	/* alpha: the third operand, else one */
+	unsigned char alpha[16] = { 0 };
+	if (in->nops == 3) {
+		memcpy(alpha, ops[2]->data, (size_t)w);
+	} else if (t == ET_F32 || t == ET_C64) {
+		float one = 1;
+		memcpy(alpha, &one, sizeof one);
+	} else {
+		double one = 1;
+		memcpy(alpha, &one, sizeof one);
+	}
+	int64_t ak;
+	int64_t bytes = scratch_bytes(e, in, m, n, w, 16);
+	if (bytes < 0 || (ak = scratch_bytes(e, in, k, k, w, 0)) < 0 || ck_add_i64(bytes, ak, &bytes))
+		return HLOI_EUNSUPPORTED;
+	hloi_literal *res;
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *b = buf, *a = b + ALIGN16(m * n * w);
+	blasint bm = (blasint)m, bn = (blasint)n, lda = (blasint)(k > 1 ? k : 1), ldb = (blasint)(m > 1 ? m : 1);
+	if (batch_count(&y->shape) > 0 && m > 0 && n > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			gather(x, idx, k, k, a, w);
+			gather(y, idx, m, n, b, w);
+			switch (t) {
+			case ET_F32: strsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_F64: dtrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_C64: ctrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			default: ztrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			}
+			scatter(res, idx, m, n, b, w);
+		} while (index_next(nb, y->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
 }

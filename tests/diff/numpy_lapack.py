@@ -16,6 +16,8 @@ random batched problems, both engines, operands in random layouts.
   np.linalg.qr (the diagonal's signs may differ).
 - lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
   np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
+- lapack_?trsm_ffi, every side, uplo, trans_x and diag, with and without
+  alpha: against np.linalg.solve on op(a) (garbage in the unread triangle).
 Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
 magnitude of the expected array.
 
@@ -63,7 +65,7 @@ def gen_case(seed, index):
     g = np.random.default_rng(seed * 7919 + index)
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
-    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh"])
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm"])
     c["op"] = op
     if op == "topk":
         t = rng.choice(["f32", "f64", "s32"])
@@ -108,6 +110,33 @@ def gen_case(seed, index):
         return c
     n = rng.choice([1, 2, 3, 5, 8, 13])
     lower = rng.random() < 0.5
+    if op == "trsm":
+        left, unit = rng.random() < 0.5, rng.random() < 0.3
+        trans = rng.choice("NTC")
+        k = rng.choice([1, 2, 3, 7])
+        eye = np.eye(n)
+        a = (np.tril if lower else np.triu)(rand(g, batch + [n, n], t)) * 0.3 + 2 * eye
+        if unit:
+            a = a - np.diagonal(a, axis1=-2, axis2=-1)[..., None] * eye + eye
+        garbage = (np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1))
+        written = a + 100 * garbage + (5 * eye if unit else 0)
+        b = rand(g, batch + ([n, k] if left else [k, n]), t)
+        alpha = rng.choice([None, 0.5, -2.0])
+        c.update(lower=lower, a=a, b=b, left=left, trans=trans, alpha=alpha)
+        c["inputs"] = [written.astype(NP[t]), b.astype(NP[t])]
+        third = ""
+        if alpha is not None:
+            c["inputs"].append(np.array(alpha, dtype=NP[t]))
+            third = "  al = %s[] parameter(2)\n" % t
+        c["program"] = ("HloModule trsm_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n  b = %s[%s]%s parameter(1)\n%s"
+                        "  ROOT x = %s[%s]%s custom-call(a, b%s), custom_call_target=\"lapack_%strsm_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI, backend_config={diag = %d : ui8, side = %d : ui8, "
+                        "trans_x = %d : ui8, uplo = %d : ui8}\n}\n" % (
+                            index, t, dims(written.shape), layout(rng, written.ndim), t, dims(b.shape),
+                            layout(rng, b.ndim), third, t, dims(b.shape), layout(rng, b.ndim),
+                            ", al" if alpha is not None else "", LETTER[t], ord("U" if unit else "N"),
+                            ord("L" if left else "R"), ord(trans), ord("L" if lower else "U")))
+        return c
     if op == "eigh":
         z = rand(g, batch + [n, n], t)
         a = (z + np.conj(np.swapaxes(z, -1, -2))) / 2
@@ -239,8 +268,24 @@ def check_eigh(c, got):
     return close(c, np.conj(np.swapaxes(v, -1, -2)) @ v, np.broadcast_to(np.eye(n), a.shape), "v^H v - 1")
 
 
+def check_trsm(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    b = c["b"].astype(NP[c["type"]]).astype(np.complex128)
+    if c["alpha"] is not None:
+        b = b * c["alpha"]
+    op = {"N": a, "T": np.swapaxes(a, -1, -2), "C": np.conj(np.swapaxes(a, -1, -2))}[c["trans"]]
+    if c["left"]:
+        want = np.linalg.solve(op, b)
+    else:
+        want = np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    got = got[0]
+    if got.shape != want.shape or got.dtype != NP[c["type"]]:
+        return "got %s%s, expected %s%s" % (got.dtype, got.shape, c["type"], want.shape)
+    return close(c, got.astype(np.complex128), want, "x")
+
+
 def check(c, got):
-    return {"topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+    return {"trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
             "eigh": check_eigh}[c["op"]](c, got)
 
 
