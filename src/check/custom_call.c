@@ -121,6 +121,21 @@ static void batch_shape(shape *s, etype t, const shape *x, int nextra, const int
 	shape_make_array(s, t, nb + nextra, d);
 }
 
+/* The start of a rule of a LAPACK target of one matrix operand giving a
+ * tuple of `n` results, the first the operand's shape: the elements of
+ * *want, or NULL after an error. */
+static shape *one_matrix(checker *c, instr *in, const char *name, etype t, int square, int n, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, square))
+		return NULL;
+	shape *el = tuple_want(c, want, n);
+	if (el) {
+		el[0] = *opnd(in, 0);
+		el[0].has_layout = 0;
+	}
+	return el;
+}
+
 /* The real type of a LAPACK type (eigenvalues, singular values). */
 static etype real_of(etype t)
 {
@@ -143,15 +158,11 @@ static int config_char(checker *c, const instr *in, const char *name, const char
 /* getrf(a [..., m, n]): (lu [..., m, n], s32 ipiv [..., min(m, n)], s32 info [...]) */
 static int cc_check_getrf(checker *c, instr *in, const char *name, etype t, shape *want)
 {
-	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 0))
-		return 1;
-	const shape *x = opnd(in, 0);
-	shape *el = tuple_want(c, want, 3);
+	shape *el = one_matrix(c, in, name, t, 0, 3, want);
 	if (!el)
 		return 1;
+	const shape *x = opnd(in, 0);
 	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
-	el[0] = *x;
-	el[0].has_layout = 0;
 	batch_shape(&el[1], ET_S32, x, 1, &k);
 	batch_shape(&el[2], ET_S32, x, 0, NULL);
 	return 0;
@@ -160,32 +171,21 @@ static int cc_check_getrf(checker *c, instr *in, const char *name, etype t, shap
 /* potrf(a [..., n, n]), uplo: (l or u [..., n, n], s32 info [...]) */
 static int cc_check_potrf(checker *c, instr *in, const char *name, etype t, shape *want)
 {
-	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 1))
+	shape *el = one_matrix(c, in, name, t, 1, 2, want);
+	if (!el || !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper"))
 		return 1;
-	if (!config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper"))
-		return 1;
-	const shape *x = opnd(in, 0);
-	shape *el = tuple_want(c, want, 2);
-	if (!el)
-		return 1;
-	el[0] = *x;
-	el[0].has_layout = 0;
-	batch_shape(&el[1], ET_S32, x, 0, NULL);
+	batch_shape(&el[1], ET_S32, opnd(in, 0), 0, NULL);
 	return 0;
 }
 
 /* geqrf(a [..., m, n]): (a [..., m, n], tau [..., min(m, n)]) */
 static int cc_check_geqrf(checker *c, instr *in, const char *name, etype t, shape *want)
 {
-	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 0))
-		return 1;
-	const shape *x = opnd(in, 0);
-	shape *el = tuple_want(c, want, 2);
+	shape *el = one_matrix(c, in, name, t, 0, 2, want);
 	if (!el)
 		return 1;
+	const shape *x = opnd(in, 0);
 	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
-	el[0] = *x;
-	el[0].has_layout = 0;
 	batch_shape(&el[1], t, x, 1, &k);
 	return 0;
 }
@@ -219,17 +219,12 @@ static int cc_check_orgqr(checker *c, instr *in, const char *name, etype t, shap
  * [..., n], s32 info [...]) */
 static int cc_check_syevd(checker *c, instr *in, const char *name, etype t, shape *want)
 {
-	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, 1) ||
-	    !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
+	shape *el = one_matrix(c, in, name, t, 1, 3, want);
+	if (!el || !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
 	    !config_char(c, in, name, "mode", 'V', 'N', "V, with eigenvectors, or N, without"))
 		return 1;
 	const shape *x = opnd(in, 0);
-	shape *el = tuple_want(c, want, 3);
-	if (!el)
-		return 1;
 	int64_t n = x->dims[x->rank - 1];
-	el[0] = *x;
-	el[0].has_layout = 0;
 	batch_shape(&el[1], real_of(t), x, 1, &n);
 	batch_shape(&el[2], ET_S32, x, 0, NULL);
 	return 0;
@@ -279,6 +274,41 @@ static int cc_check_trsm(checker *c, instr *in, const char *name, etype t, shape
 	}
 	*want = *y;
 	want->has_layout = 0;
+	return 0;
+}
+
+/* gesdd(a [..., m, n]), mode: (a [..., m, n], s [..., k] real, u [..., m,
+ * m or k], vt [..., n or k, n], s32 info [...]), k = min(m, n); with mode N
+ * u and vt are not computed and may have either shape */
+static int cc_check_gesdd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 0, 5, want);
+	if (!el)
+		return 1;
+	int64_t mode;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "mode", &mode) ||
+	    (mode != 'A' && mode != 'S' && mode != 'N')) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={mode = 65 : ui8}, 83 or 78 (A, full u and vt; S, reduced; N, none)",
+			 name);
+		return 1;
+	}
+	const shape *x = opnd(in, 0);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	int64_t ud[2] = { m, mode == 'A' ? m : k }, vd[2] = { mode == 'A' ? n : k, n };
+	const shape *r = in->shape;
+	if (mode == 'N' && shape_is_tuple(r) && r->ntuple == 5) {
+		/* u and vt are not computed: either shape is taken */
+		const shape *u = &r->tuple[2], *v = &r->tuple[3];
+		if (!shape_is_tuple(u) && u->rank == x->rank && u->dims[u->rank - 1] == m)
+			ud[1] = m;
+		if (!shape_is_tuple(v) && v->rank == x->rank && v->dims[v->rank - 2] == n)
+			vd[0] = n;
+	}
+	batch_shape(&el[1], real_of(t), x, 1, &k);
+	batch_shape(&el[2], t, x, 2, ud);
+	batch_shape(&el[3], t, x, 2, vd);
+	batch_shape(&el[4], ET_S32, x, 0, NULL);
 	return 0;
 }
 

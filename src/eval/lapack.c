@@ -17,6 +17,12 @@
  *       it and their factors tau.
  *   lapack_?orgqr_ffi / lapack_?ungqr_ffi(qr [..., m, n], tau [..., k]) -> q
  *       [..., m, n]: the first n columns of q from geqrf's k reflectors.
+ *   lapack_?gesdd_ffi(a [..., m, n]), backend_config={mode = 65 : ui8} ->
+ *       (a's scratch, s [..., k] of the real type, u, vt, s32 info), k =
+ *       min(m, n): a = u diag(s) vt, s descending; mode 65 (A) gives u
+ *       [..., m, m] and vt [..., n, n], 83 (S) u [..., m, k] and vt
+ *       [..., k, n], 78 (N) the values only (u and vt zero). The first
+ *       result is what LAPACK leaves of a (JAX does not read it).
  *   lapack_?trsm_ffi(a [..., k, k], b [..., m, n][, alpha]) with
  *       backend_config={diag, side, trans_x, uplo} -> x [..., m, n]: op(a) x =
  *       alpha b (side 76 L, k = m) or x op(a) = alpha b (side 82 R, k = n);
@@ -73,6 +79,12 @@ void strsm_(TRSM_ARGS);
 void dtrsm_(TRSM_ARGS);
 void ctrsm_(TRSM_ARGS);
 void ztrsm_(TRSM_ARGS);
+#define GESDD_ARGS const char *jobz, const blasint *m, const blasint *n, void *a, const blasint *lda, void *s, \
+	void *u, const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork
+void sgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
+void dgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
+void cgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
+void zgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
 void ssyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
 	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
 	     size_t uplo_len);
@@ -144,6 +156,20 @@ static int64_t scratch_bytes(engine *e, const instr *in, int64_t m, int64_t n, i
 	return bytes;
 }
 
+/* The result value and a scratch of an m x n matrix and `extra` bytes
+ * (*bytes of them), within the budget. */
+static hloi_status begin(engine *e, const instr *in, int64_t m, int64_t n, int w, int64_t extra, hloi_literal **res,
+			 unsigned char **scratch, int64_t *bytes)
+{
+	*bytes = scratch_bytes(e, in, m, n, w, extra);
+	if (*bytes < 0)
+		return HLOI_EUNSUPPORTED;
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, NULL, *bytes, res, &buf);
+	*scratch = buf;
+	return st;
+}
+
 /* The number of matrices: the product of the batch dimensions. */
 static int64_t batch_count(const shape *s)
 {
@@ -158,15 +184,12 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
-	int64_t bytes = scratch_bytes(e, in, m, n, w, k * (int64_t)sizeof(blasint));
-	if (bytes < 0)
-		return HLOI_EUNSUPPORTED;
+	int64_t bytes;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, k * (int64_t)sizeof(blasint), &res, &a, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *a = buf;
 	blasint *ipiv = (blasint *)(void *)(a + m * n * w);
 	if (batch_count(&x->shape) > 0 && k > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
@@ -191,7 +214,7 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 			put_s32(res->elems[2], idx, nb, -1, 0);
 		while (index_next(nb, x->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
@@ -201,15 +224,12 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 	int64_t n = x->shape.dims[r - 1], uplo = 'L';
 	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "uplo", &uplo);
 	char u = uplo == 'U' ? 'U' : 'L';
-	int64_t bytes = scratch_bytes(e, in, n, n, w, 0);
-	if (bytes < 0)
-		return HLOI_EUNSUPPORTED;
+	int64_t bytes;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, 0, &res, &a, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *a = buf;
 	if (batch_count(&x->shape) > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
 		do {
@@ -227,7 +247,19 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 			put_s32(res->elems[1], idx, nb, -1, info);
 		} while (index_next(nb, x->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+/* One of a LAPACK type at p (a complex one's imaginary part untouched). */
+static void put_one(unsigned char *p, etype t)
+{
+	if (t == ET_F32 || t == ET_C64) {
+		float one = 1;
+		memcpy(p, &one, sizeof one);
+	} else {
+		double one = 1;
+		memcpy(p, &one, sizeof one);
+	}
 }
 
 /* The size a workspace query (lwork = -1) returned in its first element. */
@@ -295,15 +327,13 @@ hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *
 	} else {
 		lwork = 1;
 	}
-	int64_t bytes = scratch_bytes(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w);
-	if (bytes < 0)
-		return HLOI_EUNSUPPORTED;
+	int64_t bytes;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w, &res, &a, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *a = buf, *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
+	unsigned char *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
 	if (batch_count(&x->shape) > 0 && k > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
 		do {
@@ -313,7 +343,7 @@ hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *
 			row_io(res->elems[1], idx, nb, k, tau, w, 1);
 		} while (index_next(nb, x->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
@@ -330,15 +360,13 @@ hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *
 	} else {
 		lwork = 1;
 	}
-	int64_t bytes = scratch_bytes(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w);
-	if (bytes < 0)
-		return HLOI_EUNSUPPORTED;
+	int64_t bytes;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w, &res, &a, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *a = buf, *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
+	unsigned char *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
 	if (batch_count(&x->shape) > 0 && m > 0 && n > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
 		do {
@@ -348,7 +376,7 @@ hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *
 			scatter(res, idx, m, n, a, w);
 		} while (index_next(nb, x->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
@@ -369,17 +397,19 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 	} else {
 		lwork = jobz == 'V' ? 1 + 6 * n + 2 * n * n : 2 * n + 1;
 	}
-	int64_t extra = ALIGN16(n * rw) + ALIGN16(lwork * w) + ALIGN16(lrwork * rw) + liwork * (int64_t)sizeof(blasint);
+	int64_t extra = 16 + ALIGN16(n * rw) + ALIGN16(lwork * w) + ALIGN16(lrwork * rw) + liwork * (int64_t)sizeof(blasint);
 	/* the eigenvector workspace, 2 n^2, is counted in LAPACK's integers */
-	int64_t bytes = n < 32768 ? scratch_bytes(e, in, n, n, w, extra) : too_large(e, in, n, n);
-	if (bytes < 0)
+	if (n >= 32768) {
+		too_large(e, in, n, n);
 		return HLOI_EUNSUPPORTED;
+	}
+	int64_t bytes;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *a = buf, *ev = a + ALIGN16(n * n * w), *work = ev + ALIGN16(n * rw);
+	unsigned char *ev = a + ALIGN16(n * n * w), *work = ev + ALIGN16(n * rw);
 	unsigned char *rwork = work + ALIGN16(lwork * w);
 	blasint *iwork = (blasint *)(void *)(rwork + ALIGN16(lrwork * rw));
 	blasint bn = (blasint)n, lda = (blasint)(n > 1 ? n : 1), bl = (blasint)lwork, brl = (blasint)lrwork;
@@ -406,7 +436,7 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 			put_s32(res->elems[2], idx, nb, -1, info);
 		} while (index_next(nb, x->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
@@ -423,25 +453,19 @@ hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *c
 	char cs = (char)side, cu = (char)uplo, ct = (char)trans, cd = (char)unit;
 	/* alpha: the third operand, else one */
 	unsigned char alpha[16] = { 0 };
-	if (in->nops == 3) {
+	if (in->nops == 3)
 		memcpy(alpha, ops[2]->data, (size_t)w);
-	} else if (t == ET_F32 || t == ET_C64) {
-		float one = 1;
-		memcpy(alpha, &one, sizeof one);
-	} else {
-		double one = 1;
-		memcpy(alpha, &one, sizeof one);
-	}
-	int64_t ak;
-	int64_t bytes = scratch_bytes(e, in, m, n, w, 16);
-	if (bytes < 0 || (ak = scratch_bytes(e, in, k, k, w, 0)) < 0 || ck_add_i64(bytes, ak, &bytes))
+	else
+		put_one(alpha, t);
+	int64_t ak = scratch_bytes(e, in, k, k, w, 16), bytes;
+	if (ak < 0)
 		return HLOI_EUNSUPPORTED;
 	hloi_literal *res;
-	void *buf;
-	hloi_status st = eval_scratch_begin(e, in, NULL, bytes, &res, &buf);
+	unsigned char *b;
+	hloi_status st = begin(e, in, m, n, w, ak, &res, &b, &bytes);
 	if (st != HLOI_OK)
 		return st;
-	unsigned char *b = buf, *a = b + ALIGN16(m * n * w);
+	unsigned char *a = b + ALIGN16(m * n * w);
 	blasint bm = (blasint)m, bn = (blasint)n, lda = (blasint)(k > 1 ? k : 1), ldb = (blasint)(m > 1 ? m : 1);
 	if (batch_count(&y->shape) > 0 && m > 0 && n > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
@@ -457,5 +481,96 @@ hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *c
 			scatter(res, idx, m, n, b, w);
 		} while (index_next(nb, y->shape.dims, idx));
 	}
-	return eval_scratch_finish(e, f, in, NULL, res, buf, bytes);
+	return eval_scratch_finish(e, f, in, NULL, res, b, bytes);
+}
+
+/* A column-major identity of `t` in buf. */
+static void identity(unsigned char *buf, int64_t rows, int64_t cols, etype t)
+{
+	int w = etype_byte_width(t);
+	memset(buf, 0, (size_t)(rows * cols * w));
+	for (int64_t i = 0; i < rows && i < cols; i++)
+		put_one(buf + (i * rows + i) * w, t);
+}
+
+static void gesdd(etype t, const char *jobz, const blasint *m, const blasint *n, void *a, void *s, void *u,
+		  const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork, void *rwork,
+		  blasint *iwork, blasint *info)
+{
+	const blasint *lda = m;
+	switch (t) {
+	case ET_F32: sgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_F64: dgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_C64: cgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	default: zgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	}
+}
+
+hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
+	int rw = cplx ? w / 2 : w;
+	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n, mx = m < n ? n : m, mode = 'A';
+	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "mode", &mode);
+	char jobz = (char)mode;
+	const shape *us = &in->result->tuple[2], *vs = &in->result->tuple[3];
+	int64_t ucols = us->dims[us->rank - 1], vrows = vs->dims[vs->rank - 2];
+	if (m > 32767 || n > 32767) { /* the workspaces, about 4 min(m, n)^2, are counted in LAPACK's integers */
+		too_large(e, in, m, n);
+		return HLOI_EUNSUPPORTED;
+	}
+	blasint bm = (blasint)m, bn = (blasint)n, ldu = (blasint)(m > 1 ? m : 1);
+	blasint ldvt = (blasint)(jobz == 'N' ? 1 : vrows > 1 ? vrows : 1), lwork = -1, info = 0;
+	int64_t lrwork = !cplx ? 0 : jobz == 'N' ? 7 * k : (5 * k * k + 5 * k > 2 * mx * k + 2 * k * k + k ? 5 * k * k + 5 * k : 2 * mx * k + 2 * k * k + k);
+	unsigned char query[16] = { 0 };
+	blasint iquery[1] = { 0 };
+	double rquery[1] = { 0 };
+	if (k > 0) {
+		gesdd(t, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
+		lwork = queried(t, query);
+	} else {
+		lwork = 1;
+	}
+	int64_t ubytes = jobz == 'N' ? 0 : m * ucols * w, vbytes = jobz == 'N' ? 0 : vrows * n * w;
+	int64_t extra = ALIGN16(k * rw) + ALIGN16(ubytes) + ALIGN16(vbytes) + ALIGN16((int64_t)lwork * w) +
+			ALIGN16((lrwork > 0 ? lrwork : 1) * rw) + 8 * k * (int64_t)sizeof(blasint) + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *sv = a + ALIGN16(m * n * w), *u = sv + ALIGN16(k * rw), *vt = u + ALIGN16(ubytes);
+	unsigned char *work = vt + ALIGN16(vbytes), *rwork = work + ALIGN16((int64_t)lwork * w);
+	blasint *iwork = (blasint *)(void *)(rwork + ALIGN16((lrwork > 0 ? lrwork : 1) * rw));
+	if (jobz == 'N') {
+		/* u and vt are not computed: zeros */
+		for (int i = 2; i < 4; i++)
+			if (res->elems[i]->data)
+				memset(res->elems[i]->data, 0, res->elems[i]->nbytes);
+	}
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			gather(x, idx, m, n, a, w);
+			if (k > 0)
+				gesdd(t, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
+			scatter(res->elems[0], idx, m, n, a, w);
+			row_io(res->elems[1], idx, nb, k, sv, rw, 1);
+			if (jobz != 'N' && k > 0) {
+				scatter(res->elems[2], idx, m, ucols, u, w);
+				scatter(res->elems[3], idx, vrows, n, vt, w);
+			} else if (jobz != 'N') {
+				/* an empty matrix: u and vt are identities (one of them empty) */
+				identity(u, m, ucols, t);
+				identity(vt, vrows, n, t);
+				scatter(res->elems[2], idx, m, ucols, u, w);
+				scatter(res->elems[3], idx, vrows, n, vt, w);
+			}
+			put_s32(res->elems[4], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }

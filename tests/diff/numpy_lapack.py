@@ -16,6 +16,9 @@ random batched problems, both engines, operands in random layouts.
   np.linalg.qr (the diagonal's signs may differ).
 - lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
   np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
+- lapack_?gesdd_ffi, modes A, S and N: the singular values against
+  np.linalg.svd, u diag(s) vt = a, u and vt with orthonormal columns and
+  rows; info 0.
 - lapack_?trsm_ffi, every side, uplo, trans_x and diag, with and without
   alpha: against np.linalg.solve on op(a) (garbage in the unread triangle).
 Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
@@ -65,7 +68,7 @@ def gen_case(seed, index):
     g = np.random.default_rng(seed * 7919 + index)
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
-    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm"])
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm", "svd"])
     c["op"] = op
     if op == "topk":
         t = rng.choice(["f32", "f64", "s32"])
@@ -91,6 +94,26 @@ def gen_case(seed, index):
                         "api_version=API_VERSION_TYPED_FFI\n}\n" % (
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), layout(rng, a.ndim),
                             dims(batch + [k]), dims(batch), LETTER[t]))
+        return c
+    if op == "svd":
+        m, n = rng.choice([1, 2, 3, 5, 8]), rng.choice([1, 2, 3, 5, 8])
+        k = min(m, n)
+        mode = rng.choice("ASN")
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        real = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}[t]
+        uc, vr = (m, n) if mode == "A" else (k, k)
+        c.update(mode=mode, inputs=[a])
+        c["program"] = ("HloModule svd_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  r = (%s[%s], %s[%s], %s[%s]%s, %s[%s]%s, s32[%s]) custom-call(a), "
+                        "custom_call_target=\"lapack_%sgesdd_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                        "backend_config={mode = %d : ui8}\n"
+                        "  s = %s[%s] get-tuple-element(r), index=1\n  u = %s[%s] get-tuple-element(r), index=2\n"
+                        "  vt = %s[%s] get-tuple-element(r), index=3\n  i = s32[%s] get-tuple-element(r), index=4\n"
+                        "  ROOT o = tuple(s, u, vt, i)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), real, dims(batch + [k]),
+                            t, dims(batch + [m, uc]), layout(rng, a.ndim), t, dims(batch + [vr, n]),
+                            layout(rng, a.ndim), dims(batch), LETTER[t], ord(mode), real, dims(batch + [k]), t,
+                            dims(batch + [m, uc]), t, dims(batch + [vr, n]), dims(batch)))
         return c
     if op == "qr":
         n = rng.choice([1, 2, 3, 5])
@@ -284,8 +307,28 @@ def check_trsm(c, got):
     return close(c, got.astype(np.complex128), want, "x")
 
 
+def check_svd(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 4:
+        return "got %d results, expected s, u, vt, info" % len(got)
+    s, u, vt, info = got[0].astype(np.float64), got[1].astype(np.complex128), got[2].astype(np.complex128), got[3]
+    if np.any(info != 0):
+        return "info %r, expected 0" % info
+    why = close(c, s, np.linalg.svd(a, compute_uv=False), "singular values")
+    if why or c["mode"] == "N":
+        return why or (None if not np.any(u) and not np.any(vt) else "u and vt not zero in mode N")
+    k = s.shape[-1]
+    why = close(c, (u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :], a, "u diag(s) vt - a")
+    if why:
+        return why
+    eye_u = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+    eye_v = np.broadcast_to(np.eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2)
+    return (close(c, np.conj(np.swapaxes(u, -1, -2)) @ u, eye_u, "u^H u - 1")
+            or close(c, vt @ np.conj(np.swapaxes(vt, -1, -2)), eye_v, "vt vt^H - 1"))
+
+
 def check(c, got):
-    return {"trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+    return {"svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
             "eigh": check_eigh}[c["op"]](c, got)
 
 
