@@ -99,8 +99,10 @@ void zheevd_(const char *jobz, const char *uplo, const blasint *n, void *a, cons
 	     blasint *info, size_t jobz_len, size_t uplo_len);
 
 /* Matrix `b` of v (b: the batch index, its last two entries ignored) in
- * column-major order to or from buf, `w` bytes an element. */
-static void gather(const hloi_literal *v, const int64_t *b, int64_t m, int64_t n, unsigned char *buf, int w)
+ * column-major order into buf (out = 0) or from it (out = 1), `w` bytes an
+ * element. */
+static void matrix_io(const hloi_literal *v, const int64_t *b, int64_t m, int64_t n, unsigned char *buf, int w,
+		      int out)
 {
 	int r = v->shape.rank;
 	int64_t idx[HLOI_MAX_RANK];
@@ -109,21 +111,21 @@ static void gather(const hloi_literal *v, const int64_t *b, int64_t m, int64_t n
 		for (int64_t i = 0; i < m; i++) {
 			idx[r - 2] = i;
 			idx[r - 1] = j;
-			memcpy(buf + (j * m + i) * w, literal_element(v, idx), (size_t)w);
+			if (out)
+				memcpy(literal_element(v, idx), buf + (j * m + i) * w, (size_t)w);
+			else
+				memcpy(buf + (j * m + i) * w, literal_element(v, idx), (size_t)w);
 		}
 }
 
-static void scatter(hloi_literal *v, const int64_t *b, int64_t m, int64_t n, const unsigned char *buf, int w)
+static void gather(const hloi_literal *v, const int64_t *b, int64_t m, int64_t n, unsigned char *buf, int w)
 {
-	int r = v->shape.rank;
-	int64_t idx[HLOI_MAX_RANK];
-	memcpy(idx, b, sizeof(int64_t) * (size_t)r);
-	for (int64_t j = 0; j < n; j++)
-		for (int64_t i = 0; i < m; i++) {
-			idx[r - 2] = i;
-			idx[r - 1] = j;
-			memcpy(literal_element(v, idx), buf + (j * m + i) * w, (size_t)w);
-		}
+	matrix_io(v, b, m, n, buf, w, 0);
+}
+
+static void scatter(hloi_literal *v, const int64_t *b, int64_t m, int64_t n, unsigned char *buf, int w)
+{
+	matrix_io(v, b, m, n, buf, w, 1);
 }
 
 /* Element b (a batch index of nb entries), or b followed by i, of an s32
@@ -314,48 +316,22 @@ static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsig
 
 #define ALIGN16(x) (((x) + 15) & ~(int64_t)15)
 
-hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+/* geqrf (q = 0: a -> (qr, tau)) and orgqr (q = 1: (qr, tau) -> q), which
+ * share their scratch: the matrix, tau and the workspace LAPACK asks for. */
+static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int q)
 {
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
-	blasint bm = (blasint)m, bn = (blasint)n, lwork = -1, info = 0;
-	unsigned char query[16] = { 0 };
-	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
-		geqrf(t, &bm, &bn, NULL, NULL, query, &lwork, &info);
-		lwork = queried(t, query);
-	} else {
-		lwork = 1;
-	}
-	int64_t bytes;
-	hloi_literal *res;
-	unsigned char *a;
-	hloi_status st = begin(e, in, m, n, w, ALIGN16(k * w) + 16 + (int64_t)lwork * w, &res, &a, &bytes);
-	if (st != HLOI_OK)
-		return st;
-	unsigned char *tau = a + ALIGN16(m * n * w), *work = tau + ALIGN16(k * w);
-	if (batch_count(&x->shape) > 0 && k > 0) {
-		int64_t idx[HLOI_MAX_RANK] = { 0 };
-		do {
-			gather(x, idx, m, n, a, w);
-			geqrf(t, &bm, &bn, a, tau, work, &lwork, &info);
-			scatter(res->elems[0], idx, m, n, a, w);
-			row_io(res->elems[1], idx, nb, k, tau, w, 1);
-		} while (index_next(nb, x->shape.dims, idx));
-	}
-	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
-}
-
-hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
-{
-	const hloi_literal *x = ops[0];
-	hloi_literal *tv = ops[1];
-	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
-	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = tv->shape.dims[tv->shape.rank - 1];
+	if (q)
+		k = ops[1]->shape.dims[ops[1]->shape.rank - 1];
 	blasint bm = (blasint)m, bn = (blasint)n, bk = (blasint)k, lwork = -1, info = 0;
 	unsigned char query[16] = { 0 };
 	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
-		orgqr(t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
+		if (q)
+			orgqr(t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
+		else
+			geqrf(t, &bm, &bn, NULL, NULL, query, &lwork, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -371,12 +347,28 @@ hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
 		do {
 			gather(x, idx, m, n, a, w);
-			row_io(tv, idx, nb, k, tau, w, 0);
-			orgqr(t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
-			scatter(res, idx, m, n, a, w);
+			if (q) {
+				row_io(ops[1], idx, nb, k, tau, w, 0);
+				orgqr(t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
+				scatter(res, idx, m, n, a, w);
+			} else {
+				geqrf(t, &bm, &bn, a, tau, work, &lwork, &info);
+				scatter(res->elems[0], idx, m, n, a, w);
+				row_io(res->elems[1], idx, nb, k, tau, w, 1);
+			}
 		} while (index_next(nb, x->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return qr_kernel(e, f, in, ops, t, 0);
+}
+
+hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return qr_kernel(e, f, in, ops, t, 1);
 }
 
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
@@ -516,13 +508,16 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 	char jobz = (char)mode;
 	const shape *us = &in->result->tuple[2], *vs = &in->result->tuple[3];
 	int64_t ucols = us->dims[us->rank - 1], vrows = vs->dims[vs->rank - 2];
-	if (m > 32767 || n > 32767) { /* the workspaces, about 4 min(m, n)^2, are counted in LAPACK's integers */
+	/* the workspaces, about 4 min(m, n)^2, are counted in LAPACK's integers */
+	if (m > 32767 || n > 32767) {
 		too_large(e, in, m, n);
 		return HLOI_EUNSUPPORTED;
 	}
 	blasint bm = (blasint)m, bn = (blasint)n, ldu = (blasint)(m > 1 ? m : 1);
 	blasint ldvt = (blasint)(jobz == 'N' ? 1 : vrows > 1 ? vrows : 1), lwork = -1, info = 0;
-	int64_t lrwork = !cplx ? 0 : jobz == 'N' ? 7 * k : (5 * k * k + 5 * k > 2 * mx * k + 2 * k * k + k ? 5 * k * k + 5 * k : 2 * mx * k + 2 * k * k + k);
+	/* the complex routines' real workspace, as LAPACK documents it */
+	int64_t lr1 = 5 * k * k + 5 * k, lr2 = 2 * mx * k + 2 * k * k + k;
+	int64_t lrwork = !cplx ? 0 : jobz == 'N' ? 7 * k : lr1 > lr2 ? lr1 : lr2;
 	unsigned char query[16] = { 0 };
 	blasint iquery[1] = { 0 };
 	double rquery[1] = { 0 };

@@ -53,11 +53,6 @@ int custom_call_builtin(const char *target)
 	return -1;
 }
 
-const char *custom_call_builtin_name(cc_target id)
-{
-	return builtin[id].name;
-}
-
 etype custom_call_builtin_type(cc_target id)
 {
 	return builtin[id].type;

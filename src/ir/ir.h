@@ -240,9 +240,8 @@ typedef enum cc_target {
 const char *custom_call_unquote(const char *target, size_t *len);
 /* The built-in target named `target` (quotes allowed), or -1. */
 int custom_call_builtin(const char *target);
-/* Its name, and the element type a LAPACK target works in (ET_INVALID for
- * the others). */
-const char *custom_call_builtin_name(cc_target id);
+/* The element type a built-in LAPACK target works in (ET_INVALID for the
+ * others). */
 etype custom_call_builtin_type(cc_target id);
 /* Whether `target` is one of the annotations evaluated as the identity of
  * their one operand (Sharding, SPMDFullToShardShape, SPMDShardToFullShape,
