@@ -555,6 +555,67 @@ HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *coun
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
 
+/* --- Custom-call targets of the embedder's own ----------------------------- */
+
+/* A custom-call evaluates the code its target names. hloi evaluates a few
+ * targets itself (README, "Custom-call targets"); an embedder adds its own
+ * by registering them. A registration is process-wide: register before
+ * checking or running a module that calls the target, and do not register
+ * or unregister while another thread checks or runs one. */
+
+/* Checks the operand shapes of a call and the result shape written on it;
+ * returns 0 when they are right, else nonzero with a one-line reason written
+ * into `message` (at most `message_size` bytes, NUL included), which the
+ * checker reports at the instruction as `custom-call target 'T': reason`.
+ * `backend_config` is the instruction's backend_config as written (NULL
+ * when it has none). The shapes are borrowed for the call. */
+typedef int (*hloi_custom_call_check_fn)(void *user_data, const hloi_shape *const *operands,
+					 size_t noperands, const hloi_shape *result,
+					 const char *backend_config, char *message, size_t message_size);
+
+/* Evaluates a call: reads the operands (which it must not modify) and fills
+ * `result`, a literal of the call's result shape and layouts that hloi
+ * allocated (a tuple result: fill its elements, hloi_literal_tuple_element).
+ * Buffers are in physical order (hloi_literal_data, hloi_shape_stride);
+ * elements it does not write are unspecified. Returns HLOI_OK, or a failure
+ * status with an error recorded in `ctx` (hloi_context_error), which ends
+ * the run with that status. Everything is borrowed for the call. */
+typedef hloi_status (*hloi_custom_call_eval_fn)(void *user_data, hloi_context *ctx,
+						hloi_literal *const *operands, size_t noperands,
+						hloi_literal *result, const char *backend_config);
+
+#define HLOI_CUSTOM_CALL_VERSION 1
+/* The longest target name a registration takes, in bytes. */
+#define HLOI_CUSTOM_CALL_NAME_MAX 127
+/* The most targets registered at once. */
+#define HLOI_CUSTOM_CALL_MAX 64
+
+typedef struct hloi_custom_call {
+	unsigned version;                  /* HLOI_CUSTOM_CALL_VERSION */
+	const char *target;                /* custom_call_target, copied */
+	hloi_custom_call_check_fn check;   /* NULL: only the written result shape is taken */
+	hloi_custom_call_eval_fn evaluate; /* required */
+	void *user_data;                   /* passed to both callbacks */
+} hloi_custom_call;
+
+/* Registers a target: from now on, the checker accepts calls to it (asking
+ * `check` when there is one) and both engines evaluate them through
+ * `evaluate`. The struct is copied (its `target` string too). Errors, with a
+ * message in `ctx` (may be NULL): HLOI_EINVAL for a NULL or empty target, one
+ * longer than HLOI_CUSTOM_CALL_NAME_MAX, no `evaluate`, a version this
+ * library does not know (0 or above HLOI_CUSTOM_CALL_VERSION), a target hloi
+ * evaluates itself or one already registered; HLOI_ENOMEM when
+ * HLOI_CUSTOM_CALL_MAX are registered. */
+HLOI_API hloi_status hloi_custom_call_register(hloi_context *ctx, const hloi_custom_call *call);
+
+/* Forgets a registered target; HLOI_EINVAL (message in `ctx`, may be NULL)
+ * when it is not registered. */
+HLOI_API hloi_status hloi_custom_call_unregister(hloi_context *ctx, const char *target);
+
+/* Whether hloi evaluates `target`: 1 for its own targets, 2 for a
+ * registered one, 0 otherwise. */
+HLOI_API int hloi_custom_call_known(const char *target);
+
 /* Compares two literals of the same element type and dimensions
  * (their layouts may differ) element by element, as `hloi run --compare`
  * does: floats match when equal, both NaN, or within abs_tol or rel_tol of

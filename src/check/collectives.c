@@ -3,7 +3,7 @@
  * all-gather, reduce-scatter, all-to-all, collective-permute,
  * collective-broadcast and their -start/-done forms, partition-id,
  * replica-id, async-start/-update/-done, copy-start/-done, after-all,
- * add-dependency; and custom-call, which hloi refuses with its target named.
+ * add-dependency.
  *
  * A run simulates replicas x partitions participants (the module header's
  * replica_count and num_partitions, or the check options'): replica groups
@@ -739,37 +739,3 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 	return tuple_layouts(c, in, inf);
 }
 
-/* custom-call: the target is named, and refused when a run needs it. */
-int infer_custom_call(checker *c, instr *in, shape *inf)
-{
-	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
-	if (!t) {
-		ck_error(c, in->op_at, "attribute custom_call_target is expected but not seen");
-		return 1;
-	}
-	const attr *a = instr_attr(in, ATTR_CUSTOM_CALL_TARGET);
-	size_t n = strlen(t);
-	int quoted = n >= 2 && t[0] == '"' && t[n - 1] == '"';
-	if (custom_call_is_identity(t)) {
-		/* the identity of one operand, of its shape (layouts may differ) */
-		char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
-		const shape *os = in->nops == 1 ? in->ops[0].def->result : NULL;
-		if (in->has_shape && os && !shape_compatible(in->shape, os)) {
-			ck_error(c, in->op_at, "custom-call target '%.*s' passes its operand on: its shape %s must be the operand's, %s",
-				 (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, ck_shape(x, in->shape), ck_shape(y, os));
-			return 1;
-		}
-		if (os || !c->report_unsupported)
-			return infer_declared(c, in, inf);
-		ck_unsupported(c, ck_attr_loc(c, a->vat, "custom_call_target"),
-			       "unsupported custom-call target '%.*s' with %d operands (hloi runs it as the identity of one)",
-			       (int)(quoted ? n - 2 : n), quoted ? t + 1 : t, in->nops);
-		return 1;
-	}
-	if (c->report_unsupported) {
-		ck_unsupported(c, ck_attr_loc(c, a->vat, "custom_call_target"), "unsupported custom-call target '%.*s'",
-			       (int)(quoted ? n - 2 : n), quoted ? t + 1 : t);
-		return 1;
-	}
-	return infer_declared(c, in, inf);
-}

@@ -487,15 +487,3 @@ hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_litera
 		value_drop(e, r);
 	return HLOI_OK;
 }
-
-hloi_status kernel_custom_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
-{
-	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
-	if (custom_call_is_identity(t) && in->nops == 1 && shape_compatible(in->result, &ops[0]->shape))
-		return kernel_identity(e, f, in, ops, args, dest);
-	/* the checker refuses every other target; only a caller that skipped it gets here */
-	diag_error_where(e->ctx, NULL, "unsupported custom-call target %s (instruction '%s')", t ? t : "(none)",
-			 in->name);
-	return HLOI_EUNSUPPORTED;
-}

@@ -129,6 +129,15 @@ hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hlo
 /* A copy of `lit` of its own, within the budget. */
 hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
 
+/* A kernel's result value (dest when given) and a scratch of `bytes`
+ * within the budget (eval_scratch_begin; on failure everything is given
+ * back), and the end of such a kernel: the scratch freed and the result set
+ * as the instruction's value (eval_scratch_finish). */
+hloi_status eval_scratch_begin(engine *e, const instr *in, hloi_literal *dest, int64_t bytes, hloi_literal **res,
+			       void **scratch);
+hloi_status eval_scratch_finish(engine *e, frame *f, const instr *in, hloi_literal *dest, hloi_literal *res,
+				void *scratch, int64_t bytes);
+
 /* --- the driver (run.c) ----------------------------------------------------- */
 
 /* Evaluates comp on args. The root's value comes back in *out: owned by the
@@ -180,6 +189,11 @@ typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_lite
 typedef void (*fill_fn)(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out);
 hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *dest,
 			 int in_place, fill_fn fill);
+
+/* top-k of x along its last dimension into a new (values, s32 indices)
+ * tuple of in->result's shape: the k largest (or smallest) by total order,
+ * the lower index first among equals (topk and the TopK custom-call). */
+hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *x, int64_t k, int largest);
 
 /* compare's type=, or the default for the operands' element type. */
 cmp_type eval_cmp_type(const instr *in, etype t);

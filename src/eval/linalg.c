@@ -43,38 +43,6 @@ static void put(hloi_literal *v, int64_t *idx, int64_t i, int64_t j, cplx z)
 	cplx_write(v->shape.type, literal_element(v, idx), z);
 }
 
-/* A result value and a scratch of `bytes` within the budget; on failure
- * everything is given back. */
-static hloi_status begin(engine *e, const instr *in, hloi_literal *dest, int64_t bytes, hloi_literal **res,
-			 cplx **scratch)
-{
-	*res = dest;
-	*scratch = NULL;
-	if (!dest) {
-		hloi_status st = value_new(e, in->result, res);
-		if (st != HLOI_OK)
-			return st;
-	}
-	hloi_status st = value_reserve(e, bytes);
-	if (st == HLOI_OK && !(*scratch = hloi_malloc((size_t)(bytes ? bytes : 1)))) {
-		value_unreserve(e, bytes);
-		st = value_oom(e, bytes);
-	}
-	if (st != HLOI_OK && *res != dest)
-		value_drop(e, *res);
-	return st;
-}
-
-static hloi_status finish(engine *e, frame *f, const instr *in, hloi_literal *dest, hloi_literal *res,
-			  cplx *scratch, int64_t bytes)
-{
-	hloi_free(scratch);
-	value_unreserve(e, bytes);
-	f->vals[in->position] = res;
-	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
-	return HLOI_OK;
-}
-
 static int64_t square_bytes(int64_t n)
 {
 	return n > 0 && n <= INT64_MAX / n / (int64_t)sizeof(cplx) / 2 ? 2 * n * n * (int64_t)sizeof(cplx) : -1;
@@ -94,9 +62,11 @@ hloi_status kernel_cholesky(engine *e, frame *f, const instr *in, hloi_literal *
 		return value_oom(e, INT64_MAX);
 	hloi_literal *res;
 	cplx *l;
-	hloi_status st = begin(e, in, dest, bytes, &res, &l);
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, dest, bytes, &res, &buf);
 	if (st != HLOI_OK)
 		return st;
+	l = buf;
 	if (shape_element_count(s, &count) == 0 && count > 0) {
 		int64_t idx[HLOI_MAX_RANK] = { 0 };
 		do {
@@ -127,7 +97,7 @@ hloi_status kernel_cholesky(engine *e, frame *f, const instr *in, hloi_literal *
 				}
 		} while (next_batch(s, idx));
 	}
-	return finish(e, f, in, dest, res, l, bytes);
+	return eval_scratch_finish(e, f, in, dest, res, l, bytes);
 }
 
 hloi_status kernel_triangular_solve(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
@@ -152,9 +122,11 @@ hloi_status kernel_triangular_solve(engine *e, frame *f, const instr *in, hloi_l
 	int64_t bytes = abytes + xbytes;
 	hloi_literal *res;
 	cplx *t;
-	hloi_status st = begin(e, in, dest, bytes, &res, &t);
+	void *buf;
+	hloi_status st = eval_scratch_begin(e, in, dest, bytes, &res, &buf);
 	if (st != HLOI_OK)
 		return st;
+	t = buf;
 	cplx *x = t + m * m;
 	if (shape_element_count(bs, &count) == 0 && count > 0 && m > 0) {
 		int64_t ia[HLOI_MAX_RANK] = { 0 }, ib[HLOI_MAX_RANK] = { 0 };
@@ -209,5 +181,5 @@ hloi_status kernel_triangular_solve(engine *e, frame *f, const instr *in, hloi_l
 				}
 		} while (next_batch(as, ia));
 	}
-	return finish(e, f, in, dest, res, t, bytes);
+	return eval_scratch_finish(e, f, in, dest, res, t, bytes);
 }

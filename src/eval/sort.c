@@ -749,19 +749,25 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 hloi_status kernel_topk(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			hloi_literal *dest)
 {
-	(void)args;
-	(void)dest;
 	int64_t k;
-	const hloi_literal *x = ops[0];
+	if (!instr_int(in, ATTR_K, &k))
+		return kernel_none(e, f, in, ops, args, dest);
+	return eval_topk(e, f, in, ops[0], k, instr_bool(in, ATTR_LARGEST, 1));
+}
+
+hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *x, int64_t k, int largest)
+{
 	etype t = x->shape.type;
 	cmp_fn cmp = tk_lookup(t);
-	if (!instr_int(in, ATTR_K, &k) || x->shape.rank < 1 || !shape_is_tuple(in->result) || !cmp)
-		return kernel_none(e, f, in, ops, args, dest);
+	if (x->shape.rank < 1 || !shape_is_tuple(in->result) || !cmp) {
+		diag_error_where(e->ctx, NULL, "top-k of %s is not evaluated (instruction '%s')", etype_name(t), in->name);
+		return HLOI_EUNSUPPORTED;
+	}
 	topk_job j;
 	memset(&j, 0, sizeof j);
 	j.x = x;
 	j.k = k;
-	j.largest = instr_bool(in, ATTR_LARGEST, 1);
+	j.largest = largest;
 	j.cmp = cmp;
 	j.ct = etype_is_float(t) ? CMPT_TOTALORDER : etype_get_kind(t) == KIND_SINT ? CMPT_SIGNED : CMPT_UNSIGNED;
 	if (e->fast) {

@@ -295,3 +295,32 @@ hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out)
 	return HLOI_OK;
 }
 
+hloi_status eval_scratch_begin(engine *e, const instr *in, hloi_literal *dest, int64_t bytes, hloi_literal **res,
+			       void **scratch)
+{
+	*res = dest;
+	*scratch = NULL;
+	if (!dest) {
+		hloi_status st = value_new(e, in->result, res);
+		if (st != HLOI_OK)
+			return st;
+	}
+	hloi_status st = value_reserve(e, bytes);
+	if (st == HLOI_OK && !(*scratch = hloi_malloc((size_t)(bytes ? bytes : 1)))) {
+		value_unreserve(e, bytes);
+		st = value_oom(e, bytes);
+	}
+	if (st != HLOI_OK && *res != dest)
+		value_drop(e, *res);
+	return st;
+}
+
+hloi_status eval_scratch_finish(engine *e, frame *f, const instr *in, hloi_literal *dest, hloi_literal *res,
+				void *scratch, int64_t bytes)
+{
+	hloi_free(scratch);
+	value_unreserve(e, bytes);
+	f->vals[in->position] = res;
+	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
+	return HLOI_OK;
+}

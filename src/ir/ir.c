@@ -398,19 +398,3 @@ int header_attr_known(const char *name)
 	return 0;
 }
 
-int custom_call_is_identity(const char *target)
-{
-	static const char *const identity[] = { "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
-						"MoveToHost", "MoveToDevice" };
-	if (!target)
-		return 0;
-	size_t n = strlen(target);
-	if (n >= 2 && target[0] == '"' && target[n - 1] == '"') {
-		target++;
-		n -= 2;
-	}
-	for (size_t i = 0; i < sizeof identity / sizeof identity[0]; i++)
-		if (strlen(identity[i]) == n && memcmp(identity[i], target, n) == 0)
-			return 1;
-	return 0;
-}

@@ -229,12 +229,33 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
 int instr_bool(const instr *in, attr_id id, int dflt);
 /* AK_WORD / AK_STRING / AK_RAW / AK_COMP text, or NULL. */
 const char *instr_text(const instr *in, attr_id id);
-/* custom-call targets with a meaning on one device: annotations of
- * sharding and memory placement that XLA's passes turn into no-ops there
- * (`Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`,
- * `MoveToHost`, `MoveToDevice`), evaluated as the identity of their one
- * operand. `target` may be written with its quotes. */
+/* --- custom-call targets: the built-in ones of ir/custom_calls.def, then
+ * the embedder's (hloi_custom_call_register) ------------------------------- */
+typedef enum cc_target {
+#define X(E, name, rule, type) E,
+#include "ir/custom_calls.def"
+#undef X
+	CC_COUNT
+} cc_target;
+/* The target's name without the quotes it may be written with: *len bytes
+ * from the returned pointer. */
+const char *custom_call_unquote(const char *target, size_t *len);
+/* The built-in target named `target` (quotes allowed), or -1. */
+int custom_call_builtin(const char *target);
+/* The element type a built-in LAPACK target works in (ET_INVALID for the
+ * others). */
+etype custom_call_builtin_type(cc_target id);
+/* Whether `target` is one of the annotations evaluated as the identity of
+ * their one operand (Sharding, SPMDFullToShardShape, SPMDShardToFullShape,
+ * MoveToHost, MoveToDevice). */
 int custom_call_is_identity(const char *target);
+/* The embedder's registration of `target` (quotes allowed), or NULL. The
+ * pointer lives until a target is unregistered. */
+const hloi_custom_call *custom_call_user(const char *target);
+/* The integer `key = N` of a backend_config written as an attribute
+ * dictionary (`{uplo = 76 : ui8}`, how JAX's FFI targets get theirs): 1 and
+ * *out set when present. */
+int custom_call_config_int(const char *config, const char *key, int64_t *out);
 /* Whether a module header attribute is one hloi reads (XLA's own and
  * broadcast_mode); others are kept as written but mean nothing to hloi. */
 int header_attr_known(const char *name);

@@ -13,6 +13,19 @@ import time
 import numpy as np
 
 
+# The linear-algebra types and their NumPy types.
+LINALG_TYPES = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
+
+
+def rand(g, shape, t):
+    """Standard normal values of `shape` (complex for c64 and c128) from
+    the NumPy generator g, in float64 / complex128."""
+    x = g.standard_normal(shape)
+    if t.startswith("c"):
+        x = x + 1j * g.standard_normal(shape)
+    return x
+
+
 def run_cases(name, hloi, cases, check, seed, jobs=2, keep=None):
     """check(case, outputs) returns None or what is wrong. Returns the exit
     status: 0, or 1 when a case failed."""

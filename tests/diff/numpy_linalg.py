@@ -26,14 +26,9 @@ except ImportError:
 
 import hloi_cases
 
-NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
+NP = hloi_cases.LINALG_TYPES
 
-
-def rand(g, shape, t):
-    x = g.standard_normal(shape)
-    if t.startswith("c"):
-        x = x + 1j * g.standard_normal(shape)
-    return x
+rand = hloi_cases.rand
 
 
 def layout(rng, rank):

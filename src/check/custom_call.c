@@ -1,0 +1,393 @@
+/* The shape rule of custom-call. The target is looked up in the registry
+ * (ir/custom_calls.def, then the embedder's hloi_custom_call_register): a
+ * known target's operands are checked and the result it gives is compared
+ * with the written one (custom-call always has its result written, as in
+ * XLA); an unknown target is refused naming it when a run needs it. The
+ * messages are hloi's: XLA's verifier leaves custom-calls to their targets. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check/check_internal.h"
+
+/* A built-in target's rule: checks the operands of `in` and sets *want to
+ * the result the target gives. 0 when it can, 1 after a type error, 2 when
+ * hloi cannot run the call (reported by the caller as unsupported). */
+typedef int (*cc_rule)(checker *c, instr *in, const char *name, etype t, shape *want);
+
+static const shape *opnd(const instr *in, int k)
+{
+	return in->ops[k].def->result;
+}
+
+static int count_operands(checker *c, const instr *in, const char *name, int n)
+{
+	if (in->nops == n)
+		return 1;
+	ck_error(c, in->op_at, "custom-call target '%s' takes %d operand%s, but has %d", name, n, n == 1 ? "" : "s",
+		 in->nops);
+	return 0;
+}
+
+static shape *tuple_want(checker *c, shape *want, int n)
+{
+	shape *el = arena_array(&c->m->arena, (size_t)n, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return NULL;
+	}
+	memset(want, 0, sizeof *want);
+	want->type = ET_TUPLE;
+	want->ntuple = n;
+	want->tuple = el;
+	return el;
+}
+
+static int cc_check_identity(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)c;
+	(void)name;
+	(void)t;
+	if (in->nops != 1)
+		return 2;
+	*want = *opnd(in, 0);
+	return 0;
+}
+
+/* TopK(x): (T[..., k], s32[..., k]), k the written result's last dimension,
+ * x of rank 1 or more and an ordered type. */
+static int cc_check_topk(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	char a[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 1) || !ck_array_operand(c, in, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	if (x->rank < 1 || etype_get_kind(x->type) == KIND_COMPLEX || x->type == ET_PRED) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' needs an operand of rank 1 or more of an ordered type; got %s",
+			 name, ck_shape(a, x));
+		return 1;
+	}
+	const shape *r = in->shape;
+	if (!shape_is_tuple(r) || r->ntuple != 2 || shape_is_tuple(&r->tuple[0]) || r->tuple[0].rank != x->rank) {
+		ck_error(c, in->op_at, "custom-call target '%s' gives a tuple of the values and their s32 indices, of the operand's rank %d; the result is declared %s",
+			 name, x->rank, ck_shape(a, r));
+		return 1;
+	}
+	int64_t k = r->tuple[0].dims[x->rank - 1];
+	if (k > x->dims[x->rank - 1]) {
+		ck_error(c, in->op_at, "custom-call target '%s': k=%lld (the result's last dimension) is larger than the operand's last dimension, %lld",
+			 name, (long long)k, (long long)x->dims[x->rank - 1]);
+		return 1;
+	}
+	shape *el = tuple_want(c, want, 2);
+	if (!el)
+		return 1;
+	int64_t d[HLOI_MAX_RANK];
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	d[x->rank - 1] = k;
+	shape_make_array(&el[0], x->type, x->rank, d);
+	shape_make_array(&el[1], ET_S32, x->rank, d);
+	return 0;
+}
+
+/* A LAPACK target's one matrix operand: of the target's type, rank 2 or
+ * more (the leading dimensions are a batch), square when asked. */
+static int lapack_operand(checker *c, const instr *in, const char *name, etype t, int square)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!ck_array_operand(c, in, 0))
+		return 0;
+	const shape *x = opnd(in, 0);
+	if (x->type != t || x->rank < 2) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes %s matrices (rank 2 or more, the leading dimensions a batch); got %s",
+			 name, etype_name(t), ck_shape(a, x));
+		return 0;
+	}
+	if (square && x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes square matrices; got %s", name, ck_shape(a, x));
+		return 0;
+	}
+	return 1;
+}
+
+/* the operand's batch dimensions and `extra` more */
+static void batch_shape(shape *s, etype t, const shape *x, int nextra, const int64_t *extra)
+{
+	int64_t d[HLOI_MAX_RANK];
+	int nb = x->rank - 2;
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)nb);
+	for (int i = 0; i < nextra; i++)
+		d[nb + i] = extra[i];
+	shape_make_array(s, t, nb + nextra, d);
+}
+
+/* The start of a rule of a LAPACK target of one matrix operand giving a
+ * tuple of `n` results, the first the operand's shape: the elements of
+ * *want, or NULL after an error. */
+static shape *one_matrix(checker *c, instr *in, const char *name, etype t, int square, int n, shape *want)
+{
+	if (!count_operands(c, in, name, 1) || !lapack_operand(c, in, name, t, square))
+		return NULL;
+	shape *el = tuple_want(c, want, n);
+	if (el) {
+		el[0] = *opnd(in, 0);
+		el[0].has_layout = 0;
+	}
+	return el;
+}
+
+/* The real type of a LAPACK type (eigenvalues, singular values). */
+static etype real_of(etype t)
+{
+	return t == ET_C64 ? ET_F32 : t == ET_C128 ? ET_F64 : t;
+}
+
+/* A backend_config integer `key` that is one of a and b, else an error
+ * naming them. */
+static int config_char(checker *c, const instr *in, const char *name, const char *key, int64_t a, int64_t b,
+		       const char *meaning)
+{
+	int64_t v;
+	if (custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), key, &v) && (v == a || v == b))
+		return 1;
+	ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG), "custom-call target '%s' needs backend_config={%s = %lld : ui8} or %lld (%s)",
+		 name, key, (long long)a, (long long)b, meaning);
+	return 0;
+}
+
+/* getrf(a [..., m, n]): (lu [..., m, n], s32 ipiv [..., min(m, n)], s32 info [...]) */
+static int cc_check_getrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 0, 3, want);
+	if (!el)
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	batch_shape(&el[1], ET_S32, x, 1, &k);
+	batch_shape(&el[2], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* potrf(a [..., n, n]), uplo: (l or u [..., n, n], s32 info [...]) */
+static int cc_check_potrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 1, 2, want);
+	if (!el || !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper"))
+		return 1;
+	batch_shape(&el[1], ET_S32, opnd(in, 0), 0, NULL);
+	return 0;
+}
+
+/* geqrf(a [..., m, n]): (a [..., m, n], tau [..., min(m, n)]) */
+static int cc_check_geqrf(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 0, 2, want);
+	if (!el)
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	batch_shape(&el[1], t, x, 1, &k);
+	return 0;
+}
+
+/* orgqr(a [..., m, n], tau [..., k]) with k <= n <= m: q [..., m, n] */
+static int cc_check_orgqr(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 2) || !lapack_operand(c, in, name, t, 0) || !ck_array_operand(c, in, 1))
+		return 1;
+	const shape *x = opnd(in, 0), *tau = opnd(in, 1);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1];
+	int ok = tau->type == t && tau->rank == x->rank - 1 && tau->dims[tau->rank - 1] <= n &&
+		 memcmp(tau->dims, x->dims, sizeof(int64_t) * (size_t)(x->rank - 2)) == 0;
+	if (!ok) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' takes tau of the matrices' batch and at most %lld elements each, of type %s; got %s for %s",
+			 name, (long long)n, etype_name(t), ck_shape(a, tau), ck_shape(b, x));
+		return 1;
+	}
+	if (n > m) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes matrices with no more columns than rows; got %s",
+			 name, ck_shape(a, x));
+		return 1;
+	}
+	*want = *x;
+	want->has_layout = 0;
+	return 0;
+}
+
+/* syevd(a [..., n, n]), uplo, mode: (vectors [..., n, n], real values
+ * [..., n], s32 info [...]) */
+static int cc_check_syevd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 1, 3, want);
+	if (!el || !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
+	    !config_char(c, in, name, "mode", 'V', 'N', "V, with eigenvectors, or N, without"))
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t n = x->dims[x->rank - 1];
+	batch_shape(&el[1], real_of(t), x, 1, &n);
+	batch_shape(&el[2], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* trsm(a [..., k, k], b [..., m, n][, alpha scalar]), side, uplo, trans_x,
+ * diag: x [..., m, n], k = m (side L) or n (side R) */
+static int cc_check_trsm(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (in->nops != 2 && in->nops != 3) {
+		ck_error(c, in->op_at, "custom-call target '%s' takes 2 operands (a, b) or 3 (a, b, alpha), but has %d", name,
+			 in->nops);
+		return 1;
+	}
+	if (!lapack_operand(c, in, name, t, 1) || !ck_array_operand(c, in, 1) ||
+	    (in->nops == 3 && !ck_array_operand(c, in, 2)))
+		return 1;
+	int64_t side;
+	if (!config_char(c, in, name, "side", 'L', 'R', "L, op(a) x = b, or R, x op(a) = b") ||
+	    !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper") ||
+	    !config_char(c, in, name, "diag", 'N', 'U', "N, the diagonal read, or U, taken as ones"))
+		return 1;
+	int64_t tr;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "trans_x", &tr) ||
+	    (tr != 'N' && tr != 'T' && tr != 'C')) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={trans_x = 78 : ui8}, 84 or 67 (N, a; T, a^T; C, a^H)",
+			 name);
+		return 1;
+	}
+	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "side", &side);
+	const shape *x = opnd(in, 0), *y = opnd(in, 1);
+	int64_t k = x->dims[x->rank - 1];
+	int ok = y->type == t && y->rank == x->rank &&
+		 memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)(x->rank - 2)) == 0 &&
+		 y->dims[side == 'L' ? y->rank - 2 : y->rank - 1] == k;
+	if (!ok) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' with side %c takes b of a's batch and type with %lld %s; got %s for a %s",
+			 name, (int)side, (long long)k, side == 'L' ? "rows" : "columns", ck_shape(a, y), ck_shape(b, x));
+		return 1;
+	}
+	if (in->nops == 3 && (opnd(in, 2)->rank != 0 || opnd(in, 2)->type != t)) {
+		ck_error(c, in->ops[2].at, "custom-call target '%s' takes alpha as a %s scalar; got %s", name, etype_name(t),
+			 ck_shape(a, opnd(in, 2)));
+		return 1;
+	}
+	*want = *y;
+	want->has_layout = 0;
+	return 0;
+}
+
+/* gesdd(a [..., m, n]), mode: (a [..., m, n], s [..., k] real, u [..., m,
+ * m or k], vt [..., n or k, n], s32 info [...]), k = min(m, n); with mode N
+ * u and vt are not computed and may have either shape */
+static int cc_check_gesdd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 0, 5, want);
+	if (!el)
+		return 1;
+	int64_t mode;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "mode", &mode) ||
+	    (mode != 'A' && mode != 'S' && mode != 'N')) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={mode = 65 : ui8}, 83 or 78 (A, full u and vt; S, reduced; N, none)",
+			 name);
+		return 1;
+	}
+	const shape *x = opnd(in, 0);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	int64_t ud[2] = { m, mode == 'A' ? m : k }, vd[2] = { mode == 'A' ? n : k, n };
+	const shape *r = in->shape;
+	if (mode == 'N' && shape_is_tuple(r) && r->ntuple == 5) {
+		/* u and vt are not computed: either shape is taken */
+		const shape *u = &r->tuple[2], *v = &r->tuple[3];
+		if (!shape_is_tuple(u) && u->rank == x->rank && u->dims[u->rank - 1] == m)
+			ud[1] = m;
+		if (!shape_is_tuple(v) && v->rank == x->rank && v->dims[v->rank - 2] == n)
+			vd[0] = n;
+	}
+	batch_shape(&el[1], real_of(t), x, 1, &k);
+	batch_shape(&el[2], t, x, 2, ud);
+	batch_shape(&el[3], t, x, 2, vd);
+	batch_shape(&el[4], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+static const cc_rule rules[CC_COUNT] = {
+#define X(E, text, rule, type) [E] = cc_check_##rule,
+#include "ir/custom_calls.def"
+#undef X
+};
+
+/* An embedder's target: its check callback, when it has one. */
+static int check_user(checker *c, instr *in, const hloi_custom_call *u)
+{
+	enum { MAX_OPS = 64 };
+	const hloi_shape *small[MAX_OPS];
+	const hloi_shape **ops = small;
+	if (!u->check)
+		return 0;
+	if (in->nops > MAX_OPS && !(ops = arena_array(&c->m->arena, (size_t)in->nops, sizeof *ops))) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int k = 0; k < in->nops; k++)
+		ops[k] = opnd(in, k);
+	char msg[512] = "";
+	if (u->check(u->user_data, ops, (size_t)in->nops, in->shape, instr_text(in, ATTR_BACKEND_CONFIG), msg,
+		     sizeof msg) == 0)
+		return 0;
+	msg[sizeof msg - 1] = 0;
+	ck_error(c, in->op_at, "custom-call target '%s': %s", u->target, msg[0] ? msg : "its check refused the call");
+	return 1;
+}
+
+int infer_custom_call(checker *c, instr *in, shape *inf)
+{
+	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
+	if (!t) {
+		ck_error(c, in->op_at, "attribute custom_call_target is expected but not seen");
+		return 1;
+	}
+	if (!in->has_shape)
+		return infer_declared(c, in, inf);
+	const attr *a = instr_attr(in, ATTR_CUSTOM_CALL_TARGET);
+	loc tat = ck_attr_loc(c, a->vat, "custom_call_target");
+	size_t n;
+	const char *s = custom_call_unquote(t, &n);
+	char name[HLOI_CUSTOM_CALL_NAME_MAX + 1];
+	snprintf(name, sizeof name, "%.*s", (int)n, s);
+	int id = custom_call_builtin(t);
+	if (id < 0) {
+		const hloi_custom_call *u = custom_call_user(t);
+		if (u)
+			return check_user(c, in, u) ? 1 : infer_declared(c, in, inf);
+		if (c->report_unsupported) {
+			ck_unsupported(c, tat, "unsupported custom-call target '%.*s'", (int)n, s);
+			return 1;
+		}
+		return infer_declared(c, in, inf);
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (opnd(in, k)->type == ET_TOKEN) {
+			ck_error(c, in->ops[k].at, "custom-call target '%s' takes no token operand", name);
+			return 1;
+		}
+	shape want;
+	int r = rules[id](c, in, name, custom_call_builtin_type((cc_target)id), &want);
+	if (r == 1)
+		return 1;
+	if (r == 2) {
+		if (!c->report_unsupported)
+			return infer_declared(c, in, inf);
+		ck_unsupported(c, tat, "unsupported custom-call target '%s' with %d operands (hloi runs it as the identity of one)",
+			       name, in->nops);
+		return 1;
+	}
+	if (!shape_compatible(in->shape, &want)) {
+		char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
+		ck_error(c, in->op_at, "custom-call target '%s' gives %s, but the result is declared %s", name,
+			 ck_shape(x, &want), ck_shape(y, in->shape));
+		return 1;
+	}
+	return infer_declared(c, in, inf);
+}

@@ -1,0 +1,74 @@
+/* The kernel of custom-call: the target's kernel from the registry
+ * (ir/custom_calls.def, one cc_kernel_<rule> each, in this file and in
+ * eval/lapack.c), else the embedder's evaluate callback
+ * (hloi_custom_call_register). Both engines run these kernels. */
+#include <string.h>
+
+#include "core/literal.h"
+#include "eval/custom_call.h"
+
+static hloi_status cc_kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return kernel_identity(e, f, in, ops, NULL, NULL);
+}
+
+/* TopK: the k largest along the last dimension, k the result's, by total
+ * order, the lower index first among equals. A comparator (to_apply) is not
+ * consulted: XLA's TopkRewriter makes the call only from a sort by a
+ * greater-than comparator, and XLA's CPU kernel does not read it either. */
+static hloi_status cc_kernel_topk(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	const shape *v = &in->result->tuple[0];
+	return eval_topk(e, f, in, ops[0], v->dims[v->rank - 1], 1);
+}
+
+typedef hloi_status (*cc_kernel)(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+
+static const cc_kernel kernels[CC_COUNT] = {
+#define X(E, text, rule, type) [E] = cc_kernel_##rule,
+#include "ir/custom_calls.def"
+#undef X
+};
+
+static hloi_status call_user(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			     const hloi_custom_call *u)
+{
+	hloi_literal *res = NULL;
+	hloi_status st = value_new(e, in->result, &res);
+	if (st != HLOI_OK)
+		return st;
+	size_t before = hloi_context_error_count(e->ctx);
+	st = u->evaluate(u->user_data, e->ctx, ops, (size_t)in->nops, res, instr_text(in, ATTR_BACKEND_CONFIG));
+	if (st != HLOI_OK) {
+		if (st > HLOI_OK || st < HLOI_ESTOPPED)
+			st = HLOI_EINVAL;
+		if (hloi_context_error_count(e->ctx) == before)
+			diag_error_where(e->ctx, NULL, "custom-call target '%s' failed (instruction '%s'): %s", u->target,
+					 in->name, hloi_status_name(st));
+		value_drop(e, res);
+		return st;
+	}
+	f->vals[in->position] = res;
+	f->owned[in->position] = VAL_OWNED;
+	return HLOI_OK;
+}
+
+hloi_status kernel_custom_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			       hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	(void)dest;
+	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
+	int id = custom_call_builtin(t);
+	if (id >= 0)
+		return kernels[id](e, f, in, ops, custom_call_builtin_type((cc_target)id));
+	const hloi_custom_call *u = custom_call_user(t);
+	if (u)
+		return call_user(e, f, in, ops, u);
+	/* the checker refuses every other target; only a caller that skipped it gets here */
+	diag_error_where(e->ctx, NULL, "unsupported custom-call target %s (instruction '%s')", t ? t : "(none)",
+			 in->name);
+	return HLOI_EUNSUPPORTED;
+}

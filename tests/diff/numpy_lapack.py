@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""Differential test of hloi's built-in custom-call targets against NumPy:
+random batched problems, both engines, operands in random layouts.
+
+- TopK (XLA's): f32, f64 and s32 rows with repeated values; values and
+  indices must equal those of a stable argsort of the negated rows.
+- lapack_?getrf_ffi (f32, f64, c64, c128, square and rectangular): p l u
+  rebuilt from lu and the 1-based ipiv must give a, ipiv within its
+  range, |l| <= 1 (partial pivoting; sqrt(2) for complex types, whose
+  pivots LAPACK picks by |re| + |im|), info 0.
+- lapack_?potrf_ffi, uplo L and U: the triangle against np.linalg.cholesky
+  of a Hermitian positive definite a; the other triangle the operand's;
+  info 0.
+- lapack_?geqrf_ffi then lapack_?orgqr_ffi / ?ungqr (m >= n): q r = a with
+  r upper triangular and q's columns orthonormal, against |r| of
+  np.linalg.qr (the diagonal's signs may differ).
+- lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
+  np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
+- lapack_?gesdd_ffi, modes A, S and N: the singular values against
+  np.linalg.svd, u diag(s) vt = a, u and vt with orthonormal columns and
+  rows; info 0.
+- lapack_?trsm_ffi, every side, uplo, trans_x and diag, with and without
+  alpha: against np.linalg.solve on op(a) (garbage in the unread triangle).
+Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
+magnitude of the expected array.
+
+usage: numpy_lapack.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
+Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
+"""
+import random
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy_lapack: NumPy is not installed; skipped")
+    sys.exit(77)
+
+import hloi_cases
+
+NP = hloi_cases.LINALG_TYPES
+LETTER = {"f32": "s", "f64": "d", "c64": "c", "c128": "z"}
+
+rand = hloi_cases.rand
+
+
+def layout(rng, rank):
+    perm = list(range(rank - 1, -1, -1))
+    r = rng.random()
+    if r < 0.3:
+        rng.shuffle(perm)
+    elif r < 0.6 and rank >= 2:  # JAX's: the matrix column-major
+        perm = [rank - 2, rank - 1] + list(range(rank - 3, -1, -1))
+    return "{" + ",".join(map(str, perm)) + "}"
+
+
+def dims(shape):
+    return ",".join(map(str, shape))
+
+
+def gen_case(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    g = np.random.default_rng(seed * 7919 + index)
+    batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
+    c = {"index": index, "engine": rng.choice(["fast", "reference"])}
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm", "svd"])
+    c["op"] = op
+    if op == "topk":
+        t = rng.choice(["f32", "f64", "s32"])
+        n = rng.choice([1, 2, 5, 16, 33])
+        k = rng.randint(0, n)
+        x = g.integers(-5, 6, batch + [n]) if rng.random() < 0.5 else g.standard_normal(batch + [n])
+        x = x.astype({"f32": np.float32, "f64": np.float64, "s32": np.int32}[t])
+        c.update(type=t, k=k, inputs=[x])
+        r = dims(batch + [k])
+        c["program"] = ("HloModule topk_%d\nENTRY e {\n  x = %s[%s]%s parameter(0)\n"
+                        "  ROOT t = (%s[%s], s32[%s]) custom-call(x), custom_call_target=\"TopK\"\n}\n" % (
+                            index, t, dims(x.shape), layout(rng, x.ndim), t, r, r))
+        return c
+    t = rng.choice(list(NP))
+    c["type"] = t
+    if op == "getrf":
+        m, n = rng.choice([1, 2, 3, 5, 8]), rng.choice([1, 2, 3, 5, 8])
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        k = min(m, n)
+        c["inputs"] = [a]
+        c["program"] = ("HloModule getrf_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  ROOT r = (%s[%s]%s, s32[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%sgetrf_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), layout(rng, a.ndim),
+                            dims(batch + [k]), dims(batch), LETTER[t]))
+        return c
+    if op == "svd":
+        m, n = rng.choice([1, 2, 3, 5, 8]), rng.choice([1, 2, 3, 5, 8])
+        k = min(m, n)
+        mode = rng.choice("ASN")
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        real = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}[t]
+        uc, vr = (m, n) if mode == "A" else (k, k)
+        c.update(mode=mode, inputs=[a])
+        c["program"] = ("HloModule svd_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  r = (%s[%s], %s[%s], %s[%s]%s, %s[%s]%s, s32[%s]) custom-call(a), "
+                        "custom_call_target=\"lapack_%sgesdd_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                        "backend_config={mode = %d : ui8}\n"
+                        "  s = %s[%s] get-tuple-element(r), index=1\n  u = %s[%s] get-tuple-element(r), index=2\n"
+                        "  vt = %s[%s] get-tuple-element(r), index=3\n  i = s32[%s] get-tuple-element(r), index=4\n"
+                        "  ROOT o = tuple(s, u, vt, i)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), real, dims(batch + [k]),
+                            t, dims(batch + [m, uc]), layout(rng, a.ndim), t, dims(batch + [vr, n]),
+                            layout(rng, a.ndim), dims(batch), LETTER[t], ord(mode), real, dims(batch + [k]), t,
+                            dims(batch + [m, uc]), t, dims(batch + [vr, n]), dims(batch)))
+        return c
+    if op == "qr":
+        n = rng.choice([1, 2, 3, 5])
+        m = n + rng.choice([0, 0, 1, 3])
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        q = "ung" if t.startswith("c") else "org"
+        c["inputs"] = [a]
+        c["program"] = ("HloModule qr_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  f = (%s[%s], %s[%s]) custom-call(a), custom_call_target=\"lapack_%sgeqrf_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n"
+                        "  v = %s[%s] get-tuple-element(f), index=0\n  tau = %s[%s] get-tuple-element(f), index=1\n"
+                        "  q = %s[%s]%s custom-call(v, tau), custom_call_target=\"lapack_%s%sqr_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n  ROOT r = tuple(v, q)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), t, dims(batch + [n]),
+                            LETTER[t], t, dims(a.shape), t, dims(batch + [n]), t, dims(a.shape),
+                            layout(rng, a.ndim), LETTER[t], q))
+        return c
+    n = rng.choice([1, 2, 3, 5, 8, 13])
+    lower = rng.random() < 0.5
+    if op == "trsm":
+        left, unit = rng.random() < 0.5, rng.random() < 0.3
+        trans = rng.choice("NTC")
+        k = rng.choice([1, 2, 3, 7])
+        eye = np.eye(n)
+        a = (np.tril if lower else np.triu)(rand(g, batch + [n, n], t)) * 0.3 + 2 * eye
+        if unit:
+            a = a - np.diagonal(a, axis1=-2, axis2=-1)[..., None] * eye + eye
+        garbage = (np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1))
+        written = a + 100 * garbage + (5 * eye if unit else 0)
+        b = rand(g, batch + ([n, k] if left else [k, n]), t)
+        alpha = rng.choice([None, 0.5, -2.0])
+        c.update(lower=lower, a=a, b=b, left=left, trans=trans, alpha=alpha)
+        c["inputs"] = [written.astype(NP[t]), b.astype(NP[t])]
+        third = ""
+        if alpha is not None:
+            c["inputs"].append(np.array(alpha, dtype=NP[t]))
+            third = "  al = %s[] parameter(2)\n" % t
+        c["program"] = ("HloModule trsm_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n  b = %s[%s]%s parameter(1)\n%s"
+                        "  ROOT x = %s[%s]%s custom-call(a, b%s), custom_call_target=\"lapack_%strsm_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI, backend_config={diag = %d : ui8, side = %d : ui8, "
+                        "trans_x = %d : ui8, uplo = %d : ui8}\n}\n" % (
+                            index, t, dims(written.shape), layout(rng, written.ndim), t, dims(b.shape),
+                            layout(rng, b.ndim), third, t, dims(b.shape), layout(rng, b.ndim),
+                            ", al" if alpha is not None else "", LETTER[t], ord("U" if unit else "N"),
+                            ord("L" if left else "R"), ord(trans), ord("L" if lower else "U")))
+        return c
+    if op == "eigh":
+        z = rand(g, batch + [n, n], t)
+        a = (z + np.conj(np.swapaxes(z, -1, -2))) / 2
+        garbage = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
+        written = (np.tril(a) if lower else np.triu(a)) + 100 * garbage
+        real = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}[t]
+        c.update(lower=lower, a=a, inputs=[written.astype(NP[t])])
+        c["program"] = ("HloModule eigh_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                        "  ROOT r = (%s[%s]%s, %s[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%s_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = %d : ui8}\n}\n" % (
+                            index, t, dims(written.shape), layout(rng, written.ndim), t, dims(written.shape),
+                            layout(rng, written.ndim), real, dims(batch + [n]), dims(batch),
+                            LETTER[t] + ("heevd" if t.startswith("c") else "syevd"), 76 if lower else 85))
+        return c
+    z = rand(g, batch + [n, n], t)
+    a = z @ np.conj(np.swapaxes(z, -1, -2)) + n * np.eye(n)
+    other = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
+    written = (np.tril(a) if lower else np.triu(a)) + 100 * other
+    c.update(lower=lower, a=a, inputs=[written.astype(NP[t])])
+    c["program"] = ("HloModule potrf_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
+                    "  ROOT r = (%s[%s], s32[%s]) custom-call(a), custom_call_target=\"lapack_%spotrf_ffi\", "
+                    "api_version=API_VERSION_TYPED_FFI, backend_config={uplo = %d : ui8}\n}\n" % (
+                        index, t, dims(written.shape), layout(rng, written.ndim), t, dims(written.shape),
+                        dims(batch), LETTER[t], 76 if lower else 85))
+    return c
+
+
+def close(c, got, want, what):
+    tol = 1e-4 if c["type"] in ("f32", "c64") else 1e-10
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    err = np.abs(got - want)
+    if np.any(err > tol * scale):
+        i = tuple(np.argwhere(err > tol * scale)[0])
+        return "%s at %s: got %r, expected %r" % (what, i, got[i], want[i])
+    return None
+
+
+def check_topk(c, got):
+    x = c["inputs"][0]
+    order = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :c["k"]]
+    vals = np.take_along_axis(x, order, axis=-1)
+    if len(got) != 2 or got[0].shape != vals.shape or got[1].dtype != np.int32:
+        return "got %s, expected values %s and s32 indices" % ([g.shape for g in got], vals.shape)
+    if not np.array_equal(got[0], vals) or not np.array_equal(got[1], order):
+        return "got %r %r, expected %r %r" % (got[0], got[1], vals, order)
+    return None
+
+
+def check_getrf(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 3 or got[0].shape != a.shape or got[0].dtype != NP[c["type"]]:
+        return "got %s, expected lu %s, ipiv, info" % ([g.shape for g in got], a.shape)
+    lu, ipiv, info = got[0].astype(np.complex128), got[1], got[2]
+    if np.any(info != 0):
+        return "info %r, expected 0" % info
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    for b in np.ndindex(*a.shape[:-2]):
+        l = np.tril(lu[b], -1)[:, :k] + np.eye(m, k)
+        u = np.triu(lu[b])[:k, :]
+        perm = list(range(m))
+        for i in range(k):
+            p = int(ipiv[b][i]) - 1
+            if p < i or p >= m:
+                return "ipiv %r out of range at %s" % (ipiv[b], b)
+            perm[i], perm[p] = perm[p], perm[i]
+        # LAPACK picks the pivot of the largest |x|, or |re| + |im| for
+        # complex types, which bounds |l| by sqrt(2)
+        bound = np.sqrt(2) if c["type"].startswith("c") else 1
+        if np.any(np.abs(l) > bound + 1e-6):
+            return "|l| > 1 at %s: not partial pivoting" % (b,)
+        why = close(c, (l @ u), a[b][perm, :], "p l u - a at batch %s" % (b,))
+        if why:
+            return why
+    return None
+
+
+def check_potrf(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    x = c["inputs"][0]
+    if len(got) != 2 or got[0].shape != x.shape:
+        return "got %s, expected the factor %s and info" % ([g.shape for g in got], x.shape)
+    if np.any(got[1] != 0):
+        return "info %r, expected 0" % got[1]
+    l = np.linalg.cholesky(a)
+    want = l if c["lower"] else np.conj(np.swapaxes(l, -1, -2))
+    tri, other = (np.tril, lambda v: np.triu(v, 1)) if c["lower"] else (np.triu, lambda v: np.tril(v, -1))
+    if not c["type"].startswith("c"):
+        want = want.real
+    why = close(c, tri(got[0]), want, "factor")
+    if why:
+        return why
+    if not np.array_equal(other(got[0]), other(x)):
+        return "the other triangle is not the operand's"
+    return None
+
+
+def check_qr(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 2 or got[0].shape != a.shape or got[1].shape != a.shape:
+        return "got %s, expected two arrays %s" % ([g.shape for g in got], a.shape)
+    n = a.shape[-1]
+    r = np.triu(got[0].astype(np.complex128)[..., :n, :])
+    q = got[1].astype(np.complex128)
+    why = close(c, q @ r, a, "q r - a")
+    if why:
+        return why
+    eye = np.broadcast_to(np.eye(n), q.shape[:-2] + (n, n))
+    why = close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
+    if why:
+        return why
+    return close(c, np.abs(r), np.abs(np.linalg.qr(a)[1]), "|r| against np.linalg.qr")
+
+
+def check_eigh(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    if len(got) != 3 or got[0].shape != a.shape or got[1].shape != a.shape[:-1]:
+        return "got %s, expected vectors %s, values, info" % ([g.shape for g in got], a.shape)
+    if np.any(got[2] != 0):
+        return "info %r, expected 0" % got[2]
+    v, w = got[0].astype(np.complex128), got[1].astype(np.float64)
+    why = close(c, w, np.linalg.eigvalsh(a), "eigenvalues")
+    if why:
+        return why
+    why = close(c, a @ v, v * w[..., None, :], "a v - v diag(w)")
+    if why:
+        return why
+    n = a.shape[-1]
+    return close(c, np.conj(np.swapaxes(v, -1, -2)) @ v, np.broadcast_to(np.eye(n), a.shape), "v^H v - 1")
+
+
+def check_trsm(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    b = c["b"].astype(NP[c["type"]]).astype(np.complex128)
+    if c["alpha"] is not None:
+        b = b * c["alpha"]
+    op = {"N": a, "T": np.swapaxes(a, -1, -2), "C": np.conj(np.swapaxes(a, -1, -2))}[c["trans"]]
+    if c["left"]:
+        want = np.linalg.solve(op, b)
+    else:
+        want = np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    got = got[0]
+    if got.shape != want.shape or got.dtype != NP[c["type"]]:
+        return "got %s%s, expected %s%s" % (got.dtype, got.shape, c["type"], want.shape)
+    return close(c, got.astype(np.complex128), want, "x")
+
+
+def check_svd(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 4:
+        return "got %d results, expected s, u, vt, info" % len(got)
+    s, u, vt, info = got[0].astype(np.float64), got[1].astype(np.complex128), got[2].astype(np.complex128), got[3]
+    if np.any(info != 0):
+        return "info %r, expected 0" % info
+    why = close(c, s, np.linalg.svd(a, compute_uv=False), "singular values")
+    if why or c["mode"] == "N":
+        return why or (None if not np.any(u) and not np.any(vt) else "u and vt not zero in mode N")
+    k = s.shape[-1]
+    why = close(c, (u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :], a, "u diag(s) vt - a")
+    if why:
+        return why
+    eye_u = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+    eye_v = np.broadcast_to(np.eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2)
+    return (close(c, np.conj(np.swapaxes(u, -1, -2)) @ u, eye_u, "u^H u - 1")
+            or close(c, vt @ np.conj(np.swapaxes(vt, -1, -2)), eye_v, "vt vt^H - 1"))
+
+
+def check(c, got):
+    return {"svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+            "eigh": check_eigh}[c["op"]](c, got)
+
+
+if __name__ == "__main__":
+    sys.exit(hloi_cases.main("numpy_lapack", gen_case, check, 400))
