@@ -7,15 +7,18 @@
  *
  * Not under ThreadSanitizer: the ifunc resolvers run while the program is
  * relocated, before the sanitizer's runtime exists, and their
- * instrumentation crashes there. */
+ * instrumentation crashes there. Not in the fuzzing build either
+ * (-DHLOI_NO_CLONES, tests/fuzz/CMakeLists.txt). */
 #ifndef HLOI_EVAL_CLONES_H
 #define HLOI_EVAL_CLONES_H
 
+#if !defined(HLOI_NO_CLONES)
 #if defined(__SANITIZE_THREAD__)
 #define HLOI_NO_CLONES 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define HLOI_NO_CLONES 1
+#endif
 #endif
 #endif
 
