@@ -16,9 +16,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
 #include "core/index.h"
+#include "eval/blas.h"
 #include "eval/dot.h"
 #include "eval/movement.h"
 #include "util/alloc.h"
@@ -303,7 +302,9 @@ int contract_exact(etype t, int64_t nb, int64_t M, int64_t N, int64_t K, const v
 
 int contract_blas_type(etype t)
 {
-	return t == ET_F32 || t == ET_F64 || t == ET_C64 || t == ET_C128;
+	/* OpenBLAS opens here, at the first product that would call it; when
+	 * it cannot, the products run hloi's own loops */
+	return (t == ET_F32 || t == ET_F64 || t == ET_C64 || t == ET_C128) && blas_open();
 }
 
 /* A rows x cols matrix with strides (rs, cs) as a BLAS operand: row-major
@@ -365,27 +366,6 @@ int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, 
 	return !blas_plan(&c, M, N, K, am, ak, bk, bn, cm, cn);
 }
 
-#ifdef HLOI_HAVE_OPENBLAS
-/* OpenBLAS's thread count follows hloi's `threads` (0: what OpenBLAS chose
- * at start, i.e. OPENBLAS_NUM_THREADS or the cores). */
-void contract_blas_threads(int threads)
-{
-	static int initial, current;
-	if (!initial)
-		current = initial = openblas_get_num_threads();
-	int want = threads > 0 ? threads : initial;
-	if (want != current) {
-		openblas_set_num_threads(want);
-		current = want;
-	}
-}
-#else
-void contract_blas_threads(int threads)
-{
-	(void)threads;
-}
-#endif
-
 int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t am, int64_t ak, const void *B,
 		  int64_t bk, int64_t bn, void *C, int64_t cm, int64_t cn, int threads)
 {
@@ -398,24 +378,25 @@ int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64
 		B = x;
 	}
 	if (threads >= 0)
-		contract_blas_threads(threads);
+		blas_threads(threads);
+	const blas_fns *f = blas_open();
 	enum CBLAS_TRANSPOSE ta = c.ta ? CblasTrans : CblasNoTrans, tb = c.tb ? CblasTrans : CblasNoTrans;
 	int m = (int)c.M, n = (int)c.N, k = (int)c.K, lda = (int)c.lda, ldb = (int)c.ldb, ldc = (int)c.ldc;
 	switch (t) {
 	case ET_F32:
-		cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+		f->cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 		break;
 	case ET_F64:
-		cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+		f->cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
 		break;
 	case ET_C64: {
 		const float one[2] = { 1, 0 }, zero[2] = { 0, 0 };
-		cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, one, A, lda, B, ldb, zero, C, ldc);
+		f->cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, one, A, lda, B, ldb, zero, C, ldc);
 		break;
 	}
 	default: {
 		const double one[2] = { 1, 0 }, zero[2] = { 0, 0 };
-		cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, one, A, lda, B, ldb, zero, C, ldc);
+		f->cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, one, A, lda, B, ldb, zero, C, ldc);
 		break;
 	}
 	}
@@ -835,7 +816,7 @@ static int fast_dot_blas(engine *e, hloi_literal *out, const hloi_literal *lhs, 
 	if (nt > 1 && g->B >= nt && work <= BLAS_SMALL_PRODUCT && !e->spmd) {
 		/* a product each thread, BLAS on the calling thread (fork and join
 		 * per small product cost more than the product) */
-		contract_blas_threads(1);
+		blas_threads(1);
 		job.threads = -1;
 		contract_parallel((int)nt, g->B, 1, blas_batch_range, &job);
 	} else {

@@ -109,7 +109,8 @@ typedef void (*row_sink)(void *ctx, int64_t r, const void *acc);
 int contract_exact(etype t, int64_t nb, int64_t M, int64_t N, int64_t K, const void *A, const void *B,
 		   row_sink sink, void *ctx, int threads);
 
-/* Whether BLAS computes type t (f32, f64, c64, c128). */
+/* Whether BLAS computes type t (f32, f64, c64, c128): OpenBLAS is opened
+ * by the first call that asks (eval/blas.h); 0 when it cannot be. */
 int contract_blas_type(etype t);
 /* An M x N x K matrix product of type t through BLAS: C = A B with
  * element strides A (am, ak), B (bk, bn), C (cm, cn). Returns nonzero
@@ -120,10 +121,6 @@ int contract_blas_type(etype t);
  * setting it to 1). */
 int contract_blas_fits(int64_t M, int64_t N, int64_t K, int64_t am, int64_t ak, int64_t bk, int64_t bn, int64_t cm,
 		       int64_t cn);
-/* Sets OpenBLAS's thread count for `threads` (0: its own default). The
- * participants of a run set it once before they start, all with the same
- * count, so that their calls find it set and never change it at once. */
-void contract_blas_threads(int threads);
 int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64_t am, int64_t ak, const void *B,
 		  int64_t bk, int64_t bn, void *C, int64_t cm, int64_t cn, int threads);
 

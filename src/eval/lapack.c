@@ -41,62 +41,23 @@
  * and copied into the result, so any layout works. Both engines run these
  * kernels. */
 #include <limits.h>
-#include <openblas_config.h>
 #include <string.h>
 
 #include "core/index.h"
 #include "core/literal.h"
+#include "eval/blas.h"
 #include "eval/custom_call.h"
 #include "util/checked.h"
 
-/* LAPACK's Fortran entry points, exported by OpenBLAS (Debian's
- * libopenblas-dev has no C header for them). A character argument is
- * followed by its hidden length, as gfortran passes it. */
-void sgetrf_(const blasint *m, const blasint *n, void *a, const blasint *lda, blasint *ipiv, blasint *info);
-void dgetrf_(const blasint *m, const blasint *n, void *a, const blasint *lda, blasint *ipiv, blasint *info);
-void cgetrf_(const blasint *m, const blasint *n, void *a, const blasint *lda, blasint *ipiv, blasint *info);
-void zgetrf_(const blasint *m, const blasint *n, void *a, const blasint *lda, blasint *ipiv, blasint *info);
-void spotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
-void dpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
-void cpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
-void zpotrf_(const char *uplo, const blasint *n, void *a, const blasint *lda, blasint *info, size_t uplo_len);
-#define GEQRF_ARGS const blasint *m, const blasint *n, void *a, const blasint *lda, void *tau, void *work, \
-	const blasint *lwork, blasint *info
-void sgeqrf_(GEQRF_ARGS);
-void dgeqrf_(GEQRF_ARGS);
-void cgeqrf_(GEQRF_ARGS);
-void zgeqrf_(GEQRF_ARGS);
-#define ORGQR_ARGS const blasint *m, const blasint *n, const blasint *k, void *a, const blasint *lda, \
-	const void *tau, void *work, const blasint *lwork, blasint *info
-void sorgqr_(ORGQR_ARGS);
-void dorgqr_(ORGQR_ARGS);
-void cungqr_(ORGQR_ARGS);
-void zungqr_(ORGQR_ARGS);
-#define TRSM_ARGS const char *side, const char *uplo, const char *trans, const char *diag, const blasint *m, \
-	const blasint *n, const void *alpha, const void *a, const blasint *lda, void *b, const blasint *ldb, \
-	size_t side_len, size_t uplo_len, size_t trans_len, size_t diag_len
-void strsm_(TRSM_ARGS);
-void dtrsm_(TRSM_ARGS);
-void ctrsm_(TRSM_ARGS);
-void ztrsm_(TRSM_ARGS);
-#define GESDD_ARGS const char *jobz, const blasint *m, const blasint *n, void *a, const blasint *lda, void *s, \
-	void *u, const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork
-void sgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
-void dgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
-void cgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
-void zgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
-void ssyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
-	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
-	     size_t uplo_len);
-void dsyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
-	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
-	     size_t uplo_len);
-void cheevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
-	     const blasint *lwork, void *rwork, const blasint *lrwork, blasint *iwork, const blasint *liwork,
-	     blasint *info, size_t jobz_len, size_t uplo_len);
-void zheevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
-	     const blasint *lwork, void *rwork, const blasint *lrwork, blasint *iwork, const blasint *liwork,
-	     blasint *info, size_t jobz_len, size_t uplo_len);
+/* OpenBLAS's LAPACK, opened by the first target that calls it (eval/blas.h);
+ * NULL, reported, when it cannot be. */
+static const blas_fns *lapack_open(engine *e, const instr *in)
+{
+	const blas_fns *L = blas_open();
+	if (!L)
+		diag_error_where(e->ctx, NULL, "custom-call '%s': LAPACK is not available: %s", in->name, blas_error());
+	return L;
+}
 
 /* Matrix `b` of v (b: the batch index, its last two entries ignored) in
  * column-major order into buf (out = 0) or from it (out = 1), `w` bytes an
@@ -183,6 +144,9 @@ static int64_t batch_count(const shape *s)
 
 hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
@@ -199,10 +163,10 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, m, n, a, w);
 			blasint bm = (blasint)m, bn = (blasint)n, lda = (blasint)m, info = 0;
 			switch (t) {
-			case ET_F32: sgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			case ET_F64: dgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			case ET_C64: cgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			default: zgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_F32: L->sgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_F64: L->dgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_C64: L->cgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
+			default: L->zgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
 			}
 			scatter(res->elems[0], idx, m, n, a, w);
 			for (int64_t i = 0; i < k; i++)
@@ -221,6 +185,9 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 
 hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t n = x->shape.dims[r - 1], uplo = 'L';
@@ -239,10 +206,10 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, n, n, a, w);
 			if (n > 0) {
 				switch (t) {
-				case ET_F32: spotrf_(&u, &bn, a, &lda, &info, 1); break;
-				case ET_F64: dpotrf_(&u, &bn, a, &lda, &info, 1); break;
-				case ET_C64: cpotrf_(&u, &bn, a, &lda, &info, 1); break;
-				default: zpotrf_(&u, &bn, a, &lda, &info, 1); break;
+				case ET_F32: L->spotrf_(&u, &bn, a, &lda, &info, 1); break;
+				case ET_F64: L->dpotrf_(&u, &bn, a, &lda, &info, 1); break;
+				case ET_C64: L->cpotrf_(&u, &bn, a, &lda, &info, 1); break;
+				default: L->zpotrf_(&u, &bn, a, &lda, &info, 1); break;
 				}
 			}
 			scatter(res->elems[0], idx, n, n, a, w);
@@ -278,25 +245,25 @@ static blasint queried(etype t, const void *w)
 	return v >= 1 && v < INT_MAX ? (blasint)v : 1;
 }
 
-static void geqrf(etype t, const blasint *m, const blasint *n, void *a, void *tau, void *work, const blasint *lwork,
-		  blasint *info)
-{
-	switch (t) {
-	case ET_F32: sgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	case ET_F64: dgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	case ET_C64: cgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	default: zgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	}
-}
-
-static void orgqr(etype t, const blasint *m, const blasint *n, const blasint *k, void *a, const void *tau, void *work,
+static void geqrf(const blas_fns *L, etype t, const blasint *m, const blasint *n, void *a, void *tau, void *work,
 		  const blasint *lwork, blasint *info)
 {
 	switch (t) {
-	case ET_F32: sorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	case ET_F64: dorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	case ET_C64: cungqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	default: zungqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_F32: L->sgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	case ET_F64: L->dgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	case ET_C64: L->cgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	default: L->zgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	}
+}
+
+static void orgqr(const blas_fns *L, etype t, const blasint *m, const blasint *n, const blasint *k, void *a,
+		  const void *tau, void *work, const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: L->sorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_F64: L->dorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_C64: L->cungqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	default: L->zungqr_(m, n, k, a, m, tau, work, lwork, info); break;
 	}
 }
 
@@ -320,6 +287,9 @@ static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsig
  * share their scratch: the matrix, tau and the workspace LAPACK asks for. */
 static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int q)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
@@ -329,9 +299,9 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 	unsigned char query[16] = { 0 };
 	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
 		if (q)
-			orgqr(t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
+			orgqr(L, t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
 		else
-			geqrf(t, &bm, &bn, NULL, NULL, query, &lwork, &info);
+			geqrf(L, t, &bm, &bn, NULL, NULL, query, &lwork, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -349,10 +319,10 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 			gather(x, idx, m, n, a, w);
 			if (q) {
 				row_io(ops[1], idx, nb, k, tau, w, 0);
-				orgqr(t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
+				orgqr(L, t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
 				scatter(res, idx, m, n, a, w);
 			} else {
-				geqrf(t, &bm, &bn, a, tau, work, &lwork, &info);
+				geqrf(L, t, &bm, &bn, a, tau, work, &lwork, &info);
 				scatter(res->elems[0], idx, m, n, a, w);
 				row_io(res->elems[1], idx, nb, k, tau, w, 1);
 			}
@@ -373,6 +343,9 @@ hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *
 
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
 	int rw = cplx ? w / 2 : w;
@@ -413,13 +386,13 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, n, n, a, w);
 			if (n > 0) {
 				switch (t) {
-				case ET_F32: ssyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
-				case ET_F64: dsyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_F32: L->ssyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_F64: L->dsyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
 				case ET_C64:
-					cheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					L->cheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
 					break;
 				default:
-					zheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					L->zheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
 					break;
 				}
 			}
@@ -433,6 +406,9 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 
 hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0], *y = ops[1];
 	int r = y->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = y->shape.dims[r - 2], n = y->shape.dims[r - 1], k = x->shape.dims[r - 1];
@@ -465,10 +441,10 @@ hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *c
 			gather(x, idx, k, k, a, w);
 			gather(y, idx, m, n, b, w);
 			switch (t) {
-			case ET_F32: strsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			case ET_F64: dtrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			case ET_C64: ctrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			default: ztrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_F32: L->strsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_F64: L->dtrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_C64: L->ctrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			default: L->ztrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
 			}
 			scatter(res, idx, m, n, b, w);
 		} while (index_next(nb, y->shape.dims, idx));
@@ -485,21 +461,24 @@ static void identity(unsigned char *buf, int64_t rows, int64_t cols, etype t)
 		put_one(buf + (i * rows + i) * w, t);
 }
 
-static void gesdd(etype t, const char *jobz, const blasint *m, const blasint *n, void *a, void *s, void *u,
-		  const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork, void *rwork,
-		  blasint *iwork, blasint *info)
+static void gesdd(const blas_fns *L, etype t, const char *jobz, const blasint *m, const blasint *n, void *a, void *s,
+		  void *u, const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork,
+		  void *rwork, blasint *iwork, blasint *info)
 {
 	const blasint *lda = m;
 	switch (t) {
-	case ET_F32: sgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
-	case ET_F64: dgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
-	case ET_C64: cgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
-	default: zgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	case ET_F32: L->sgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_F64: L->dgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_C64: L->cgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	default: L->zgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
 	}
 }
 
 hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	const blas_fns *L = lapack_open(e, in);
+	if (!L)
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
 	int rw = cplx ? w / 2 : w;
@@ -522,7 +501,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 	blasint iquery[1] = { 0 };
 	double rquery[1] = { 0 };
 	if (k > 0) {
-		gesdd(t, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
+		gesdd(L, t, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -551,7 +530,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 			info = 0;
 			gather(x, idx, m, n, a, w);
 			if (k > 0)
-				gesdd(t, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
+				gesdd(L, t, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
 			scatter(res->elems[0], idx, m, n, a, w);
 			row_io(res->elems[1], idx, nb, k, sv, rw, 1);
 			if (jobz != 'N' && k > 0) {

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "eval/dot.h"
+#include "eval/blas.h"
 #include "eval/spmd.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -333,7 +333,7 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 	each.max_memory = budget / (uint64_t)n ? budget / (uint64_t)n : 1;
 	int threads_all = each.threads > 0 ? each.threads : online_cores();
 	each.threads = threads_all / (int)n > 0 ? threads_all / (int)n : 1;
-	contract_blas_threads(each.threads);
+	blas_threads(each.threads);
 	for (int64_t p = 0; p < n; p++) {
 		job *j = &jobs[p];
 		j->member.s = &s;
