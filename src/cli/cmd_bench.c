@@ -2,7 +2,12 @@
  * checked and the inputs made once; each iteration times one run with
  * CLOCK_MONOTONIC. The first run allocates the result and later ones run
  * into it (hloi_module_run_into), the steady state of a loop; with
- * --fresh-result every run allocates its own (freeing it is not timed). */
+ * --fresh-result every run allocates its own (freeing it is not timed).
+ * An in-place module (input_output_alias) writes its result into the
+ * aliased input: there the steady state is a loop that donates each run's
+ * result back as the next run's input (as a training step updates its
+ * state), and --fresh-result gives each run a fresh copy of the input
+ * instead (made outside the timed region). */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +26,17 @@ static const char help[] =
 	"and prints the median, minimum and maximum time and the bandwidth\n"
 	"(bytes of the inputs and the result per run). Runs after the first\n"
 	"write into the first run's result, as a loop running a program again\n"
-	"and again would. --json adds the planned peak memory (peak_bytes: the\n"
-	"parameters, the values and the engine's scratch; see `hloi plan`).\n"
+	"and again would; a program that writes its result into an input\n"
+	"(input_output_alias) gets the previous run's result as that input.\n"
+	"--json adds the planned peak memory (peak_bytes: the parameters, the\n"
+	"values and the engine's scratch; see `hloi plan`).\n"
 	"\n"
 	"Options:\n"
 	"  --iterations N          timed runs (default 10)\n"
 	"  --warmup N              untimed runs first (default 2)\n"
 	"  --fresh-result          allocate a new result in every run (the cost of\n"
-	"                          a single `hloi run`, page faults included)\n"
+	"                          a single `hloi run`, page faults included); an\n"
+	"                          in-place program gets a fresh copy of its input\n"
 	"  --json                  print one JSON object\n"
 	"  --random-inputs[=SEED]  pseudo-random inputs (the default; seed 42)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
@@ -182,7 +190,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	}
 	hloi_context *ctx = NULL;
 	hloi_module *m = NULL;
-	hloi_literal **inputs = NULL, *result = NULL;
+	hloi_literal **inputs = NULL, *result = NULL, *carried = NULL;
 	size_t ninputs = 0;
 	double *times = NULL;
 	hloi_status st;
@@ -209,22 +217,27 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < ninputs; i++)
 		bytes += hloi_literal_size_bytes(inputs[i]);
-	/* An in-place module consumes its aliased input: each run gets a
-	 * fresh copy, made outside the timed region, and makes its own result
-	 * from it. */
+	/* An in-place module consumes its aliased input. Steady state: the
+	 * first run gets a copy of it and each later run the previous run's
+	 * result (the same buffer, donated back). Fresh: each run gets a new
+	 * copy, made outside the timed region. */
 	int aliased = hloi_module_aliased_input(m);
 	hloi_literal *original = aliased >= 0 && (size_t)aliased < ninputs ? inputs[aliased] : NULL;
 	int reuse = !a.fresh && !original;
 	cli_progress_start(&progress, "bench", "running", "runs", a.quiet);
 	for (int64_t i = 0; i < a.warmup + a.iterations; i++) {
 		hloi_literal *copy = NULL;
-		if (original) {
+		if (original && !carried) {
 			if (hloi_literal_clone(&copy, original) != HLOI_OK) {
 				fputs("hloi bench: out of memory\n", io->err);
 				rc = EXIT_RUNTIME;
 				goto cleanup;
 			}
 			inputs[aliased] = copy;
+		} else if (original) {
+			inputs[aliased] = carried;
+			copy = carried;
+			carried = NULL;
 		}
 		double t0 = now_s();
 		if (reuse && result)
@@ -243,7 +256,10 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		}
 		if (i == 0)
 			bytes += hloi_literal_size_bytes(result);
-		if (!reuse) {
+		if (original && !a.fresh) {
+			carried = result;
+			result = NULL;
+		} else if (!reuse) {
 			hloi_literal_free(result);
 			result = NULL;
 		}
@@ -270,7 +286,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			"{\"median_s\":%.9f,\"min_s\":%.9f,\"max_s\":%.9f,\"bytes\":%llu,\"gbps\":%.3f,"
 			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\",\"peak_bytes\":%llu}\n",
 			median, times[0], times[k - 1], (unsigned long long)bytes, gbps, engine, threads,
-			reuse ? "reused" : "fresh", (unsigned long long)peak);
+			reuse ? "reused" : carried ? "carried" : "fresh", (unsigned long long)peak);
 	else
 		fprintf(io->out,
 			"%s: %lld iterations, engine %s, %d thread%s, %s result\n"
@@ -278,10 +294,11 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			"%llu bytes per run, %.2f GB/s\n"
 			"planned peak memory %llu bytes\n",
 			a.program, (long long)a.iterations, engine, threads, threads == 1 ? "" : "s",
-			reuse ? "reused" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
+			reuse ? "reused" : carried ? "carried" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
 			(unsigned long long)peak);
 cleanup:
 	cli_progress_stop(&progress);
+	hloi_literal_free(carried);
 	hloi_literal_free(result);
 	inputs_free(inputs, ninputs);
 	free(times);

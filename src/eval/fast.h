@@ -56,9 +56,15 @@ int fast_copy(void *dst, const int64_t *ds, const void *src, const int64_t *ss, 
 	      int threads, const fast_tuning *tuning);
 
 /* bytes from src to dst; with non-temporal stores when `stream` is set and
- * the machine has them (then fenced before it returns), for runs of a
- * destination larger than the caches. */
+ * the machine has them, for runs of a destination larger than the caches.
+ * Streamed runs are not fenced: a thread that copied some calls
+ * fast_stream_fence before its stores may be seen by another thread (one
+ * fence for many runs: a fence drains the write-combining buffers). */
 void fast_copy_run(void *dst, const void *src, size_t bytes, int stream);
+/* Orders the calling thread's streamed stores before its later stores. */
+void fast_stream_fence(void);
+/* Whether the machine has non-temporal stores. */
+int fast_can_stream(void);
 /* Whether a destination of `bytes` is written with non-temporal stores. */
 int fast_streams(int64_t bytes);
 

@@ -21,6 +21,7 @@
 
 #include "core/index.h"
 #include "eval/clones.h"
+#include "eval/fast.h"
 #include "eval/scalar.h"
 #include "eval/unary.h"
 #include "eval/vmath.h"
@@ -197,12 +198,6 @@ static fu_row row_kernel(opcode op, etype t)
 
 /* --- moving bits ------------------------------------------------------------------- */
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define FU_HAVE_STREAM 1
-#else
-#define FU_HAVE_STREAM 0
-#endif
 
 /* n elements of w bytes from src (element stride ss) to dst (stride ds). */
 static void move_elems(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, int w)
@@ -230,22 +225,6 @@ static void move_elems(char *dst, int64_t ds, const char *src, int64_t ss, int64
 			memcpy(dst + i * ds * w, src + i * ss * w, (size_t)w);
 		return;
 	}
-}
-
-/* A contiguous copy with non-temporal stores where available: a result
- * larger than the caches is written without its lines being read first. */
-static void stream_out(char *dst, const char *src, size_t bytes)
-{
-#if FU_HAVE_STREAM
-	while (bytes && ((uintptr_t)dst & 15)) {
-		*dst++ = *src++;
-		bytes--;
-	}
-	for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
-		_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
-#endif
-	if (bytes)
-		memcpy(dst, src, bytes);
 }
 
 /* --- the walk ------------------------------------------------------------------------ */
@@ -318,14 +297,12 @@ static void run_pieces(const fu_plan *p, int64_t lo, int64_t hi)
 		}
 		p->fn(stage, a, s, len, &p->prm);
 		if (p->stream)
-			stream_out(dst, stage, (size_t)(len * p->w[0]));
+			fast_copy_run(dst, stage, (size_t)(len * p->w[0]), 1);
 		else
 			move_elems(dst, p->st[0][0], stage, 1, len, p->w[0]);
 	}
-#if FU_HAVE_STREAM
 	if (p->stream)
-		_mm_sfence();
-#endif
+		fast_stream_fence();
 }
 
 static void *worker(void *arg)
@@ -512,7 +489,7 @@ int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *op
 			wmax = p.w[x];
 	p.chunk = cb / wmax > 0 ? cb / wmax : 1;
 	p.pieces = (p.n[0] + p.chunk - 1) / p.chunk;
-	p.stream = FU_HAVE_STREAM && (int64_t)out->nbytes >= stream_bytes && p.st[0][0] == 1;
+	p.stream = fast_can_stream() && (int64_t)out->nbytes >= stream_bytes && p.st[0][0] == 1;
 	p.staged = inplace || p.stream || p.st[0][0] != 1;
 	run_threads(&p, total, threads, min_per_thread);
 	return 0;

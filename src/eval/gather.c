@@ -172,6 +172,30 @@ static int64_t dense_run(const int64_t *ds, const int64_t *ss, const int64_t *n,
 	return total;
 }
 
+/* Rows picked in the index's order start where the hardware prefetcher
+ * has no stream yet: while one row is copied, the first lines of the next
+ * (batch position b + 1) are asked for. */
+#define GATHER_PREFETCH_BYTES 2048
+static void prefetch_next(const gplan *g, const hloi_literal *idx, const hloi_literal *out, const int64_t *b,
+			  const int64_t *os, const char *base, int64_t run_bytes, int64_t w)
+{
+	int64_t nb[HLOI_MAX_RANK], start[HLOI_MAX_RANK], so = 0;
+	memcpy(nb, b, sizeof nb);
+	int k = g->nbatch - 1;
+	if (k < 0)
+		return;
+	if (++nb[k] >= out->shape.dims[g->batch_out[k]])
+		return;  /* the next position carries into an outer dimension */
+	start_index(g, idx, nb, start);
+	clamp_start(g, start);
+	for (int d = 0; d < g->op_rank; d++)
+		so += start[d] * os[d];
+	const char *p = base + so * w;
+	int64_t n = run_bytes < GATHER_PREFETCH_BYTES ? run_bytes : GATHER_PREFETCH_BYTES;
+	for (int64_t i = 0; i < n; i += 64)
+		__builtin_prefetch(p + i, 0, 0);
+}
+
 /* The fast engine's gather of batch positions [lo, hi): each slice copied
  * as a strided box. */
 static void *gather_rows(void *arg)
@@ -213,10 +237,12 @@ static void *gather_rows(void *arg)
 			so += start[d] * os[d];
 		for (int k = 0; k < g->nbatch; k++)
 			oo += b[k] * rs[g->batch_out[k]];
-		if (run > 0)
+		if (run > 0) {
+			if (stream && p + 1 < j->hi)
+				prefetch_next(g, j->idx, out, b, os, (const char *)op->data, run * w, w);
 			fast_copy_run((char *)out->data + oo * w, (const char *)op->data + so * w, (size_t)(run * w),
 				      stream);
-		else
+		} else
 			mv_copy_box((char *)out->data + oo * w, wds, (const char *)op->data + so * w, wss, wn, nw, w);
 		for (int k = g->nbatch - 1; k >= 0; k--) {
 			if (++b[k] < out->shape.dims[g->batch_out[k]])
@@ -224,6 +250,8 @@ static void *gather_rows(void *arg)
 			b[k] = 0;
 		}
 	}
+	if (stream)
+		fast_stream_fence();
 	return NULL;
 }
 

@@ -269,12 +269,16 @@ contains "$tmp/out" 'subgraph "cluster_0_g0"' "dot --plan draws the region as a 
 contains "$tmp/out" 'label="region 0: 3 fused' "dot --plan labels the region"
 expect 3 "dot --plan of a program that does not check" -- "$hloi" dot --plan "$data/broadcast/numpy_outer_flag.hlo"
 
-# --- an in-place (input_output_alias) module under --compare and bench: each
-# run gets its own copy of the input the result is written into
+# --- an in-place (input_output_alias) module under --compare and bench:
+# --compare gives each engine its own copy of the input the result is written
+# into; bench carries each run's result into the next run as that input (a
+# donated buffer), or with --fresh-result gives each run a fresh copy
 alias="$data/alias/add_inplace_allowed"
 expect 0 "--compare on an in-place module" -- "$hloi" run "$alias.hlo" --inputs "$alias.inputs" --compare
 expect 0 "bench on an in-place module" -- "$hloi" bench "$alias.hlo" --inputs "$alias.inputs" --iterations 3 --warmup 1
-contains "$tmp/out" "fresh result" "bench on an in-place module makes each result from its copy"
+contains "$tmp/out" "carried result" "bench on an in-place module carries each result into the next run"
+expect 0 "bench --fresh-result on an in-place module" -- "$hloi" bench "$alias.hlo" --inputs "$alias.inputs" --iterations 3 --warmup 1 --fresh-result
+contains "$tmp/out" "fresh result" "bench --fresh-result on an in-place module makes each result from a copy"
 
 # --- convert: text -> pb -> pbtxt -> text gives the canonical text back
 expect 0 "fmt" -- "$hloi" fmt "$mpv"

@@ -858,8 +858,16 @@ int fast_reshape(hloi_literal *out, const hloi_literal *op, int threads, const f
 void fast_copy_run(void *dst, const void *src, size_t bytes, int stream)
 {
 	fx_copy_row(dst, src, (int64_t)bytes, 1, stream && fx_can_stream());
-	if (stream && fx_can_stream())
-		fx_stream_fence();
+}
+
+void fast_stream_fence(void)
+{
+	fx_stream_fence();
+}
+
+int fast_can_stream(void)
+{
+	return fx_can_stream();
 }
 
 int fast_streams(int64_t bytes)

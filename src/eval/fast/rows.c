@@ -528,9 +528,9 @@ void fx_stream_fence(void)
 #endif
 }
 
-/* Non-temporal copies of a run whose destination is 16-byte aligned, in
- * the widest stores the machine has: a 64-byte store fills a whole cache
- * line in the write-combining buffer at once. */
+/* Non-temporal copies of whole cache lines (dst 64-byte aligned, bytes a
+ * multiple of 64), in the widest stores the machine has: a 64-byte store
+ * fills a whole line in the write-combining buffer at once. */
 static void stream_sse2(char *dst, const char *src, size_t bytes)
 {
 	for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
@@ -594,11 +594,19 @@ void fx_copy_row(char *dst, const char *src, int64_t n, int w, int stream)
 	size_t bytes = (size_t)(n * w);
 #if FX_HAVE_STREAM
 	if (stream) {
-		while (bytes && ((uintptr_t)dst & 15)) {
-			*dst++ = *src++;
-			bytes--;
-		}
-		stream_kernel()(dst, src, bytes);
+		/* Only whole cache lines are streamed: a line partly written
+		 * with non-temporal stores (the ends of an unaligned run, where
+		 * the neighbouring run or a pad value is stored the usual way)
+		 * costs a partial write-combining flush and a read for the
+		 * other stores, so the ends go through the cache. */
+		size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
+		if (head > bytes)
+			head = bytes;
+		memcpy(dst, src, head);
+		dst += head, src += head, bytes -= head;
+		size_t body = bytes & ~(size_t)63;
+		stream_kernel()(dst, src, body);
+		memcpy(dst + body, src + body, bytes - body);
 		return;
 	}
 #else
