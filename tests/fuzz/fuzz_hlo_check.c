@@ -1,7 +1,27 @@
-/* Fuzz target: HLO text -> parse -> check, then the canonical printer on a
- * parsed module. Diagnostics are printed (to /dev/null) so the caret code
- * sees every location. */
+/* Fuzz target: HLO text -> parse -> check, then the canonical printer and
+ * the Graphviz writer (`hloi dot`: the module as written, as checked, and
+ * with the fused regions of its evaluation plan) on a parsed module.
+ * Diagnostics are printed (to /dev/null) so the caret code sees every
+ * location. */
 #include "fuzz_common.h"
+
+/* Writes the module as DOT (with its plan when `plan`); only the memory
+ * budget may refuse it (the sink does not fail), anything else aborts. */
+static void fuzz_print_dot(const hloi_module *m, int plan)
+{
+	FILE *f = fuzz_sink();
+	hloi_run_options opts = HLOI_RUN_OPTIONS_INIT;
+
+	if (!f)
+		return;
+	opts.threads = 2;
+	hloi_status st = plan ? hloi_module_print_dot_plan(m, &opts, f) : hloi_module_print_dot(m, f);
+	if (st != HLOI_OK && st != HLOI_ENOMEM) {
+		fprintf(stderr, "fuzz: writing the module as DOT%s returned status %d\n", plan ? " with its plan" : "",
+			(int)st);
+		abort();
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -14,10 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check_status(ctx, st, m);
 	if (st == HLOI_OK) {
 		fuzz_print_module(m);
+		fuzz_print_dot(m, 0);
 		st = hloi_module_check(m, ctx, NULL);
 		fuzz_check_status(ctx, st, NULL);
-		if (st == HLOI_OK)
+		if (st == HLOI_OK) {
 			fuzz_print_module(m);
+			fuzz_print_dot(m, 0);
+			fuzz_print_dot(m, 1);
+		}
 	}
 	fuzz_flush(ctx);
 	hloi_module_free(m);

@@ -1,7 +1,8 @@
-/* Fuzz target: protobuf text format HloModuleProto / HloProto / HloSnapshot -> module ->
- * check -> canonical printing. */
-#include "fuzz_common.h"
-#include "proto/proto.h"
+/* Fuzz target: protobuf text format HloModuleProto / HloProto / HloSnapshot
+ * -> module -> check -> canonical printing; and both proto writers' round
+ * trips: .pbtxt -> .pbtxt and .pb -> .pb, each written, loaded and written
+ * again byte for byte. */
+#include "fuzz_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -13,6 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hloi_status st = proto_load_text(&m, ctx, "fuzz.pbtxt", (const char *)data, size);
 	fuzz_check_status(ctx, st, m);
 	if (st == HLOI_OK) {
+		fuzz_proto_rewrite(m, ctx, 1);
+		fuzz_proto_rewrite(m, ctx, 0);
 		st = hloi_module_check(m, ctx, NULL);
 		fuzz_check_status(ctx, st, NULL);
 		fuzz_print_module(m);

@@ -1,7 +1,7 @@
 /* Replays files through a fuzz target without libFuzzer (SQLite's
  * fuzzcheck model): `replay [--ext .hlo] PATH...` runs every regular file
  * below each PATH (recursively, dot files skipped; with --ext, only files
- * whose names end so) through LLVMFuzzerTestOneInput. Exits 1 when a PATH
+ * whose names end in one of its comma-separated suffixes, `.pb,.pbtxt`) through LLVMFuzzerTestOneInput. Exits 1 when a PATH
  * cannot be read, or holds no file while no --ext filter is set. */
 #include <dirent.h>
 #include <errno.h>
@@ -13,15 +13,23 @@
 #include "fuzz_common.h"
 
 typedef struct replay {
-	const char *ext;  /* suffix filter, or NULL */
+	const char *ext;  /* suffix filter (comma-separated), or NULL */
 	long files;       /* files run so far */
 	int failed;       /* a path could not be read */
 } replay;
 
-static int has_suffix(const char *s, const char *suffix)
+/* Whether `s` ends in one of the comma-separated `suffixes`. */
+static int has_suffix(const char *s, const char *suffixes)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
+	size_t n = strlen(s);
+	for (const char *p = suffixes;;) {
+		size_t m = strcspn(p, ",");
+		if (m && n >= m && strncmp(s + n - m, p, m) == 0)
+			return 1;
+		if (!p[m])
+			return 0;
+		p += m + 1;
+	}
 }
 
 static void run_file(replay *r, const char *path)

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"hlo_check hlo_run literal_text npy pb pbtxt"}
+all="hlo_check hlo_run literal_text npy pb pbtxt proto_run lower layout npy_file test_case"
+targets=${*:-$all}
 build=${HLOI_FUZZ_BUILD:-$root/build-fuzz}
 cc=${HLOI_FUZZ_CC:-clang}
 
@@ -32,11 +33,17 @@ cmake --build "$build" --target $tgts
 
 seed_ext() {
 	case $1 in
-	hlo_check | hlo_run) echo .hlo ;;
+	hlo_check | hlo_run | lower | test_case) echo .hlo ;;
 	literal_text) echo .inputs ;;
-	npy) echo .npy ;;
+	npy | npy_file) echo .npy ;;
 	pb) echo .pb ;;
 	pbtxt) echo .pbtxt ;;
+	proto_run) echo .pb,.pbtxt ;;
+	layout) echo .shape ;;
+	*)
+		echo "run.sh: unknown target $1 (targets: $all)" >&2
+		exit 1
+		;;
 	esac
 }
 
@@ -59,11 +66,13 @@ for t in $targets; do
 	findings="$build/findings/$t"
 	rm -rf "$seeds"
 	mkdir -p "$work" "$seeds" "$findings"
-	find "$root/testdata" -type f -name "*$ext" -exec cp {} "$seeds/" \;
+	for e in $(echo "$ext" | tr , ' '); do
+		find "$root/testdata" -type f -name "*$e" -exec cp {} "$seeds/" \;
+	done
 	cp "$root/tests/fuzz/regressions/$t/"* "$seeds/" 2>/dev/null || true
 	[ -d "$root/tests/fuzz/corpus/$t" ] && cp "$root/tests/fuzz/corpus/$t/"* "$seeds/"
 	dict=""
-	case $t in hlo_*) dict="-dict=$root/tests/fuzz/hlo.dict" ;; esac
+	case $t in hlo_* | lower | test_case) dict="-dict=$root/tests/fuzz/hlo.dict" ;; esac
 	echo "== fuzz $t: ${secs}s"
 	# shellcheck disable=SC2086
 	if ! "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
