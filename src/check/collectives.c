@@ -1,7 +1,8 @@
 /* Shape rules of the collectives, the asynchronous wrappers and the
  * scheduling ops (XLA's shape_inference.cc and hlo_verifier.cc): all-reduce,
  * all-gather, reduce-scatter, all-to-all, collective-permute,
- * collective-broadcast and their -start/-done forms, partition-id,
+ * collective-broadcast and their -start/-done forms, send, recv and their
+ * -done, partition-id,
  * replica-id, async-start/-update/-done, copy-start/-done, after-all,
  * add-dependency.
  *
@@ -48,8 +49,15 @@ static int64_t subgroup_size(const checker *c, const instr *in)
 		return rg->list.v[0].n * each;
 	if (rg && rg->form == RG_IOTA && rg->ngroup_dims == 2)
 		return rg->group_dims[1] * each;
-	if (rg && rg->form == RG_RAW)
-		return 0;
+	if (rg && rg->form == RG_RAW) {
+		/* a mesh over whole axes: its first group */
+		id_groups g;
+		int64_t size = 0;
+		if (groups_expand(rg, &g) == 0 && g.ngroups > 0)
+			size = (g.start[1] - g.start[0]) * each;
+		groups_free(&g);
+		return size;
+	}
 	switch (mode) {
 	case GM_REPLICA:
 		return c->replicas;
@@ -137,7 +145,7 @@ static int check_groups(checker *c, const instr *in, const replica_groups *rg, l
 		if (!c->report_unsupported)
 			return 0;
 		if (devices > 1)
-			ck_unsupported(c, at, "unsupported replica groups over a mesh of %lld devices: hloi runs explicit and iota groups",
+			ck_unsupported(c, at, "unsupported replica groups over a mesh of %lld devices: hloi runs explicit and iota groups, and meshes of iota devices grouped by whole axes",
 				       (long long)devices);
 		else
 			ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
@@ -203,6 +211,30 @@ static int check_groups(checker *c, const instr *in, const replica_groups *rg, l
 	return bad;
 }
 
+/* One id of a source-target pair (j = 0 the source, 1 the target) against
+ * the participants of the mode: XLA's verifier's bounds, then what a run
+ * has. */
+static int pair_id(checker *c, loc at, group_mode mode, int64_t id, int j)
+{
+	int64_t limit = mode == GM_REPLICA ? c->replicas : c->partitions;
+	const char *what = j ? "Target" : "Source";
+	if (id < 0) {
+		ck_error(c, at, "%s %lld in the instruction's source-target pair must be >= 0", what, (long long)id);
+		return 1;
+	}
+	if (id >= limit && limit != 1) {
+		ck_error(c, at, "%s %lld in the instruction's source-target pair must be < %lld", what, (long long)id,
+			 (long long)limit);
+		return 1;
+	}
+	if (id >= limit && c->report_unsupported) {
+		ck_unsupported(c, at, "unsupported source-target pair naming %s %lld: " RUN_AS,
+			       mode == GM_REPLICA ? "replica" : "partition", (long long)id, RUN_AS_ARGS(c));
+		return 1;
+	}
+	return 0;
+}
+
 /* The participants of a collective or an id: its groups and pairs name
  * ids of the run's participants (XLA's verifier, then what a run needs). */
 static int participants(checker *c, const instr *in)
@@ -234,29 +266,11 @@ static int participants(checker *c, const instr *in)
 	}
 	const attr *p = instr_attr(in, ATTR_SOURCE_TARGET_PAIRS);
 	if (p) {
-		int64_t limit = mode == GM_REPLICA ? c->replicas : c->partitions;
 		loc at = ck_attr_loc(c, p->vat, "source_target_pairs");
 		for (int g = 0; g < p->u.lists.n; g++)
-			for (int j = 0; j < p->u.lists.v[g].n; j++) {
-				int64_t id = p->u.lists.v[g].v[j];
-				const char *what = j ? "Target" : "Source";
-				if (id < 0) {
-					ck_error(c, at, "%s %lld in the instruction's source-target pair must be >= 0", what,
-						 (long long)id);
+			for (int j = 0; j < p->u.lists.v[g].n; j++)
+				if (pair_id(c, at, mode, p->u.lists.v[g].v[j], j))
 					return 1;
-				}
-				if (id >= limit && limit != 1) {
-					ck_error(c, at, "%s %lld in the instruction's source-target pair must be < %lld", what,
-						 (long long)id, (long long)limit);
-					return 1;
-				}
-				if (id >= limit && c->report_unsupported) {
-					ck_unsupported(c, at, "unsupported source-target pair naming %s %lld: " RUN_AS,
-						       mode == GM_REPLICA ? "replica" : "partition", (long long)id,
-						       RUN_AS_ARGS(c));
-					return 1;
-				}
-			}
 	}
 	return 0;
 }
@@ -553,8 +567,9 @@ int infer_all_to_all(checker *c, instr *in, shape *inf)
 }
 
 /* collective-permute(-start): source_target_pairs={{s,t},...}, no source
- * or target twice. */
-static int check_pairs(checker *c, const instr *in)
+ * or target more than `allowed` times (once; the in-place form's slices
+ * per buffer, XLA's CheckDuplicatedSourceOrTarget). */
+static int check_pairs(checker *c, const instr *in, int64_t allowed)
 {
 	const attr *p = instr_attr(in, ATTR_SOURCE_TARGET_PAIRS);
 	if (!p)
@@ -567,14 +582,131 @@ static int check_pairs(checker *c, const instr *in)
 				 pr->n);
 			return 1;
 		}
-		for (int h = 0; h < g; h++) {
-			for (int j = 0; j < 2; j++) {
-				if (p->u.lists.v[h].v[j] == pr->v[j]) {
-					ck_error(c, at, "%s %lld appears more than once in instruction's source-target pairs",
-						 j ? "Target" : "Source", (long long)pr->v[j]);
-					return 1;
-				}
+		for (int j = 0; j < 2; j++) {
+			int64_t seen = 0;
+			for (int h = 0; h < g; h++)
+				seen += p->u.lists.v[h].v[j] == pr->v[j];
+			if (seen < allowed)
+				continue;
+			if (allowed == 1)
+				ck_error(c, at, "%s %lld appears more than once in instruction's source-target pairs",
+					 j ? "Target" : "Source", (long long)pr->v[j]);
+			else
+				ck_error(c, at, "%s %lld appears more than %lld times in instruction's source-target pairs",
+					 j ? "Target" : "Source", (long long)pr->v[j], (long long)allowed);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* XLA's CheckBufferOffset: the offsets of a buffer are a tuple of its
+ * rank's scalars, or a tuple of such tuples (one per slice); *slices says
+ * how many. */
+static int buffer_offset(checker *c, const instr *in, int k, const shape *buf, const shape *off, int64_t *slices)
+{
+	loc at = in->ops[k].at;
+	if (!shape_is_tuple(off)) {
+		ck_error(c, at, "Buffer offset is not tuple.");
+		return 1;
+	}
+	int arrays_ = 1, tuples = 1;
+	for (int i = 0; i < off->ntuple; i++) {
+		arrays_ &= shape_is_array(&off->tuple[i]);
+		tuples &= shape_is_tuple(&off->tuple[i]);
+	}
+	if (!arrays_ && !tuples) {
+		ck_error(c, at, "Buffer offset should either be a tuple of arrays or  a tuple of tuples.");
+		return 1;
+	}
+	*slices = tuples && off->ntuple ? off->ntuple : 1;
+	for (int64_t j = 0; j < *slices; j++) {
+		const shape *idx = tuples ? &off->tuple[j] : off;
+		if (idx->ntuple != buf->rank) {
+			ck_error(c, at, "Buffer offset index should have the same number of elements as the buffer's rank.");
+			return 1;
+		}
+		for (int d = 0; d < idx->ntuple; d++)
+			if (!shape_is_scalar(&idx->tuple[d]) || !etype_is_integer(idx->tuple[d].type)) {
+				char a[CK_SHAPE_TEXT];
+				ck_error(c, at, "a buffer offset holds integer scalars, but this one holds %s",
+					 ck_shape(a, &idx->tuple[d]));
+				return 1;
 			}
+	}
+	return 0;
+}
+
+/* The in-place form, collective-permute(input, output, input_offsets,
+ * output_offsets), slice_sizes={...}: XLA's CheckInplaceCollectivePermute;
+ * the result is the output buffer. *slices: offsets per buffer. */
+static int inplace_permute(checker *c, const instr *in, int64_t *slices)
+{
+	if (in->nops != 4) {
+		ck_error(c, in->op_at,
+			 "CollectivePermute and CollectivePermuteStart must have exactly four operands for dynamic-slice and in-place update.");
+		return 1;
+	}
+	const shape *ib = in->ops[0].def->result, *ob = in->ops[1].def->result;
+	const shape *io = in->ops[2].def->result, *oo = in->ops[3].def->result;
+	int nbuf = 1;
+	if (shape_is_array(ib) && shape_is_array(ob)) {
+		if (buffer_offset(c, in, 2, ib, io, slices) || buffer_offset(c, in, 3, ob, oo, slices))
+			return 1;
+	} else if (shape_is_tuple(ib) && shape_is_tuple(ob)) {
+		if (ib->ntuple != ob->ntuple) {
+			ck_error(c, in->ops[1].at, "Unmatching input buffers and output buffers.");
+			return 1;
+		}
+		if (!shape_is_tuple(io) || io->ntuple != ib->ntuple) {
+			ck_error(c, in->ops[2].at, "Unmatching input buffers and input offset.");
+			return 1;
+		}
+		if (!shape_is_tuple(oo) || oo->ntuple != ob->ntuple) {
+			ck_error(c, in->ops[3].at, "Unmatching output buffers and output offset.");
+			return 1;
+		}
+		nbuf = ib->ntuple;
+		for (int a = 0; a < nbuf; a++) {
+			if (!shape_is_array(&ib->tuple[a]) || !shape_is_array(&ob->tuple[a])) {
+				ck_error(c, in->ops[0].at, "Unmatching input buffers and output buffers.");
+				return 1;
+			}
+			int64_t si, so;
+			if (buffer_offset(c, in, 2, &ib->tuple[a], &io->tuple[a], &si) ||
+			    buffer_offset(c, in, 3, &ob->tuple[a], &oo->tuple[a], &so))
+				return 1;
+			if ((a > 0 && si != *slices) || si != so) {
+				ck_error(c, in->ops[3].at, "the buffers' offsets give different numbers of slices");
+				return 1;
+			}
+			*slices = si;
+		}
+	} else {
+		ck_error(c, in->ops[1].at, "Unmatching input buffers and output buffers.");
+		return 1;
+	}
+	/* slice_sizes: one per buffer and slice, within both buffers */
+	const attr *ss = instr_attr(in, ATTR_SLICE_SIZES);
+	loc at = ck_attr_loc(c, ss->vat, "slice_sizes");
+	if (ss->kind != AK_INTS_LIST || ss->u.lists.n != nbuf * *slices) {
+		ck_error(c, at, "slice_sizes expects %lld lists (one per buffer and slice), got %d",
+			 (long long)(nbuf * *slices), ss->kind == AK_INTS_LIST ? ss->u.lists.n : 1);
+		return 1;
+	}
+	for (int i = 0; i < ss->u.lists.n; i++) {
+		const int_list *l = &ss->u.lists.v[i];
+		int a = (int)(i / *slices);
+		const shape *bi = nbuf > 1 || shape_is_tuple(ib) ? &ib->tuple[a] : ib;
+		const shape *bo = nbuf > 1 || shape_is_tuple(ob) ? &ob->tuple[a] : ob;
+		int fits = l->n == bi->rank;
+		for (int d = 0; fits && d < l->n; d++)
+			fits = l->v[d] >= 0 && l->v[d] <= bi->dims[d] && l->v[d] <= bo->dims[d];
+		if (!fits) {
+			char x[CK_SHAPE_TEXT], y[CK_SHAPE_TEXT];
+			ck_error(c, at, "slice_sizes list %d does not fit the buffers %s and %s", i, ck_shape(x, bi),
+				 ck_shape(y, bo));
+			return 1;
 		}
 	}
 	return 0;
@@ -583,18 +715,33 @@ static int check_pairs(checker *c, const instr *in)
 int infer_collective_permute(checker *c, instr *in, shape *inf)
 {
 	int start = in->op == OP_COLLECTIVE_PERMUTE_START;
+	int64_t slices = 1;
+	int inplace = instr_attr(in, ATTR_SLICE_SIZES) != NULL;
 	if (at_least_one(c, in) ||
-	    arrays(c, in, start ? "operand of collective-permute-start" : "operand of collective-permute") ||
-	    check_pairs(c, in) || participants(c, in))
+	    (inplace ? inplace_permute(c, in, &slices)
+		     : arrays(c, in, start ? "operand of collective-permute-start" : "operand of collective-permute")) ||
+	    check_pairs(c, in, slices) || participants(c, in))
 		return 1;
+	if (!start && inplace) {
+		*inf = *in->ops[1].def->result;
+		return tuple_layouts(c, in, inf);
+	}
 	if (!start)
 		return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
-	/* (operands, results, context...): the context as written */
+	/* (operands, results, context...): the context as written; in place,
+	 * (input, output, context...) */
 	int nctx = in->has_shape && shape_is_tuple(in->shape) && in->shape->ntuple > 2 ? in->shape->ntuple - 2 : 0;
 	shape *el = tuple_of(c, inf, 2 + nctx);
-	if (!el || operands_shape(c, in, &el[0]))
+	if (!el)
 		return 1;
-	el[1] = el[0];
+	if (inplace) {
+		el[0] = *in->ops[0].def->result;
+		el[1] = *in->ops[1].def->result;
+	} else if (operands_shape(c, in, &el[0])) {
+		return 1;
+	} else {
+		el[1] = el[0];
+	}
 	for (int j = 0; j < nctx; j++)
 		el[2 + j] = in->shape->tuple[2 + j];
 	return tuple_layouts(c, in, inf);
@@ -605,6 +752,142 @@ int infer_collective_broadcast(checker *c, instr *in, shape *inf)
 	if (at_least_one(c, in) || arrays(c, in, "operand of collective-broadcast") || participants(c, in))
 		return 1;
 	return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
+}
+
+/* --- send, recv and their -done ------------------------------------------ */
+
+/* (T, u32[], token[]) with T an array: the value of send and recv. */
+static int p2p_context(const shape *s)
+{
+	return shape_is_tuple(s) && s->ntuple == 3 && shape_is_array(&s->tuple[0]) && !shape_is_tuple(&s->tuple[1]) &&
+	       s->tuple[1].type == ET_U32 && s->tuple[1].rank == 0 && !shape_is_tuple(&s->tuple[2]) &&
+	       s->tuple[2].type == ET_TOKEN;
+}
+
+static void make_token(shape *s)
+{
+	memset(s, 0, sizeof *s);
+	s->type = ET_TOKEN;
+}
+
+/* Operand k must be a token (XLA's verifier, CheckIsTokenOperand). */
+static int token_operand(checker *c, const instr *in, int k)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *s = in->ops[k].def->result;
+	if (shape_is_tuple(s) || s->type != ET_TOKEN) {
+		ck_error(c, in->ops[k].at, "Expected operand %d to be token-shaped, actual shape is %s", k, ck_shape(a, s));
+		return 1;
+	}
+	return 0;
+}
+
+/* send and recv: a transfer with the host is refused for a run; between
+ * devices, the pairs of the frontend attribute name participants of the
+ * mode (replica ids without a channel_id > 0, else partition ids). */
+static int p2p_peers(checker *c, const instr *in)
+{
+	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0)) {
+		if (!c->report_unsupported)
+			return 0;
+		ck_unsupported(c, in->op_at,
+			       "unsupported %s with is_host_transfer=true: it exchanges data with the host program, which a run does not have (hloi runs send and recv between participants)",
+			       opcode_name(in->op));
+		return 1;
+	}
+	if (participants(c, in))
+		return 1;
+	p2p_pairs p;
+	const char *why;
+	const attr *fa = instr_attr(in, ATTR_FRONTEND_ATTRIBUTES);
+	loc at = fa ? ck_attr_loc(c, fa->vat, "frontend_attributes") : in->op_at;
+	int rc = p2p_pairs_read(in, &p, &why);
+	if (rc < 0) {
+		c->oom = 1;
+		return 1;
+	}
+	if (rc > 0) {
+		ck_error(c, at, "%s", why);
+		return 1;
+	}
+	group_mode mode = collective_group_mode(in);
+	int bad = 0;
+	for (int64_t i = 0; i < p.n && !bad; i++)
+		bad = pair_id(c, at, mode, p.src[i], 0) || pair_id(c, at, mode, p.dst[i], 1);
+	p2p_pairs_free(&p);
+	return bad;
+}
+
+/* send(data, token): (data, u32[] context, token[]). */
+int infer_send(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *s = in->ops[0].def->result;
+	if (token_operand(c, in, 1) || p2p_peers(c, in))
+		return 1;
+	if (!shape_is_array(s)) {
+		ck_error(c, in->ops[0].at, "Expected array argument for operand of send, but got %s.", ck_shape(a, s));
+		return 1;
+	}
+	shape *el = tuple_of(c, inf, 3);
+	if (!el)
+		return 1;
+	el[0] = *s;
+	shape_make_array(&el[1], ET_U32, 0, NULL);
+	make_token(&el[2]);
+	return tuple_layouts(c, in, inf);
+}
+
+/* recv(token): the written (T, u32[], token[]). */
+int infer_recv(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	if (token_operand(c, in, 0))
+		return 1;
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "cannot infer shape for opcode: recv");
+		return 1;
+	}
+	if (!p2p_context(in->shape)) {
+		ck_error(c, in->op_at, "recv's shape must be (T, u32[], token[]) with T an array, but is %s",
+			 ck_shape(a, in->shape));
+		return 1;
+	}
+	if (p2p_peers(c, in))
+		return 1;
+	*inf = *in->shape;
+	c->keep_layout = 1;
+	return 0;
+}
+
+/* send-done(context): token[]; recv-done(context): (T, token[]). The
+ * context is a send's or recv's value, passed on through tuples when the
+ * transfer spans loop iterations. */
+int infer_p2p_done(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *s = in->ops[0].def->result;
+	int recv = in->op == OP_RECV_DONE;
+	if (!p2p_context(s)) {
+		ck_error(c, in->ops[0].at, "%s expects the value of a %s, (T, u32[], token[]); got %s", opcode_name(in->op),
+			 recv ? "recv" : "send", ck_shape(a, s));
+		return 1;
+	}
+	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0) && c->report_unsupported) {
+		ck_unsupported(c, in->op_at, "unsupported %s with is_host_transfer=true: it exchanges data with the host program, which a run does not have (hloi runs send and recv between participants)",
+			       opcode_name(in->op));
+		return 1;
+	}
+	if (!recv) {
+		make_token(inf);
+		return 0;
+	}
+	shape *el = tuple_of(c, inf, 2);
+	if (!el)
+		return 1;
+	el[0] = s->tuple[0];
+	make_token(&el[1]);
+	return tuple_layouts(c, in, inf);
 }
 
 /* The operand of a -done op must be the start it finishes. */
@@ -661,28 +944,17 @@ int infer_device_id(checker *c, instr *in, shape *inf)
 
 int infer_after_all(checker *c, instr *in, shape *inf)
 {
-	char a[CK_SHAPE_TEXT];
-	for (int k = 0; k < in->nops; k++) {
-		const shape *s = in->ops[k].def->result;
-		if (shape_is_tuple(s) || s->type != ET_TOKEN) {
-			ck_error(c, in->ops[k].at, "Expected operand %d to be token-shaped, actual shape is %s", k,
-				 ck_shape(a, s));
+	for (int k = 0; k < in->nops; k++)
+		if (token_operand(c, in, k))
 			return 1;
-		}
-	}
-	memset(inf, 0, sizeof *inf);
-	inf->type = ET_TOKEN;
+	make_token(inf);
 	return 0;
 }
 
 int infer_add_dependency(checker *c, instr *in, shape *inf)
 {
-	char a[CK_SHAPE_TEXT];
-	const shape *t = in->ops[1].def->result;
-	if (shape_is_tuple(t) || t->type != ET_TOKEN) {
-		ck_error(c, in->ops[1].at, "Expected operand 1 to be token-shaped, actual shape is %s", ck_shape(a, t));
+	if (token_operand(c, in, 1))
 		return 1;
-	}
 	*inf = *in->ops[0].def->result;
 	return tuple_layouts(c, in, inf);
 }

@@ -6,7 +6,9 @@
  *   collective-broadcast   the operands (a tuple of them when several;
  *                          all-to-all's tuple form always a tuple)
  *   collective-permute     the operands where a pair {0,0} sends them to
- *                          this device; zeros when no pair targets it
+ *                          this device; zeros when no pair targets it; in
+ *                          place (four operands, slice_sizes): the output
+ *                          buffer with the windows the pairs send written in
  *   -start forms           (operands, result[, context zeros]); -done: the
  *                          result (all-reduce-done: its operand)
  *   partition-id, replica-id   u32 0
@@ -36,23 +38,13 @@
  * filled by copies between layouts. */
 #include <string.h>
 
+#include "core/index.h"
 #include "eval/apply.h"
 #include "eval/engine.h"
+#include "eval/movement.h"
 #include "eval/spmd.h"
 #include "ir/groups.h"
 #include "util/alloc.h"
-
-/* Zeros everywhere in v (tuples deeply). */
-static void zero(hloi_literal *v)
-{
-	if (shape_is_tuple(&v->shape)) {
-		for (size_t i = 0; i < v->nelems; i++)
-			zero(v->elems[i]);
-		return;
-	}
-	if (v->data && v->nbytes)
-		memset(v->data, 0, v->nbytes);
-}
 
 /* dst holds the operands: the only one, or a tuple of them. */
 static void put_operands(hloi_literal *dst, hloi_literal *const *ops, int n)
@@ -77,16 +69,6 @@ static int self_pair(const instr *in)
 			return 1;
 	}
 	return 0;
-}
-
-static hloi_status fresh(engine *e, frame *f, const instr *in, hloi_literal **res)
-{
-	hloi_status st = value_new(e, in->result, res);
-	if (st != HLOI_OK)
-		return st;
-	f->vals[in->position] = *res;
-	f->owned[in->position] = VAL_OWNED;
-	return HLOI_OK;
 }
 
 /* Result slot k of an op whose result is its operands' shapes: the result
@@ -261,6 +243,83 @@ static int64_t permute_source(const instr *in, int64_t rank)
 	return -1;
 }
 
+/* The offsets of buffer a, slice j of the in-place collective-permute:
+ * the tuple of scalars inside offsets `off` (per buffer when the buffers
+ * are a tuple; per slice when it holds tuples). */
+static const hloi_literal *slice_offsets(const hloi_literal *off, int tuple, int a, int64_t j)
+{
+	if (tuple)
+		off = off->elems[a];
+	if (off->nelems > 0 && shape_is_tuple(&off->elems[0]->shape))
+		off = off->elems[j];
+	return off;
+}
+
+/* Window `sizes` of src at src_at (offsets, clamped into the buffer as
+ * dynamic-slice clamps) copied into dst at dst_at (clamped likewise). */
+static void copy_window(hloi_literal *dst, const hloi_literal *dst_at, const hloi_literal *src,
+			const hloi_literal *src_at, const int_list *sizes)
+{
+	int r = dst->shape.rank;
+	int64_t so[HLOI_MAX_RANK], dof[HLOI_MAX_RANK], idx[HLOI_MAX_RANK] = { 0 }, a[HLOI_MAX_RANK],
+		b[HLOI_MAX_RANK];
+	for (int d = 0; d < r; d++) {
+		if (sizes->v[d] == 0)
+			return;
+		int64_t x = mv_read_index(src_at->elems[d]->shape.type, src_at->elems[d]->data);
+		int64_t y = mv_read_index(dst_at->elems[d]->shape.type, dst_at->elems[d]->data);
+		int64_t xm = src->shape.dims[d] - sizes->v[d], ym = dst->shape.dims[d] - sizes->v[d];
+		so[d] = x < 0 ? 0 : x > xm ? xm : x;
+		dof[d] = y < 0 ? 0 : y > ym ? ym : y;
+	}
+	size_t w = (size_t)etype_byte_width(dst->shape.type);
+	do {
+		for (int d = 0; d < r; d++) {
+			a[d] = dof[d] + idx[d];
+			b[d] = so[d] + idx[d];
+		}
+		memcpy(literal_element(dst, a), literal_element(src, b), w);
+	} while (index_next(r, sizes->v, idx));
+}
+
+/* The in-place collective-permute(input, output, input_offsets,
+ * output_offsets), slice_sizes: the output buffer, where for each pair
+ * {s, t} naming this participant (rank) as t the window of s's input at
+ * s's input offsets is written at this participant's output offsets. The
+ * j-th pair of a source takes the j-th offsets of each buffer and the
+ * slice_sizes of buffer a, slice j at a * slices + j. all[m] holds member
+ * m's operands (one device: its own). */
+static void permute_inplace(const instr *in, hloi_literal *const *ops, hloi_literal *const *const *all, int64_t n,
+			    int64_t rank, hloi_literal *res)
+{
+	hloi_literal *r = res;
+	if (in->op == OP_COLLECTIVE_PERMUTE_START) {
+		value_copy(res->elems[0], ops[0]);
+		r = res->elems[1];
+	}
+	value_copy(r, ops[1]);
+	const attr *p = instr_attr(in, ATTR_SOURCE_TARGET_PAIRS);
+	const attr *ss = instr_attr(in, ATTR_SLICE_SIZES);
+	int tuple = shape_is_tuple(&ops[1]->shape);
+	int nbuf = tuple ? (int)ops[1]->nelems : 1;
+	int64_t slices = ss->u.lists.n / (nbuf ? nbuf : 1);
+	for (int g = 0; p && g < p->u.lists.n; g++) {
+		const int_list *pr = &p->u.lists.v[g];
+		int64_t j = 0;
+		for (int h = 0; h < g; h++)
+			j += p->u.lists.v[h].v[0] == pr->v[0];
+		if (pr->v[1] != rank || pr->v[0] >= n || j >= slices)
+			continue;
+		hloi_literal *const *from = all[pr->v[0]];
+		for (int a = 0; a < nbuf; a++) {
+			hloi_literal *dst = tuple ? r->elems[a] : r;
+			const hloi_literal *src = tuple ? from[0]->elems[a] : from[0];
+			copy_window(dst, slice_offsets(ops[3], tuple, a, j), src, slice_offsets(from[2], tuple, a, j),
+				    &ss->u.lists.v[a * slices + j]);
+		}
+	}
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -326,7 +385,11 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	case OP_COLLECTIVE_PERMUTE:
 	case OP_COLLECTIVE_PERMUTE_START: {
 		hloi_literal *r = res;
-		zero(res);
+		value_zero(res);
+		if (instr_attr(in, ATTR_SLICE_SIZES)) {
+			permute_inplace(in, ops, all, n, rank, res);
+			break;
+		}
 		if (in->op == OP_COLLECTIVE_PERMUTE_START) {
 			put_operands(res->elems[0], ops, in->nops);
 			r = res->elems[1];
@@ -350,11 +413,16 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
 	if (e->spmd)
 		return collective_spmd(e, in, ops, res);
+	if (instr_attr(in, ATTR_SLICE_SIZES)) {
+		value_zero(res);
+		permute_inplace(in, ops, &ops, 1, 0, res);
+		return HLOI_OK;
+	}
 	switch (in->op) {
 	case OP_ALL_GATHER_START:
 		put_operands(res->elems[0], ops, in->nops);
@@ -364,10 +432,10 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 		if (self_pair(in))
 			put_operands(res, ops, in->nops);
 		else
-			zero(res);
+			value_zero(res);
 		break;
 	case OP_COLLECTIVE_PERMUTE_START:
-		zero(res);
+		value_zero(res);
 		put_operands(res->elems[0], ops, in->nops);
 		if (self_pair(in))
 			put_operands(res->elems[1], ops, in->nops);
@@ -385,7 +453,7 @@ hloi_status kernel_done(engine *e, frame *f, const instr *in, hloi_literal *cons
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
 	const hloi_literal *src = ops[0];
@@ -404,7 +472,7 @@ hloi_status kernel_device_id(engine *e, frame *f, const instr *in, hloi_literal 
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
 	uint32_t id = 0;
@@ -420,10 +488,10 @@ hloi_status kernel_copy_start(engine *e, frame *f, const instr *in, hloi_literal
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
-	zero(res);
+	value_zero(res);
 	value_copy(res->elems[0], ops[0]);
 	value_copy(res->elems[1], ops[0]);
 	return HLOI_OK;
@@ -436,7 +504,7 @@ hloi_status kernel_after_all(engine *e, frame *f, const instr *in, hloi_literal 
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	return fresh(e, f, in, &res);
+	return value_result(e, f, in, &res);
 }
 
 hloi_status kernel_add_dependency(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
@@ -445,7 +513,7 @@ hloi_status kernel_add_dependency(engine *e, frame *f, const instr *in, hloi_lit
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st == HLOI_OK)
 		value_copy(res, ops[0]);
 	return st;
@@ -457,7 +525,7 @@ hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_litera
 	(void)args;
 	(void)dest;
 	hloi_literal *res = NULL;
-	hloi_status st = fresh(e, f, in, &res);
+	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
 	if (in->op == OP_ASYNC_UPDATE) {
@@ -479,7 +547,7 @@ hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_litera
 	e->depth--;
 	if (st != HLOI_OK)
 		return st;
-	zero(res);
+	value_zero(res);
 	for (int k = 0; k < in->nops && (size_t)k < res->elems[0]->nelems; k++)
 		value_copy(res->elems[0]->elems[k], ops[k]);
 	value_copy(res->elems[1], r);

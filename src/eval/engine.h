@@ -75,6 +75,7 @@ typedef struct engine {
 	int nrng, cap_rng;
 	struct spmd_member *spmd; /* the participant this engine runs, with the
 				   * others of the run (spmd.h); NULL on one device */
+	struct p2p_state *p2p;    /* send and recv under way (sendrecv.c) */
 } engine;
 
 /* How a frame holds a value (frame.owned). */
@@ -126,6 +127,11 @@ void value_copy(hloi_literal *dst, const hloi_literal *src);
 /* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
  * else a converted copy (*owned = 1). */
 hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hloi_literal **out, int *owned);
+/* A new value of the result shape of `in`, the frame's (VAL_OWNED) at
+ * its position. */
+hloi_status value_result(engine *e, frame *f, const instr *in, hloi_literal **res);
+/* Zeros in every element of v (tuples deeply). */
+void value_zero(hloi_literal *v);
 /* A copy of `lit` of its own, within the budget. */
 hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out);
 
@@ -165,6 +171,8 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in);
 
 /* Frees the run's random-number states. */
 void eval_rng_free(engine *e);
+/* Frees the state of send and recv (sendrecv.c). */
+void eval_p2p_free(engine *e);
 
 /* --- kernels ------------------------------------------------------------------ */
 

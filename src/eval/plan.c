@@ -394,6 +394,12 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 	}
 }
 
+/* send, recv and their -done: what they do reaches other participants. */
+static int is_p2p(opcode op)
+{
+	return op == OP_SEND || op == OP_RECV || op == OP_SEND_DONE || op == OP_RECV_DONE;
+}
+
 hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic)
 {
 	hloi_status st = HLOI_ENOMEM;
@@ -432,6 +438,12 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		p->last_use[i] = -1;
 	}
 	p->last_use[root] = n;
+	/* send and recv act on other participants: they run whether the root
+	 * needs them or not (released after their own step when nothing reads
+	 * them) */
+	for (int i = 0; i < root; i++)
+		if (is_p2p(comp->instrs[i]->op))
+			p->last_use[i] = i;
 	for (int i = root; i >= 0; i--) {
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0)

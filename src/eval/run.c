@@ -881,6 +881,7 @@ cleanup:
 	value_free_spare(&e);
 	free_plans(&e);
 	eval_rng_free(&e);
+	eval_p2p_free(&e);
 	if (stats)
 		stats->peak_bytes = e.peak - e.held;
 	hloi_free(args);

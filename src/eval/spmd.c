@@ -1,5 +1,5 @@
 /* Several participants in one process: the threads, the rendezvous of the
- * collectives, and the diagnostics of each participant gathered into the
+ * collectives, the messages of send and recv, and the diagnostics of each participant gathered into the
  * caller's context (spmd.h). */
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +38,9 @@ struct spmd {
 	int abort;                 /* a participant failed: meetings end */
 	spmd_meet *meets;
 	const volatile int *stop;
+	p2p_msg *msgs;             /* sent and not yet received */
+	p2p_key *waits;            /* by flattened id: the message a participant waits for, */
+	uint8_t *waiting;          /* while set (it counts in `blocked`) */
 };
 
 /* Under the lock: when every running participant waits at an incomplete
@@ -238,6 +241,147 @@ void spmd_depart(engine *e, spmd_meet *t)
 	pthread_mutex_unlock(&s->mu);
 }
 
+int p2p_msg_push(p2p_msg **list, const p2p_key *k, const instr *send, hloi_literal *val)
+{
+	p2p_msg *m = hloi_calloc(1, sizeof *m);
+	if (!m) {
+		hloi_literal_free(val);
+		return -1;
+	}
+	m->key = *k;
+	m->send = send;
+	m->val = val;
+	m->next = *list;
+	*list = m;
+	return 0;
+}
+
+static int key_eq(const p2p_key *a, const p2p_key *b)
+{
+	return a->channel == b->channel && a->from == b->from && a->to == b->to && a->seq == b->seq;
+}
+
+p2p_msg *p2p_msg_take(p2p_msg **list, const p2p_key *k)
+{
+	for (p2p_msg **p = list; *p; p = &(*p)->next)
+		if (key_eq(&(*p)->key, k)) {
+			p2p_msg *m = *p;
+			*p = m->next;
+			m->next = NULL;
+			return m;
+		}
+	return NULL;
+}
+
+void p2p_msg_free(p2p_msg *m)
+{
+	if (!m)
+		return;
+	hloi_literal_free(m->val);
+	hloi_free(m);
+}
+
+void p2p_msg_free_all(p2p_msg **list)
+{
+	while (*list) {
+		p2p_msg *m = *list;
+		*list = m->next;
+		p2p_msg_free(m);
+	}
+}
+
+hloi_status spmd_post(engine *e, const p2p_key *k, const instr *send, hloi_literal *val)
+{
+	spmd *s = e->spmd->s;
+	pthread_mutex_lock(&s->mu);
+	int rc = p2p_msg_push(&s->msgs, k, send, val);
+	if (rc == 0 && s->waiting[k->to] && key_eq(&s->waits[k->to], k)) {
+		/* the receiver runs again: it no longer counts as blocked */
+		s->waiting[k->to] = 0;
+		s->blocked--;
+	}
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return rc ? value_oom(e, (int64_t)sizeof(p2p_msg)) : HLOI_OK;
+}
+
+/* Under the lock: this member no longer waits for a message. */
+static void stop_waiting(spmd *s, int64_t id)
+{
+	if (s->waiting[id]) {
+		s->waiting[id] = 0;
+		s->blocked--;
+	}
+}
+
+hloi_status spmd_take(engine *e, const instr *in, const instr *recv, const p2p_key *k, p2p_msg **msg)
+{
+	spmd_member *me = e->spmd;
+	spmd *s = me->s;
+	int64_t parts = e->m->partitions;
+	char from[96], to[96];
+	name_of(from, sizeof from, s, k->from, parts);
+	name_of(to, sizeof to, s, k->to, parts);
+	hloi_status st = HLOI_OK;
+	*msg = NULL;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		*msg = p2p_msg_take(&s->msgs, k);
+		if (*msg) {
+			stop_waiting(s, me->id);
+			break;
+		}
+		if (k->from == me->id) {
+			diag_error_where(e->ctx, NULL,
+					 "'%s' (recv-done) waits for what %s sends itself on channel %lld for '%s' (recv), and no send before it did (deadlock)",
+					 in->name, to, (long long)k->channel, recv->name);
+			st = HLOI_EINVAL;
+		} else if (s->ended[k->from] && !s->failed[k->from]) {
+			diag_error_where(e->ctx, NULL,
+					 "'%s' (recv-done): %s ended without sending to %s on channel %lld what '%s' (recv) waits for",
+					 in->name, from, to, (long long)k->channel, recv->name);
+			st = HLOI_EINVAL;
+		} else if (s->deadlock) {
+			diag_error_where(e->ctx, NULL,
+					 "'%s' (recv-done) of %s waits for %s to send on channel %lld, and every participant still running waits (deadlock)",
+					 in->name, to, from, (long long)k->channel);
+			st = HLOI_EINVAL;
+		} else if (s->ended[k->from]) {
+			me->released = 1;
+			diag_error_where(e->ctx, NULL, "'%s' (recv-done): %s failed before sending to %s on channel %lld for '%s' (recv)",
+					 in->name, from, to, (long long)k->channel, recv->name);
+			st = HLOI_EINVAL;
+		} else if (s->abort) {
+			me->released = 1;
+			diag_error_where(e->ctx, NULL, "'%s' (recv-done): the run ended because another participant failed",
+					 in->name);
+			st = HLOI_EINVAL;
+		} else if (s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED)) {
+			diag_error_where(e->ctx, NULL, "the run was stopped at '%s' (recv-done), waiting for %s", in->name,
+					 from);
+			st = HLOI_ESTOPPED;
+		}
+		if (st != HLOI_OK) {
+			stop_waiting(s, me->id);
+			s->abort = 1;
+			pthread_cond_broadcast(&s->cv);
+			break;
+		}
+		if (!s->waiting[me->id]) {
+			s->waits[me->id] = *k;
+			s->waiting[me->id] = 1;
+			s->blocked++;
+			detect_deadlock(s);
+			continue;
+		}
+		struct timespec ts;
+		deadline_in(&ts, 50);
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return st;
+}
+
 /* What a participant's thread runs. */
 typedef struct job {
 	spmd_member member;
@@ -312,7 +456,9 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 	pthread_t *threads = hloi_calloc((size_t)n, sizeof *threads);
 	s.ended = hloi_calloc((size_t)n, 1);
 	s.failed = hloi_calloc((size_t)n, 1);
-	if (!jobs || !threads || !s.ended || !s.failed) {
+	s.waits = hloi_calloc((size_t)n, sizeof *s.waits);
+	s.waiting = hloi_calloc((size_t)n, 1);
+	if (!jobs || !threads || !s.ended || !s.failed || !s.waits || !s.waiting) {
 		diag_error_where(ctx, NULL, "out of memory starting %lld participants", (long long)n);
 		st = HLOI_ENOMEM;
 		goto cleanup;
@@ -405,6 +551,7 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 		s.meets = t->next;
 		meet_free(t);
 	}
+	p2p_msg_free_all(&s.msgs);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 cleanup:
@@ -417,5 +564,7 @@ cleanup:
 	hloi_free(threads);
 	hloi_free(s.ended);
 	hloi_free(s.failed);
+	hloi_free(s.waits);
+	hloi_free(s.waiting);
 	return st;
 }

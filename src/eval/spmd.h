@@ -41,6 +41,40 @@ hloi_status spmd_arrive(engine *e, const instr *in, const int64_t *members, int6
 /* Waits until every member has read, then leaves the rendezvous. */
 void spmd_depart(engine *e, spmd_meet *meet);
 
+/* Point to point (send, recv): the seq-th message (from 0) on channel
+ * `channel` from participant `from` to participant `to` (flattened ids). */
+typedef struct p2p_key {
+	int64_t channel, from, to;
+	uint64_t seq;
+} p2p_key;
+
+/* A message sent and not yet received: a copy of the send's operand,
+ * owned by the list it is on. */
+typedef struct p2p_msg {
+	struct p2p_msg *next;
+	p2p_key key;
+	const instr *send;
+	hloi_literal *val;
+} p2p_msg;
+
+/* Puts a message on *list (val becomes the list's). -1 out of memory (val
+ * freed). */
+int p2p_msg_push(p2p_msg **list, const p2p_key *k, const instr *send, hloi_literal *val);
+/* Takes the message of key k off *list; NULL when it is not there. */
+p2p_msg *p2p_msg_take(p2p_msg **list, const p2p_key *k);
+/* Frees a message, or a whole list. */
+void p2p_msg_free(p2p_msg *m);
+void p2p_msg_free_all(p2p_msg **list);
+
+/* Leaves a message for participant k->to (val becomes the run's); never
+ * waits. */
+hloi_status spmd_post(engine *e, const p2p_key *k, const instr *send, hloi_literal *val);
+/* Takes the message of key k for recv-done `in` (of `recv`), waiting for it
+ * (*msg: p2p_msg_free). Errors (with a message in e->ctx naming both
+ * participants): the sender ended or failed without sending it, a
+ * deadlock, another participant failed, the run was stopped. */
+hloi_status spmd_take(engine *e, const instr *in, const instr *recv, const p2p_key *k, p2p_msg **msg);
+
 /* Runs the checked module as m->replicas x m->partitions participants:
  * inputs holds ninputs per participant, participant-major (by flattened
  * id); out[p] gets participant p's result. Each participant's diagnostics

@@ -285,6 +285,27 @@ hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hlo
 	return HLOI_OK;
 }
 
+hloi_status value_result(engine *e, frame *f, const instr *in, hloi_literal **res)
+{
+	hloi_status st = value_new(e, in->result, res);
+	if (st != HLOI_OK)
+		return st;
+	f->vals[in->position] = *res;
+	f->owned[in->position] = VAL_OWNED;
+	return HLOI_OK;
+}
+
+void value_zero(hloi_literal *v)
+{
+	if (shape_is_tuple(&v->shape)) {
+		for (size_t i = 0; i < v->nelems; i++)
+			value_zero(v->elems[i]);
+		return;
+	}
+	if (v->data && v->nbytes)
+		memset(v->data, 0, v->nbytes);
+}
+
 /* A copy of `lit` of its own, within the budget. */
 hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out)
 {

@@ -49,4 +49,30 @@ void groups_free(id_groups *g);
 int64_t collective_members(const instr *in, int64_t replicas, int64_t partitions, int64_t me, int64_t *members,
 			   int64_t *rank);
 
+/* send and recv between participants (XLA's P2P configuration,
+ * GetP2PConfigForSendRecv): the pairs of the frontend attribute
+ * `_xla_send_recv_source_target_pairs="{{s,t},...}"` name replica ids
+ * without a channel_id or with channel_id=0, else partition ids;
+ * `_xla_send_recv_validation` is "invalid" (nothing moves) or one
+ * `{lo,hi}` per pair: the pair moves data only at the instruction's
+ * executions lo..hi (from 0). */
+typedef struct p2p_pairs {
+	int64_t n;          /* pairs; 0 without the attribute */
+	int64_t *src, *dst;
+	int invalid;        /* validation "invalid" */
+	int64_t *lo, *hi;   /* per pair; NULL without bounds */
+} p2p_pairs;
+
+#define P2P_PAIRS_ATTR "_xla_send_recv_source_target_pairs"
+#define P2P_VALIDATION_ATTR "_xla_send_recv_validation"
+
+/* Reads the pairs of send or recv `in`. Returns 0, 1 for a malformed value
+ * (*why says which and what it expects), -1 out of memory. */
+int p2p_pairs_read(const instr *in, p2p_pairs *out, const char **why);
+void p2p_pairs_free(p2p_pairs *p);
+
+/* The value of frontend attribute `key` of `in` (quotes removed) in *v,
+ * *len; 0 when it is not there. */
+int frontend_value(const instr *in, const char *key, const char **v, size_t *len);
+
 #endif

@@ -1,6 +1,7 @@
 """NumPy differential test of the collectives across participants:
 all-reduce, all-gather, reduce-scatter and all-to-all over random replica
-groups, on both engines. Each case runs as N replicas; participant r takes
+groups, and collective-permute and send/recv over random source-target
+pairs (a participant no pair targets gets zeros), on both engines. Each case runs as N replicas; participant r takes
 row r of one shared input table (dynamic-slice at replica-id), so every
 participant's operand differs. Integers, so that the sums are exact
 whatever order they are taken in.
@@ -30,9 +31,16 @@ ENTRY main {{
   zero = u32[] constant(0)
   row = s32[1,{dims}] dynamic-slice(table, id{zeros}), dynamic_slice_sizes={{1,{dims}}}
   x = s32[{dims}] reshape(row)
-  ROOT r = s32[{out_dims}] {op}(x), replica_groups={groups}{attrs}
+  {body}
 }}
 """
+
+P2P = """t = token[] after-all()
+  rv = (s32[{dims}], u32[], token[]) recv(t), frontend_attributes={{_xla_send_recv_source_target_pairs="{pairs}"}}
+  sd = (s32[{dims}], u32[], token[]) send(x, t), frontend_attributes={{_xla_send_recv_source_target_pairs="{pairs}"}}
+  done = (s32[{dims}], token[]) recv-done(rv)
+  sent = token[] send-done(sd)
+  ROOT r = s32[{dims}] get-tuple-element(done), index=0"""
 
 
 def groups_text(groups):
@@ -46,7 +54,8 @@ def make_case(rng, index):
     perm = rng.permutation(n)
     groups = [sorted(perm[k:k + size].tolist()) if rng.random() < 0.5 else perm[k:k + size].tolist()
               for k in range(0, n, size)]
-    op = str(rng.choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]))
+    op = str(rng.choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+                         "send-recv"]))
     rank = int(rng.integers(1, 4))
     dims = [int(rng.integers(1, 4)) for _ in range(rank)]
     d = int(rng.integers(0, rank))
@@ -66,14 +75,26 @@ def make_case(rng, index):
     else:
         attrs = ", dimensions={%d}" % d
     table = rng.integers(-9, 10, size=[n] + dims).astype(np.int32)
-    program = PROGRAM.format(index=index, n=n, dims=",".join(map(str, dims)), zeros=", zero" * rank,
-                             out_dims=",".join(map(str, out)), op=op, groups=groups_text(groups), attrs=attrs,
-                             reducer=reducer)
+    # source-target pairs: each participant a source at most once and a target at most once
+    targets = rng.permutation(n)
+    pairs = [[s, int(targets[s])] for s in range(n) if rng.random() < 0.7]
+    dims_text = ",".join(map(str, dims))
+    if op == "collective-permute":
+        body = "ROOT r = s32[%s] collective-permute(x), source_target_pairs=%s" % (dims_text, groups_text(pairs))
+    elif op == "send-recv":
+        body = P2P.format(dims=dims_text, pairs=groups_text(pairs))
+    else:
+        body = "ROOT r = s32[%s] %s(x), replica_groups=%s%s" % (",".join(map(str, out)), op, groups_text(groups),
+                                                                  attrs)
+    program = PROGRAM.format(index=index, n=n, dims=dims_text, zeros=", zero" * rank, body=body, reducer=reducer)
     return {"index": index, "n": n, "groups": groups, "op": op, "d": d, "table": table, "program": program,
-            "reducer": reducer}
+            "reducer": reducer, "pairs": pairs}
 
 
 def expected(c, r):
+    if c["op"] in ("collective-permute", "send-recv"):
+        src = [s for s, t in c["pairs"] if t == r]
+        return c["table"][src[0]] if src else np.zeros_like(c["table"][0])
     g = next(g for g in c["groups"] if r in g)
     k, s, d = g.index(r), len(g), c["d"]
     xs = [c["table"][j] for j in g]

@@ -1566,10 +1566,78 @@ static void test_participants_run(void)
 	unload(&p);
 }
 
+/* send and recv between two replicas: each sends its parameter to the
+ * other, the recv issued before the send it pairs with. */
+static const char p2p_text[] =
+	"HloModule p, replica_count=2\n"
+	"ENTRY e {\n  x = s32[2] parameter(0)\n  t = token[] after-all()\n"
+	"  r = (s32[2], u32[], token[]) recv(t), frontend_attributes={_xla_send_recv_source_target_pairs=\"{{0,1},{1,0}}\"}\n"
+	"  s = (s32[2], u32[], token[]) send(x, t), frontend_attributes={_xla_send_recv_source_target_pairs=\"{{0,1},{1,0}}\"}\n"
+	"  d = (s32[2], token[]) recv-done(r)\n  sd = token[] send-done(s)\n"
+	"  ROOT g = s32[2] get-tuple-element(d), index=0\n}\n";
+
+static void test_participants_send_recv(void)
+{
+	prog p;
+	load(&p, p2p_text);
+	hloi_literal **in = NULL, *out[2] = { NULL, NULL };
+	size_t n = 0;
+	const char *inputs = "s32[2] {1, 2}\ns32[2] {10, 20}";
+	CU_ASSERT_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "inputs", inputs, strlen(inputs)) == HLOI_OK);
+	const char *want[2] = { "s32[2] {10, 20}", "s32[2] {1, 2}" };
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	for (int engine = 0; engine < 2; engine++) {
+		o.engine = engine ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+		hloi_status st = eval_module_participants(p.m, p.ctx, in, 1, &o, out);
+		CU_ASSERT_EQUAL(st, HLOI_OK);
+		for (int k = 0; k < 2 && st == HLOI_OK; k++) {
+			strbuf b = STRBUF_INIT;
+			literal_print(&b, out[k], 1, 0);
+			CU_ASSERT_STRING_EQUAL(sb_str(&b), want[k]);
+			sb_free(&b);
+			literal_destroy(out[k]);
+			out[k] = NULL;
+		}
+	}
+	hloi_literal_array_free(in, n);
+	unload(&p);
+}
+
+static void test_groups_mesh(void)
+{
+	/* the devices as a=2 x b=2; grouped by {'b','a'}: one group {0,2,1,3} */
+	replica_groups rg;
+	memset(&rg, 0, sizeof rg);
+	rg.form = RG_RAW;
+	rg.raw = "mesh['a'=2,'b'=2] {'b','a'}";
+	id_groups g;
+	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
+	CU_ASSERT_EQUAL(g.ngroups, 1);
+	int64_t want[4] = { 0, 2, 1, 3 };
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(g.ids[i], want[i]);
+	groups_free(&g);
+	rg.raw = "mesh['a'=2,'b'=2] {'a'}";
+	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
+	CU_ASSERT_EQUAL(g.ngroups, 2);
+	CU_ASSERT_EQUAL(g.ids[0], 0);
+	CU_ASSERT_EQUAL(g.ids[1], 2);
+	CU_ASSERT_EQUAL(g.ids[2], 1);
+	CU_ASSERT_EQUAL(g.ids[3], 3);
+	groups_free(&g);
+	/* sub-axes, unknown axes, a maximal mesh: not expanded */
+	const char *other[] = { "mesh['a'=4] {'a':(1)2}", "mesh['a'=2] {'c'}", "maximal_mesh[device_id=1] {}",
+				"mesh['a'=2] {'a','a'}" };
+	for (int i = 0; i < 4; i++) {
+		rg.raw = other[i];
+		CU_ASSERT_EQUAL(groups_expand(&rg, &g), 1);
+	}
+}
+
 /* Every allocation of a run of two participants failing in turn: an error
  * (out of memory, or released by the participant that ran out), no leak,
  * no hang. */
-static void test_participants_allocation_failures(void)
+static void allocation_failures(const char *text)
 {
 	int succeeded = 0;
 	for (long n = 0; n < 400 && !succeeded; n++) {
@@ -1578,8 +1646,7 @@ static void test_participants_allocation_failures(void)
 		hloi_literal **in = NULL, *out[2] = { NULL, NULL };
 		size_t nin = 0;
 		CU_ASSERT_FATAL(hloi_context_new(&ctx) == HLOI_OK);
-		CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", participants_text, strlen(participants_text)) ==
-				HLOI_OK);
+		CU_ASSERT_FATAL(text_parse_module(&m, ctx, "t.hlo", text, strlen(text)) == HLOI_OK);
 		CU_ASSERT_FATAL(check_module(m, ctx, NULL) == HLOI_OK);
 		CU_ASSERT_FATAL(eval_random_inputs(&in, &nin, m, ctx, 1) == HLOI_OK);
 		CU_ASSERT_EQUAL_FATAL(nin, 1);
@@ -1606,9 +1673,17 @@ static void test_participants_allocation_failures(void)
 	CU_ASSERT_TRUE(succeeded);
 }
 
+static void test_participants_allocation_failures(void)
+{
+	allocation_failures(participants_text);
+	allocation_failures(p2p_text);
+}
+
 static const unit_test participant_tests[] = {
 	{ "groups_iota", test_groups_iota },
+	{ "groups_mesh", test_groups_mesh },
 	{ "run", test_participants_run },
+	{ "send_recv", test_participants_send_recv },
 	{ "allocation_failures", test_participants_allocation_failures },
 	{ NULL, NULL },
 };
