@@ -382,7 +382,7 @@ static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layou
 }
 
 
-static int store_value(checker *c, hloi_literal *lit)
+int ck_store_value(checker *c, hloi_literal *lit)
 {
 	module *m = c->m;
 	int n = m->nvalues;
@@ -416,7 +416,7 @@ static int constant(checker *c, instr *in)
 		c->nerrors++;
 		return 1;
 	}
-	if (store_value(c, lit)) {
+	if (ck_store_value(c, lit)) {
 		literal_destroy(lit);
 		c->oom = 1;
 		return 1;

@@ -93,6 +93,9 @@ void ck_program_shape(strbuf *b, const computation *comp);
  * the result of `in` from its operands and attributes into *inf (element
  * type, dims; layouts only where c->keep_layout says so), reporting errors;
  * 0 when fine. */
+/* Keeps a value the checker made (a constant's, an attribute's literal)
+ * with the module, which frees it; 1 when out of memory. */
+int ck_store_value(checker *c, hloi_literal *lit);
 #define X(E, text, arity, cat, infer, ev) int infer_##infer(checker *c, instr *in, shape *inf);
 #include "ir/opcodes.def"
 #undef X

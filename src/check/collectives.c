@@ -195,7 +195,7 @@ static int check_groups(checker *c, const instr *in, const replica_groups *rg, l
 			 (long long)n);
 		bad = 1;
 	}
-	int uniform = in->op != OP_ALL_REDUCE && in->op != OP_ALL_REDUCE_START;
+	int uniform = in->op != OP_ALL_REDUCE && in->op != OP_ALL_REDUCE_START && in->op != OP_COLLECTIVE_REDUCE;
 	for (int64_t k = 1; !bad && uniform && k < g.ngroups; k++) {
 		if (g.start[k + 1] - g.start[k] != g.start[1] - g.start[0]) {
 			ck_error(c, at, "Replica groups expected to be of uniform size");
@@ -313,24 +313,31 @@ static shape *tuple_of(checker *c, shape *inf, int n)
 	return el;
 }
 
-/* The operands' shapes: the only one, or their tuple. */
-static int operands_shape(checker *c, const instr *in, shape *out)
+/* The first n operands' shapes: the only one, or their tuple. */
+static int first_operands_shape(checker *c, const instr *in, int n, shape *out)
 {
-	if (in->nops == 1) {
+	if (n == 1) {
 		*out = *in->ops[0].def->result;
 		return 0;
 	}
-	shape *el = tuple_of(c, out, in->nops);
+	shape *el = tuple_of(c, out, n);
 	if (c->oom)
 		return 1;
-	for (int k = 0; k < in->nops; k++)
+	for (int k = 0; k < n; k++)
 		el[k] = *in->ops[k].def->result;
 	return 0;
 }
 
-/* to_apply of all-reduce / reduce-scatter: a scalar reducer (T, T) -> T for
- * every operand's element type. */
-static int check_reducer(checker *c, instr *in)
+/* The operands' shapes: the only one, or their tuple. */
+static int operands_shape(checker *c, const instr *in, shape *out)
+{
+	return first_operands_shape(c, in, in->nops, out);
+}
+
+/* to_apply of all-reduce / reduce-scatter / collective-reduce: a scalar
+ * reducer (T, T) -> T for the element type of each of the first n
+ * operands. */
+static int check_reducer(checker *c, instr *in, int n)
 {
 	const attr *ta = instr_attr(in, ATTR_TO_APPLY);
 	if (!ta) {
@@ -340,7 +347,7 @@ static int check_reducer(checker *c, instr *in)
 	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
 	if (!f || ck_ensure_checked(c, in, f, ck_attr_loc(c, ta->vat, "to_apply")))
 		return 1;
-	for (int k = 0; k < in->nops; k++) {
+	for (int k = 0; k < n; k++) {
 		shape init;
 		etype t = in->ops[k].def->result->type;
 		shape_make_array(&init, t, 0, NULL);
@@ -484,7 +491,7 @@ static int tuple_layouts(checker *c, const instr *in, shape *inf)
 
 int infer_all_reduce(checker *c, instr *in, shape *inf)
 {
-	if (at_least_one(c, in) || arrays(c, in, "cross replica sum") || check_reducer(c, in) || participants(c, in))
+	if (at_least_one(c, in) || arrays(c, in, "cross replica sum") || check_reducer(c, in, in->nops) || participants(c, in))
 		return 1;
 	return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
 }
@@ -508,7 +515,7 @@ int infer_reduce_scatter(checker *c, instr *in, shape *inf)
 {
 	int64_t d, shards;
 	if (at_least_one(c, in) || arrays(c, in, "reduce-scatter") || one_dimension(c, in, &d, 1) ||
-	    check_reducer(c, in) || participants(c, in) || shard_count(c, in, d, -1, &shards))
+	    check_reducer(c, in, in->nops) || participants(c, in) || shard_count(c, in, d, -1, &shards))
 		return 1;
 	return gathered(c, in, d, shards, inf) || tuple_layouts(c, in, inf);
 }
@@ -888,6 +895,100 @@ int infer_p2p_done(checker *c, instr *in, shape *inf)
 	el[0] = s->tuple[0];
 	make_token(&el[1]);
 	return tuple_layouts(c, in, inf);
+}
+
+/* collective-reduce(operands..., [roots]), to_apply=f: the operands
+ * reduced with f to a root of the group (XLA's collective_reduce_thunk:
+ * rank 0 of the group, or with has_dynamic_root=true the rank its last
+ * operand, s32[n], holds for each of the n reduced operands); the result
+ * is the reduced operands' shapes, as all-reduce's. */
+int infer_collective_reduce(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	int dyn = instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0);
+	int n = in->nops - dyn;
+	if (n < 1) {
+		ck_error(c, in->op_at, "collective-reduce expects at least one operand to reduce%s",
+			 dyn ? " before its roots (has_dynamic_root=true)" : "");
+		return 1;
+	}
+	if (arrays(c, in, "collective-reduce") || check_reducer(c, in, n))
+		return 1;
+	if (dyn) {
+		const shape *r = in->ops[n].def->result;
+		if (r->type != ET_S32 || r->rank != 1 || r->dims[0] != n) {
+			ck_error(c, in->ops[n].at,
+				 "collective-reduce with has_dynamic_root=true takes the roots as its last operand, s32[%d] (one rank per reduced operand), but it is %s",
+				 n, ck_shape(a, r));
+			return 1;
+		}
+	}
+	if (participants(c, in))
+		return 1;
+	return first_operands_shape(c, in, n, inf) || tuple_layouts(c, in, inf);
+}
+
+/* ragged-all-to-all(input, output, input_offsets, send_sizes,
+ * output_offsets, recv_sizes): the offsets and sizes of one shape, rank 1
+ * or 2 (XLA's verifier), the result the output's shape (XLA's shape
+ * inference). hloi also asks what moving rows of the input into the
+ * output needs: integer offsets and sizes, an input and output of one
+ * element type and the same dimensions after the first, and as many
+ * updates for each member of a group. */
+int infer_ragged_all_to_all(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	const shape *input = in->ops[0].def->result, *output = in->ops[1].def->result;
+	if (!shape_is_array(output)) {
+		ck_error(c, in->ops[1].at, "Expected array argument for operand 1 of ragged-all-to-all, but got %s.",
+			 ck_shape(a, output));
+		return 1;
+	}
+	if (!shape_is_array(input)) {
+		ck_error(c, in->ops[0].at, "Expected array argument for operand 0 of ragged-all-to-all, but got %s.",
+			 ck_shape(a, input));
+		return 1;
+	}
+	for (int k = 3; k < 6; k++) {
+		const shape *p = in->ops[k - 1].def->result, *q = in->ops[k].def->result;
+		if (!shape_is_array(p) || (p->rank != 1 && p->rank != 2)) {
+			ck_error(c, in->ops[k - 1].at, "RaggedAllToAll operand %d must be rank 1 or 2: %s", k - 1,
+				 ck_shape(a, p));
+			return 1;
+		}
+		if (!shape_is_array(q) || q->type != p->type || !shape_same_dims(p, q)) {
+			ck_error(c, in->ops[k].at, "RaggedAllToAll operands have different shapes (%d, %d): %s and %s",
+				 k - 1, k, ck_shape(a, p), ck_shape(b, q));
+			return 1;
+		}
+	}
+	const shape *meta = in->ops[2].def->result;
+	if (!etype_is_integer(meta->type)) {
+		ck_error(c, in->ops[2].at, "ragged-all-to-all offsets and sizes must be integers, but operand 2 is %s",
+			 ck_shape(a, meta));
+		return 1;
+	}
+	int same = input->type == output->type && input->rank == output->rank && input->rank >= 1;
+	for (int d = 1; same && d < input->rank; d++)
+		same = input->dims[d] == output->dims[d];
+	if (!same) {
+		ck_error(c, in->ops[1].at,
+			 "ragged-all-to-all moves rows of its input into its output, which need one element type and the same dimensions after the first: input %s, output %s",
+			 ck_shape(a, input), ck_shape(b, output));
+		return 1;
+	}
+	if (participants(c, in))
+		return 1;
+	int64_t updates = 1, peers = subgroup_size(c, in);
+	shape_element_count(meta, &updates);
+	if (peers > 0 && updates % peers != 0) {
+		ck_error(c, in->ops[2].at,
+			 "ragged-all-to-all offsets and sizes have %lld elements, not a whole number of updates for each of the %lld members of its groups",
+			 (long long)updates, (long long)peers);
+		return 1;
+	}
+	*inf = *output;
+	return 0;
 }
 
 /* The operand of a -done op must be the start it finishes. */

@@ -1,7 +1,7 @@
 /* Shape rules of the data-movement ops (XLA's shape_inference.cc and
  * hlo_verifier.cc, with their messages): slice, concatenate, pad, reverse,
- * dynamic-slice, dynamic-update-slice, bitcast, get-dimension-size and
- * opt-barrier. Every rule infers the result from the operands, so the
+ * shuffle, dynamic-slice, dynamic-update-slice, bitcast, get-dimension-size
+ * and opt-barrier. Every rule infers the result from the operands, so the
  * result shape may be left out in the text (but for bitcast, whose result
  * is whatever the program says it reinterprets the bytes as). */
 #include "check/movement.h"
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/index.h"
 #include "util/checked.h"
 
 /* --- helpers (check/movement.h) ---------------------------------------------- */
@@ -336,6 +337,139 @@ int infer_reverse(checker *c, instr *in, shape *inf)
 				 (long long)dl->v[i], ck_shape(a, op));
 			return 1;
 		}
+	shape_make_array(inf, op->type, op->rank, op->dims);
+	return 0;
+}
+
+/* --- shuffle ---------------------------------------------------------------------------------- */
+
+/* The typed value of shuffle's indices= (converted once, kept with the
+ * module); NULL after an error. */
+static const hloi_literal *shuffle_indices(checker *c, const instr *in, const attr *a)
+{
+	attr_literal *l = (attr_literal *)&a->u.lit;
+	if (l->value)
+		return l->value;
+	if (!l->tree || !l->shp) {
+		ck_error(c, a->at, "shuffle's indices= has no value");
+		return NULL;
+	}
+	shape s = *l->shp;
+	if (!s.has_layout)
+		layout_set_default(&s);
+	hloi_literal *lit = NULL;
+	hloi_status st = literal_from_tree(&lit, c->ctx, c->text ? c->m->src : -1, l->tree, &s);
+	if (st == HLOI_ENOMEM)
+		c->oom = 1;
+	else if (st != HLOI_OK)
+		c->nerrors++;
+	if (st != HLOI_OK)
+		return NULL;
+	if (ck_store_value(c, lit)) {
+		literal_destroy(lit);
+		c->oom = 1;
+		return NULL;
+	}
+	(void)in;
+	return l->value = lit;
+}
+
+/* shuffle's indices= against the operand: rank r (one shuffled dimension)
+ * or r + 1 with the shuffled dimensions' coordinates innermost, each of the
+ * first r dimensions the operand's or 1 (shared along it), integers within
+ * the dimension each coordinate indexes (XLA's ShuffleExpander). */
+static int check_permute_indices(checker *c, const instr *in, const shape *op, const int_list *dl)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	const attr *ia = instr_attr(in, ATTR_INDICES);
+	if (!ia || ia->kind != AK_LITERAL) {
+		ck_error(c, in->op_at, "attribute indices is expected but not seen (shuffle mode=permute)");
+		return 1;
+	}
+	loc at = mv_attr_at(c, in, ATTR_INDICES);
+	const hloi_literal *ind = shuffle_indices(c, in, ia);
+	if (!ind)
+		return 1;
+	const shape *is = &ind->shape;
+	int r = op->rank, k = dl->n;
+	int ok = etype_is_integer(is->type) && etype_bit_width(is->type) >= 8 && (is->rank == r + 1 ? is->dims[r] == k : is->rank == r && k == 1);
+	for (int d = 0; ok && d < r; d++)
+		ok = is->dims[d] == op->dims[d] || is->dims[d] == 1;
+	if (!ok) {
+		ck_error(c, at,
+			 "shuffle indices %s do not fit the operand %s: integers of the operand's dimensions (each may be 1) and, innermost, the coordinates of its %d shuffled dimension%s",
+			 ck_shape(a, is), ck_shape(b, op), k, k == 1 ? "" : "s");
+		return 1;
+	}
+	int64_t n = 0, idx[HLOI_MAX_RANK + 1] = { 0 };
+	if (shape_element_count(is, &n) || n == 0)
+		return 0;
+	do {
+		int coord = is->rank == r + 1 ? (int)idx[r] : 0;
+		int64_t v = etype_read_int(is->type, literal_element(ind, idx));
+		int64_t size = op->dims[dl->v[coord]];
+		if (v < 0 || v >= size) {
+			ck_error(c, at, "shuffle index %lld of dimension %lld is out of range [0, %lld)", (long long)v,
+				 (long long)dl->v[coord], (long long)size);
+			return 1;
+		}
+	} while (index_next(is->rank, is->dims, idx));
+	return 0;
+}
+
+/* shuffle(x), dimensions={...}, mode=rotate, shifts={...}: each listed
+ * dimension rotated by its shift (result[i] = x[(i + shift) mod n]);
+ * mode=permute, indices=...: each element of the result takes the
+ * element of x at the coordinates indices holds for it along the listed
+ * dimensions. The result is the operand's shape. */
+int infer_shuffle(checker *c, instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	if (!dl) {
+		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
+		return 1;
+	}
+	const char *mode = instr_text(in, ATTR_MODE);
+	if (!mode) {
+		ck_error(c, in->op_at, "attribute mode is expected but not seen");
+		return 1;
+	}
+	if (mv_expect_array(c, in, 0, "operand of shuffle"))
+		return 1;
+	const shape *op = in->ops[0].def->result;
+	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
+	for (int i = 0; i < dl->n; i++) {
+		if (dl->v[i] < 0 || dl->v[i] >= op->rank) {
+			ck_error(c, at, "shuffle dimension %lld is out of bounds in shape %s", (long long)dl->v[i],
+				 ck_shape(a, op));
+			return 1;
+		}
+		for (int j = 0; j < i; j++)
+			if (dl->v[i] == dl->v[j]) {
+				ck_error(c, at, "shuffle dimension %lld is listed twice", (long long)dl->v[i]);
+				return 1;
+			}
+	}
+	if (!strcmp(mode, "rotate")) {
+		const int_list *sl = instr_ints(in, ATTR_SHIFTS);
+		if (!sl) {
+			ck_error(c, in->op_at, "attribute shifts is expected but not seen (shuffle mode=rotate)");
+			return 1;
+		}
+		if (sl->n != dl->n) {
+			ck_error(c, mv_attr_at(c, in, ATTR_SHIFTS),
+				 "shuffle mode=rotate expects a shift for each of its %d dimension%s, got %d", dl->n,
+				 dl->n == 1 ? "" : "s", sl->n);
+			return 1;
+		}
+	} else if (!strcmp(mode, "permute")) {
+		if (check_permute_indices(c, in, op, dl))
+			return 1;
+	} else {
+		ck_error(c, mv_attr_at(c, in, ATTR_MODE), "unknown shuffle mode '%s' (expects rotate or permute)", mode);
+		return 1;
+	}
 	shape_make_array(inf, op->type, op->rank, op->dims);
 	return 0;
 }

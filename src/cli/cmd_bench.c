@@ -7,7 +7,10 @@
  * aliased input: there the steady state is a loop that donates each run's
  * result back as the next run's input (as a training step updates its
  * state), and --fresh-result gives each run a fresh copy of the input
- * instead (made outside the timed region). */
+ * instead (made outside the timed region).
+ * A module of several participants (collectives, --replicas/--partitions)
+ * times each run of all of them (hloi_module_run_participants), every
+ * participant given the same inputs and making results of its own. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,13 @@ static const char help[] =
 	"  --engine ENGINE         fast or reference\n"
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
+	"  --replicas N            run as N replicas (default: the module's\n"
+	"                          replica_count, else 1)\n"
+	"  --partitions M          run as M partitions (default: num_partitions)\n"
+	"                          A module with collectives runs as N x M\n"
+	"                          participants, one thread each, every one on the\n"
+	"                          same inputs; a run is all of them, the bytes\n"
+	"                          every participant's inputs and result\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
@@ -77,6 +87,8 @@ static const struct option options[] = {
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
+	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
+	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
@@ -138,6 +150,8 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
 		case CLI_OPT_MAX_MEMORY:
+		case CLI_OPT_REPLICAS:
+		case CLI_OPT_PARTITIONS:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_COLOR:
 		{
@@ -190,8 +204,8 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	}
 	hloi_context *ctx = NULL;
 	hloi_module *m = NULL;
-	hloi_literal **inputs = NULL, *result = NULL, *carried = NULL;
-	size_t ninputs = 0;
+	hloi_literal **inputs = NULL, *result = NULL, *carried = NULL, **flat = NULL, **outs = NULL;
+	size_t ninputs = 0, np = 1;
 	double *times = NULL;
 	hloi_status st;
 	cli_progress progress;
@@ -217,13 +231,33 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < ninputs; i++)
 		bytes += hloi_literal_size_bytes(inputs[i]);
+	np = hloi_module_participant_count(m);
+	if (np > 1) {
+		if (hloi_module_aliased_input(m) >= 0) {
+			fprintf(io->err, "hloi bench: %s writes its result into an input (input_output_alias); "
+					 "its runs as %zu participants are not timed\n", a.program, np);
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
+		flat = calloc(np * (ninputs ? ninputs : 1), sizeof *flat);
+		outs = calloc(np, sizeof *outs);
+		if (!flat || !outs) {
+			fputs("hloi: out of memory\n", io->err);
+			rc = EXIT_RUNTIME;
+			goto cleanup;
+		}
+		for (size_t p = 0; p < np; p++)
+			for (size_t i = 0; i < ninputs; i++)
+				flat[p * ninputs + i] = inputs[i];
+		bytes *= np;
+	}
 	/* An in-place module consumes its aliased input. Steady state: the
 	 * first run gets a copy of it and each later run the previous run's
 	 * result (the same buffer, donated back). Fresh: each run gets a new
 	 * copy, made outside the timed region. */
 	int aliased = hloi_module_aliased_input(m);
 	hloi_literal *original = aliased >= 0 && (size_t)aliased < ninputs ? inputs[aliased] : NULL;
-	int reuse = !a.fresh && !original;
+	int reuse = !a.fresh && !original && np == 1;
 	cli_progress_start(&progress, "bench", "running", "runs", a.quiet);
 	for (int64_t i = 0; i < a.warmup + a.iterations; i++) {
 		hloi_literal *copy = NULL;
@@ -240,7 +274,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			carried = NULL;
 		}
 		double t0 = now_s();
-		if (reuse && result)
+		if (np > 1)
+			st = hloi_module_run_participants(m, ctx, flat, ninputs, &a.run, outs);
+		else if (reuse && result)
 			st = hloi_module_run_into(m, ctx, inputs, ninputs, &a.run, result);
 		else
 			st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
@@ -254,7 +290,13 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			rc = cli_exit_code(st);
 			goto cleanup;
 		}
-		if (i == 0)
+		for (size_t p = 0; p < np && np > 1; p++) {
+			if (i == 0)
+				bytes += hloi_literal_size_bytes(outs[p]);
+			hloi_literal_free(outs[p]);
+			outs[p] = NULL;
+		}
+		if (i == 0 && np == 1)
 			bytes += hloi_literal_size_bytes(result);
 		if (original && !a.fresh) {
 			carried = result;
@@ -300,6 +342,10 @@ cleanup:
 	cli_progress_stop(&progress);
 	hloi_literal_free(carried);
 	hloi_literal_free(result);
+	for (size_t p = 0; outs && p < np; p++)
+		hloi_literal_free(outs[p]);
+	free(outs);
+	free(flat);
 	inputs_free(inputs, ninputs);
 	free(times);
 	hloi_module_free(m);

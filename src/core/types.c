@@ -100,6 +100,21 @@ int etype_is_signed(etype t)
 	return etype_get_kind(t) == KIND_SINT;
 }
 
+int64_t etype_read_int(etype t, const void *p)
+{
+	switch (t) {
+	case ET_S8: { int8_t v; memcpy(&v, p, 1); return v; }
+	case ET_S16: { int16_t v; memcpy(&v, p, 2); return v; }
+	case ET_S32: { int32_t v; memcpy(&v, p, 4); return v; }
+	case ET_S64: { int64_t v; memcpy(&v, p, 8); return v; }
+	case ET_U8: { uint8_t v; memcpy(&v, p, 1); return v; }
+	case ET_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case ET_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case ET_U64: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
+	default: return 0;
+	}
+}
+
 int etype_bit_width(etype t)
 {
 	switch (t) {

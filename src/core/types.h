@@ -55,6 +55,9 @@ const char *etype_npy_descr(etype t);
 int etype_is_float(etype t);    /* f16 bf16 f32 f64 and f8 types */
 int etype_is_integer(etype t);  /* signed or unsigned, not pred */
 int etype_is_signed(etype t);   /* signed integers */
+/* The value of the 8-, 16-, 32- or 64-bit integer at p (u64 reinterpreted);
+ * 0 for any other type. */
+int64_t etype_read_int(etype t, const void *p);
 /* Bit width of a value (pred 1, s4 4, f32 32); storage may be wider. */
 int etype_bit_width(etype t);
 /* The stored byte of a sub-byte integer or f4e2m1fn taken from the low

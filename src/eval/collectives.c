@@ -320,6 +320,120 @@ static void permute_inplace(const instr *in, hloi_literal *const *ops, hloi_lite
 	}
 }
 
+/* ragged-all-to-all into res: this member's output operand (operand 1),
+ * over which each member j of the group, in group order, writes its
+ * updates for this member: with U = (elements of the offsets) / n, update
+ * u of member j moves rows [input_offsets[i], + send_sizes[i]) of j's
+ * input to rows [output_offsets[i], + send_sizes[i]) here, i = rank * U +
+ * u in j's offsets and sizes read row-major (XLA's ragged-all-to-all
+ * kernels). recv_sizes is not read: the sender's sizes say what arrives. */
+static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_literal *const *const *all, int64_t n,
+			  int64_t rank)
+{
+	hloi_literal *out = NULL, *src = NULL, *meta[3] = { NULL, NULL, NULL };
+	int owned = 0, mowned[3] = { 0, 0, 0 };
+	hloi_status st = dense_new(e, &res->shape, &out);
+	if (st != HLOI_OK)
+		return st;
+	value_copy(out, all[rank][1]);
+	int64_t outer, row, count = 0;
+	around(&out->shape, 0, &outer, &row);
+	int64_t out_rows = out->shape.dims[0];
+	for (int64_t j = 0; j < n && st == HLOI_OK; j++) {
+		st = dense(e, all[j][0], &src, &owned);
+		for (int q = 0; q < 3 && st == HLOI_OK; q++)
+			st = dense(e, all[j][q == 0 ? 2 : q == 1 ? 3 : 4], &meta[q], &mowned[q]);
+		if (st == HLOI_OK) {
+			etype t = meta[0]->shape.type;
+			int64_t w = etype_byte_width(t), in_rows = src->shape.dims[0];
+			shape_element_count(&meta[0]->shape, &count);
+			int64_t per = count / n;
+			for (int64_t u = 0; u < per && st == HLOI_OK; u++) {
+				int64_t i = rank * per + u;
+				int64_t from = mv_read_index(t, meta[0]->data + i * w);
+				int64_t size = mv_read_index(t, meta[1]->data + i * w);
+				int64_t to = mv_read_index(t, meta[2]->data + i * w);
+				if (size < 0 || from < 0 || from > in_rows - size || to < 0 || to > out_rows - size) {
+					diag_error_where(e->ctx, NULL,
+							 "'%s' (ragged-all-to-all): update %lld of group member %lld for member %lld moves %lld rows from row %lld of an input of %lld rows to row %lld of an output of %lld rows",
+							 in->name, (long long)i, (long long)j, (long long)rank, (long long)size,
+							 (long long)from, (long long)in_rows, (long long)to, (long long)out_rows);
+					st = HLOI_EINVAL;
+					break;
+				}
+				if (size > 0 && row > 0)
+					memcpy(out->data + to * row, src->data + from * row, (size_t)(size * row));
+			}
+		}
+		if (owned && src)
+			value_drop(e, src);
+		src = NULL;
+		owned = 0;
+		for (int q = 0; q < 3; q++) {
+			if (mowned[q] && meta[q])
+				value_drop(e, meta[q]);
+			meta[q] = NULL;
+			mowned[q] = 0;
+		}
+	}
+	if (st == HLOI_OK)
+		value_copy(res, out);
+	value_drop(e, out);
+	return st;
+}
+
+/* The root of collective-reduce's reduced operand k among n members: rank 0
+ * of the group, or with has_dynamic_root=true element k of the roots (the
+ * last operand), which every member must give alike; -1 after an error. */
+static int64_t reduce_root(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int k)
+{
+	if (!instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0))
+		return 0;
+	int last = in->nops - 1;
+	int32_t root, other;
+	memcpy(&root, (const char *)all[0][last]->data + 4 * k, 4);
+	for (int64_t j = 1; j < n; j++) {
+		memcpy(&other, (const char *)all[j][last]->data + 4 * k, 4);
+		if (other != root) {
+			diag_error_where(e->ctx, NULL,
+					 "'%s' (collective-reduce): the members of a group give different roots for operand %d: %d (member 0) and %d (member %lld)",
+					 in->name, k, (int)root, (int)other, (long long)j);
+			return -1;
+		}
+	}
+	if (root < 0 || root >= n) {
+		diag_error_where(e->ctx, NULL, "'%s': collective-reduce dynamic root %d at index %d is out of range [0, %lld)",
+				 in->name, (int)root, k, (long long)n);
+		return -1;
+	}
+	return root;
+}
+
+/* collective-reduce: each reduced operand k folded with to_apply over the
+ * group in its order on its root; the other members' result is zeros
+ * (XLA's runtime leaves their buffer unwritten). */
+static hloi_status collective_reduce(engine *e, const instr *in, hloi_literal *res, hloi_literal *const *const *all,
+				     int64_t n, int64_t rank)
+{
+	int nred = in->nops - (instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0) ? 1 : 0);
+	hloi_status st = HLOI_OK;
+	value_zero(res);
+	for (int k = 0; k < nred && st == HLOI_OK; k++) {
+		int64_t root = reduce_root(e, in, all, n, k);
+		if (root < 0)
+			return HLOI_EINVAL;
+		if (root != rank)
+			continue;
+		hloi_literal *acc = NULL;
+		st = reduce_members(e, in, all, n, k, &acc);
+		if (st == HLOI_OK) {
+			value_copy(slot(res, nred, k), acc);
+			value_drop(e, acc);
+		}
+	}
+	return st;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -399,6 +513,12 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 			put_operands(r, all[src], in->nops);
 		break;
 	}
+	case OP_RAGGED_ALL_TO_ALL:
+		st = ragged(e, in, res, all, n, rank);
+		break;
+	case OP_COLLECTIVE_REDUCE:
+		st = collective_reduce(e, in, res, all, n, rank);
+		break;
 	default: /* collective-broadcast: the group's first member's */
 		put_operands(res, all[0], in->nops);
 		break;
@@ -423,7 +543,12 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 		permute_inplace(in, ops, &ops, 1, 0, res);
 		return HLOI_OK;
 	}
+	hloi_literal *const *const one[1] = { ops };
 	switch (in->op) {
+	case OP_RAGGED_ALL_TO_ALL:
+		return ragged(e, in, res, one, 1, 0);
+	case OP_COLLECTIVE_REDUCE:
+		return collective_reduce(e, in, res, one, 1, 0);
 	case OP_ALL_GATHER_START:
 		put_operands(res->elems[0], ops, in->nops);
 		put_operands(res->elems[1], ops, in->nops);

@@ -1,4 +1,4 @@
-/* Kernels of the data-movement ops: slice, concatenate, pad, reverse,
+/* Kernels of the data-movement ops: slice, concatenate, pad, reverse, shuffle,
  * dynamic-slice, dynamic-update-slice, bitcast, get-dimension-size and
  * opt-barrier (XLA's operation semantics; the clamping of dynamic start
  * indices as XLA's evaluator does it).
@@ -20,14 +20,9 @@
 int64_t mv_read_index(etype t, const void *p)
 {
 	switch (t) {
-	case ET_S8: { int8_t v; memcpy(&v, p, 1); return v; }
-	case ET_S16: { int16_t v; memcpy(&v, p, 2); return v; }
-	case ET_S32: { int32_t v; memcpy(&v, p, 4); return v; }
-	case ET_S64: { int64_t v; memcpy(&v, p, 8); return v; }
-	case ET_U8: { uint8_t v; memcpy(&v, p, 1); return v; }
-	case ET_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case ET_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case ET_U64: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
+	case ET_S8: case ET_S16: case ET_S32: case ET_S64:
+	case ET_U8: case ET_U16: case ET_U32: case ET_U64:
+		return etype_read_int(t, p);
 	default: return sc_read(t, p).i;
 	}
 }
@@ -352,6 +347,110 @@ hloi_status kernel_reverse(engine *e, frame *f, const instr *in, hloi_literal *c
 {
 	(void)args;
 	return kernel_array(e, f, in, ops, dest, 0, fill_reverse);
+}
+
+/* --- shuffle -------------------------------------------------------------------------------- */
+
+/* Rotation of each dimension: result[i] = x[(i + s) mod n], s the shift
+ * (0 for a dimension the shuffle leaves in place) taken mod n into [0, n). */
+static void rotations(const instr *in, const shape *s, int64_t *rot)
+{
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	const int_list *sl = instr_ints(in, ATTR_SHIFTS);
+	for (int d = 0; d < s->rank; d++)
+		rot[d] = 0;
+	for (int i = 0; i < dl->n; i++) {
+		int64_t n = s->dims[dl->v[i]];
+		rot[dl->v[i]] = n > 0 ? ((sl->v[i] % n) + n) % n : 0;
+	}
+}
+
+/* mode=rotate. The fast engine copies the 2^k boxes that k rotated
+ * dimensions cut the result into, each a strided copy; the reference
+ * engine places each element by its rotated index. */
+static void fill_rotate(engine *e, const instr *in, const hloi_literal *op, hloi_literal *out)
+{
+	int r = out->shape.rank;
+	int64_t w = width(out), rot[HLOI_MAX_RANK];
+	rotations(in, &op->shape, rot);
+	if (e->fast) {
+		int64_t os[HLOI_MAX_RANK], rs[HLOI_MAX_RANK], cnt[HLOI_MAX_RANK];
+		int cut[HLOI_MAX_RANK], ncut = 0;
+		mv_strides(&op->shape, os);
+		mv_strides(&out->shape, rs);
+		for (int d = 0; d < r; d++)
+			if (rot[d])
+				cut[ncut++] = d;
+		for (uint32_t box = 0; box < (1u << ncut); box++) {
+			int64_t doff = 0, soff = 0, none = 0;
+			memcpy(cnt, out->shape.dims, sizeof(int64_t) * (size_t)r);
+			for (int j = 0; j < ncut; j++) {
+				int d = cut[j];
+				int64_t n = out->shape.dims[d], s = rot[d];
+				if (box & (1u << j)) { /* the tail of the result: x's head */
+					cnt[d] = s;
+					doff += (n - s) * rs[d];
+				} else { /* the head of the result: x from s on */
+					cnt[d] = n - s;
+					soff += s * os[d];
+				}
+				none |= cnt[d] == 0;
+			}
+			if (!none)
+				copy(e, (char *)out->data + doff * w, rs, (const char *)op->data + soff * w, os, cnt, r, w);
+		}
+		return;
+	}
+	int64_t oi[HLOI_MAX_RANK] = { 0 }, si[HLOI_MAX_RANK];
+	do {
+		for (int d = 0; d < r; d++) {
+			si[d] = oi[d] + rot[d];
+			if (si[d] >= op->shape.dims[d])
+				si[d] -= op->shape.dims[d];
+		}
+		memcpy(literal_element(out, oi), literal_element(op, si), (size_t)w);
+	} while (index_next(r, out->shape.dims, oi));
+}
+
+/* mode=permute: the element of x at the coordinates indices= holds for
+ * each result element along the listed dimensions (checked in range);
+ * indices' dimensions of size 1 are shared along the operand's. One
+ * per-element loop serves both engines. */
+static void fill_permute(const instr *in, const hloi_literal *op, hloi_literal *out)
+{
+	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
+	const hloi_literal *ind = instr_attr(in, ATTR_INDICES)->u.lit.value;
+	int r = out->shape.rank, coords = ind->shape.rank == r + 1;
+	int64_t w = width(out), oi[HLOI_MAX_RANK] = { 0 }, si[HLOI_MAX_RANK], ii[HLOI_MAX_RANK + 1];
+	do {
+		for (int d = 0; d < r; d++) {
+			si[d] = oi[d];
+			ii[d] = ind->shape.dims[d] == 1 ? 0 : oi[d];
+		}
+		for (int c = 0; c < dl->n; c++) {
+			if (coords)
+				ii[r] = c;
+			si[dl->v[c]] = mv_read_index(ind->shape.type, literal_element(ind, ii));
+		}
+		memcpy(literal_element(out, oi), literal_element(op, si), (size_t)w);
+	} while (index_next(r, out->shape.dims, oi));
+}
+
+static void fill_shuffle(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	if (empty(out))
+		return;
+	if (!strcmp(instr_text(in, ATTR_MODE), "rotate"))
+		fill_rotate(e, in, ops[0], out);
+	else
+		fill_permute(in, ops[0], out);
+}
+
+hloi_status kernel_shuffle(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			   hloi_literal *const *args, hloi_literal *dest)
+{
+	(void)args;
+	return kernel_array(e, f, in, ops, dest, 0, fill_shuffle);
 }
 
 /* --- dynamic-slice and dynamic-update-slice ------------------------------------------------ */

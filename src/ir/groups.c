@@ -15,7 +15,7 @@ group_mode collective_group_mode(const instr *in)
 	if (in->op == OP_SEND || in->op == OP_RECV || in->op == OP_SEND_DONE || in->op == OP_RECV_DONE)
 		return ch > 0 ? GM_PARTITION : GM_REPLICA;
 	if (in->op == OP_ALL_TO_ALL || in->op == OP_COLLECTIVE_PERMUTE || in->op == OP_COLLECTIVE_PERMUTE_START ||
-	    in->op == OP_COLLECTIVE_BROADCAST || !instr_attr(in, ATTR_USE_GLOBAL_DEVICE_IDS))
+	    in->op == OP_COLLECTIVE_BROADCAST || in->op == OP_RAGGED_ALL_TO_ALL || !instr_attr(in, ATTR_USE_GLOBAL_DEVICE_IDS))
 		return GM_PARTITION;
 	return instr_bool(in, ATTR_USE_GLOBAL_DEVICE_IDS, 0) ? GM_FLATTENED : GM_REPLICA_AND_PARTITION;
 }

@@ -18,8 +18,9 @@ typedef enum group_mode {
 	GM_FLATTENED               /* use_global_device_ids=true: flattened ids */
 } group_mode;
 
-/* The mode of a collective (all-to-all, collective-permute and
- * collective-broadcast do not read use_global_device_ids, as in XLA). */
+/* The mode of a collective (all-to-all, ragged-all-to-all,
+ * collective-permute and collective-broadcast do not read
+ * use_global_device_ids, as in XLA). */
 group_mode collective_group_mode(const instr *in);
 /* `kCrossReplica`, ... as XLA prints the mode. */
 const char *group_mode_name(group_mode m);

@@ -294,6 +294,59 @@ def contraction_case(name):
     raise ValueError(name)
 
 
+# Collectives among several participants (threads of one hloi process, each
+# with the same inputs): name, what each participant computes, the NumPy
+# expression that does the work of all of them. Reported only: no target
+# yet (the README's benchmark section).
+COLLECTIVES = [
+    ("all_reduce", "all-reduce sum over 4 replicas of f32[2^22]; 4 x (x0 + x1 + x2 + x3)"),
+    ("all_gather", "all-gather over 4 replicas of f32[2^22]; 4 x np.concatenate of 4"),
+]
+
+
+def collective_case(name):
+    """What the participants of the collective compute together, in NumPy:
+    each of the 4 participants' result, from inputs made once."""
+    rng = np.random.default_rng(42)
+    xs = [rng.standard_normal(1 << 22, dtype=np.float32) for _ in range(4)]
+    if name == "all_reduce":
+        return lambda: [xs[0] + xs[1] + xs[2] + xs[3] for _ in range(4)]
+    if name == "all_gather":
+        return lambda: [np.concatenate(xs) for _ in range(4)]
+    raise ValueError(name)
+
+
+def collective_rows(args, only):
+    rows = []
+    for name, desc in COLLECTIVES:
+        if only and name not in only:
+            continue
+        prog = os.path.join(HERE, name + ".hlo")
+        fn = collective_case(name)
+        ht, nt, gb = [], [], []
+        for _ in range(args.repeat):  # interleaved, so both see the same machine
+            j = time_hloi(args.hloi, prog, args.iterations, args.threads)
+            ht.append(j["median_s"])
+            gb.append(j["gbps"])
+            nt.append(time_numpy(fn, args.iterations))
+        del fn
+        rows.append((name, desc, statistics.median(ht), statistics.median(nt), statistics.median(gb)))
+    return rows
+
+
+def print_collectives(rows):
+    if not rows:
+        return
+    print()
+    print("Collectives: every participant a thread of one hloi process, a run all of them; GB/s on every")
+    print("participant's inputs and result; NumPy does the same work on one thread. Reported only.")
+    print()
+    print("| workload | hloi ms | hloi GB/s | NumPy ms | NumPy / hloi |")
+    print("|---|---:|---:|---:|---:|")
+    for name, desc, h, n, gb in rows:
+        print("| %s (%s) | %.2f | %.1f | %.2f | %.2f |" % (name, desc, h * 1e3, gb, n * 1e3, n / h))
+
+
 def contraction_rows(args, only):
     rows = []
     for name, desc, target in CONTRACTIONS:
@@ -464,17 +517,20 @@ def main():
             copy_gbps += cg
             mrows.append((name, desc, med(ht), med(nt), med(no), moved, med(cg)))
         crows = contraction_rows(args, only)
+        krows = collective_rows(args, only)
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
         datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), platform.processor() or platform.machine(),
         os.cpu_count(), np.__version__, threads))
-    print("medians of %d runs x %d iterations; the limit's C loop (cc -O2, %s threads, f32 add): %.1f GB/s" % (
-        args.repeat, args.iterations, threads, med(ceils)))
-    print()
-    print("| workload | hloi ms | hloi fresh ms | NumPy ms | NumPy out= ms | limit ms | of limit | NumPy / hloi "
-          "| target | met | peak beyond params + result |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+    if ceils:
+        print("medians of %d runs x %d iterations; the limit's C loop (cc -O2, %s threads, f32 add): %.1f GB/s" % (
+            args.repeat, args.iterations, threads, med(ceils)))
+    if rows:
+        print()
+        print("| workload | hloi ms | hloi fresh ms | NumPy ms | NumPy out= ms | limit ms | of limit | NumPy / hloi "
+              "| target | met | peak beyond params + result |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     for name, desc, kind, target, h, hf, n, no, lim, peak, nbytes in rows:
         frac, speedup = lim / h, n / h
         tgt, met = verdict(kind, target, frac, speedup, h, no)
@@ -497,6 +553,7 @@ def main():
             print("| %s (%s) | %.2f | %.2f | %.2f | %.1f | %.2f %s | %.2f |" % (
                 name, desc, h * 1e3, n * 1e3, n / h, gbps, frac, "yes" if frac >= 0.8 else "NO", no * 1e3))
     print_contractions(crows)
+    print_collectives(krows)
     if probes:
         p = med(probes)
         print()

@@ -1,7 +1,8 @@
 """NumPy differential test of the collectives across participants:
-all-reduce, all-gather, reduce-scatter and all-to-all over random replica
-groups, and collective-permute and send/recv over random source-target
-pairs (a participant no pair targets gets zeros), on both engines. Each case runs as N replicas; participant r takes
+all-reduce, all-gather, reduce-scatter, all-to-all, collective-reduce and
+ragged-all-to-all over random replica groups, and collective-permute and
+send/recv over random source-target pairs (a participant no pair targets
+gets zeros), on both engines. Each case runs as N replicas; participant r takes
 row r of one shared input table (dynamic-slice at replica-id), so every
 participant's operand differs. Integers, so that the sums are exact
 whatever order they are taken in.
@@ -43,6 +44,72 @@ P2P = """t = token[] after-all()
   ROOT r = s32[{dims}] get-tuple-element(done), index=0"""
 
 
+RAGGED = """HloModule c{index}, replica_count={n}
+
+ENTRY main {{
+  table = s32[{n},{rows},{rest}] parameter(0)
+  meta = s32[{n},3,{k}] parameter(1)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  row = s32[1,{rows},{rest}] dynamic-slice(table, id, zero, zero), dynamic_slice_sizes={{1,{rows},{rest}}}
+  x = s32[{rows},{rest}] reshape(row)
+  m = s32[1,3,{k}] dynamic-slice(meta, id, zero, zero), dynamic_slice_sizes={{1,3,{k}}}
+  mm = s32[3,{k}] reshape(m)
+  q0 = s32[1,{k}] slice(mm), slice={{[0:1], [0:{k}]}}
+  q1 = s32[1,{k}] slice(mm), slice={{[1:2], [0:{k}]}}
+  q2 = s32[1,{k}] slice(mm), slice={{[2:3], [0:{k}]}}
+  io = s32[{meta_dims}] reshape(q0)
+  ss = s32[{meta_dims}] reshape(q1)
+  oo = s32[{meta_dims}] reshape(q2)
+  neg = s32[] constant(-1)
+  out = s32[{out_rows},{rest}] broadcast(neg), dimensions={{}}
+  ROOT r = s32[{out_rows},{rest}] ragged-all-to-all(x, out, io, ss, oo, ss), replica_groups={groups}
+}}
+"""
+
+
+def make_ragged(rng, index, n, groups):
+    """Each member sends U updates to each member of its group: rows of its
+    input at random offsets and sizes, laid out on the receiver one after
+    another in (sender, update) order (output_offsets in the sender's
+    metadata name rows of the receiver's output)."""
+    size = len(groups[0])
+    upd = int(rng.integers(1, 3))
+    rows, rest = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+    k = size * upd
+    out_rows = max(1, size * upd * rows)
+    table = rng.integers(-9, 10, size=(n, rows, rest)).astype(np.int32)
+    meta = np.zeros((n, 3, k), dtype=np.int32)
+    for g in groups:
+        for dst_rank, dst in enumerate(g):
+            at = 0
+            for src in g:
+                for u in range(upd):
+                    i = dst_rank * upd + u
+                    cnt = int(rng.integers(0, rows + 1))
+                    meta[src, 0, i] = int(rng.integers(0, rows - cnt + 1))
+                    meta[src, 1, i] = cnt
+                    meta[src, 2, i] = at
+                    at += cnt
+    meta_dims = str(k) if rng.random() < 0.5 else "%d,%d" % (size, upd)
+    program = RAGGED.format(index=index, n=n, rows=rows, rest=rest, k=k, meta_dims=meta_dims,
+                            out_rows=out_rows, groups=groups_text(groups))
+    return {"index": index, "n": n, "groups": groups, "op": "ragged-all-to-all", "table": table, "meta": meta,
+            "upd": upd, "out_rows": out_rows, "program": program}
+
+
+def expected_ragged(c, r):
+    g = next(g for g in c["groups"] if r in g)
+    k, upd = g.index(r), c["upd"]
+    out = np.full((c["out_rows"], c["table"].shape[2]), -1, dtype=np.int32)
+    for src in g:
+        io, ss, oo = c["meta"][src]
+        for u in range(upd):
+            i = k * upd + u
+            out[oo[i]:oo[i] + ss[i]] = c["table"][src][io[i]:io[i] + ss[i]]
+    return out
+
+
 def groups_text(groups):
     return "{" + ",".join("{" + ",".join(str(i) for i in g) + "}" for g in groups) + "}"
 
@@ -55,7 +122,9 @@ def make_case(rng, index):
     groups = [sorted(perm[k:k + size].tolist()) if rng.random() < 0.5 else perm[k:k + size].tolist()
               for k in range(0, n, size)]
     op = str(rng.choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-                         "send-recv"]))
+                         "send-recv", "collective-reduce", "ragged-all-to-all"]))
+    if op == "ragged-all-to-all":
+        return make_ragged(rng, index, n, groups)
     rank = int(rng.integers(1, 4))
     dims = [int(rng.integers(1, 4)) for _ in range(rank)]
     d = int(rng.integers(0, rank))
@@ -64,7 +133,7 @@ def make_case(rng, index):
     out = list(dims)
     attrs = ""
     reducer = str(rng.choice(["add", "maximum", "multiply"]))
-    if op == "all-reduce":
+    if op in ("all-reduce", "collective-reduce"):
         attrs = ", to_apply=add"
     elif op == "all-gather":
         out[d] *= size
@@ -92,6 +161,8 @@ def make_case(rng, index):
 
 
 def expected(c, r):
+    if c["op"] == "ragged-all-to-all":
+        return expected_ragged(c, r)
     if c["op"] in ("collective-permute", "send-recv"):
         src = [s for s, t in c["pairs"] if t == r]
         return c["table"][src[0]] if src else np.zeros_like(c["table"][0])
@@ -101,6 +172,9 @@ def expected(c, r):
     fold = {"add": np.add, "maximum": np.maximum, "multiply": np.multiply}[c["reducer"]]
     if c["op"] == "all-reduce":
         return fold.reduce(np.stack(xs), axis=0).astype(np.int32)
+    if c["op"] == "collective-reduce":  # on the group's root (rank 0), zeros elsewhere
+        folded = fold.reduce(np.stack(xs), axis=0).astype(np.int32)
+        return folded if k == 0 else np.zeros_like(folded)
     if c["op"] == "all-gather":
         return np.concatenate(xs, axis=d)
     if c["op"] == "reduce-scatter":
@@ -125,9 +199,13 @@ def main():
         with open(base + ".hlo", "w") as f:
             f.write(c["program"])
         np.save(base + ".table.npy", c["table"], allow_pickle=False)
+        inputs = ["--input", base + ".table.npy"]
+        if "meta" in c:
+            np.save(base + ".meta.npy", c["meta"], allow_pickle=False)
+            inputs += ["--input", base + ".meta.npy"]
         for engine in ("fast", "reference"):
             out = "%s.%s.npy" % (base, engine)
-            cmd = [a.hloi, "run", base + ".hlo", "--input", base + ".table.npy", "--output", out, "--engine", engine]
+            cmd = [a.hloi, "run", base + ".hlo"] + inputs + ["--output", out, "--engine", engine]
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
             why = None
             if p.returncode != 0:

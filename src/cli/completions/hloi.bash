@@ -17,7 +17,7 @@ _hloi_options() {
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
-		--threads --max-memory --strict --broadcast-mode --format --color --quiet --help" ;;
+		--threads --max-memory --replicas --partitions --strict --broadcast-mode --format --color --quiet --help" ;;
 	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
 }
