@@ -41,6 +41,7 @@
  * and copied into the result, so any layout works. Both engines run these
  * kernels. */
 #include <limits.h>
+#include <math.h>
 #include <openblas_config.h>
 #include <string.h>
 
@@ -568,4 +569,417 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 		} while (index_next(nb, x->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+/* The LAPACK routines of geev, gees, gehrd, sytrd / hetrd and gtsv. */
+#define GEEV_VECS void *vl, const blasint *ldvl, void *vr, const blasint *ldvr, void *work, const blasint *lwork
+void sgeev_(const char *jobvl, const char *jobvr, const blasint *n, void *a, const blasint *lda, void *wr, void *wi,
+	    GEEV_VECS, blasint *info, size_t jobvl_len, size_t jobvr_len);
+void dgeev_(const char *jobvl, const char *jobvr, const blasint *n, void *a, const blasint *lda, void *wr, void *wi,
+	    GEEV_VECS, blasint *info, size_t jobvl_len, size_t jobvr_len);
+void cgeev_(const char *jobvl, const char *jobvr, const blasint *n, void *a, const blasint *lda, void *w, GEEV_VECS,
+	    void *rwork, blasint *info, size_t jobvl_len, size_t jobvr_len);
+void zgeev_(const char *jobvl, const char *jobvr, const blasint *n, void *a, const blasint *lda, void *w, GEEV_VECS,
+	    void *rwork, blasint *info, size_t jobvl_len, size_t jobvr_len);
+#define GEES_HEAD const char *jobvs, const char *sort, void *select, const blasint *n, void *a, const blasint *lda, \
+	blasint *sdim
+void sgees_(GEES_HEAD, void *wr, void *wi, void *vs, const blasint *ldvs, void *work, const blasint *lwork,
+	    blasint *bwork, blasint *info, size_t jobvs_len, size_t sort_len);
+void dgees_(GEES_HEAD, void *wr, void *wi, void *vs, const blasint *ldvs, void *work, const blasint *lwork,
+	    blasint *bwork, blasint *info, size_t jobvs_len, size_t sort_len);
+void cgees_(GEES_HEAD, void *w, void *vs, const blasint *ldvs, void *work, const blasint *lwork, void *rwork,
+	    blasint *bwork, blasint *info, size_t jobvs_len, size_t sort_len);
+void zgees_(GEES_HEAD, void *w, void *vs, const blasint *ldvs, void *work, const blasint *lwork, void *rwork,
+	    blasint *bwork, blasint *info, size_t jobvs_len, size_t sort_len);
+#define GEHRD_ARGS const blasint *n, const blasint *ilo, const blasint *ihi, void *a, const blasint *lda, void *tau, \
+	void *work, const blasint *lwork, blasint *info
+void sgehrd_(GEHRD_ARGS);
+void dgehrd_(GEHRD_ARGS);
+void cgehrd_(GEHRD_ARGS);
+void zgehrd_(GEHRD_ARGS);
+#define SYTRD_ARGS const char *uplo, const blasint *n, void *a, const blasint *lda, void *d, void *e, void *tau, \
+	void *work, const blasint *lwork, blasint *info, size_t uplo_len
+void ssytrd_(SYTRD_ARGS);
+void dsytrd_(SYTRD_ARGS);
+void chetrd_(SYTRD_ARGS);
+void zhetrd_(SYTRD_ARGS);
+#define GTSV_ARGS const blasint *n, const blasint *nrhs, void *dl, void *d, void *du, void *b, const blasint *ldb, \
+	blasint *info
+void sgtsv_(GTSV_ARGS);
+void dgtsv_(GTSV_ARGS);
+void cgtsv_(GTSV_ARGS);
+void zgtsv_(GTSV_ARGS);
+
+static int is_complex(etype t)
+{
+	return t == ET_C64 || t == ET_C128;
+}
+
+/* A real part of a LAPACK type (f32 and c64: float, else double) at p. */
+static double get_part(const unsigned char *p, etype t)
+{
+	if (t == ET_F32 || t == ET_C64) {
+		float v;
+		memcpy(&v, p, sizeof v);
+		return v;
+	}
+	double v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static void put_part(unsigned char *p, etype t, double v)
+{
+	if (t == ET_F32 || t == ET_C64) {
+		float x = (float)v;
+		memcpy(p, &x, sizeof x);
+	} else {
+		memcpy(p, &v, sizeof v);
+	}
+}
+
+/* NaN in every part of `count` elements of `t` at buf: the results jaxlib
+ * leaves unwritten when info is not 0 (JAX then puts NaN there itself). */
+static void fill_nan(unsigned char *buf, int64_t count, etype t)
+{
+	int part = is_complex(t) ? etype_byte_width(t) / 2 : etype_byte_width(t);
+	for (int64_t i = 0; i < count * (is_complex(t) ? 2 : 1); i++)
+		put_part(buf + i * part, t, NAN);
+}
+
+static int all_finite(const unsigned char *buf, int64_t count, etype t)
+{
+	int part = is_complex(t) ? etype_byte_width(t) / 2 : etype_byte_width(t);
+	for (int64_t i = 0; i < count * (is_complex(t) ? 2 : 1); i++)
+		if (!isfinite(get_part(buf + i * part, t)))
+			return 0;
+	return 1;
+}
+
+/* Every element of a result zero (the ones LAPACK is not asked for). */
+static void clear(hloi_literal *v)
+{
+	if (v->data)
+		memset(v->data, 0, v->nbytes);
+}
+
+/* Real geev's eigenvectors (column-major, n x n, of the real type t) as
+ * complex columns in out: a real eigenvalue's column as it is, a complex
+ * pair's columns j and j + 1 as re + i im and its conjugate, as jaxlib
+ * unpacks them. */
+static void unpack_vectors(int64_t n, const unsigned char *wi, const unsigned char *packed, unsigned char *out,
+			   etype t)
+{
+	int w = etype_byte_width(t);
+	for (int64_t j = 0; j < n;) {
+		double im = get_part(wi + j * w, t);
+		int pair = im != 0 && !isnan(im) && j + 1 < n;
+		for (int64_t i = 0; i < n; i++) {
+			double re = get_part(packed + (j * n + i) * w, t);
+			double iv = pair ? get_part(packed + ((j + 1) * n + i) * w, t) : 0;
+			put_part(out + (j * n + i) * 2 * w, t, re);
+			put_part(out + (j * n + i) * 2 * w + w, t, iv);
+			if (pair) {
+				put_part(out + ((j + 1) * n + i) * 2 * w, t, re);
+				put_part(out + ((j + 1) * n + i) * 2 * w + w, t, -iv);
+			}
+		}
+		j += pair ? 2 : 1;
+	}
+}
+
+static void geev(etype t, const char *jl, const char *jr, const blasint *n, void *a, void *wr, void *wi, void *vl,
+		 void *vr, const blasint *ld, void *work, const blasint *lwork, void *rwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: sgeev_(jl, jr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork, info, 1, 1); break;
+	case ET_F64: dgeev_(jl, jr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork, info, 1, 1); break;
+	case ET_C64: cgeev_(jl, jr, n, a, ld, wr, vl, ld, vr, ld, work, lwork, rwork, info, 1, 1); break;
+	default: zgeev_(jl, jr, n, a, ld, wr, vl, ld, vr, ld, work, lwork, rwork, info, 1, 1); break;
+	}
+}
+
+/* A square target's order, refused past LAPACK's 32-bit workspace counts. */
+static int order_fits(engine *e, const instr *in, int64_t n)
+{
+	if (n < 32768)
+		return 1;
+	too_large(e, in, n, n);
+	return 0;
+}
+
+hloi_status cc_kernel_geev(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = is_complex(t);
+	int rw = cplx ? w / 2 : w, cw = cplx ? w : 2 * w;
+	etype ct = t == ET_F32 ? ET_C64 : t == ET_F64 ? ET_C128 : t;
+	int64_t n = x->shape.dims[r - 1], left = 'V', right = 'V';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "compute_left", &left);
+	custom_call_config_int(config, "compute_right", &right);
+	char jl = left == 'N' ? 'N' : 'V', jr = right == 'N' ? 'N' : 'V';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, ld = (blasint)(n > 1 ? n : 1), lwork = 1, info = 0;
+	if (n > 0) {
+		unsigned char query[16] = { 0 };
+		double rquery[2] = { 0 };
+		lwork = -1;
+		geev(t, &jl, &jr, &bn, NULL, NULL, NULL, NULL, NULL, &ld, query, &lwork, rquery, &info);
+		lwork = queried(t, query);
+		/* at least LAPACK's documented minimum */
+		if (lwork < (cplx ? 2 : 4) * bn)
+			lwork = (cplx ? 2 : 4) * bn;
+	}
+	int64_t nn = n * n;
+	int64_t extra = 2 * ALIGN16(n * w) + 2 * ALIGN16(nn * w) + (cplx ? 0 : ALIGN16(nn * cw)) +
+			ALIGN16((int64_t)lwork * w) + 2 * n * rw + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *wr = a + ALIGN16(nn * w), *wi = wr + ALIGN16(n * w), *vl = wi + ALIGN16(n * w);
+	unsigned char *vr = vl + ALIGN16(nn * w), *un = vr + ALIGN16(nn * w);
+	unsigned char *work = un + (cplx ? 0 : ALIGN16(nn * cw)), *rwork = work + ALIGN16((int64_t)lwork * w);
+	/* the results: (wr, wi, vl, vr, info) or (w, vl, vr, info) */
+	int kv = cplx ? 1 : 2;
+	if (jl == 'N')
+		clear(res->elems[kv]);
+	if (jr == 'N')
+		clear(res->elems[kv + 1]);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			gather(x, idx, n, n, a, w);
+			if (!all_finite(a, nn, t))
+				info = -4; /* jaxlib's answer to a non-finite matrix */
+			else if (n > 0)
+				geev(t, &jl, &jr, &bn, a, wr, wi, vl, vr, &ld, work, &lwork, rwork, &info);
+			if (info != 0) {
+				fill_nan(wr, n, t);
+				fill_nan(wi, n, t);
+			}
+			row_io(res->elems[0], idx, nb, n, wr, w, 1);
+			if (!cplx)
+				row_io(res->elems[1], idx, nb, n, wi, w, 1);
+			for (int side = 0; side < 2; side++) {
+				if ((side ? jr : jl) == 'N')
+					continue;
+				unsigned char *v = side ? vr : vl;
+				if (info != 0) {
+					v = cplx ? v : un;
+					fill_nan(v, nn, ct);
+				} else if (!cplx) {
+					unpack_vectors(n, wi, v, un, t);
+					v = un;
+				}
+				scatter(res->elems[kv + side], idx, n, n, v, cw);
+			}
+			put_s32(res->elems[kv + 2], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+static void gees(etype t, const char *jobvs, const blasint *n, void *a, blasint *sdim, void *wr, void *wi, void *vs,
+		 const blasint *ld, void *work, const blasint *lwork, void *rwork, blasint *bwork, blasint *info)
+{
+	const char sort = 'N';
+	switch (t) {
+	case ET_F32: sgees_(jobvs, &sort, NULL, n, a, ld, sdim, wr, wi, vs, ld, work, lwork, bwork, info, 1, 1); break;
+	case ET_F64: dgees_(jobvs, &sort, NULL, n, a, ld, sdim, wr, wi, vs, ld, work, lwork, bwork, info, 1, 1); break;
+	case ET_C64: cgees_(jobvs, &sort, NULL, n, a, ld, sdim, wr, vs, ld, work, lwork, rwork, bwork, info, 1, 1); break;
+	default: zgees_(jobvs, &sort, NULL, n, a, ld, sdim, wr, vs, ld, work, lwork, rwork, bwork, info, 1, 1); break;
+	}
+}
+
+hloi_status cc_kernel_gees(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = is_complex(t);
+	int rw = cplx ? w / 2 : w;
+	int64_t n = x->shape.dims[r - 1], mode = 'V';
+	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "mode", &mode);
+	char jobvs = mode == 'N' ? 'N' : 'V';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, ld = (blasint)(n > 1 ? n : 1), lwork = 1, info = 0, sdim = 0;
+	if (n > 0) {
+		unsigned char query[16] = { 0 };
+		double rquery[2] = { 0 };
+		blasint bquery[2] = { 0 };
+		lwork = -1;
+		gees(t, &jobvs, &bn, NULL, &sdim, NULL, NULL, NULL, &ld, query, &lwork, rquery, bquery, &info);
+		lwork = queried(t, query);
+		if (lwork < (cplx ? 2 : 3) * bn)
+			lwork = (cplx ? 2 : 3) * bn;
+	}
+	int64_t nn = n * n;
+	int64_t extra = 2 * ALIGN16(n * w) + ALIGN16(nn * w) + ALIGN16((int64_t)lwork * w) + ALIGN16(n * rw) +
+			(n + 1) * (int64_t)sizeof(blasint) + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *wr = a + ALIGN16(nn * w), *wi = wr + ALIGN16(n * w), *vs = wi + ALIGN16(n * w);
+	unsigned char *work = vs + ALIGN16(nn * w), *rwork = work + ALIGN16((int64_t)lwork * w);
+	blasint *bwork = (blasint *)(void *)(rwork + ALIGN16(n * rw));
+	/* the results: (t, vs, wr, wi, sdim, info) or (t, vs, w, sdim, info) */
+	int ks = cplx ? 3 : 4;
+	if (jobvs == 'N')
+		clear(res->elems[1]);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			sdim = 0;
+			gather(x, idx, n, n, a, w);
+			if (n > 0)
+				gees(t, &jobvs, &bn, a, &sdim, wr, wi, vs, &ld, work, &lwork, rwork, bwork, &info);
+			scatter(res->elems[0], idx, n, n, a, w);
+			if (jobvs == 'V')
+				scatter(res->elems[1], idx, n, n, vs, w);
+			row_io(res->elems[2], idx, nb, n, wr, w, 1);
+			if (!cplx)
+				row_io(res->elems[3], idx, nb, n, wi, w, 1);
+			put_s32(res->elems[ks], idx, nb, -1, sdim);
+			put_s32(res->elems[ks + 1], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+static void gehrd(etype t, const blasint *n, const blasint *lo, const blasint *hi, void *a, void *tau, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: sgehrd_(n, lo, hi, a, n, tau, work, lwork, info); break;
+	case ET_F64: dgehrd_(n, lo, hi, a, n, tau, work, lwork, info); break;
+	case ET_C64: cgehrd_(n, lo, hi, a, n, tau, work, lwork, info); break;
+	default: zgehrd_(n, lo, hi, a, n, tau, work, lwork, info); break;
+	}
+}
+
+static void sytrd(etype t, const char *uplo, const blasint *n, void *a, void *d, void *e, void *tau, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: ssytrd_(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	case ET_F64: dsytrd_(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	case ET_C64: chetrd_(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	default: zhetrd_(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	}
+}
+
+/* gehrd (tri = 0: a -> (a, tau [n - 1], info)) and sytrd / hetrd (tri = 1:
+ * a -> (a, d [n], e [n - 1], tau [n - 1], info)), which share their
+ * scratch: the matrix, d, e, tau and the workspace LAPACK asks for. The
+ * checker takes orders of 1 or more only. */
+static hloi_status reduce_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int tri)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), rw = is_complex(t) ? w / 2 : w;
+	int64_t n = x->shape.dims[r - 1], lo = 1, hi = n, uplo = 'L';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "low", &lo);
+	custom_call_config_int(config, "high", &hi);
+	custom_call_config_int(config, "uplo", &uplo);
+	char u = uplo == 'U' ? 'U' : 'L';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, blo = (blasint)lo, bhi = (blasint)hi, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	if (tri)
+		sytrd(t, &u, &bn, NULL, NULL, NULL, NULL, query, &lwork, &info);
+	else
+		gehrd(t, &bn, &blo, &bhi, NULL, NULL, query, &lwork, &info);
+	lwork = queried(t, query);
+	int64_t extra = ALIGN16(n * rw) + ALIGN16(n * rw) + ALIGN16(n * w) + ALIGN16((int64_t)lwork * w) + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *d = a + ALIGN16(n * n * w), *ev = d + ALIGN16(n * rw), *tau = ev + ALIGN16(n * rw);
+	unsigned char *work = tau + ALIGN16(n * w);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			gather(x, idx, n, n, a, w);
+			if (tri)
+				sytrd(t, &u, &bn, a, d, ev, tau, work, &lwork, &info);
+			else
+				gehrd(t, &bn, &blo, &bhi, a, tau, work, &lwork, &info);
+			scatter(res->elems[0], idx, n, n, a, w);
+			if (tri) {
+				row_io(res->elems[1], idx, nb, n, d, rw, 1);
+				row_io(res->elems[2], idx, nb, n - 1, ev, rw, 1);
+			}
+			row_io(res->elems[tri ? 3 : 1], idx, nb, n - 1, tau, w, 1);
+			put_s32(res->elems[tri ? 4 : 2], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+hloi_status cc_kernel_gehrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return reduce_kernel(e, f, in, ops, t, 0);
+}
+
+hloi_status cc_kernel_sytrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return reduce_kernel(e, f, in, ops, t, 1);
+}
+
+hloi_status cc_kernel_gtsv(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	const hloi_literal *y = ops[3];
+	int r = y->shape.rank, nb = r - 2, w = etype_byte_width(t);
+	int64_t m = y->shape.dims[r - 2], n = y->shape.dims[r - 1], nc = n > 0 ? n : 1;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *b;
+	/* b has a column at least: LAPACK's back substitution writes one even
+	 * without a right-hand side */
+	hloi_status st = begin(e, in, m, nc, w, 3 * ALIGN16(m * w) + 16, &res, &b, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	memset(b, 0, (size_t)(m * nc * w));
+	unsigned char *dg[3];
+	dg[0] = b + ALIGN16(m * nc * w);
+	for (int k = 1; k < 3; k++)
+		dg[k] = dg[k - 1] + ALIGN16(m * w);
+	blasint bm = (blasint)m, bn = (blasint)n, ldb = (blasint)(m > 1 ? m : 1);
+	if (batch_count(&y->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			blasint info = 0;
+			for (int k = 0; k < 3; k++)
+				row_io(ops[k], idx, nb, m, dg[k], w, 0);
+			gather(y, idx, m, n, b, w);
+			/* dl's first element is not part of the matrix (jaxlib passes dl + 1) */
+			if (m > 0) {
+				switch (t) {
+				case ET_F32: sgtsv_(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				case ET_F64: dgtsv_(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				case ET_C64: cgtsv_(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				default: zgtsv_(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				}
+			}
+			for (int k = 0; k < 3; k++)
+				row_io(res->elems[k], idx, nb, m, dg[k], w, 1);
+			scatter(res->elems[3], idx, m, n, b, w);
+			put_s32(res->elems[4], idx, nb, -1, info);
+		} while (index_next(nb, y->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, b, bytes);
 }
