@@ -48,6 +48,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/custom_call.h"
+#include "eval/dot.h"
 #include "util/checked.h"
 
 /* LAPACK's Fortran entry points, exported by OpenBLAS (Debian's
@@ -167,6 +168,12 @@ static hloi_status begin(engine *e, const instr *in, int64_t m, int64_t n, int w
 	*bytes = scratch_bytes(e, in, m, n, w, extra);
 	if (*bytes < 0)
 		return HLOI_EUNSUPPORTED;
+	/* LAPACK on one OpenBLAS thread: its threaded kernels (symv, gemv) sum
+	 * in an order that follows the thread count, which would make the
+	 * results depend on the machine and on what ran before. Participants
+	 * of a run of several run with the count their run set. */
+	if (!e->spmd)
+		contract_blas_threads(1);
 	void *buf;
 	hloi_status st = eval_scratch_begin(e, in, NULL, *bytes, res, &buf);
 	*scratch = buf;
