@@ -312,6 +312,12 @@ static int cc_check_gesdd(checker *c, instr *in, const char *name, etype t, shap
 	return 0;
 }
 
+/* gesvd: gesdd's operands and results (jaxlib's SVD by QR iteration) */
+static int cc_check_gesvd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	return cc_check_gesdd(c, in, name, t, want);
+}
+
 /* The complex type of a real LAPACK type (geev's eigenvectors). */
 static etype complex_of(etype t)
 {

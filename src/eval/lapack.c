@@ -87,6 +87,13 @@ void sgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
 void dgesdd_(GESDD_ARGS, blasint *iwork, blasint *info, size_t jobz_len);
 void cgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
 void zgesdd_(GESDD_ARGS, void *rwork, blasint *iwork, blasint *info, size_t jobz_len);
+#define GESVD_ARGS const char *jobu, const char *jobvt, const blasint *m, const blasint *n, void *a, \
+	const blasint *lda, void *s, void *u, const blasint *ldu, void *vt, const blasint *ldvt, void *work, \
+	const blasint *lwork
+void sgesvd_(GESVD_ARGS, blasint *info, size_t jobu_len, size_t jobvt_len);
+void dgesvd_(GESVD_ARGS, blasint *info, size_t jobu_len, size_t jobvt_len);
+void cgesvd_(GESVD_ARGS, void *rwork, blasint *info, size_t jobu_len, size_t jobvt_len);
+void zgesvd_(GESVD_ARGS, void *rwork, blasint *info, size_t jobu_len, size_t jobvt_len);
 void ssyevd_(const char *jobz, const char *uplo, const blasint *n, void *a, const blasint *lda, void *w, void *work,
 	     const blasint *lwork, blasint *iwork, const blasint *liwork, blasint *info, size_t jobz_len,
 	     size_t uplo_len);
@@ -493,11 +500,22 @@ static void identity(unsigned char *buf, int64_t rows, int64_t cols, etype t)
 		put_one(buf + (i * rows + i) * w, t);
 }
 
-static void gesdd(etype t, const char *jobz, const blasint *m, const blasint *n, void *a, void *s, void *u,
+/* SVD by divide and conquer (gesdd) or, with qr, by QR iteration (gesvd,
+ * the same job for u and vt) */
+static void gesdd(etype t, int qr, const char *jobz, const blasint *m, const blasint *n, void *a, void *s, void *u,
 		  const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork, void *rwork,
 		  blasint *iwork, blasint *info)
 {
 	const blasint *lda = m;
+	if (qr) {
+		switch (t) {
+		case ET_F32: sgesvd_(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, 1, 1); break;
+		case ET_F64: dgesvd_(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, 1, 1); break;
+		case ET_C64: cgesvd_(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, 1, 1); break;
+		default: zgesvd_(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, 1, 1); break;
+		}
+		return;
+	}
 	switch (t) {
 	case ET_F32: sgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
 	case ET_F64: dgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
@@ -506,7 +524,7 @@ static void gesdd(etype t, const char *jobz, const blasint *m, const blasint *n,
 	}
 }
 
-hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+static hloi_status svd_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int qr)
 {
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
@@ -530,7 +548,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 	blasint iquery[1] = { 0 };
 	double rquery[1] = { 0 };
 	if (k > 0) {
-		gesdd(t, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
+		gesdd(t, qr, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -559,7 +577,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 			info = 0;
 			gather(x, idx, m, n, a, w);
 			if (k > 0)
-				gesdd(t, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
+				gesdd(t, qr, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
 			scatter(res->elems[0], idx, m, n, a, w);
 			row_io(res->elems[1], idx, nb, k, sv, rw, 1);
 			if (jobz != 'N' && k > 0) {
@@ -576,6 +594,16 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 		} while (index_next(nb, x->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return svd_kernel(e, f, in, ops, t, 0);
+}
+
+hloi_status cc_kernel_gesvd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return svd_kernel(e, f, in, ops, t, 1);
 }
 
 /* The LAPACK routines of geev, gees, gehrd, sytrd / hetrd and gtsv. */

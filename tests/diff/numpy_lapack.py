@@ -16,7 +16,7 @@ random batched problems, both engines, operands in random layouts.
   np.linalg.qr (the diagonal's signs may differ).
 - lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
   np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
-- lapack_?gesdd_ffi, modes A, S and N: the singular values against
+- lapack_?gesdd_ffi and lapack_?gesvd_ffi, modes A, S and N: the singular values against
   np.linalg.svd, u diag(s) vt = a, u and vt with orthonormal columns and
   rows; info 0.
 - lapack_?trsm_ffi, every side, uplo, trans_x and diag, with and without
@@ -115,14 +115,15 @@ def gen_case(seed, index):
         c.update(mode=mode, inputs=[a])
         c["program"] = ("HloModule svd_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
                         "  r = (%s[%s], %s[%s], %s[%s]%s, %s[%s]%s, s32[%s]) custom-call(a), "
-                        "custom_call_target=\"lapack_%sgesdd_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                        "custom_call_target=\"lapack_%s%s_ffi\", api_version=API_VERSION_TYPED_FFI, "
                         "backend_config={mode = %d : ui8}\n"
                         "  s = %s[%s] get-tuple-element(r), index=1\n  u = %s[%s] get-tuple-element(r), index=2\n"
                         "  vt = %s[%s] get-tuple-element(r), index=3\n  i = s32[%s] get-tuple-element(r), index=4\n"
                         "  ROOT o = tuple(s, u, vt, i)\n}\n" % (
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), real, dims(batch + [k]),
                             t, dims(batch + [m, uc]), layout(rng, a.ndim), t, dims(batch + [vr, n]),
-                            layout(rng, a.ndim), dims(batch), LETTER[t], ord(mode), real, dims(batch + [k]), t,
+                            layout(rng, a.ndim), dims(batch), LETTER[t], rng.choice(["gesdd", "gesvd"]), ord(mode),
+                            real, dims(batch + [k]), t,
                             dims(batch + [m, uc]), t, dims(batch + [vr, n]), dims(batch)))
         return c
     if op in ("geev", "gees", "gehrd", "sytrd"):
