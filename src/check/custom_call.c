@@ -312,6 +312,158 @@ static int cc_check_gesdd(checker *c, instr *in, const char *name, etype t, shap
 	return 0;
 }
 
+/* gesvd: gesdd's operands and results (jaxlib's SVD by QR iteration) */
+static int cc_check_gesvd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	return cc_check_gesdd(c, in, name, t, want);
+}
+
+/* The complex type of a real LAPACK type (geev's eigenvectors). */
+static etype complex_of(etype t)
+{
+	return t == ET_F32 ? ET_C64 : t == ET_F64 ? ET_C128 : t;
+}
+
+/* A square matrix operand of order 1 or more (the targets whose results
+ * have n - 1 elements a matrix). */
+static int order_one(checker *c, const instr *in, const char *name)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *x = opnd(in, 0);
+	if (x->dims[x->rank - 1] >= 1)
+		return 1;
+	ck_error(c, in->ops[0].at, "custom-call target '%s' takes matrices of order 1 or more; got %s", name,
+		 ck_shape(a, x));
+	return 0;
+}
+
+/* geev(a [..., n, n]), compute_left, compute_right: real types (wr, wi
+ * [..., n], vl, vr [..., n, n] complex, s32 info [...]); complex types (w,
+ * vl, vr, info) */
+static int cc_check_geev(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	int cplx = t == ET_C64 || t == ET_C128, nres = cplx ? 4 : 5;
+	shape *el = one_matrix(c, in, name, t, 1, nres, want);
+	if (!el || !config_char(c, in, name, "compute_left", 'V', 'N', "V, the left eigenvectors, or N, none") ||
+	    !config_char(c, in, name, "compute_right", 'V', 'N', "V, the right eigenvectors, or N, none"))
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t n = x->dims[x->rank - 1];
+	int k = 0;
+	batch_shape(&el[k++], t, x, 1, &n);
+	if (!cplx)
+		batch_shape(&el[k++], t, x, 1, &n);
+	el[k] = *x;
+	el[k].type = complex_of(t);
+	el[k].has_layout = 0;
+	el[k + 1] = el[k];
+	batch_shape(&el[k + 2], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* gees(a [..., n, n]), mode, sort: real types (t, vs, wr, wi [..., n],
+ * s32 sdim [...], s32 info [...]); complex types (t, vs, w, sdim, info) */
+static int cc_check_gees(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	int cplx = t == ET_C64 || t == ET_C128, nres = cplx ? 5 : 6;
+	shape *el = one_matrix(c, in, name, t, 1, nres, want);
+	if (!el || !config_char(c, in, name, "mode", 'V', 'N', "V, with the Schur vectors, or N, without"))
+		return 1;
+	int64_t sort;
+	if (!custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "sort", &sort) || sort != 'N') {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={sort = 78 : ui8} (N: ordering the eigenvalues is not implemented, as in jaxlib)",
+			 name);
+		return 1;
+	}
+	const shape *x = opnd(in, 0);
+	int64_t n = x->dims[x->rank - 1];
+	el[1] = el[0];
+	int k = 2;
+	batch_shape(&el[k++], t, x, 1, &n);
+	if (!cplx)
+		batch_shape(&el[k++], t, x, 1, &n);
+	batch_shape(&el[k], ET_S32, x, 0, NULL);
+	batch_shape(&el[k + 1], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* gehrd(a [..., n, n]), low, high with 1 <= low <= high <= n: (a, tau
+ * [..., n - 1], s32 info [...]) */
+static int cc_check_gehrd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 1, 3, want);
+	if (!el || !order_one(c, in, name))
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t n = x->dims[x->rank - 1], lo, hi, n1 = n - 1;
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	if (!custom_call_config_int(config, "low", &lo) || !custom_call_config_int(config, "high", &hi) || lo < 1 ||
+	    lo > hi || hi > n) {
+		ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG),
+			 "custom-call target '%s' needs backend_config={high = H : i32, low = L : i32} with 1 <= L <= H <= %lld (the order)",
+			 name, (long long)n);
+		return 1;
+	}
+	batch_shape(&el[1], t, x, 1, &n1);
+	batch_shape(&el[2], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* sytrd(a [..., n, n]), uplo: (a, real d [..., n], real e [..., n - 1],
+ * tau [..., n - 1], s32 info [...]) */
+static int cc_check_sytrd(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	shape *el = one_matrix(c, in, name, t, 1, 5, want);
+	if (!el || !order_one(c, in, name) ||
+	    !config_char(c, in, name, "uplo", 'L', 'U', "L, the lower triangle, or U, the upper"))
+		return 1;
+	const shape *x = opnd(in, 0);
+	int64_t n = x->dims[x->rank - 1], n1 = n - 1;
+	batch_shape(&el[1], real_of(t), x, 1, &n);
+	batch_shape(&el[2], real_of(t), x, 1, &n1);
+	batch_shape(&el[3], t, x, 1, &n1);
+	batch_shape(&el[4], ET_S32, x, 0, NULL);
+	return 0;
+}
+
+/* gtsv(dl, d, du [..., m], b [..., m, n]): (dl, d, du, b, s32 info [...]) */
+static int cc_check_gtsv(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 4))
+		return 1;
+	for (int k = 0; k < 4; k++)
+		if (!ck_array_operand(c, in, k))
+			return 1;
+	const shape *y = opnd(in, 3);
+	if (y->type != t || y->rank < 2) {
+		ck_error(c, in->ops[3].at, "custom-call target '%s' takes b as %s matrices (rank 2 or more, the leading dimensions a batch); got %s",
+			 name, etype_name(t), ck_shape(a, y));
+		return 1;
+	}
+	int64_t m = y->dims[y->rank - 2];
+	for (int k = 0; k < 3; k++) {
+		const shape *v = opnd(in, k);
+		if (v->type != t || v->rank != y->rank - 1 || v->dims[v->rank - 1] != m ||
+		    memcmp(v->dims, y->dims, sizeof(int64_t) * (size_t)(y->rank - 2)) != 0) {
+			ck_error(c, in->ops[k].at, "custom-call target '%s' takes %s of b's batch and %lld elements each (b's rows), of type %s; got %s for b %s",
+				 name, k == 0 ? "dl" : k == 1 ? "d" : "du", (long long)m, etype_name(t), ck_shape(a, v),
+				 ck_shape(b, y));
+			return 1;
+		}
+	}
+	shape *el = tuple_want(c, want, 5);
+	if (!el)
+		return 1;
+	for (int k = 0; k < 4; k++) {
+		el[k] = *opnd(in, k);
+		el[k].has_layout = 0;
+	}
+	batch_shape(&el[4], ET_S32, y, 0, NULL);
+	return 0;
+}
+
 static const cc_rule rules[CC_COUNT] = {
 #define X(E, text, rule, type) [E] = cc_check_##rule,
 #include "ir/custom_calls.def"

@@ -37,6 +37,21 @@
 	const char *, const char *, const blasint *, void *, const blasint *, void *, void *, const blasint *, \
 		void *, const blasint *, blasint *, const blasint *, blasint *, size_t, size_t
 
+#define BLAS_GESVD_ARGS                                                                                     \
+	const char *, const char *, const blasint *, const blasint *, void *, const blasint *, void *, void *, \
+		const blasint *, void *, const blasint *, void *, const blasint *
+#define BLAS_GEEV_HEAD const char *, const char *, const blasint *, void *, const blasint *
+#define BLAS_GEEV_VECS void *, const blasint *, void *, const blasint *, void *, const blasint *
+#define BLAS_GEES_HEAD const char *, const char *, void *, const blasint *, void *, const blasint *, blasint *
+#define BLAS_GEHRD_ARGS                                                                                    \
+	const blasint *, const blasint *, const blasint *, void *, const blasint *, void *, void *, \
+		const blasint *, blasint *
+#define BLAS_SYTRD_ARGS                                                                                 \
+	const char *, const blasint *, void *, const blasint *, void *, void *, void *, void *, \
+		const blasint *, blasint *, size_t
+#define BLAS_GTSV_ARGS \
+	const blasint *, const blasint *, void *, void *, void *, void *, const blasint *, blasint *
+
 /* X(name, return type, parameter list): every symbol looked up. */
 #define BLAS_FUNCTIONS(X)                                                                  \
 	X(cblas_sgemm, void, (BLAS_GEMM_ARGS(float)))                                      \
@@ -72,7 +87,35 @@
 	X(ssyevd_, void, (BLAS_SYEVD_ARGS))                                                \
 	X(dsyevd_, void, (BLAS_SYEVD_ARGS))                                                \
 	X(cheevd_, void, (BLAS_HEEVD_ARGS))                                                \
-	X(zheevd_, void, (BLAS_HEEVD_ARGS))
+	X(zheevd_, void, (BLAS_HEEVD_ARGS))                                                \
+	X(sgesvd_, void, (BLAS_GESVD_ARGS, blasint *, size_t, size_t))                     \
+	X(dgesvd_, void, (BLAS_GESVD_ARGS, blasint *, size_t, size_t))                     \
+	X(cgesvd_, void, (BLAS_GESVD_ARGS, void *, blasint *, size_t, size_t))             \
+	X(zgesvd_, void, (BLAS_GESVD_ARGS, void *, blasint *, size_t, size_t))             \
+	X(sgeev_, void, (BLAS_GEEV_HEAD, void *, void *, BLAS_GEEV_VECS, blasint *, size_t, size_t)) \
+	X(dgeev_, void, (BLAS_GEEV_HEAD, void *, void *, BLAS_GEEV_VECS, blasint *, size_t, size_t)) \
+	X(cgeev_, void, (BLAS_GEEV_HEAD, void *, BLAS_GEEV_VECS, void *, blasint *, size_t, size_t)) \
+	X(zgeev_, void, (BLAS_GEEV_HEAD, void *, BLAS_GEEV_VECS, void *, blasint *, size_t, size_t)) \
+	X(sgees_, void, (BLAS_GEES_HEAD, void *, void *, void *, const blasint *, void *, const blasint *, \
+			 blasint *, blasint *, size_t, size_t))                              \
+	X(dgees_, void, (BLAS_GEES_HEAD, void *, void *, void *, const blasint *, void *, const blasint *, \
+			 blasint *, blasint *, size_t, size_t))                              \
+	X(cgees_, void, (BLAS_GEES_HEAD, void *, void *, const blasint *, void *, const blasint *, void *, \
+			 blasint *, blasint *, size_t, size_t))                              \
+	X(zgees_, void, (BLAS_GEES_HEAD, void *, void *, const blasint *, void *, const blasint *, void *, \
+			 blasint *, blasint *, size_t, size_t))                              \
+	X(sgehrd_, void, (BLAS_GEHRD_ARGS))                                                \
+	X(dgehrd_, void, (BLAS_GEHRD_ARGS))                                                \
+	X(cgehrd_, void, (BLAS_GEHRD_ARGS))                                                \
+	X(zgehrd_, void, (BLAS_GEHRD_ARGS))                                                \
+	X(ssytrd_, void, (BLAS_SYTRD_ARGS))                                                \
+	X(dsytrd_, void, (BLAS_SYTRD_ARGS))                                                \
+	X(chetrd_, void, (BLAS_SYTRD_ARGS))                                                \
+	X(zhetrd_, void, (BLAS_SYTRD_ARGS))                                                \
+	X(sgtsv_, void, (BLAS_GTSV_ARGS))                                                  \
+	X(dgtsv_, void, (BLAS_GTSV_ARGS))                                                  \
+	X(cgtsv_, void, (BLAS_GTSV_ARGS))                                                  \
+	X(zgtsv_, void, (BLAS_GTSV_ARGS))
 
 #define BLAS_MEMBER(name, ret, params) ret(*name) params;
 typedef struct blas_fns {

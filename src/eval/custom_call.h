@@ -12,7 +12,13 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_gesvd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_geev(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_gees(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_gehrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_sytrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_gtsv(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 
 #endif

@@ -41,6 +41,7 @@
  * and copied into the result, so any layout works. Both engines run these
  * kernels. */
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/index.h"
@@ -49,8 +50,11 @@
 #include "eval/custom_call.h"
 #include "util/checked.h"
 
-/* OpenBLAS's LAPACK, opened by the first target that calls it (eval/blas.h);
- * NULL, reported, when it cannot be. */
+/* OpenBLAS's LAPACK, opened by the first target that calls it (eval/blas.h):
+ * each kernel opens it first (lapack_open), so LAPACK(fn) is then fn's
+ * entry point. */
+#define LAPACK(fn) (blas_open()->fn)
+
 static const blas_fns *lapack_open(engine *e, const instr *in)
 {
 	const blas_fns *L = blas_open();
@@ -127,6 +131,12 @@ static hloi_status begin(engine *e, const instr *in, int64_t m, int64_t n, int w
 	*bytes = scratch_bytes(e, in, m, n, w, extra);
 	if (*bytes < 0)
 		return HLOI_EUNSUPPORTED;
+	/* LAPACK on one OpenBLAS thread: its threaded kernels (symv, gemv) sum
+	 * in an order that follows the thread count, which would make the
+	 * results depend on the machine and on what ran before. Participants
+	 * of a run of several run with the count their run set. */
+	if (!e->spmd)
+		blas_threads(1);
 	void *buf;
 	hloi_status st = eval_scratch_begin(e, in, NULL, *bytes, res, &buf);
 	*scratch = buf;
@@ -144,8 +154,7 @@ static int64_t batch_count(const shape *s)
 
 hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
+	if (!lapack_open(e, in))
 		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
@@ -163,10 +172,10 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, m, n, a, w);
 			blasint bm = (blasint)m, bn = (blasint)n, lda = (blasint)m, info = 0;
 			switch (t) {
-			case ET_F32: L->sgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			case ET_F64: L->dgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			case ET_C64: L->cgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
-			default: L->zgetrf_(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_F32: LAPACK(sgetrf_)(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_F64: LAPACK(dgetrf_)(&bm, &bn, a, &lda, ipiv, &info); break;
+			case ET_C64: LAPACK(cgetrf_)(&bm, &bn, a, &lda, ipiv, &info); break;
+			default: LAPACK(zgetrf_)(&bm, &bn, a, &lda, ipiv, &info); break;
 			}
 			scatter(res->elems[0], idx, m, n, a, w);
 			for (int64_t i = 0; i < k; i++)
@@ -185,8 +194,7 @@ hloi_status cc_kernel_getrf(engine *e, frame *f, const instr *in, hloi_literal *
 
 hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
+	if (!lapack_open(e, in))
 		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
@@ -206,10 +214,10 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, n, n, a, w);
 			if (n > 0) {
 				switch (t) {
-				case ET_F32: L->spotrf_(&u, &bn, a, &lda, &info, 1); break;
-				case ET_F64: L->dpotrf_(&u, &bn, a, &lda, &info, 1); break;
-				case ET_C64: L->cpotrf_(&u, &bn, a, &lda, &info, 1); break;
-				default: L->zpotrf_(&u, &bn, a, &lda, &info, 1); break;
+				case ET_F32: LAPACK(spotrf_)(&u, &bn, a, &lda, &info, 1); break;
+				case ET_F64: LAPACK(dpotrf_)(&u, &bn, a, &lda, &info, 1); break;
+				case ET_C64: LAPACK(cpotrf_)(&u, &bn, a, &lda, &info, 1); break;
+				default: LAPACK(zpotrf_)(&u, &bn, a, &lda, &info, 1); break;
 				}
 			}
 			scatter(res->elems[0], idx, n, n, a, w);
@@ -245,25 +253,25 @@ static blasint queried(etype t, const void *w)
 	return v >= 1 && v < INT_MAX ? (blasint)v : 1;
 }
 
-static void geqrf(const blas_fns *L, etype t, const blasint *m, const blasint *n, void *a, void *tau, void *work,
-		  const blasint *lwork, blasint *info)
+static void geqrf(etype t, const blasint *m, const blasint *n, void *a, void *tau, void *work, const blasint *lwork,
+		  blasint *info)
 {
 	switch (t) {
-	case ET_F32: L->sgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	case ET_F64: L->dgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	case ET_C64: L->cgeqrf_(m, n, a, m, tau, work, lwork, info); break;
-	default: L->zgeqrf_(m, n, a, m, tau, work, lwork, info); break;
+	case ET_F32: LAPACK(sgeqrf_)(m, n, a, m, tau, work, lwork, info); break;
+	case ET_F64: LAPACK(dgeqrf_)(m, n, a, m, tau, work, lwork, info); break;
+	case ET_C64: LAPACK(cgeqrf_)(m, n, a, m, tau, work, lwork, info); break;
+	default: LAPACK(zgeqrf_)(m, n, a, m, tau, work, lwork, info); break;
 	}
 }
 
-static void orgqr(const blas_fns *L, etype t, const blasint *m, const blasint *n, const blasint *k, void *a,
-		  const void *tau, void *work, const blasint *lwork, blasint *info)
+static void orgqr(etype t, const blasint *m, const blasint *n, const blasint *k, void *a, const void *tau, void *work,
+		  const blasint *lwork, blasint *info)
 {
 	switch (t) {
-	case ET_F32: L->sorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	case ET_F64: L->dorgqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	case ET_C64: L->cungqr_(m, n, k, a, m, tau, work, lwork, info); break;
-	default: L->zungqr_(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_F32: LAPACK(sorgqr_)(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_F64: LAPACK(dorgqr_)(m, n, k, a, m, tau, work, lwork, info); break;
+	case ET_C64: LAPACK(cungqr_)(m, n, k, a, m, tau, work, lwork, info); break;
+	default: LAPACK(zungqr_)(m, n, k, a, m, tau, work, lwork, info); break;
 	}
 }
 
@@ -287,9 +295,6 @@ static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsig
  * share their scratch: the matrix, tau and the workspace LAPACK asks for. */
 static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int q)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
-		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
@@ -299,9 +304,9 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 	unsigned char query[16] = { 0 };
 	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
 		if (q)
-			orgqr(L, t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
+			orgqr(t, &bm, &bn, &bk, NULL, NULL, query, &lwork, &info);
 		else
-			geqrf(L, t, &bm, &bn, NULL, NULL, query, &lwork, &info);
+			geqrf(t, &bm, &bn, NULL, NULL, query, &lwork, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -319,10 +324,10 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 			gather(x, idx, m, n, a, w);
 			if (q) {
 				row_io(ops[1], idx, nb, k, tau, w, 0);
-				orgqr(L, t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
+				orgqr(t, &bm, &bn, &bk, a, tau, work, &lwork, &info);
 				scatter(res, idx, m, n, a, w);
 			} else {
-				geqrf(L, t, &bm, &bn, a, tau, work, &lwork, &info);
+				geqrf(t, &bm, &bn, a, tau, work, &lwork, &info);
 				scatter(res->elems[0], idx, m, n, a, w);
 				row_io(res->elems[1], idx, nb, k, tau, w, 1);
 			}
@@ -333,18 +338,21 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 
 hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
 	return qr_kernel(e, f, in, ops, t, 0);
 }
 
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
 	return qr_kernel(e, f, in, ops, t, 1);
 }
 
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
+	if (!lapack_open(e, in))
 		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
@@ -386,13 +394,13 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 			gather(x, idx, n, n, a, w);
 			if (n > 0) {
 				switch (t) {
-				case ET_F32: L->ssyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
-				case ET_F64: L->dsyevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_F32: LAPACK(ssyevd_)(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
+				case ET_F64: LAPACK(dsyevd_)(&jobz, &u, &bn, a, &lda, ev, work, &bl, iwork, &bli, &info, 1, 1); break;
 				case ET_C64:
-					L->cheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					LAPACK(cheevd_)(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
 					break;
 				default:
-					L->zheevd_(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
+					LAPACK(zheevd_)(&jobz, &u, &bn, a, &lda, ev, work, &bl, rwork, &brl, iwork, &bli, &info, 1, 1);
 					break;
 				}
 			}
@@ -406,8 +414,7 @@ hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *
 
 hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
+	if (!lapack_open(e, in))
 		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0], *y = ops[1];
 	int r = y->shape.rank, nb = r - 2, w = etype_byte_width(t);
@@ -441,10 +448,10 @@ hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *c
 			gather(x, idx, k, k, a, w);
 			gather(y, idx, m, n, b, w);
 			switch (t) {
-			case ET_F32: L->strsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			case ET_F64: L->dtrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			case ET_C64: L->ctrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
-			default: L->ztrsm_(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_F32: LAPACK(strsm_)(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_F64: LAPACK(dtrsm_)(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			case ET_C64: LAPACK(ctrsm_)(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
+			default: LAPACK(ztrsm_)(&cs, &cu, &ct, &cd, &bm, &bn, alpha, a, &lda, b, &ldb, 1, 1, 1, 1); break;
 			}
 			scatter(res, idx, m, n, b, w);
 		} while (index_next(nb, y->shape.dims, idx));
@@ -461,24 +468,32 @@ static void identity(unsigned char *buf, int64_t rows, int64_t cols, etype t)
 		put_one(buf + (i * rows + i) * w, t);
 }
 
-static void gesdd(const blas_fns *L, etype t, const char *jobz, const blasint *m, const blasint *n, void *a, void *s,
-		  void *u, const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork,
-		  void *rwork, blasint *iwork, blasint *info)
+/* SVD by divide and conquer (gesdd) or, with qr, by QR iteration (gesvd,
+ * the same job for u and vt) */
+static void gesdd(etype t, int qr, const char *jobz, const blasint *m, const blasint *n, void *a, void *s, void *u,
+		  const blasint *ldu, void *vt, const blasint *ldvt, void *work, const blasint *lwork, void *rwork,
+		  blasint *iwork, blasint *info)
 {
 	const blasint *lda = m;
+	if (qr) {
+		switch (t) {
+		case ET_F32: LAPACK(sgesvd_)(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, 1, 1); break;
+		case ET_F64: LAPACK(dgesvd_)(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, 1, 1); break;
+		case ET_C64: LAPACK(cgesvd_)(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, 1, 1); break;
+		default: LAPACK(zgesvd_)(jobz, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, 1, 1); break;
+		}
+		return;
+	}
 	switch (t) {
-	case ET_F32: L->sgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
-	case ET_F64: L->dgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
-	case ET_C64: L->cgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
-	default: L->zgesdd_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	case ET_F32: LAPACK(sgesdd_)(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_F64: LAPACK(dgesdd_)(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, 1); break;
+	case ET_C64: LAPACK(cgesdd_)(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
+	default: LAPACK(zgesdd_)(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, 1); break;
 	}
 }
 
-hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+static hloi_status svd_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int qr)
 {
-	const blas_fns *L = lapack_open(e, in);
-	if (!L)
-		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
 	int rw = cplx ? w / 2 : w;
@@ -501,7 +516,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 	blasint iquery[1] = { 0 };
 	double rquery[1] = { 0 };
 	if (k > 0) {
-		gesdd(L, t, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
+		gesdd(t, qr, &jobz, &bm, &bn, NULL, NULL, NULL, &ldu, NULL, &ldvt, query, &lwork, rquery, iquery, &info);
 		lwork = queried(t, query);
 	} else {
 		lwork = 1;
@@ -530,7 +545,7 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 			info = 0;
 			gather(x, idx, m, n, a, w);
 			if (k > 0)
-				gesdd(L, t, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
+				gesdd(t, qr, &jobz, &bm, &bn, a, sv, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
 			scatter(res->elems[0], idx, m, n, a, w);
 			row_io(res->elems[1], idx, nb, k, sv, rw, 1);
 			if (jobz != 'N' && k > 0) {
@@ -547,4 +562,402 @@ hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *
 		} while (index_next(nb, x->shape.dims, idx));
 	}
 	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	return svd_kernel(e, f, in, ops, t, 0);
+}
+
+hloi_status cc_kernel_gesvd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	return svd_kernel(e, f, in, ops, t, 1);
+}
+
+static int is_complex(etype t)
+{
+	return t == ET_C64 || t == ET_C128;
+}
+
+/* A real part of a LAPACK type (f32 and c64: float, else double) at p. */
+static double get_part(const unsigned char *p, etype t)
+{
+	if (t == ET_F32 || t == ET_C64) {
+		float v;
+		memcpy(&v, p, sizeof v);
+		return v;
+	}
+	double v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static void put_part(unsigned char *p, etype t, double v)
+{
+	if (t == ET_F32 || t == ET_C64) {
+		float x = (float)v;
+		memcpy(p, &x, sizeof x);
+	} else {
+		memcpy(p, &v, sizeof v);
+	}
+}
+
+/* NaN in every part of `count` elements of `t` at buf: the results jaxlib
+ * leaves unwritten when info is not 0 (JAX then puts NaN there itself). */
+static void fill_nan(unsigned char *buf, int64_t count, etype t)
+{
+	int part = is_complex(t) ? etype_byte_width(t) / 2 : etype_byte_width(t);
+	for (int64_t i = 0; i < count * (is_complex(t) ? 2 : 1); i++)
+		put_part(buf + i * part, t, NAN);
+}
+
+static int all_finite(const unsigned char *buf, int64_t count, etype t)
+{
+	int part = is_complex(t) ? etype_byte_width(t) / 2 : etype_byte_width(t);
+	for (int64_t i = 0; i < count * (is_complex(t) ? 2 : 1); i++)
+		if (!isfinite(get_part(buf + i * part, t)))
+			return 0;
+	return 1;
+}
+
+/* Every element of a result zero (the ones LAPACK is not asked for). */
+static void clear(hloi_literal *v)
+{
+	if (v->data)
+		memset(v->data, 0, v->nbytes);
+}
+
+/* Real geev's eigenvectors (column-major, n x n, of the real type t) as
+ * complex columns in out: a real eigenvalue's column as it is, a complex
+ * pair's columns j and j + 1 as re + i im and its conjugate, as jaxlib
+ * unpacks them. */
+static void unpack_vectors(int64_t n, const unsigned char *wi, const unsigned char *packed, unsigned char *out,
+			   etype t)
+{
+	int w = etype_byte_width(t);
+	for (int64_t j = 0; j < n;) {
+		double im = get_part(wi + j * w, t);
+		int pair = im != 0 && !isnan(im) && j + 1 < n;
+		for (int64_t i = 0; i < n; i++) {
+			double re = get_part(packed + (j * n + i) * w, t);
+			double iv = pair ? get_part(packed + ((j + 1) * n + i) * w, t) : 0;
+			put_part(out + (j * n + i) * 2 * w, t, re);
+			put_part(out + (j * n + i) * 2 * w + w, t, iv);
+			if (pair) {
+				put_part(out + ((j + 1) * n + i) * 2 * w, t, re);
+				put_part(out + ((j + 1) * n + i) * 2 * w + w, t, -iv);
+			}
+		}
+		j += pair ? 2 : 1;
+	}
+}
+
+static void geev(etype t, const char *jl, const char *jr, const blasint *n, void *a, void *wr, void *wi, void *vl,
+		 void *vr, const blasint *ld, void *work, const blasint *lwork, void *rwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: LAPACK(sgeev_)(jl, jr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork, info, 1, 1); break;
+	case ET_F64: LAPACK(dgeev_)(jl, jr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork, info, 1, 1); break;
+	case ET_C64: LAPACK(cgeev_)(jl, jr, n, a, ld, wr, vl, ld, vr, ld, work, lwork, rwork, info, 1, 1); break;
+	default: LAPACK(zgeev_)(jl, jr, n, a, ld, wr, vl, ld, vr, ld, work, lwork, rwork, info, 1, 1); break;
+	}
+}
+
+/* A square target's order, refused past LAPACK's 32-bit workspace counts. */
+static int order_fits(engine *e, const instr *in, int64_t n)
+{
+	if (n < 32768)
+		return 1;
+	too_large(e, in, n, n);
+	return 0;
+}
+
+hloi_status cc_kernel_geev(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = is_complex(t);
+	int rw = cplx ? w / 2 : w, cw = cplx ? w : 2 * w;
+	etype ct = t == ET_F32 ? ET_C64 : t == ET_F64 ? ET_C128 : t;
+	int64_t n = x->shape.dims[r - 1], left = 'V', right = 'V';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "compute_left", &left);
+	custom_call_config_int(config, "compute_right", &right);
+	char jl = left == 'N' ? 'N' : 'V', jr = right == 'N' ? 'N' : 'V';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, ld = (blasint)(n > 1 ? n : 1), lwork = 1, info = 0;
+	if (n > 0) {
+		unsigned char query[16] = { 0 };
+		double rquery[2] = { 0 };
+		lwork = -1;
+		geev(t, &jl, &jr, &bn, NULL, NULL, NULL, NULL, NULL, &ld, query, &lwork, rquery, &info);
+		lwork = queried(t, query);
+		/* at least LAPACK's documented minimum */
+		if (lwork < (cplx ? 2 : 4) * bn)
+			lwork = (cplx ? 2 : 4) * bn;
+	}
+	int64_t nn = n * n;
+	int64_t extra = 2 * ALIGN16(n * w) + 2 * ALIGN16(nn * w) + (cplx ? 0 : ALIGN16(nn * cw)) +
+			ALIGN16((int64_t)lwork * w) + 2 * n * rw + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *wr = a + ALIGN16(nn * w), *wi = wr + ALIGN16(n * w), *vl = wi + ALIGN16(n * w);
+	unsigned char *vr = vl + ALIGN16(nn * w), *un = vr + ALIGN16(nn * w);
+	unsigned char *work = un + (cplx ? 0 : ALIGN16(nn * cw)), *rwork = work + ALIGN16((int64_t)lwork * w);
+	/* the results: (wr, wi, vl, vr, info) or (w, vl, vr, info) */
+	int kv = cplx ? 1 : 2;
+	if (jl == 'N')
+		clear(res->elems[kv]);
+	if (jr == 'N')
+		clear(res->elems[kv + 1]);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			gather(x, idx, n, n, a, w);
+			if (!all_finite(a, nn, t))
+				info = -4; /* jaxlib's answer to a non-finite matrix */
+			else if (n > 0)
+				geev(t, &jl, &jr, &bn, a, wr, wi, vl, vr, &ld, work, &lwork, rwork, &info);
+			if (info != 0) {
+				fill_nan(wr, n, t);
+				fill_nan(wi, n, t);
+			}
+			row_io(res->elems[0], idx, nb, n, wr, w, 1);
+			if (!cplx)
+				row_io(res->elems[1], idx, nb, n, wi, w, 1);
+			for (int side = 0; side < 2; side++) {
+				if ((side ? jr : jl) == 'N')
+					continue;
+				unsigned char *v = side ? vr : vl;
+				if (info != 0) {
+					v = cplx ? v : un;
+					fill_nan(v, nn, ct);
+				} else if (!cplx) {
+					unpack_vectors(n, wi, v, un, t);
+					v = un;
+				}
+				scatter(res->elems[kv + side], idx, n, n, v, cw);
+			}
+			put_s32(res->elems[kv + 2], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+static void gees(etype t, const char *jobvs, const blasint *n, void *a, blasint *sdim, void *wr, void *wi, void *vs,
+		 const blasint *ld, void *work, const blasint *lwork, void *rwork, blasint *bwork, blasint *info)
+{
+	const char sort = 'N';
+	switch (t) {
+	case ET_F32: LAPACK(sgees_)(jobvs, &sort, NULL, n, a, ld, sdim, wr, wi, vs, ld, work, lwork, bwork, info, 1, 1); break;
+	case ET_F64: LAPACK(dgees_)(jobvs, &sort, NULL, n, a, ld, sdim, wr, wi, vs, ld, work, lwork, bwork, info, 1, 1); break;
+	case ET_C64: LAPACK(cgees_)(jobvs, &sort, NULL, n, a, ld, sdim, wr, vs, ld, work, lwork, rwork, bwork, info, 1, 1); break;
+	default: LAPACK(zgees_)(jobvs, &sort, NULL, n, a, ld, sdim, wr, vs, ld, work, lwork, rwork, bwork, info, 1, 1); break;
+	}
+}
+
+hloi_status cc_kernel_gees(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = is_complex(t);
+	int rw = cplx ? w / 2 : w;
+	int64_t n = x->shape.dims[r - 1], mode = 'V';
+	custom_call_config_int(instr_text(in, ATTR_BACKEND_CONFIG), "mode", &mode);
+	char jobvs = mode == 'N' ? 'N' : 'V';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, ld = (blasint)(n > 1 ? n : 1), lwork = 1, info = 0, sdim = 0;
+	if (n > 0) {
+		unsigned char query[16] = { 0 };
+		double rquery[2] = { 0 };
+		blasint bquery[2] = { 0 };
+		lwork = -1;
+		gees(t, &jobvs, &bn, NULL, &sdim, NULL, NULL, NULL, &ld, query, &lwork, rquery, bquery, &info);
+		lwork = queried(t, query);
+		if (lwork < (cplx ? 2 : 3) * bn)
+			lwork = (cplx ? 2 : 3) * bn;
+	}
+	int64_t nn = n * n;
+	int64_t extra = 2 * ALIGN16(n * w) + ALIGN16(nn * w) + ALIGN16((int64_t)lwork * w) + ALIGN16(n * rw) +
+			(n + 1) * (int64_t)sizeof(blasint) + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *wr = a + ALIGN16(nn * w), *wi = wr + ALIGN16(n * w), *vs = wi + ALIGN16(n * w);
+	unsigned char *work = vs + ALIGN16(nn * w), *rwork = work + ALIGN16((int64_t)lwork * w);
+	blasint *bwork = (blasint *)(void *)(rwork + ALIGN16(n * rw));
+	/* the results: (t, vs, wr, wi, sdim, info) or (t, vs, w, sdim, info) */
+	int ks = cplx ? 3 : 4;
+	if (jobvs == 'N')
+		clear(res->elems[1]);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			sdim = 0;
+			gather(x, idx, n, n, a, w);
+			if (n > 0)
+				gees(t, &jobvs, &bn, a, &sdim, wr, wi, vs, &ld, work, &lwork, rwork, bwork, &info);
+			scatter(res->elems[0], idx, n, n, a, w);
+			if (jobvs == 'V')
+				scatter(res->elems[1], idx, n, n, vs, w);
+			row_io(res->elems[2], idx, nb, n, wr, w, 1);
+			if (!cplx)
+				row_io(res->elems[3], idx, nb, n, wi, w, 1);
+			put_s32(res->elems[ks], idx, nb, -1, sdim);
+			put_s32(res->elems[ks + 1], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+static void gehrd(etype t, const blasint *n, const blasint *lo, const blasint *hi, void *a, void *tau, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: LAPACK(sgehrd_)(n, lo, hi, a, n, tau, work, lwork, info); break;
+	case ET_F64: LAPACK(dgehrd_)(n, lo, hi, a, n, tau, work, lwork, info); break;
+	case ET_C64: LAPACK(cgehrd_)(n, lo, hi, a, n, tau, work, lwork, info); break;
+	default: LAPACK(zgehrd_)(n, lo, hi, a, n, tau, work, lwork, info); break;
+	}
+}
+
+static void sytrd(etype t, const char *uplo, const blasint *n, void *a, void *d, void *e, void *tau, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: LAPACK(ssytrd_)(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	case ET_F64: LAPACK(dsytrd_)(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	case ET_C64: LAPACK(chetrd_)(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	default: LAPACK(zhetrd_)(uplo, n, a, n, d, e, tau, work, lwork, info, 1); break;
+	}
+}
+
+/* gehrd (tri = 0: a -> (a, tau [n - 1], info)) and sytrd / hetrd (tri = 1:
+ * a -> (a, d [n], e [n - 1], tau [n - 1], info)), which share their
+ * scratch: the matrix, d, e, tau and the workspace LAPACK asks for. The
+ * checker takes orders of 1 or more only. */
+static hloi_status reduce_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int tri)
+{
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), rw = is_complex(t) ? w / 2 : w;
+	int64_t n = x->shape.dims[r - 1], lo = 1, hi = n, uplo = 'L';
+	const char *config = instr_text(in, ATTR_BACKEND_CONFIG);
+	custom_call_config_int(config, "low", &lo);
+	custom_call_config_int(config, "high", &hi);
+	custom_call_config_int(config, "uplo", &uplo);
+	char u = uplo == 'U' ? 'U' : 'L';
+	if (!order_fits(e, in, n))
+		return HLOI_EUNSUPPORTED;
+	blasint bn = (blasint)n, blo = (blasint)lo, bhi = (blasint)hi, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	if (tri)
+		sytrd(t, &u, &bn, NULL, NULL, NULL, NULL, query, &lwork, &info);
+	else
+		gehrd(t, &bn, &blo, &bhi, NULL, NULL, query, &lwork, &info);
+	lwork = queried(t, query);
+	int64_t extra = ALIGN16(n * rw) + ALIGN16(n * rw) + ALIGN16(n * w) + ALIGN16((int64_t)lwork * w) + 16;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, n, n, w, extra, &res, &a, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *d = a + ALIGN16(n * n * w), *ev = d + ALIGN16(n * rw), *tau = ev + ALIGN16(n * rw);
+	unsigned char *work = tau + ALIGN16(n * w);
+	if (batch_count(&x->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			info = 0;
+			gather(x, idx, n, n, a, w);
+			if (tri)
+				sytrd(t, &u, &bn, a, d, ev, tau, work, &lwork, &info);
+			else
+				gehrd(t, &bn, &blo, &bhi, a, tau, work, &lwork, &info);
+			scatter(res->elems[0], idx, n, n, a, w);
+			if (tri) {
+				row_io(res->elems[1], idx, nb, n, d, rw, 1);
+				row_io(res->elems[2], idx, nb, n - 1, ev, rw, 1);
+			}
+			row_io(res->elems[tri ? 3 : 1], idx, nb, n - 1, tau, w, 1);
+			put_s32(res->elems[tri ? 4 : 2], idx, nb, -1, info);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
+}
+
+hloi_status cc_kernel_gehrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	return reduce_kernel(e, f, in, ops, t, 0);
+}
+
+hloi_status cc_kernel_sytrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	return reduce_kernel(e, f, in, ops, t, 1);
+}
+
+hloi_status cc_kernel_gtsv(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	const hloi_literal *y = ops[3];
+	int r = y->shape.rank, nb = r - 2, w = etype_byte_width(t);
+	int64_t m = y->shape.dims[r - 2], n = y->shape.dims[r - 1], nc = n > 0 ? n : 1;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *b;
+	/* b has a column at least: LAPACK's back substitution writes one even
+	 * without a right-hand side */
+	hloi_status st = begin(e, in, m, nc, w, 3 * ALIGN16(m * w) + 16, &res, &b, &bytes);
+	if (st != HLOI_OK)
+		return st;
+	memset(b, 0, (size_t)(m * nc * w));
+	unsigned char *dg[3];
+	dg[0] = b + ALIGN16(m * nc * w);
+	for (int k = 1; k < 3; k++)
+		dg[k] = dg[k - 1] + ALIGN16(m * w);
+	blasint bm = (blasint)m, bn = (blasint)n, ldb = (blasint)(m > 1 ? m : 1);
+	if (batch_count(&y->shape) > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			blasint info = 0;
+			for (int k = 0; k < 3; k++)
+				row_io(ops[k], idx, nb, m, dg[k], w, 0);
+			gather(y, idx, m, n, b, w);
+			/* dl's first element is not part of the matrix (jaxlib passes dl + 1) */
+			if (m > 0) {
+				switch (t) {
+				case ET_F32: LAPACK(sgtsv_)(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				case ET_F64: LAPACK(dgtsv_)(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				case ET_C64: LAPACK(cgtsv_)(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				default: LAPACK(zgtsv_)(&bm, &bn, dg[0] + w, dg[1], dg[2], b, &ldb, &info); break;
+				}
+			}
+			for (int k = 0; k < 3; k++)
+				row_io(res->elems[k], idx, nb, m, dg[k], w, 1);
+			scatter(res->elems[3], idx, m, n, b, w);
+			put_s32(res->elems[4], idx, nb, -1, info);
+		} while (index_next(nb, y->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, b, bytes);
 }

@@ -16,11 +16,25 @@ random batched problems, both engines, operands in random layouts.
   np.linalg.qr (the diagonal's signs may differ).
 - lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
   np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
-- lapack_?gesdd_ffi, modes A, S and N: the singular values against
+- lapack_?gesdd_ffi and lapack_?gesvd_ffi, modes A, S and N: the singular values against
   np.linalg.svd, u diag(s) vt = a, u and vt with orthonormal columns and
   rows; info 0.
 - lapack_?trsm_ffi, every side, uplo, trans_x and diag, with and without
   alpha: against np.linalg.solve on op(a) (garbage in the unread triangle).
+- lapack_?geev_ffi, with and without each side's vectors: the eigenvalues
+  against np.linalg.eigvals (each matched to its nearest), a vr = vr
+  diag(w), vl^H a = diag(w) vl^H, columns of norm 1; zeros for vectors not
+  asked for; info 0.
+- lapack_?gees_ffi, modes V and N: vs t vs^H = a with vs unitary, t upper
+  triangular (real types: quasi-triangular, 2x2 blocks for complex pairs),
+  its eigenvalues (w, or wr + i wi) against np.linalg.eigvals; sdim and
+  info 0.
+- lapack_?gehrd_ffi (low 1, high n, as JAX writes): q h q^H = a with q the
+  product of the reflectors below the subdiagonal and tau; info 0.
+- lapack_?sytrd_ffi / ?hetrd, uplo L and U: q tridiag(e, d, e) q^H = a
+  with q from the reflectors in the uplo triangle and tau; info 0.
+- lapack_?gtsv_ffi: x against np.linalg.solve on the dense tridiagonal
+  matrix; dl's first and du's last element given back; info 0.
 Agreement within 1e-4 (32-bit types) or 1e-10 (64-bit) of the largest
 magnitude of the expected array.
 
@@ -63,7 +77,8 @@ def gen_case(seed, index):
     g = np.random.default_rng(seed * 7919 + index)
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
-    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm", "svd"])
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm", "svd", "geev", "gees", "gehrd", "sytrd",
+                     "gtsv"])
     c["op"] = op
     if op == "topk":
         t = rng.choice(["f32", "f64", "s32"])
@@ -100,15 +115,31 @@ def gen_case(seed, index):
         c.update(mode=mode, inputs=[a])
         c["program"] = ("HloModule svd_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n"
                         "  r = (%s[%s], %s[%s], %s[%s]%s, %s[%s]%s, s32[%s]) custom-call(a), "
-                        "custom_call_target=\"lapack_%sgesdd_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                        "custom_call_target=\"lapack_%s%s_ffi\", api_version=API_VERSION_TYPED_FFI, "
                         "backend_config={mode = %d : ui8}\n"
                         "  s = %s[%s] get-tuple-element(r), index=1\n  u = %s[%s] get-tuple-element(r), index=2\n"
                         "  vt = %s[%s] get-tuple-element(r), index=3\n  i = s32[%s] get-tuple-element(r), index=4\n"
                         "  ROOT o = tuple(s, u, vt, i)\n}\n" % (
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), real, dims(batch + [k]),
                             t, dims(batch + [m, uc]), layout(rng, a.ndim), t, dims(batch + [vr, n]),
-                            layout(rng, a.ndim), dims(batch), LETTER[t], ord(mode), real, dims(batch + [k]), t,
+                            layout(rng, a.ndim), dims(batch), LETTER[t], rng.choice(["gesdd", "gesvd"]), ord(mode),
+                            real, dims(batch + [k]), t,
                             dims(batch + [m, uc]), t, dims(batch + [vr, n]), dims(batch)))
+        return c
+    if op in ("geev", "gees", "gehrd", "sytrd"):
+        return gen_square(c, rng, g, batch, t, op)
+    if op == "gtsv":
+        m, k = rng.choice([1, 2, 3, 5, 8]), rng.choice([0, 1, 2, 4])
+        dl, d, du = rand(g, batch + [m], t), rand(g, batch + [m], t) + 4, rand(g, batch + [m], t)
+        b = rand(g, batch + [m, k], t)
+        c["inputs"] = [x.astype(NP[t]) for x in (dl, d, du, b)]
+        v, bs = "%s[%s]" % (t, dims(batch + [m])), "%s[%s]" % (t, dims(batch + [m, k]))
+        c["program"] = ("HloModule gtsv_%d\nENTRY e {\n  dl = %s parameter(0)\n  d = %s parameter(1)\n"
+                        "  du = %s parameter(2)\n  b = %s%s parameter(3)\n"
+                        "  ROOT r = (%s, %s, %s, %s%s, s32[%s]) custom-call(dl, d, du, b), "
+                        "custom_call_target=\"lapack_%sgtsv_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                        "backend_config={}\n}\n" % (index, v, v, v, bs, layout(rng, b.ndim), v, v, v, bs,
+                                                   layout(rng, b.ndim), dims(batch), LETTER[t]))
         return c
     if op == "qr":
         n = rng.choice([1, 2, 3, 5])
@@ -179,6 +210,53 @@ def gen_case(seed, index):
                     "api_version=API_VERSION_TYPED_FFI, backend_config={uplo = %d : ui8}\n}\n" % (
                         index, t, dims(written.shape), layout(rng, written.ndim), t, dims(written.shape),
                         dims(batch), LETTER[t], 76 if lower else 85))
+    return c
+
+
+REAL = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}
+CPLX = {"f32": "c64", "f64": "c128", "c64": "c64", "c128": "c128"}
+
+
+def gen_square(c, rng, g, batch, t, op):
+    """geev, gees, gehrd and sytrd / hetrd of a random batch of n x n."""
+    n = rng.choice([1, 2, 3, 5, 8])
+    a = rand(g, batch + [n, n], t)
+    cplx = t.startswith("c")
+    mat, vec, info = "%s[%s]" % (t, dims(a.shape)), "%s[%s]" % (t, dims(batch + [n])), "s32[%s]" % dims(batch)
+    lay = layout(rng, a.ndim)
+    if op == "geev":
+        left, right = rng.choice("VN"), rng.choice("VN")
+        vecs = "%s[%s]" % (CPLX[t], dims(a.shape))
+        res = ([vec] if cplx else [vec, vec]) + [vecs + lay, vecs, info]
+        config = "compute_left = %d : ui8, compute_right = %d : ui8" % (ord(left), ord(right))
+        c.update(left=left, right=right)
+        target = "geev"
+    elif op == "gees":
+        mode = rng.choice("VVN")
+        res = [mat + lay, mat] + ([vec] if cplx else [vec, vec]) + ["s32[%s]" % dims(batch), info]
+        config = "mode = %d : ui8, sort = 78 : ui8" % ord(mode)
+        c["mode"] = mode
+        target = "gees"
+    elif op == "gehrd":
+        res = [mat + lay, "%s[%s]" % (t, dims(batch + [n - 1])), info]
+        config = "high = %d : i32, low = 1 : i32" % n
+        target = "gehrd"
+    else:
+        lower = rng.random() < 0.5
+        a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+        c.update(lower=lower, a=a)
+        garbage = np.triu(rand(g, batch + [n, n], t), 1) if lower else np.tril(rand(g, batch + [n, n], t), -1)
+        a = (np.tril(a) if lower else np.triu(a)) + 100 * garbage
+        r = REAL[t]
+        res = [mat + lay, "%s[%s]" % (r, dims(batch + [n])), "%s[%s]" % (r, dims(batch + [n - 1])),
+               "%s[%s]" % (t, dims(batch + [n - 1])), info]
+        config = "uplo = %d : ui8" % (76 if lower else 85)
+        target = "hetrd" if cplx else "sytrd"
+    c["inputs"] = [a.astype(NP[t])]
+    c["program"] = ("HloModule %s_%d\nENTRY e {\n  a = %s%s parameter(0)\n"
+                    "  ROOT r = (%s) custom-call(a), custom_call_target=\"lapack_%s%s_ffi\", "
+                    "api_version=API_VERSION_TYPED_FFI, backend_config={%s}\n}\n" % (
+                        op, c["index"], mat, layout(rng, a.ndim), ", ".join(res), LETTER[t], target, config))
     return c
 
 
@@ -322,10 +400,144 @@ def check_svd(c, got):
             or close(c, vt @ np.conj(np.swapaxes(vt, -1, -2)), eye_v, "vt vt^H - 1"))
 
 
+def match_values(c, w, a):
+    """The eigenvalues w of each matrix of a against np.linalg.eigvals,
+    each matched to its nearest."""
+    want = np.linalg.eigvals(a)
+    for b in np.ndindex(*a.shape[:-2]):
+        left = list(w[b])
+        for x in want[b]:
+            i = int(np.argmin([abs(x - y) for y in left]))
+            why = close(c, np.array([left.pop(i)]), np.array([x]), "eigenvalue of batch %s" % (b,))
+            if why:
+                return why
+    return None
+
+
+def adjoint(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def unitary(c, q, what):
+    n = q.shape[-1]
+    return close(c, adjoint(q) @ q, np.broadcast_to(np.eye(n), q.shape), what + "^H " + what + " - 1")
+
+
+def check_geev(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    cplx = c["type"].startswith("c")
+    if len(got) != (4 if cplx else 5):
+        return "got %d results" % len(got)
+    if np.any(got[-1] != 0):
+        return "info %r, expected 0" % got[-1]
+    w = got[0].astype(np.complex128) if cplx else got[0] + 1j * got[1].astype(np.float64)
+    vl, vr = got[-3].astype(np.complex128), got[-2].astype(np.complex128)
+    why = match_values(c, w, a)
+    if why:
+        return why
+    for side, v in (("left", vl), ("right", vr)):
+        if c[side] == "N":
+            if np.any(v):
+                return "%s vectors not asked for, but not zero" % side
+            continue
+        if side == "right":
+            why = close(c, a @ v, v * w[..., None, :], "a vr - vr diag(w)")
+        else:
+            why = close(c, adjoint(v) @ a, w[..., :, None] * adjoint(v), "vl^H a - diag(w) vl^H")
+        why = why or close(c, np.linalg.norm(v, axis=-2), np.ones(w.shape), "%s vector norms" % side)
+        if why:
+            return why
+    return None
+
+
+def check_gees(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    cplx = c["type"].startswith("c")
+    if len(got) != (5 if cplx else 6):
+        return "got %d results" % len(got)
+    if np.any(got[-1] != 0) or np.any(got[-2] != 0):
+        return "sdim %r, info %r, expected 0" % (got[-2], got[-1])
+    t, vs = got[0].astype(np.complex128), got[1].astype(np.complex128)
+    w = got[2].astype(np.complex128) if cplx else got[2] + 1j * got[3].astype(np.float64)
+    below = np.tril(t, -1 if cplx else -2)
+    if np.any(below != 0):
+        return "t is not %s" % ("upper triangular" if cplx else "quasi-triangular")
+    why = match_values(c, w, a) or match_values(c, w, t)
+    if why:
+        return why
+    if c["mode"] == "N":
+        return None if not np.any(vs) else "vs not asked for, but not zero"
+    return unitary(c, vs, "vs") or close(c, vs @ t @ adjoint(vs), a, "vs t vs^H - a")
+
+
+def reflectors(v, tau, lower_start, upper):
+    """q from LAPACK's elementary reflectors: the columns of v (n x n)
+    below (from lower_start) or, with upper, above the diagonal band."""
+    n = v.shape[-1]
+    q = np.eye(n, dtype=np.complex128)
+    k = len(tau)
+    order = range(k - 1, -1, -1) if upper else range(k)
+    for i in order:
+        h = np.zeros(n, dtype=np.complex128)
+        if upper:
+            h[i] = 1
+            h[:i] = v[:i, i + 1]
+        else:
+            h[i + lower_start] = 1
+            h[i + lower_start + 1:] = v[i + lower_start + 1:, i]
+        q = q @ (np.eye(n) - tau[i] * np.outer(h, np.conj(h)))
+    return q
+
+
+def check_gehrd(c, got):
+    a = c["inputs"][0].astype(np.complex128)
+    if len(got) != 3 or np.any(got[2] != 0):
+        return "got %d results, info %r" % (len(got), got[-1])
+    v, tau = got[0].astype(np.complex128), got[1].astype(np.complex128)
+    for b in np.ndindex(*a.shape[:-2]):
+        q = reflectors(v[b], tau[b], 1, False)
+        why = close(c, q @ np.triu(v[b], -1) @ adjoint(q), a[b], "q h q^H - a at batch %s" % (b,))
+        if why:
+            return why
+    return None
+
+
+def check_sytrd(c, got):
+    a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
+    if len(got) != 5 or np.any(got[4] != 0):
+        return "got %d results, info %r" % (len(got), got[-1])
+    v, d, e, tau = got[0].astype(np.complex128), got[1], got[2], got[3].astype(np.complex128)
+    for b in np.ndindex(*a.shape[:-2]):
+        q = reflectors(v[b], tau[b], 1, not c["lower"])
+        tri = np.diag(d[b].astype(np.float64)) + np.diag(e[b].astype(np.float64), 1) + np.diag(e[b].astype(np.float64), -1)
+        why = close(c, q @ tri @ adjoint(q), a[b], "q t q^H - a at batch %s" % (b,))
+        if why:
+            return why
+    return None
+
+
+def check_gtsv(c, got):
+    dl, d, du, b = (x.astype(np.complex128) for x in c["inputs"])
+    if len(got) != 5 or np.any(got[4] != 0):
+        return "got %d results, info %r" % (len(got), got[-1])
+    m = d.shape[-1]
+    if not np.array_equal(got[0][..., 0], c["inputs"][0][..., 0]) or not np.array_equal(got[2][..., m - 1],
+                                                                                       c["inputs"][2][..., m - 1]):
+        return "dl's first or du's last element changed"
+    dense = np.zeros(d.shape + (m,), dtype=np.complex128)
+    i = np.arange(m)
+    dense[..., i, i] = d
+    dense[..., i[1:], i[:-1]] = dl[..., 1:]
+    dense[..., i[:-1], i[1:]] = du[..., :-1]
+    want = np.linalg.solve(dense, b) if b.shape[-1] else b
+    return close(c, got[3].astype(np.complex128), want, "x")
+
+
 def check(c, got):
-    return {"svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+    return {"geev": check_geev, "gees": check_gees, "gehrd": check_gehrd, "sytrd": check_sytrd, "gtsv": check_gtsv,
+            "svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
             "eigh": check_eigh}[c["op"]](c, got)
 
 
 if __name__ == "__main__":
-    sys.exit(hloi_cases.main("numpy_lapack", gen_case, check, 400))
+    sys.exit(hloi_cases.main("numpy_lapack", gen_case, check, 600))
