@@ -127,14 +127,15 @@ static int fusible(const instr *in, int generic)
 {
 	fx_member m;
 	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(in->result) ||
-	    in->result->rank > HLOI_MAX_RANK)
+	    in->result->rank > HLOI_MAX_RANK || !shape_is_static(in->result))
 		return 0;
 	int64_t n;
 	if (shape_byte_size(in->result, &n))
 		return 0;
 	for (int k = 0; k < in->nops; k++) {
 		int8_t map[HLOI_MAX_RANK];
-		if (fx_operand_map(in, k, map))
+		/* a `<=N` operand's sizes go to the result (eval_dynamic) */
+		if (fx_operand_map(in, k, map) || !shape_is_static(in->ops[k].def->result))
 			return 0;
 	}
 	return fx_member_init(&m, in, generic) == 0;
