@@ -545,14 +545,8 @@ static int makes_dynamic(const instr *in)
 	default:
 		break;
 	}
-	switch (opcode_category(in->op)) {
-	case OPC_BINARY:
-	case OPC_COMPARE:
-	case OPC_UNARY:
+	if (opcode_is_elementwise_category(in->op))
 		return 1;
-	default:
-		break;
-	}
 	switch (in->op) {
 	case OP_SELECT:
 	case OP_CLAMP:

@@ -99,14 +99,8 @@ static int identity_read(const instr *u, int k)
 
 int eval_is_elementwise(opcode op)
 {
-	switch (opcode_category(op)) {
-	case OPC_BINARY:
-	case OPC_COMPARE:
-	case OPC_UNARY:
+	if (opcode_is_elementwise_category(op))
 		return 1;
-	default:
-		break;
-	}
 	switch (op) {
 	case OP_SELECT:
 	case OP_CLAMP:
