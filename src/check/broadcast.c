@@ -214,10 +214,11 @@ int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rh
 	else
 		err = different_rank(c, in, lhs, rhs, result);
 	if (!err && c->strict) {
-		/* XLA's verifier: operands must already have the result's dims. */
+		/* XLA's verifier: operands must already have the result's dims
+		 * (whichever are dynamic: ShapeUtil::Compatible). */
 		for (int k = 0; k < 2 && !err; k++) {
 			const shape *s = k ? rhs : lhs;
-			if (shape_same_dims(s, result))
+			if (shape_same_bounds(s, result))
 				continue;
 			char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 			shape r = *result;

@@ -521,13 +521,52 @@ static int resolve_called(checker *c, instr *in)
 static int declared_root_in_place(checker *c, const instr *in, const shape *inf);
 
 /* Dynamic dimensions (`<=N`) run as far as their sizes are defined: the
- * results of set-dimension-size and dynamic-reshape carry their sizes; only
- * these two and get-dimension-size take such a value, and the entry
- * computation's result may be one (or a tuple of them). Any other use is refused at the operand
- * (README: Dynamic dimensions). */
-static int makes_dynamic(opcode op)
+ * results of set-dimension-size, dynamic-reshape and the SliceToDynamic
+ * custom-call carry their sizes; the elementwise ops, broadcast, transpose,
+ * reshape and a reduce of one operand pass them on (eval/dynamic.c);
+ * get-dimension-size and PadToStatic read them; the entry computation's
+ * result may be one (or a tuple of them). Any other use is refused at the
+ * operand (README: Dynamic dimensions). */
+static int is_target(const instr *in, cc_target target)
 {
-	return op == OP_SET_DIMENSION_SIZE || op == OP_DYNAMIC_RESHAPE;
+	const char *t = in->op == OP_CUSTOM_CALL ? instr_text(in, ATTR_CUSTOM_CALL_TARGET) : NULL;
+	return t && custom_call_builtin(t) == (int)target;
+}
+
+/* whether `in` may have a `<=N` result */
+static int makes_dynamic(const instr *in)
+{
+	switch (in->op) {
+	case OP_SET_DIMENSION_SIZE:
+	case OP_DYNAMIC_RESHAPE:
+		return 1;
+	case OP_CUSTOM_CALL:
+		return is_target(in, CC_SLICE_TO_DYNAMIC);
+	default:
+		break;
+	}
+	if (opcode_is_elementwise_category(in->op))
+		return 1;
+	switch (in->op) {
+	case OP_SELECT:
+	case OP_CLAMP:
+	case OP_CONVERT:
+	case OP_COPY:
+	case OP_BROADCAST:
+	case OP_TRANSPOSE:
+	case OP_RESHAPE:
+		return 1;
+	case OP_REDUCE:
+		return in->nops == 2;
+	default:
+		return 0;
+	}
+}
+
+/* whether `in` may take a `<=N` operand */
+static int takes_dynamic(const instr *in)
+{
+	return makes_dynamic(in) || in->op == OP_GET_DIMENSION_SIZE || is_target(in, CC_PAD_TO_STATIC);
 }
 
 /* the entry's result: a tuple of such values prints each with its sizes */
@@ -539,19 +578,45 @@ static int entry_root_tuple(const checker *c, const instr *in)
 static void dynamic_operands(checker *c, const instr *in)
 {
 	char a[CK_SHAPE_TEXT];
-	if (!c->report_unsupported || makes_dynamic(in->op) || in->op == OP_GET_DIMENSION_SIZE)
-		return;
-	if (entry_root_tuple(c, in))
+	if (!c->report_unsupported || takes_dynamic(in) || entry_root_tuple(c, in))
 		return;
 	for (int i = 0; i < in->nops; i++) {
 		const instr *d = in->ops[i].def;
 		if (d && d->result && !shape_is_static(d->result)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only set-dimension-size, dynamic-reshape and get-dimension-size take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}
 	}
+}
+
+/* A written array shape that differs from the inferred one only in which
+ * dimensions are `<=N`: XLA's verifier compares the two ignoring that
+ * (ShapeUtil::Compatible). A written `<=N` dimension is kept (its size comes
+ * from the operands, or is the bound; eval/dynamic.c); a written static one
+ * the operands make dynamic is refused, as hloi follows sizes through `<=N`
+ * shapes only. 1: accepted (inf takes the written kinds), 0: another
+ * difference, -1: refused. */
+static int dynamic_kinds(checker *c, const instr *in, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	const shape *w = in->shape;
+	if (w->type != inf->type || !shape_same_bounds(w, inf))
+		return 0;
+	for (int d = 0; d < w->rank; d++) {
+		if (w->dim_kind[d] != DIM_BOUNDED && inf->dim_kind[d] == DIM_BOUNDED) {
+			if (c->report_unsupported) {
+				ck_unsupported(c, shape_loc(c, in),
+					       "unsupported %s whose written shape %s leaves dimension %d static, where the inferred %s has it dynamic (dynamic sizes are followed through `<=N` shapes only)",
+					       opcode_name(in->op), ck_shape(a, w), d, ck_shape(b, inf));
+				return -1;
+			}
+			return 1;
+		}
+	}
+	memcpy(inf->dim_kind, w->dim_kind, sizeof inf->dim_kind);
+	return 1;
 }
 
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
@@ -572,7 +637,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
 	if (in->has_shape &&
-	    !usable_shape(c, in->shape, sat, tokens, makes_dynamic(in->op) || entry_root_tuple(c, in)))
+	    !usable_shape(c, in->shape, sat, tokens, makes_dynamic(in) || entry_root_tuple(c, in)))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	dynamic_operands(c, in);
@@ -589,6 +654,12 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible(in->shape, &inf)
 				   : in->shape->type == inf.type && shape_same_dims(in->shape, &inf);
+		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in)) {
+			int r = dynamic_kinds(c, in, &inf);
+			if (r < 0)
+				return;
+			same = r;
+		}
 		if (!same) {
 			if (!declared_root_in_place(c, in, &inf))
 				ck_error(c, sat, "declared shape %s does not match the inferred shape %s",

@@ -53,6 +53,55 @@ static int cc_check_identity(checker *c, instr *in, const char *name, etype t, s
 	return 0;
 }
 
+/* SliceToDynamic(x, size...): x with one s32 scalar size per dimension; the
+ * result is x's type and bounds, its `<=N` dimensions the written ones. */
+static int cc_check_slice_to_dynamic(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	char a[CK_SHAPE_TEXT];
+	if (in->nops < 1) {
+		ck_error(c, in->op_at, "custom-call target '%s' takes an operand and an s32[] size per dimension, but has no operand",
+			 name);
+		return 1;
+	}
+	if (!ck_array_operand(c, in, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	if (!count_operands(c, in, name, 1 + x->rank))
+		return 1;
+	for (int k = 1; k < in->nops; k++) {
+		const shape *s = opnd(in, k);
+		if (shape_is_tuple(s) || s->rank != 0 || s->type != ET_S32) {
+			ck_error(c, in->ops[k].at, "custom-call target '%s' takes an s32[] size per dimension; operand %d is %s",
+				 name, k, ck_shape(a, s));
+			return 1;
+		}
+	}
+	*want = *x;
+	const shape *r = in->shape;
+	if (shape_is_array(r) && r->rank == x->rank)
+		for (int d = 0; d < x->rank; d++)
+			want->dim_kind[d] = r->dim_kind[d];
+	return 0;
+}
+
+/* PadToStatic(x): the tuple of x with its bounds as static dimensions and
+ * an s32[] size per dimension. */
+static int cc_check_pad_to_static(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	if (!count_operands(c, in, name, 1) || !ck_array_operand(c, in, 0))
+		return 1;
+	const shape *x = opnd(in, 0);
+	shape *el = tuple_want(c, want, 1 + x->rank);
+	if (!el)
+		return 1;
+	shape_make_array(&el[0], x->type, x->rank, x->dims);
+	for (int d = 0; d < x->rank; d++)
+		shape_make_array(&el[1 + d], ET_S32, 0, NULL);
+	return 0;
+}
+
 /* TopK(x): (T[..., k], s32[..., k]), k the written result's last dimension,
  * x of rank 1 or more and an ordered type. */
 static int cc_check_topk(checker *c, instr *in, const char *name, etype t, shape *want)

@@ -172,6 +172,12 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	if (check_binary_shapes(c, in, lhs, rhs, inf))
 		err = 1;
 	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
+	/* a dimension `<=N` in both operands stays so; one static in either is
+	 * static (XLA's InferMostSpecificDimAndBound) */
+	if (!err && lhs->rank == rhs->rank && inf->rank == lhs->rank)
+		for (int d = 0; d < inf->rank; d++)
+			if (lhs->dim_kind[d] == DIM_BOUNDED && rhs->dim_kind[d] == DIM_BOUNDED)
+				inf->dim_kind[d] = DIM_BOUNDED;
 	if (in->op == OP_COMPLEX)
 		inf->type = lhs->type == ET_F64 ? ET_C128 : ET_C64;
 	return err;
@@ -306,6 +312,7 @@ int infer_unary(checker *c, instr *in, shape *inf)
 	if (unary_type(c, in, op->type, &rt))
 		return 1;
 	shape_make_array(inf, rt, op->rank, op->dims);
+	memcpy(inf->dim_kind, op->dim_kind, sizeof inf->dim_kind);  /* `<=N` stays (XLA: the operand's shape) */
 	ck_identity_out_dims(in);
 	return 0;
 }
@@ -487,6 +494,7 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 		}
 	}
 	shape_make_array(inf, t, op->rank, op->dims);
+	memcpy(inf->dim_kind, op->dim_kind, sizeof inf->dim_kind);
 	ck_identity_out_dims(in);
 	return 0;
 }

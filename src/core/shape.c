@@ -388,6 +388,16 @@ int shape_same_dims(const shape *a, const shape *b)
 	return 1;
 }
 
+int shape_same_bounds(const shape *a, const shape *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
 int shape_compatible(const shape *a, const shape *b)
 {
 	if (a->type != b->type)

@@ -118,6 +118,9 @@ uint64_t shape_hash(const shape *s);
 int shape_compatible(const shape *a, const shape *b);
 /* Equal dimensions only. */
 int shape_same_dims(const shape *a, const shape *b);
+/* The same rank and dims, whichever are `<=N` (XLA's ShapeUtil::Compatible
+ * ignores dynamic dimensions). */
+int shape_same_bounds(const shape *a, const shape *b);
 /* Equal layouts (minor_to_major, padding, extras). */
 int layout_equal(const layout *a, const layout *b);
 

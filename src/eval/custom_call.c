@@ -24,6 +24,18 @@ static hloi_status cc_kernel_topk(engine *e, frame *f, const instr *in, hloi_lit
 	return eval_topk(e, f, in, ops[0], v->dims[v->rank - 1], 1);
 }
 
+static hloi_status cc_kernel_slice_to_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_slice_to_dynamic(e, f, in, ops);
+}
+
+static hloi_status cc_kernel_pad_to_static(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_pad_to_static(e, f, in, ops);
+}
+
 typedef hloi_status (*cc_kernel)(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 
 static const cc_kernel kernels[CC_COUNT] = {

@@ -198,6 +198,17 @@ typedef void (*fill_fn)(engine *e, const instr *in, hloi_literal *const *ops, hl
 hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *dest,
 			 int in_place, fill_fn fill);
 
+/* Dynamic dimensions (dynamic.c): whether evaluating `in` on `ops`
+ * involves `<=N` sizes, and its evaluation then: kernel k on the operands
+ * (a reduce's padding set to its init value first; a reshape laid out
+ * anew), the result's sizes taken from its operands'. */
+int eval_is_dynamic(const instr *in, hloi_literal *const *ops);
+hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
+			 hloi_literal *dest, kernel_fn k);
+/* XLA's SliceToDynamic and PadToStatic custom-calls (dynamic.c). */
+hloi_status eval_slice_to_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+hloi_status eval_pad_to_static(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+
 /* top-k of x along its last dimension into a new (values, s32 indices)
  * tuple of in->result's shape: the k largest (or smallest) by total order,
  * the lower index first among equals (topk and the TopK custom-call). */

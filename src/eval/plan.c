@@ -99,14 +99,8 @@ static int identity_read(const instr *u, int k)
 
 int eval_is_elementwise(opcode op)
 {
-	switch (opcode_category(op)) {
-	case OPC_BINARY:
-	case OPC_COMPARE:
-	case OPC_UNARY:
+	if (opcode_is_elementwise_category(op))
 		return 1;
-	default:
-		break;
-	}
 	switch (op) {
 	case OP_SELECT:
 	case OP_CLAMP:
@@ -127,14 +121,15 @@ static int fusible(const instr *in, int generic)
 {
 	fx_member m;
 	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(in->result) ||
-	    in->result->rank > HLOI_MAX_RANK)
+	    in->result->rank > HLOI_MAX_RANK || !shape_is_static(in->result))
 		return 0;
 	int64_t n;
 	if (shape_byte_size(in->result, &n))
 		return 0;
 	for (int k = 0; k < in->nops; k++) {
 		int8_t map[HLOI_MAX_RANK];
-		if (fx_operand_map(in, k, map))
+		/* a `<=N` operand's sizes go to the result (eval_dynamic) */
+		if (fx_operand_map(in, k, map) || !shape_is_static(in->ops[k].def->result))
 			return 0;
 	}
 	return fx_member_init(&m, in, generic) == 0;

@@ -5,7 +5,11 @@
  * rounded; f8e8m0fnu, which has no zero or negatives: a power of two from
  * 2^-8 to 2^7), signed ints in [-8, 8], unsigned in [0, 16] (the sub-byte
  * ones: reduced modulo their range), pred true/false, complex values two
- * such floats. */
+ * such floats. A scalar integer parameter that gives a dimension's size
+ * (an operand of set-dimension-size, dynamic-reshape or SliceToDynamic
+ * after the first) is drawn within what every such use allows: [0, N] for
+ * a `<=N` dimension, the dimension itself for a static one (a size past
+ * the bound is undefined in XLA). */
 #include <string.h>
 
 #include "core/float8.h"
@@ -102,6 +106,38 @@ static void fill(hloi_literal *lit, uint64_t *state)
 	while (index_next(s->rank, s->dims, idx));
 }
 
+/* Narrows [*lo, *hi] to the sizes `p` may give where the entry computation
+ * uses it as a dimension's size; 0 when it is not used so. */
+static int size_range(const computation *comp, const instr *p, int64_t *lo, int64_t *hi)
+{
+	int used = 0;
+	for (int i = 0; i < comp->ninstrs; i++) {
+		const instr *in = comp->instrs[i];
+		int sizes = in->op == OP_SET_DIMENSION_SIZE || in->op == OP_DYNAMIC_RESHAPE ||
+			    (in->op == OP_CUSTOM_CALL && instr_text(in, ATTR_CUSTOM_CALL_TARGET) &&
+			     custom_call_builtin(instr_text(in, ATTR_CUSTOM_CALL_TARGET)) == CC_SLICE_TO_DYNAMIC);
+		if (!sizes || !shape_is_array(in->result))
+			continue;
+		for (int k = 1; k < in->nops; k++) {
+			if (in->ops[k].def != p)
+				continue;
+			int64_t d = k - 1;
+			if (in->op == OP_SET_DIMENSION_SIZE) {
+				const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
+				d = dims && dims->n > 0 ? dims->v[0] : -1;
+			}
+			if (d < 0 || d >= in->result->rank)
+				continue;
+			int64_t b = in->result->dims[d];
+			int64_t l = in->result->dim_kind[d] == DIM_BOUNDED ? 0 : b;
+			*lo = used && *lo > l ? *lo : l;
+			*hi = used && *hi < b ? *hi : b;
+			used = 1;
+		}
+	}
+	return used;
+}
+
 /* Bytes of the buffers a value of shape s needs (tuples: their elements);
  * nonzero on overflow. */
 static int value_bytes(const shape *s, uint64_t *total)
@@ -164,6 +200,20 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 				literal_destroy(lits[k]);
 			hloi_free(lits);
 			return st;
+		}
+		int64_t lo = 0, hi = 0;
+		const shape *ps = comp->params[i]->result;
+		if (shape_is_array(ps) && ps->rank == 0 && (ps->type == ET_S32 || ps->type == ET_S64) && lits[i]->data &&
+		    size_range(comp, comp->params[i], &lo, &hi) && lo <= hi) {
+			/* a dimension's size: within what its uses allow */
+			int64_t v = lo + (int64_t)(splitmix64(&state) % (uint64_t)(hi - lo + 1));
+			if (ps->type == ET_S32) {
+				int32_t v32 = (int32_t)v;
+				memcpy(lits[i]->data, &v32, sizeof v32);
+			} else {
+				memcpy(lits[i]->data, &v, sizeof v);
+			}
+			continue;
 		}
 		fill(lits[i], &state);
 	}

@@ -256,7 +256,8 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 	}
 	tiled |= is_tiled_array(in->result);
 	hloi_status st = tiled && needs_untiled(in->op) ? eval_untiled(e, f, in, ops, args, dest)
-						  : k(e, f, in, ops, args, dest);
+			 : eval_is_dynamic(in, ops)	   ? eval_dynamic(e, f, in, ops, args, dest, k)
+							   : k(e, f, in, ops, args, dest);
 	if (ops != small)
 		hloi_free(ops);
 	return st;

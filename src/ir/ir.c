@@ -41,6 +41,12 @@ op_category opcode_category(opcode op)
 	return ops[op].cat;
 }
 
+int opcode_is_elementwise_category(opcode op)
+{
+	op_category c = opcode_category(op);
+	return c == OPC_BINARY || c == OPC_COMPARE || c == OPC_UNARY;
+}
+
 int opcode_is_evaluated(opcode op)
 {
 	return op < OP_COUNT && strcmp(ops[op].kernel, "none") != 0;

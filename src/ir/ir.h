@@ -31,6 +31,8 @@ const char *opcode_name(opcode op);
 opcode opcode_from_name(const char *s, size_t len);
 int opcode_arity(opcode op);             /* -1: any number */
 op_category opcode_category(opcode op);
+/* Whether its category is an elementwise one (unary, binary, compare). */
+int opcode_is_elementwise_category(opcode op);
 /* Whether the engines evaluate it (its eval column is not `none`). */
 int opcode_is_evaluated(opcode op);
 

@@ -1027,6 +1027,22 @@ static void test_inferred_rules(void)
 	expect_error("ENTRY e {\n  x = f32[4,8] parameter(0)\n  n = s32[] parameter(1)\n"
 		     "  ROOT d = set-dimension-size(x, n), dimensions={2}\n}\n",
 		     HLOI_ETYPE, "SetDimensionSize dimension out of bounds: 2.");
+	/* `<=N` dimensions through elementwise ops: a unary op keeps them; a
+	 * binary op keeps one `<=N` in both operands, and one static in either
+	 * is static (XLA's InferMostSpecificDimAndBound); a written `<=N` where
+	 * the inferred is static is accepted (XLA compares ignoring which
+	 * dimensions are dynamic), a written static one refused */
+	const char *dyn = "ENTRY e {\n  x = f32[4,8] parameter(0)\n  n = s32[] parameter(1)\n"
+			  "  d = f32[4,<=8] set-dimension-size(x, n), dimensions={1}\n";
+	char t[512];
+	snprintf(t, sizeof t, "%s  ROOT r = negate(d)\n}\n", dyn);
+	expect_shape(t, "r", "f32[4,<=8]{1,0}");
+	snprintf(t, sizeof t, "%s  ROOT r = add(d, d)\n}\n", dyn);
+	expect_shape(t, "r", "f32[4,<=8]{1,0}");
+	snprintf(t, sizeof t, "%s  ROOT r = add(d, x)\n}\n", dyn);
+	expect_shape(t, "r", "f32[4,8]{1,0}");
+	snprintf(t, sizeof t, "%s  ROOT r = f32[<=4,<=8] add(d, x)\n}\n", dyn);
+	expect_shape(t, "r", "f32[<=4,<=8]{1,0}");
 	expect_shape("ENTRY e {\n  x = f32[4,8]{0,1} parameter(0)\n"
 		     "  ROOT d = domain(x), domain={kind=\"sharding\", entry={replicated}, exit={maximal device=0}}\n}\n",
 		     "d", "f32[4,8]{0,1}");
@@ -1063,13 +1079,19 @@ static void test_inferred_rules(void)
 		     HLOI_ETYPE,
 		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
 	/* without shapes_only, a dynamic value is refused where it is used
-	 * other than by set-dimension-size, dynamic-reshape, get-dimension-size
-	 * or as the entry's result */
+	 * other than by the ops that pass sizes on, and a written static
+	 * dimension where the inferred is `<=N` */
 	shapes_only = 0;
-	expect_error("ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
-		     "  d = set-dimension-size(x, n), dimensions={0}\n  ROOT r = negate(d)\n}\n",
-		     HLOI_EUNSUPPORTED,
-		     "unsupported dynamic dimension in f32[<=4] (operand 0 of negate): only set-dimension-size, dynamic-reshape and get-dimension-size take one");
+	const char *dv = "ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
+			 "  d = set-dimension-size(x, n), dimensions={0}\n";
+	snprintf(t, sizeof t, "%s  ROOT r = f32[1] slice(d), slice={[0:1]}\n}\n", dv);
+	expect_error(t, HLOI_EUNSUPPORTED,
+		     "unsupported dynamic dimension in f32[<=4] (operand 0 of slice): only the elementwise ops, broadcast, transpose, reshape, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one");
+	snprintf(t, sizeof t, "%s  ROOT r = f32[4] negate(d)\n}\n", dv);
+	expect_error(t, HLOI_EUNSUPPORTED,
+		     "unsupported negate whose written shape f32[4] leaves dimension 0 static, where the inferred f32[<=4] has it dynamic (dynamic sizes are followed through `<=N` shapes only)");
+	snprintf(t, sizeof t, "%s  ROOT r = negate(d)\n}\n", dv);
+	expect_shape(t, "r", "f32[<=4]{0}");
 }
 
 /* --- input_output_alias: PyTorch's in-place rule (issue 3 part 4) -------------- */
