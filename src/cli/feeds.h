@@ -5,8 +5,6 @@
 #ifndef HLOI_CLI_FEEDS_H
 #define HLOI_CLI_FEEDS_H
 
-#include <pthread.h>
-
 #include "cli.h"
 
 /* One infeed file: the shared queue's (participant SIZE_MAX) or one
@@ -44,10 +42,9 @@ typedef struct feeds {
 	uint8_t *has_own;
 	int random;          /* random values when a participant has no file */
 	uint64_t seed;
-	pthread_mutex_t mu;
-	feed_list made;      /* random values given out (freed at the end) */
+	hloi_literal **made; /* each participant's last random value (the
+			      * library copies it before it asks again) */
 	feed_list *out;      /* each participant's outfeed values (copies) */
-	int ready;           /* feeds_load has begun (the mutex exists) */
 } feeds;
 
 /* Loads the infeed files for np participants (a participant number not
