@@ -237,15 +237,9 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			a->feed.outfeed = optarg;
 			break;
 		case OPT_PARTICIPANT_INPUT: {
-			feed_file one;
-			if (feed_participant_arg(optarg, &one.participant, &one.file))
-				return cli_usage_error(io, "run", "invalid --participant-input '%s' (P:FILE, P a participant number)",
-						       optarg);
-			feed_file *f = realloc(a->pinputs, (a->npinputs + 1) * sizeof *f);
-			if (!f)
-				return cli_usage_error(io, "run", "out of memory");
-			a->pinputs = f;
-			f[a->npinputs++] = one;
+			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", io);
+			if (rc)
+				return rc;
 			break;
 		}
 		case CLI_OPT_STRICT:

@@ -23,18 +23,23 @@ int feed_participant_arg(const char *arg, size_t *p, const char **file)
 	return 0;
 }
 
-int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io)
+int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag, cli_io *io)
 {
 	feed_file one = { SIZE_MAX, arg };
 	if (per_participant && feed_participant_arg(arg, &one.participant, &one.file))
-		return cli_usage_error(io, "run", "invalid --participant-infeed '%s' (P:FILE, P a participant number)",
-				       arg);
-	feed_file *f = realloc(a->infeed, (a->ninfeed + 1) * sizeof *f);
+		return cli_usage_error(io, "run", "invalid %s '%s' (P:FILE, P a participant number)", flag, arg);
+	feed_file *f = realloc(*v, (*n + 1) * sizeof *f);
 	if (!f)
 		return cli_usage_error(io, "run", "out of memory");
-	a->infeed = f;
-	f[a->ninfeed++] = one;
+	*v = f;
+	f[(*n)++] = one;
 	return 0;
+}
+
+int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io)
+{
+	return feed_file_add(&a->infeed, &a->ninfeed, arg, per_participant,
+			     per_participant ? "--participant-infeed" : "--infeed", io);
 }
 
 void feed_args_release(feed_args *a)
