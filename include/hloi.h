@@ -238,6 +238,16 @@ HLOI_API hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_
  * grow with its size). A failed write leaves no partial file. */
 HLOI_API hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path);
 
+/* Writes n literals to `path` as literal text, one after another, so that
+ * hloi_literal_load reads them back in order: an array as hloi_literal_save
+ * writes it, a tuple as its shape and then its values on one line
+ * (`(f32[2], s32[]) ( {1, 2}, 3 )`; XLA's ToString() form of a tuple has
+ * no shape of the whole). The rules of hloi_literal_save: "-" is standard
+ * output, a failed write leaves no partial file. A `.npy` path takes exactly one value (n = 1: as
+ * hloi_literal_save); else HLOI_EINVAL. n = 0 writes an empty file. */
+HLOI_API hloi_status hloi_literal_save_list(hloi_literal *const *lits, size_t n, hloi_context *ctx,
+					    const char *path);
+
 /* Prints the literal exactly as XLA's Literal::ToString() does, followed by a
  * newline, writing as it goes. HLOI_EIO when writing fails.
  *
@@ -426,6 +436,36 @@ typedef enum hloi_engine {
 	HLOI_ENGINE_FAST
 } hloi_engine;
 
+/* What an infeed or outfeed callback learns of the instruction that calls
+ * it. Everything is borrowed for the call. */
+typedef struct hloi_feed {
+	const char *instruction;  /* the infeed's or outfeed's name */
+	const char *computation;  /* the computation it is in */
+	const char *config;       /* infeed_config or outfeed_config as written ("" when none) */
+	const hloi_shape *shape;  /* the value's shape: the infeed's data shape (element 0
+				   * of its result), the outfeed's outfeed_shape */
+	size_t participant;       /* flattened id, replica * partitions + partition (0 on one device) */
+	uint64_t index;           /* the values this participant's infeeds took (outfeeds
+				   * gave) before this one in the run, from 0 */
+} hloi_feed;
+
+/* Gives the value for an infeed once the run's infeed queue is exhausted:
+ * *value = a literal of feed->shape's type and dimensions (any layout),
+ * borrowed: hloi copies it before the callback is called again and before
+ * the run goes on; or *value = NULL when there is none (the run then fails
+ * with the empty queue's error). A failure status, with an error recorded
+ * in ctx (hloi_context_error), ends the run with that status. The
+ * participants of a run of several call it from their own threads, at the
+ * same time. */
+typedef hloi_status (*hloi_infeed_fn)(void *feed_data, hloi_context *ctx, const hloi_feed *feed,
+				      const hloi_literal **value);
+/* Receives the value an outfeed writes (borrowed for the call; clone it to
+ * keep it), in the order the participant's outfeeds run. A failure status
+ * with an error recorded in ctx ends the run with that status. Called as
+ * hloi_infeed_fn is, from every participant's thread. */
+typedef hloi_status (*hloi_outfeed_fn)(void *feed_data, hloi_context *ctx, const hloi_feed *feed,
+				       const hloi_literal *value);
+
 /* The default bound on evaluated instructions per run (max_steps). */
 #define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
 
@@ -454,9 +494,25 @@ typedef struct hloi_run_options {
 	 * instructions evaluated so far there before each one (a relaxed
 	 * atomic store), for a progress display on another thread. */
 	volatile uint64_t *progress;
+	/* Since version 4: infeed and outfeed (README, "Infeed and outfeed").
+	 * An infeed instruction takes the next value of the run's infeed
+	 * queue: infeed[0], infeed[1], ... (borrowed; each participant of a
+	 * run of several takes from the start of the same queue), then, once
+	 * those are taken, what infeed_fn gives. When neither has a value the
+	 * run fails with HLOI_EINVAL and an error naming the infeed (XLA's
+	 * device would wait forever). A value whose element type or
+	 * dimensions differ from the infeed's shape is an HLOI_EINVAL error
+	 * naming both shapes; another layout is converted. Each value an
+	 * outfeed instruction writes is given to `outfeed` (NULL: dropped).
+	 * `feed_data` is passed to both callbacks. */
+	hloi_literal *const *infeed;
+	size_t ninfeed;
+	hloi_infeed_fn infeed_fn;
+	hloi_outfeed_fn outfeed;
+	void *feed_data;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 3
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL }
+#define HLOI_RUN_OPTIONS_VERSION 4
+#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
@@ -465,9 +521,9 @@ typedef struct hloi_run_options {
  * returned in *out (caller frees). Errors: HLOI_EINVAL, HLOI_EUNSUPPORTED
  * (e.g. an elided constant), HLOI_ENOMEM (memory budget), HLOI_ESTOPPED
  * (opts->stop was set, or opts->max_steps was reached; nothing is returned
- * and every intermediate value is freed). An `opts` of version 1 (built
- * against an older header) is read as version 1 and gets the defaults for
- * the later fields.
+ * and every intermediate value is freed). An `opts` of an older version
+ * (built against an older header) is read as that version and gets the
+ * defaults for the later fields: no infeed values, outfeed values dropped.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result
@@ -554,6 +610,13 @@ HLOI_API hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi
 HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count,
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
+
+/* A deterministic pseudo-random value of `shape` (arrays or tuples; the
+ * values hloi_module_random_inputs draws: the same seed always gives the
+ * same value). HLOI_ENOMEM when it does not fit in half of physical memory
+ * or cannot be allocated. Free with hloi_literal_free. */
+HLOI_API hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, const hloi_shape *shape,
+					 uint64_t seed);
 
 /* --- Custom-call targets of the embedder's own ----------------------------- */
 

@@ -370,6 +370,53 @@ uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit)
 	return literal_print_empty_count(lit);
 }
 
+/* Literal text of n values, one after another, to `path`. With
+ * `readable`, a tuple is written as the literal parser reads it back, its
+ * shape then its values (`(f32[2], s32[]) ( {1, 2}, 3 )`); else as XLA's
+ * ToString() prints it, without the shape of the whole. */
+static hloi_status save_text(const hloi_literal *const *lits, size_t n, hloi_context *ctx, const char *path,
+			     int readable)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t empty = literal_print_empty_count(lits[i]);
+		if (empty > HLOI_PRINT_MAX_EMPTY_SUBARRAYS) {
+			strbuf sh = STRBUF_INIT;
+			shape_print(&sh, &lits[i]->shape, 0);
+			diag_error_where(ctx, strcmp(path, "-") ? path : "<stdout>",
+					 "cannot write %s as text: %" PRIu64 " empty sub-arrays (the limit is %u); "
+					 "write it as .npy",
+					 sh.oom ? "the value" : sb_str(&sh), empty, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
+			sb_free(&sh);
+			return HLOI_ENOMEM;
+		}
+	}
+	file_out o;
+	hloi_status st = file_out_open(&o, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	strbuf b = STRBUF_INIT;
+	b.sink = o.f;
+	for (size_t i = 0; i < n; i++) {
+		if (readable && shape_is_tuple(&lits[i]->shape)) {
+			shape_print(&b, &lits[i]->shape, 0);
+			sb_putc(&b, ' ');
+			literal_print(&b, lits[i], 0, 1);
+		} else {
+			literal_print(&b, lits[i], 1, 0);
+		}
+		sb_putc(&b, '\n');
+	}
+	sb_flush(&b);
+	int oom = b.oom;
+	if (b.werr && !o.err)
+		o.err = b.werr;
+	sb_free(&b);
+	if (oom)
+		diag_error_where(ctx, path, "out of memory formatting the result");
+	st = file_out_close(&o, ctx, oom);
+	return oom ? HLOI_ENOMEM : st;
+}
+
 hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path)
 {
 	if (has_suffix(path, ".npy")) {
@@ -386,34 +433,18 @@ hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const 
 		literal_destroy(c);
 		return st;
 	}
-	uint64_t empty = literal_print_empty_count(lit);
-	if (empty > HLOI_PRINT_MAX_EMPTY_SUBARRAYS) {
-		strbuf sh = STRBUF_INIT;
-		shape_print(&sh, &lit->shape, 0);
-		diag_error_where(ctx, strcmp(path, "-") ? path : "<stdout>",
-				 "cannot write %s as text: %" PRIu64 " empty sub-arrays (the limit is %u); "
-				 "write it as .npy",
-				 sh.oom ? "the value" : sb_str(&sh), empty, HLOI_PRINT_MAX_EMPTY_SUBARRAYS);
-		sb_free(&sh);
-		return HLOI_ENOMEM;
+	return save_text(&lit, 1, ctx, path, 0);
+}
+
+hloi_status hloi_literal_save_list(hloi_literal *const *lits, size_t n, hloi_context *ctx, const char *path)
+{
+	if (has_suffix(path, ".npy")) {
+		if (n == 1)
+			return hloi_literal_save(lits[0], ctx, path);
+		diag_error_where(ctx, path, "a .npy file holds one array, not %zu values; write them as literal text", n);
+		return HLOI_EINVAL;
 	}
-	file_out o;
-	hloi_status st = file_out_open(&o, ctx, path);
-	if (st != HLOI_OK)
-		return st;
-	strbuf b = STRBUF_INIT;
-	b.sink = o.f;
-	literal_print(&b, lit, 1, 0);
-	sb_putc(&b, '\n');
-	sb_flush(&b);
-	int oom = b.oom;
-	if (b.werr && !o.err)
-		o.err = b.werr;
-	sb_free(&b);
-	if (oom)
-		diag_error_where(ctx, path, "out of memory formatting the result");
-	st = file_out_close(&o, ctx, oom);
-	return oom ? HLOI_ENOMEM : st;
+	return save_text((const hloi_literal *const *)lits, n, ctx, path, 1);
 }
 
 hloi_status hloi_literal_print(const hloi_literal *lit, FILE *f)
@@ -921,6 +952,11 @@ hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi
 	if (hloi_module_participant_count(m) == 1)
 		return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
 	return eval_module_participants(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+}
+
+hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, const hloi_shape *s, uint64_t seed)
+{
+	return eval_random_literal(out, ctx, s, seed);
 }
 
 int hloi_module_aliased_input(const hloi_module *m)

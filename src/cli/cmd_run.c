@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "feeds.h"
 #include "inputs.h"
 #include "output.h"
 #include "program.h"
@@ -28,6 +29,18 @@ static const char help[] =
 	"  --input_literals_file FILE\n"
 	"                          the arguments of XLA's RunHloModuleLiterals proto\n"
 	"                          (binary or text; its first iteration)\n"
+	"Infeed and outfeed:\n"
+	"  --infeed FILE           values for the infeed instructions, in order: the\n"
+	"                          literals of a literal text file, a tuple written as\n"
+	"                          one (`(f32[2], s32[]) ({1, 2}, 3)`), or one .npy\n"
+	"                          array (repeat: the files' values one after another).\n"
+	"                          An infeed that finds the queue empty is an error;\n"
+	"                          with --random-inputs and no --infeed, infeeds get\n"
+	"                          random values\n"
+	"  --outfeed FILE          write the outfeed values to FILE as literal text, one\n"
+	"                          after another (--infeed reads them back); without\n"
+	"                          it they print before the result under\n"
+	"                          `** Outfeed N (name) **`\n"
 	"Output:\n"
 	"  --output FILE           write the result to FILE (.npy, else literal text)\n"
 	"                          instead of printing it; a tuple as .npy becomes one\n"
@@ -49,8 +62,15 @@ static const char help[] =
 	"                          participants, one thread each: every one prints\n"
 	"                          its result under `** Replica R, partition P **`;\n"
 	"                          --output r.npy writes r.p0.npy, r.p1.npy, ... (by\n"
-	"                          flattened id R * M + P). Inputs are shared, but\n"
+	"                          flattened id R * M + P), --outfeed r.txt r.p0.txt,\n"
+	"                          ... Inputs and the infeed queue are shared, but\n"
 	"                          --random-inputs=SEED gives participant i SEED + i.\n"
+	"  --participant-input P:FILE\n"
+	"                          an input of participant P (flattened id) alone, as\n"
+	"                          --input (repeat per parameter in order); the others\n"
+	"                          take the shared inputs\n"
+	"  --participant-infeed P:FILE\n"
+	"                          participant P's own infeed queue, as --infeed\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
@@ -92,7 +112,11 @@ enum {
 	OPT_LITERALS_IN,
 	OPT_LITERALS_OUT,
 	OPT_DUMP_PLAN,
-	OPT_QUIET
+	OPT_QUIET,
+	OPT_INFEED,
+	OPT_OUTFEED,
+	OPT_PARTICIPANT_INPUT,
+	OPT_PARTICIPANT_INFEED
 };
 
 static const struct option options[] = {
@@ -120,6 +144,10 @@ static const struct option options[] = {
 	{ "dump-plan", no_argument, NULL, OPT_DUMP_PLAN },
 	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
 	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
+	{ "infeed", required_argument, NULL, OPT_INFEED },
+	{ "outfeed", required_argument, NULL, OPT_OUTFEED },
+	{ "participant-input", required_argument, NULL, OPT_PARTICIPANT_INPUT },
+	{ "participant-infeed", required_argument, NULL, OPT_PARTICIPANT_INFEED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -137,6 +165,11 @@ typedef struct run_args {
 	int dump_plan;
 	program_opts prog;
 	hloi_run_options run;
+	feed_args feed;
+	feed_file *pinputs; /* --participant-input, in the order given (owned) */
+	size_t npinputs;
+	feeds fd;           /* the infeed queues and the outfeed values */
+	feed_list *out1, *out2; /* the outfeed values of the run and of --compare's */
 } run_args;
 
 static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
@@ -193,6 +226,22 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		case OPT_DUMP_PLAN:
 			a->dump_plan = 1;
 			break;
+		case OPT_INFEED:
+		case OPT_PARTICIPANT_INFEED: {
+			int rc = feed_args_infeed(&a->feed, optarg, c == OPT_PARTICIPANT_INFEED, io);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_OUTFEED:
+			a->feed.outfeed = optarg;
+			break;
+		case OPT_PARTICIPANT_INPUT: {
+			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", io);
+			if (rc)
+				return rc;
+			break;
+		}
 		case CLI_OPT_STRICT:
 		case CLI_OPT_MODE:
 		case CLI_OPT_ENGINE:
@@ -326,16 +375,24 @@ static int evaluate(run_args *a, hloi_module *m, hloi_context *ctx, hloi_literal
 	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);
 }
 
-/* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */
-static char *participant_path(const char *path, size_t p)
+/* Participant p's --participant-input files, in order, into *own (files
+ * malloc'd): 1 when it has some, 0 when none, -1 when out of memory. */
+static int participant_files(const run_args *a, size_t p, input_args *own)
 {
-	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-	size_t stem = dot && (!slash || dot > slash + 1) && dot != path ? (size_t)(dot - path) : strlen(path);
-	size_t len = strlen(path) + 32;
-	char *out = malloc(len);
-	if (out)
-		snprintf(out, len, "%.*s.p%zu%s", (int)stem, path, p, path + stem);
-	return out;
+	memset(own, 0, sizeof *own);
+	for (size_t k = 0; k < a->npinputs; k++) {
+		if (a->pinputs[k].participant != p)
+			continue;
+		const char **f = realloc(own->files, (own->nfiles + 1) * sizeof *f);
+		if (!f) {
+			free(own->files);
+			own->files = NULL;
+			return -1;
+		}
+		own->files = f;
+		f[own->nfiles++] = a->pinputs[k].file;
+	}
+	return own->nfiles > 0;
 }
 
 /* One set of inputs per participant, participant-major: the loaded set
@@ -351,12 +408,19 @@ static int participant_inputs(hloi_literal ***flat_out, uint8_t **owned_out, siz
 	if (!flat || !owned)
 		goto oom;
 	for (size_t p = 0; p < np; p++) {
-		if (a->in.random && p > 0) {
+		input_args own;
+		int has_own = participant_files(a, p, &own);
+		if (has_own < 0)
+			goto oom;
+		if (has_own || (a->in.random && p > 0)) {
 			input_args one = a->in;
 			hloi_literal **set = NULL;
 			size_t got = 0;
 			one.seed = a->in.seed + p;
+			if (has_own)
+				one = own;
 			rc = inputs_load(&set, &got, &one, m, ctx, a->run.max_memory, 0, a->program, io, "run");
+			free(own.files);
 			if (rc)
 				goto fail;
 			for (size_t i = 0; i < n && i < got; i++) {
@@ -368,6 +432,14 @@ static int participant_inputs(hloi_literal ***flat_out, uint8_t **owned_out, siz
 		}
 		for (size_t i = 0; i < n; i++) {
 			flat[p * n + i] = inputs[i];
+			if (!inputs[i]) {
+				fprintf(io->err,
+					"hloi run: participant %zu has no inputs: give --participant-input %zu:FILE per "
+					"parameter, or --input, --inputs or --random-inputs for all\n",
+					p, p);
+				rc = EXIT_USAGE;
+				goto fail;
+			}
 			if ((int)i != aliased)
 				continue;
 			if (hloi_literal_clone(&flat[p * n + i], inputs[i]) != HLOI_OK)
@@ -414,6 +486,38 @@ static void participant_name(char *buf, size_t size, hloi_module *m, size_t p, s
 	snprintf(buf, size, "Replica %lld, partition %lld", (long long)p / parts, (long long)p % parts);
 }
 
+/* After a run: its outfeed values kept (the first run's in out1, --compare's
+ * in out2). Returns an exit code. */
+static int keep_outfeed(run_args *a, cli_io *io)
+{
+	feed_list *got = feeds_take_outfeed(&a->fd);
+	if (!got) {
+		fputs("hloi run: out of memory\n", io->err);
+		return EXIT_RUNTIME;
+	}
+	if (!a->out1)
+		a->out1 = got;
+	else
+		a->out2 = got;
+	return EXIT_OK;
+}
+
+/* --compare's check of the outfeed values, then their writing (before the
+ * result). Returns an exit code; *mismatch set on a difference. */
+static int finish_outfeed(run_args *a, hloi_module *m, hloi_context *ctx, size_t np, int *mismatch, cli_io *io)
+{
+	size_t parts = hloi_module_partition_count(m);
+	if (a->out2) {
+		int fast_first = a->run.engine != HLOI_ENGINE_REFERENCE;
+		int rc = feeds_compare(fast_first ? a->out2 : a->out1, fast_first ? a->out1 : a->out2, np, parts, ctx, io);
+		if (rc == EXIT_MISMATCH)
+			*mismatch = 1;
+		else if (rc)
+			return rc;
+	}
+	return a->out1 ? feeds_write(a->out1, np, a->feed.outfeed, parts, ctx, io) : EXIT_OK;
+}
+
 /* A run of several participants (the module has collectives and runs as
  * replicas x partitions of them). */
 static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t n,
@@ -450,7 +554,7 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	if ((rc = evaluate(a, m, ctx, flat, n, res, io)) != 0)
+	if ((rc = evaluate(a, m, ctx, flat, n, res, io)) != 0 || (rc = keep_outfeed(a, io)) != 0)
 		goto cleanup;
 	hloi_status st;
 	if (a->compare) {
@@ -463,6 +567,8 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 			rc = cli_exit_code(st);
 			goto cleanup;
 		}
+		if ((rc = keep_outfeed(a, io)) != 0)
+			goto cleanup;
 		for (size_t p = 0; p < np; p++) {
 			size_t bad = 0;
 			const hloi_literal *expected = fast_first ? ref[p] : res[p], *actual = fast_first ? res[p] : ref[p];
@@ -481,10 +587,10 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 			}
 		}
 	}
-	if ((rc = stopped(io, EXIT_OK)) != 0)
+	if ((rc = stopped(io, EXIT_OK)) != 0 || (rc = finish_outfeed(a, m, ctx, np, &mismatch, io)) != 0)
 		goto cleanup;
 	for (size_t p = 0; a->output && p < np; p++) {
-		char *path = participant_path(a->output, p);
+		char *path = cli_participant_path(a->output, p);
 		if (!path) {
 			fputs("hloi run: out of memory\n", io->err);
 			rc = EXIT_RUNTIME;
@@ -528,6 +634,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	int rc = parse_args(&a, argc, argv, io);
 	if (rc) {
 		input_args_release(&a.in);
+		feed_args_release(&a.feed);
+		free(a.pinputs);
 		return rc < 0 ? EXIT_OK : rc;
 	}
 	hloi_context *ctx = NULL;
@@ -546,9 +654,41 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
+	size_t np = hloi_module_participant_count(m);
+	for (size_t k = 0; k < a.npinputs; k++)
+		if (a.pinputs[k].participant >= np) {
+			rc = cli_usage_error(io, "run", "--participant-input %zu:%s: the module runs as %zu participant%s (0 to %zu)",
+					     a.pinputs[k].participant, a.pinputs[k].file, np, np == 1 ? "" : "s", np - 1);
+			goto cleanup;
+		}
 	cli_progress progress;
 	cli_progress_start(&progress, "run", "reading the inputs", NULL, a.quiet);
-	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
+	if (a.npinputs && !a.in.nfiles && !a.in.inputs_file && !a.in.literals_file && !a.in.random) {
+		/* every participant is to have inputs of its own */
+		ninputs = hloi_module_parameter_count(m);
+		inputs = calloc(ninputs + 1, sizeof *inputs);
+		rc = inputs ? EXIT_OK : EXIT_RUNTIME;
+		if (!inputs)
+			fputs("hloi run: out of memory\n", io->err);
+	} else {
+		rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 0, a.program, io, "run");
+	}
+	if (rc == EXIT_OK && np == 1 && a.npinputs) {
+		/* one participant: its own inputs are the run's */
+		input_args own;
+		if (participant_files(&a, 0, &own) < 0) {
+			fputs("hloi run: out of memory\n", io->err);
+			rc = EXIT_RUNTIME;
+		} else {
+			inputs_free(inputs, ninputs);
+			inputs = NULL;
+			rc = inputs_load(&inputs, &ninputs, &own, m, ctx, a.run.max_memory, 0, a.program, io, "run");
+			free(own.files);
+		}
+	}
+	if (rc == EXIT_OK)
+		rc = feeds_load(&a.fd, &a.feed, np, a.in.random, a.in.seed, ctx, io);
+	feeds_attach(&a.fd, &a.run);
 	cli_progress_stop(&progress);
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
@@ -560,7 +700,6 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			goto cleanup;
 		}
 	}
-	size_t np = hloi_module_participant_count(m);
 	if (np > 1) {
 		rc = run_participants(&a, m, ctx, inputs, ninputs, np, io);
 		goto cleanup;
@@ -595,7 +734,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		rc = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	if ((rc = evaluate(&a, m, ctx, inputs, ninputs, &result, io)) != 0)
+	if ((rc = evaluate(&a, m, ctx, inputs, ninputs, &result, io)) != 0 || (rc = keep_outfeed(&a, io)) != 0)
 		goto cleanup;
 	hloi_status st;
 	if (a.compare) {
@@ -613,9 +752,10 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			mismatch = 1;
 		else if (rc)
 			goto cleanup;
-		rc = EXIT_OK;
+		if ((rc = keep_outfeed(&a, io)) != 0)
+			goto cleanup;
 	}
-	if ((rc = stopped(io, EXIT_OK)) != 0)
+	if ((rc = stopped(io, EXIT_OK)) != 0 || (rc = finish_outfeed(&a, m, ctx, 1, &mismatch, io)) != 0)
 		goto cleanup;
 	if (a.output) {
 		rc = output_write(result, a.output, ctx, io, "run");
@@ -641,7 +781,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			rc = EXIT_RUNTIME;
 			goto cleanup;
 		}
-		if (a.print_inputs)
+		if (a.print_inputs || (!a.feed.outfeed && a.out1 && a.out1[0].n))
 			fputs("** Result **\n", io->out);
 		st = hloi_literal_print(result, io->out);
 		if (st != HLOI_OK) {
@@ -667,5 +807,10 @@ cleanup:
 	hloi_module_free(m);
 	hloi_context_free(ctx);
 	input_args_release(&a.in);
+	feed_args_release(&a.feed);
+	feed_lists_free(a.out1, a.fd.np);
+	feed_lists_free(a.out2, a.fd.np);
+	feeds_free(&a.fd);
+	free(a.pinputs);
 	return rc;
 }

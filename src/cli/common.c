@@ -231,3 +231,16 @@ int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd)
 	free(text);
 	return 0;
 }
+
+/* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */
+char *cli_participant_path(const char *path, size_t p)
+{
+	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+	size_t stem = dot && (!slash || dot > slash + 1) && dot != path ? (size_t)(dot - path) : strlen(path);
+	size_t len = strlen(path) + 32;
+	char *out = malloc(len);
+	if (out)
+		snprintf(out, len, "%.*s.p%zu%s", (int)stem, path, p, path + stem);
+	return out;
+}
+

@@ -97,7 +97,8 @@ static int split_words(str_list *out, const char *s, size_t len)
 
 /* The flags a case may pass. `value`: 0 none, 1 required, 2 only as
  * --name=VALUE; `file`: 1 an input file in the case's directory, 2 an
- * output file in the case's scratch directory. */
+ * output file in the case's scratch directory, 3 `P:FILE`, an input file
+ * in the case's directory for participant P. */
 static const struct {
 	const char *name;
 	int value, file;
@@ -110,6 +111,8 @@ static const struct {
 	{ "input", 1, 1 },           { "inputs", 1, 1 },         { "input_literals_file", 1, 1 },
 	{ "output", 1, 2 },          { "output_literals_file", 1, 2 },
 	{ "replicas", 1, 0 },        { "partitions", 1, 0 },
+	{ "infeed", 1, 1 },          { "outfeed", 1, 2 },
+	{ "participant-input", 1, 3 }, { "participant-infeed", 1, 3 },
 };
 
 static const char *const commands[] = { "run", "check", "fmt", "lower", "dot" };
@@ -176,7 +179,16 @@ static int add_flags(str_list *argv, const str_list *flags, case_ctx *c)
 		if (!value)
 			continue;
 		char *v;
-		if (allowed[k].file == 1) {
+		if (allowed[k].file == 3) {
+			const char *colon = strchr(value, ':');
+			if (!colon || colon == value || strspn(value, "0123456789") != (size_t)(colon - value) ||
+			    !plain_relative(colon + 1, 0)) {
+				c->problem = fmt("hloi-flags: '--%s %s': P:FILE, the file relative to the case's "
+						 "directory, without '..'", allowed[k].name, value);
+				return -1;
+			}
+			v = fmt("%.*s:%s/%s", (int)(colon - value), value, c->dir, colon + 1);
+		} else if (allowed[k].file == 1) {
 			if (!plain_relative(value, 0)) {
 				c->problem = fmt("hloi-flags: '--%s %s': input files must be relative to the case's "
 						 "directory, without '..'", allowed[k].name, value);

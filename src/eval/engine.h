@@ -18,6 +18,7 @@
  *                strided copies (fast_copy where the engine is the fast one)
  *   elementwise.c   the kernel of the elementwise ops outside regions
  *   dynamic.c    set-dimension-size and dynamic-reshape (`<=N` sizes)
+ *   feeds.c      infeed and outfeed: the run's queue and callbacks
  *   fast/        the fast engine: row kernels, the region executor, the
  *                strided copy of the data-movement ops
  *   reference.c  the per-element oracle (SPEC §9)
@@ -46,6 +47,17 @@ typedef struct eval_rng_state {
 	const instr *in;
 	uint64_t lo, hi;     /* the 128-bit state, low word first */
 } eval_rng_state;
+
+/* The infeed queue and the callbacks of a run (hloi_run_options version
+ * 4), with the values taken and given so far (eval/feeds.c). */
+typedef struct eval_feeds {
+	hloi_literal *const *queue;
+	size_t nqueue;
+	hloi_infeed_fn infeed;
+	hloi_outfeed_fn outfeed;
+	void *data;
+	uint64_t taken, given;
+} eval_feeds;
 
 typedef struct engine {
 	module *m;
@@ -76,6 +88,7 @@ typedef struct engine {
 	struct spmd_member *spmd; /* the participant this engine runs, with the
 				   * others of the run (spmd.h); NULL on one device */
 	struct p2p_state *p2p;    /* send and recv under way (sendrecv.c) */
+	eval_feeds feeds;    /* infeed and outfeed (feeds.c) */
 } engine;
 
 /* How a frame holds a value (frame.owned). */
@@ -166,6 +179,11 @@ hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const
  * error naming the innermost loop and its computation when the limit is
  * reached or the run was stopped. */
 hloi_status eval_step(engine *e, const computation *comp, const instr *in);
+
+/* --- infeed and outfeed (feeds.c) ------------------------------------------- */
+
+/* Reads the queue and callbacks of `opts` (version 4 and later; else none). */
+void eval_feeds_init(eval_feeds *f, const hloi_run_options *opts);
 
 /* --- random numbers (rng.c) ------------------------------------------------- */
 

@@ -61,4 +61,8 @@ uint64_t eval_default_budget(void);
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m,
 			       hloi_context *ctx, uint64_t seed);
 
+/* A deterministic pseudo-random value of shape s (the values
+ * eval_random_inputs draws, from `seed`). */
+hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const shape *s, uint64_t seed);
+
 #endif

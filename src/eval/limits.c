@@ -2,8 +2,25 @@
 #include "eval/limits.h"
 
 #include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "util/diag.h"
+
+void eval_options_copy(hloi_run_options *out, const hloi_run_options *opts)
+{
+	hloi_run_options d = HLOI_RUN_OPTIONS_INIT;
+	size_t n = 0;
+	if (opts)
+		n = opts->version >= 4   ? sizeof d
+		    : opts->version == 3 ? offsetof(hloi_run_options, infeed)
+		    : opts->version == 2 ? offsetof(hloi_run_options, progress)
+					 : offsetof(hloi_run_options, stop);
+	if (opts)
+		memcpy(&d, opts, n);
+	d.version = HLOI_RUN_OPTIONS_VERSION;
+	*out = d;
+}
 
 void eval_limits_init(eval_limits *l, const hloi_run_options *opts)
 {

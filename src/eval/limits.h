@@ -17,6 +17,10 @@ typedef struct eval_limits {
 	volatile uint64_t *progress;       /* NULL, or where steps are published */
 } eval_limits;
 
+/* `opts` (may be NULL) as an options struct of this version: the fields
+ * of its version, the defaults for the later ones. */
+void eval_options_copy(hloi_run_options *out, const hloi_run_options *opts);
+
 /* Reads the limits of `opts` (may be NULL: the defaults). */
 void eval_limits_init(eval_limits *l, const hloi_run_options *opts);
 

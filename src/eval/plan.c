@@ -389,16 +389,35 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 	}
 }
 
-/* send, recv and their -done: what they do reaches other participants. */
-static int is_p2p(opcode op)
+/* Instructions that run although nothing reads their value, as XLA runs
+ * them (HloComputation::Accept visits the roots nothing reaches): the
+ * transfers to and from the host, and send, recv and their -done, whose
+ * effects reach other participants. */
+static int side_effect(const instr *in)
 {
-	return op == OP_SEND || op == OP_RECV || op == OP_SEND_DONE || op == OP_RECV_DONE;
+	switch (in->op) {
+	case OP_INFEED:
+	case OP_OUTFEED:
+	case OP_SEND:
+	case OP_RECV:
+	case OP_SEND_DONE:
+	case OP_RECV_DONE:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic)
 {
 	hloi_status st = HLOI_ENOMEM;
 	int n = comp->ninstrs, root = comp->root->position;
+	/* `last`: the last position the schedule runs, the root's or a later
+	 * side effect's */
+	int last = root;
+	for (int i = 0; i < n; i++)
+		if (side_effect(comp->instrs[i]) && i > last)
+			last = i;
 	int nedges = 0;
 	for (int i = 0; i < n; i++)
 		nedges += comp->instrs[i]->nops;
@@ -427,24 +446,20 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	p->value = (uint8_t *)(p->rel_list + nn);
 	p->view = p->value + nn;
 
-	/* what the root needs (operands come before their users) */
+	/* what the root and the side effects need (operands come before their
+	 * users); a side effect nothing reads is released where it runs */
 	for (int i = 0; i < n; i++) {
 		p->region_of[i] = -1;
-		p->last_use[i] = -1;
+		p->last_use[i] = side_effect(comp->instrs[i]) ? i : -1;
 	}
 	p->last_use[root] = n;
-	/* send and recv act on other participants: they run whether the root
-	 * needs them or not (released after their own step when nothing reads
-	 * them) */
-	for (int i = 0; i < root; i++)
-		if (is_p2p(comp->instrs[i]->op))
-			p->last_use[i] = i;
-	for (int i = root; i >= 0; i--) {
+	for (int i = last; i >= 0; i--) {
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0)
 			continue;
 		for (int k = 0; k < in->nops; k++)
-			p->last_use[in->ops[k].def->position] = 0;  /* needed */
+			if (p->last_use[in->ops[k].def->position] < 0)
+				p->last_use[in->ops[k].def->position] = 0;  /* needed */
 	}
 	/* users of every needed value: each needed instruction once per value
 	 * it reads */
@@ -453,7 +468,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 			for (int i = 0; i < n; i++)
 				ustart[i + 1] += ustart[i];
 		}
-		for (int i = 0; i <= root; i++) {
+		for (int i = 0; i <= last; i++) {
 			const instr *in = comp->instrs[i];
 			if (p->last_use[i] < 0)
 				continue;
@@ -475,7 +490,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	for (int i = 0; i < n; i++)
 		p->region_of[i] = -1;
 	int nfus = 0;
-	for (int i = 0; i <= root; i++) {
+	for (int i = 0; i <= last; i++) {
 		fus[i] = fused && p->last_use[i] >= 0 && fusible(comp->instrs[i], generic);
 		nfus += fus[i];
 	}
@@ -486,7 +501,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 
 	/* regions, seeded from the root down */
 	if (fused) {
-		for (int i = root; i >= 0; i--) {
+		for (int i = last; i >= 0; i--) {
 			if (!fus[i] || p->region_of[i] >= 0)
 				continue;
 			st = grow_region(p, p->nregions, i, fus, ustart, ulist, &h);
@@ -497,7 +512,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	}
 
 	/* the schedule, and each value's last reader */
-	for (int i = 0; i <= root; i++) {
+	for (int i = 0; i <= last; i++) {
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0)
 			continue;
@@ -523,7 +538,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 	}
 	/* how each value holds memory; shared buffers live as long as their
 	 * sharers */
-	for (int i = 0; i <= root; i++) {
+	for (int i = 0; i <= last; i++) {
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0 || p->region_of[i] >= 0)
 			continue;
@@ -551,7 +566,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		for (int m = 0; m < g->nmem; m++)
 			p->value[g->mem_pos[m]] = g->mem[m].out >= 0 ? PV_OWNED : PV_NONE;
 	}
-	for (int i = root; i >= 0; i--) {
+	for (int i = last; i >= 0; i--) {
 		const instr *in = comp->instrs[i];
 		if (p->value[i] != PV_SHARED)
 			continue;

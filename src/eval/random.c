@@ -221,3 +221,22 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 	*count = n;
 	return HLOI_OK;
 }
+
+hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const shape *s, uint64_t seed)
+{
+	*out = NULL;
+	uint64_t need = 0, budget = eval_default_budget();
+	if (value_bytes(s, &need) || need > budget) {
+		diag_error_where(ctx, NULL, "memory budget exceeded: a random value of this shape needs more than %llu bytes",
+				 (unsigned long long)budget);
+		return HLOI_ENOMEM;
+	}
+	hloi_status st = literal_create(out, s);
+	if (st != HLOI_OK) {
+		diag_error_where(ctx, NULL, "cannot allocate a random value (%llu bytes)", (unsigned long long)need);
+		return st;
+	}
+	uint64_t state = seed;
+	fill(*out, &state);
+	return HLOI_OK;
+}

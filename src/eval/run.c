@@ -775,6 +775,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.tuning = tuning;
 	e.spmd = member;
 	eval_limits_init(&e.limits, opts);
+	eval_feeds_init(&e.feeds, opts);
 
 	/* One budget: what the run holds before it makes anything (the
 	 * inputs, the caller's result buffer, the module's constants) counts

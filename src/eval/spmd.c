@@ -469,12 +469,8 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 	s.alive = n;
 	s.stop = opts && opts->version >= 2 ? opts->stop : NULL;
 	/* the memory budget and the worker threads are shared out */
-	hloi_run_options each = HLOI_RUN_OPTIONS_INIT;
-	if (opts) {
-		size_t sz = opts->version >= 3 ? sizeof each : offsetof(hloi_run_options, progress);
-		memcpy(&each, opts, sz);
-		each.version = HLOI_RUN_OPTIONS_VERSION;
-	}
+	hloi_run_options each;
+	eval_options_copy(&each, opts);
 	uint64_t budget = each.max_memory ? each.max_memory : eval_default_budget();
 	each.max_memory = budget / (uint64_t)n ? budget / (uint64_t)n : 1;
 	int threads_all = each.threads > 0 ? each.threads : online_cores();

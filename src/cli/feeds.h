@@ -1,0 +1,78 @@
+/* Infeed and outfeed for `run`: --infeed FILE and --participant-infeed
+ * P:FILE fill the queues, --outfeed FILE takes what the outfeeds write
+ * (without it they print to standard output); with --random-inputs and no
+ * infeed file, infeeds get random values. */
+#ifndef HLOI_CLI_FEEDS_H
+#define HLOI_CLI_FEEDS_H
+
+#include "cli.h"
+
+/* One infeed file: the shared queue's (participant SIZE_MAX) or one
+ * participant's own. */
+typedef struct feed_file {
+	size_t participant;
+	const char *file;
+} feed_file;
+
+typedef struct feed_args {
+	feed_file *infeed;   /* in the order given (array owned) */
+	size_t ninfeed;
+	const char *outfeed; /* --outfeed, or NULL */
+} feed_args;
+
+/* Takes `P:FILE` (participant P; P a decimal number) into *p and *file. */
+int feed_participant_arg(const char *arg, size_t *p, const char **file);
+/* Appends `arg` to *v (*n entries): FILE (per_participant 0, the shared
+ * one) or P:FILE; `flag` names the option in a usage error. Returns 0, or
+ * a usage error's exit code. */
+int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag, cli_io *io);
+/* --infeed FILE (per_participant 0) or --participant-infeed P:FILE (1).
+ * Returns 0, or a usage error's exit code. */
+int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io);
+void feed_args_release(feed_args *a);
+
+/* A list of values with the names of the instructions they came from. */
+typedef struct feed_list {
+	hloi_literal **v;
+	const char **name; /* borrowed from the module */
+	size_t n, cap;
+} feed_list;
+
+/* The queues of a run and what its outfeeds wrote, by participant. */
+typedef struct feeds {
+	size_t np;
+	feed_list shared;    /* --infeed's values */
+	feed_list *own;      /* each participant's --participant-infeed values */
+	uint8_t *has_own;
+	int random;          /* random values when a participant has no file */
+	uint64_t seed;
+	hloi_literal **made; /* each participant's last random value (the
+			      * library copies it before it asks again) */
+	feed_list *out;      /* each participant's outfeed values (copies) */
+} feeds;
+
+/* Loads the infeed files for np participants (a participant number not
+ * below np is an error). Prints diagnostics; returns an exit code. */
+int feeds_load(feeds *f, const feed_args *a, size_t np, int random, uint64_t seed, hloi_context *ctx,
+	       cli_io *io);
+/* Points the run options at f: its infeed callback and its outfeed sink. */
+void feeds_attach(feeds *f, hloi_run_options *run);
+/* Takes the outfeed values of the runs so far (np lists; f collects anew),
+ * or NULL when out of memory. Free with feed_lists_free. */
+feed_list *feeds_take_outfeed(feeds *f);
+void feed_lists_free(feed_list *l, size_t np);
+/* Writes the outfeed values `out` (np lists): to `path` (several
+ * participants: path.pN for participant N), else to standard output, each
+ * under a header naming it (the participant too when np > 1; participant
+ * p is replica p / partitions, partition p % partitions). Returns an exit
+ * code. */
+int feeds_write(const feed_list *out, size_t np, const char *path, size_t partitions, hloi_context *ctx,
+		cli_io *io);
+/* --compare: the outfeed values of two runs, participant by participant
+ * (`expected` the reference engine's). Returns EXIT_OK, EXIT_MISMATCH or a
+ * failure's exit code. */
+int feeds_compare(const feed_list *expected, const feed_list *actual, size_t np, size_t partitions,
+		  hloi_context *ctx, cli_io *io);
+void feeds_free(feeds *f);
+
+#endif
