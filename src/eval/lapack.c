@@ -295,6 +295,8 @@ static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsig
  * share their scratch: the matrix, tau and the workspace LAPACK asks for. */
 static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int q)
 {
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t);
 	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
@@ -338,15 +340,11 @@ static hloi_status qr_kernel(engine *e, frame *f, const instr *in, hloi_literal 
 
 hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return qr_kernel(e, f, in, ops, t, 0);
 }
 
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return qr_kernel(e, f, in, ops, t, 1);
 }
 
@@ -494,6 +492,8 @@ static void gesdd(etype t, int qr, const char *jobz, const blasint *m, const bla
 
 static hloi_status svd_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int qr)
 {
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
 	int rw = cplx ? w / 2 : w;
@@ -566,15 +566,11 @@ static hloi_status svd_kernel(engine *e, frame *f, const instr *in, hloi_literal
 
 hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return svd_kernel(e, f, in, ops, t, 0);
 }
 
 hloi_status cc_kernel_gesvd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return svd_kernel(e, f, in, ops, t, 1);
 }
 
@@ -855,6 +851,8 @@ static void sytrd(etype t, const char *uplo, const blasint *n, void *a, void *d,
  * checker takes orders of 1 or more only. */
 static hloi_status reduce_kernel(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t, int tri)
 {
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
 	const hloi_literal *x = ops[0];
 	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), rw = is_complex(t) ? w / 2 : w;
 	int64_t n = x->shape.dims[r - 1], lo = 1, hi = n, uplo = 'L';
@@ -904,15 +902,11 @@ static hloi_status reduce_kernel(engine *e, frame *f, const instr *in, hloi_lite
 
 hloi_status cc_kernel_gehrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return reduce_kernel(e, f, in, ops, t, 0);
 }
 
 hloi_status cc_kernel_sytrd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
-	if (!lapack_open(e, in))
-		return HLOI_EUNSUPPORTED;
 	return reduce_kernel(e, f, in, ops, t, 1);
 }
 
