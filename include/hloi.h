@@ -384,6 +384,11 @@ typedef struct hloi_check_options {
 HLOI_API hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx,
 				       const hloi_check_options *opts);
 
+/* 1 when every instruction's result shape is known without a check (the
+ * text wrote them all, or the module was read from a proto), else 0:
+ * writing a proto then needs no shapes-only check first. */
+HLOI_API int hloi_module_shapes_written(const hloi_module *m);
+
 /* Rewrites the checked module into plain HLO the way XlaBuilder emits it:
  * each implicit broadcast of a binary op or compare becomes an explicit
  * `reshape` (dropping stretched size-1 dims) + `broadcast` + same-shape op,

@@ -799,6 +799,17 @@ hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx, const hloi_chec
 	return check_module(m, ctx, opts ? opts : &defaults);
 }
 
+int hloi_module_shapes_written(const hloi_module *m)
+{
+	for (int i = 0; i < m->ncomps; i++)
+		for (int k = 0; k < m->comps[i]->ninstrs; k++) {
+			const instr *in = m->comps[i]->instrs[k];
+			if (!in->has_shape && in->shape->type == ET_INVALID)
+				return 0;
+		}
+	return 1;
+}
+
 hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx)
 {
 	return lower_module(m, ctx);

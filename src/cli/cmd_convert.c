@@ -106,7 +106,7 @@ int cmd_convert(int argc, char **argv, cli_io *io)
 	hloi_module *m = NULL;
 	hloi_context *infer = NULL;
 	hloi_status st = hloi_module_load(&m, ctx, in, from);
-	if (st == HLOI_OK && to != HLOI_FORMAT_HLO) {
+	if (st == HLOI_OK && to != HLOI_FORMAT_HLO && !hloi_module_shapes_written(m)) {
 		/* A proto has every instruction's shape: the ones the text left
 		 * out are inferred (what the checker says stays aside unless the
 		 * writer then lacks a shape). */

@@ -207,6 +207,9 @@ typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_lite
 	hloi_literal *const *, hloi_literal *const *, hloi_literal *);
 #include "ir/opcodes.def"
 #undef X
+/* (declared apart: no row of the table may name it) */
+hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
+			hloi_literal *dest);
 
 /* An array result computed by `fill` into a buffer of in->result's shape:
  * dest when it is safe to write there, an operand's buffer when this is its

@@ -130,6 +130,16 @@ int pbtxt_unescape(const char *s, size_t n, char *out, size_t *outlen, size_t *b
 void pbtxt_escape(strbuf *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		/* the run of bytes that need no escape, in one piece */
+		size_t run = i;
+		while (run < n && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != '"' &&
+		       s[run] != '\'' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			sb_putn(b, s + i, run - i);
+			i = run - 1;
+			continue;
+		}
 		unsigned char c = (unsigned char)s[i];
 		switch (c) {
 		case '\n': sb_puts(b, "\\n"); break;

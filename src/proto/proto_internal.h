@@ -95,12 +95,28 @@ typedef struct wire_field {
 /* Reads the field at *pos and moves past it: 0, or -1 when the bytes end
  * or are malformed. */
 int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f);
-size_t wire_varint_len(uint64_t v);
+static inline size_t wire_varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
 /* Sets bit k of present[k / 64] for each field number k < 128 the message's
  * bytes hold (a field not there is unset once unpacked). */
 void wire_present(const unsigned char *p, size_t len, uint64_t present[2]);
 /* Writes v as a varint; returns the byte after it. */
-unsigned char *wire_put_varint(unsigned char *p, uint64_t v);
+static inline unsigned char *wire_put_varint(unsigned char *p, uint64_t v)
+{
+	while (v > 0x7f) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
 
 /* A root message whose instructions are read one at a time: `wire` is the
  * message without the computations' `instructions` fields (what protobuf-c
@@ -156,13 +172,31 @@ hloi_status proto_literal_in(hloi_literal **out, hloi_context *ctx, const char *
 Xla__LiteralProto *proto_literal_out(arena *a, hloi_context *ctx, const char *file, const hloi_literal *lit,
 				     hloi_status *st);
 
+/* Bytes appended in chunks that never move (a computation's packed
+ * instructions: tens of megabytes in a big dump, never copied to grow). */
+typedef struct chunk_piece chunk_piece;
+typedef struct chunkbuf {
+	chunk_piece *head, *tail;
+	size_t len;            /* bytes in all chunks */
+} chunkbuf;
+/* Room for n more bytes in one piece, or NULL when out of memory. */
+unsigned char *chunkbuf_extend(chunkbuf *b, size_t n);
+/* Calls put(arg, bytes, n) for each chunk in order: 0, or put's failure. */
+int chunkbuf_emit(const chunkbuf *b, int (*put)(void *arg, const void *data, size_t n), void *arg);
+void chunkbuf_free(chunkbuf *b);
+
 /* Builds the HloModuleProto of a module; every allocation is in arena `a`.
  * Errors (unknown operand or callee, cycles) are recorded in ctx. With
  * `packed` (room for every computation), the computations come without
  * instructions: computation i's are packed into packed[i] as they are
  * built, so one instruction's proto exists at a time. */
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx, strbuf *packed);
+			       hloi_context *ctx, chunkbuf *packed);
+/* Whether the writer packs plain instructions itself (the default) or
+ * builds every instruction as a message (tests compare the two). */
+extern int proto_plain_writer;
+/* Instructions the plain writer has written (for tests). */
+extern unsigned long proto_plain_written;
 
 /* --- rest.c: the fields the IR does not model ---------------------------------- */
 

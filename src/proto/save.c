@@ -34,11 +34,16 @@ typedef struct saver {
 	int keep_ids;          /* the ids the module was read with are written */
 	int quiet;             /* proto_echo_instr: no diagnostics */
 	int64_t **written;     /* per computation (m->comps order): ids in written order */
-	strbuf *packed;        /* streaming: per computation (in the order written),
+	chunkbuf *packed;       /* streaming: per computation (in the order written),
 	                        * its instructions packed as fields; NULL: in the tree */
 	size_t pos;            /* streaming: the computation being written */
 	arena *scratch;        /* streaming: one instruction's proto */
+	struct shape_bytes *shapes; /* streaming: packed ShapeProtos by interned shape */
+	size_t nshapes, shapes_cap;
 } saver;
+
+int proto_plain_writer = 1;
+unsigned long proto_plain_written;
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -405,31 +410,55 @@ static const shape *instr_shape(saver *S, const instr *in, shape *tmp, strbuf *m
 
 /* --- orders ------------------------------------------------------------------------ */
 
-static int namepos_cmp(const void *a, const void *b)
-{
-	const namepos *x = a, *y = b;
-	return strcmp(x->name, y->name);
-}
-
-/* A computation's instruction names with their positions, sorted the
- * first time a name is looked up: a checked module's operands point at
- * their instructions, so only control predecessors (and an unchecked
- * module) need it. */
+/* A computation's instruction names, hashed: a checked module's operands
+ * point at their instructions, but an unchecked one (converted without a
+ * check) and control predecessors look names up. */
 typedef struct nameidx {
-	namepos *v;
-	size_t n;
-	int sorted;
+	const computation *c;
+	int *slot;             /* position + 1, 0 for an empty slot */
+	size_t mask;
+	/* instruction p's operand k is at opos[base[p] + k] (order_instr
+	 * looks them up once for the writers) */
+	int *opos;
+	size_t *base;
 } nameidx;
 
-static int find_name(nameidx *x, const char *name)
+static size_t name_hash(const char *s)
 {
-	if (!x->sorted) {
-		qsort(x->v, x->n, sizeof *x->v, namepos_cmp);
-		x->sorted = 1;
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* Indexes c's names: 0, -1 out of memory, or the position + 1 of the
+ * first instruction whose name an earlier one has. */
+static int nameidx_build(nameidx *x, const computation *c)
+{
+	size_t cap = 16;
+	while (cap < 2 * (size_t)c->ninstrs)
+		cap *= 2;
+	x->c = c;
+	x->mask = cap - 1;
+	if (!(x->slot = hloi_calloc(cap, sizeof *x->slot)))
+		return -1;
+	for (int i = 0; i < c->ninstrs; i++) {
+		const char *name = c->instrs[i]->name;
+		size_t k = name_hash(name) & x->mask;
+		for (; x->slot[k]; k = (k + 1) & x->mask)
+			if (strcmp(c->instrs[x->slot[k] - 1]->name, name) == 0)
+				return i + 1;
+		x->slot[k] = i + 1;
 	}
-	namepos key = { name, 0 };
-	const namepos *r = bsearch(&key, x->v, x->n, sizeof *x->v, namepos_cmp);
-	return r ? r->pos : -1;
+	return 0;
+}
+
+static int find_name(const nameidx *x, const char *name)
+{
+	for (size_t k = name_hash(name) & x->mask; x->slot[k]; k = (k + 1) & x->mask)
+		if (strcmp(x->c->instrs[x->slot[k] - 1]->name, name) == 0)
+			return x->slot[k] - 1;
+	return -1;
 }
 
 static int comp_index(const module *m, const computation *c)
@@ -534,7 +563,7 @@ static int order_comps(saver *S, int *order, int *state, int ci, int *n)
 }
 
 /* The instruction an operand names. */
-static int operand_pos(saver *S, const computation *c, nameidx *names, const operand *op)
+static int operand_pos(saver *S, const computation *c, const nameidx *names, const operand *op)
 {
 	if (op->def && op->def->position >= 0 && op->def->position < c->ninstrs &&
 	    c->instrs[op->def->position] == op->def)
@@ -546,7 +575,7 @@ static int operand_pos(saver *S, const computation *c, nameidx *names, const ope
 }
 
 /* The positions of an instruction's control predecessors. */
-static int control_preds(saver *S, nameidx *names, const instr *in, int **out, size_t *n)
+static int control_preds(saver *S, const nameidx *names, const instr *in, int **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -570,7 +599,7 @@ static int control_preds(saver *S, nameidx *names, const instr *in, int **out, s
 
 typedef struct iorder {
 	const computation *c;
-	nameidx *names;
+	const nameidx *names;
 	int *order, *state, n;
 } iorder;
 
@@ -589,6 +618,7 @@ static int order_instr(saver *S, iorder *o, int p)
 		int q = operand_pos(S, c, o->names, &in->ops[k]);
 		if (q < 0)
 			return -1;
+		o->names->opos[o->names->base[p] + (size_t)k] = q;
 		/* as the checker says: the writer does not make such a program valid */
 		if (q >= p)
 			return sfail(S, &in->ops[k].at, "instruction '%s' is used before its definition",
@@ -1125,7 +1155,7 @@ static int instr_always(saver *S, Xla__HloInstructionProto *ip)
 	return 0;
 }
 
-static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, nameidx *names, int p,
+static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const nameidx *names, int p,
 					   const int64_t *ids, const int64_t *comp_ids)
 {
 	const instr *in = c->instrs[p];
@@ -1143,9 +1173,7 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, namei
 	if (in->nops && (!ip->operand_ids || !opshapes))
 		return NULL;
 	for (int k = 0; k < in->nops; k++) {
-		int q = operand_pos(S, c, names, &in->ops[k]);
-		if (q < 0)
-			return NULL;
+		int q = names->opos[names->base[p] + (size_t)k];
 		ip->operand_ids[k] = ids[q];
 		opshapes[k] = known_shape(c->instrs[q]);
 	}
@@ -1281,16 +1309,344 @@ static Xla__ProgramShapeProto *program_shape_out(saver *S, const computation *c,
 	return ps->result ? ps : NULL;
 }
 
-static int proto_put_field(strbuf *b, uint32_t num, const ProtobufCMessage *msg)
+/* --- packed bytes in chunks ------------------------------------------------------------- */
+
+struct chunk_piece {
+	chunk_piece *next;
+	size_t len, cap;
+	unsigned char data[];
+};
+
+enum { CHUNKBUF_PIECE = 1 << 20 };
+
+unsigned char *chunkbuf_extend(chunkbuf *b, size_t n)
+{
+	chunk_piece *t = b->tail;
+	if (!t || t->cap - t->len < n) {
+		size_t cap = n > CHUNKBUF_PIECE ? n : CHUNKBUF_PIECE;
+		if (cap > SIZE_MAX - sizeof *t || !(t = hloi_malloc(sizeof *t + cap)))
+			return NULL;
+		t->next = NULL;
+		t->len = 0;
+		t->cap = cap;
+		if (b->tail)
+			b->tail->next = t;
+		else
+			b->head = t;
+		b->tail = t;
+	}
+	unsigned char *p = t->data + t->len;
+	t->len += n;
+	b->len += n;
+	return p;
+}
+
+int chunkbuf_emit(const chunkbuf *b, int (*put)(void *arg, const void *data, size_t n), void *arg)
+{
+	for (const chunk_piece *c = b->head; c; c = c->next)
+		if (c->len && put(arg, c->data, c->len))
+			return -1;
+	return 0;
+}
+
+void chunkbuf_free(chunkbuf *b)
+{
+	while (b->head) {
+		chunk_piece *next = b->head->next;
+		hloi_free(b->head);
+		b->head = next;
+	}
+	b->tail = NULL;
+	b->len = 0;
+}
+
+static int proto_put_field(chunkbuf *b, uint32_t num, const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
 	uint64_t key = (uint64_t)num << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-	unsigned char *p = (unsigned char *)sb_extend(b, wire_varint_len(key) + wire_varint_len(n) + n);
+	unsigned char *p = chunkbuf_extend(b, wire_varint_len(key) + wire_varint_len(n) + n);
 	if (!p)
 		return -1;
 	p = wire_put_varint(wire_put_varint(p, key), n);
 	protobuf_c_message_pack(msg, p);
 	return 0;
+}
+
+/* --- plain instructions, straight to wire bytes ------------------------------------------ */
+
+/* Most instructions of a big dump are an elementwise op or a parameter
+ * with a written shape and layout and at most `metadata={...}` in XLA's
+ * own spelling. instr_out would make such an instruction: name (1),
+ * opcode (2), shape (3), metadata (7, empty or not), parameter_number (9),
+ * id (35), operand_ids (36), and the empty frontend_attributes (68) and
+ * statistics_viz (82). These are written here without building messages:
+ * the shape's bytes packed once per interned shape (by shape_out), the
+ * metadata read by a strict reader of the spelling metadata_print_body
+ * prints (anything else goes through instr_out, which keeps other
+ * spellings). test_proto's `plain_writer` checks both give the same bytes
+ * for every module of testdata/. */
+
+typedef struct shape_bytes {
+	const shape *key;
+	int plain;               /* written, layout and all: no hloi.* key needed */
+	size_t len;
+	unsigned char *bytes;
+} shape_bytes;
+
+static size_t ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9u;
+	return (size_t)(h ^ h >> 32);
+}
+
+static shape_bytes *shape_bytes_find(saver *S, const shape *key)
+{
+	if (S->nshapes * 2 >= S->shapes_cap) {
+		size_t cap = S->shapes_cap ? S->shapes_cap * 2 : 64;
+		shape_bytes *t = hloi_calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < S->shapes_cap; i++) {
+			if (!S->shapes[i].key)
+				continue;
+			size_t j = ptr_hash(S->shapes[i].key) & (cap - 1);
+			while (t[j].key)
+				j = (j + 1) & (cap - 1);
+			t[j] = S->shapes[i];
+		}
+		hloi_free(S->shapes);
+		S->shapes = t;
+		S->shapes_cap = cap;
+	}
+	size_t j = ptr_hash(key) & (S->shapes_cap - 1);
+	while (S->shapes[j].key && S->shapes[j].key != key)
+		j = (j + 1) & (S->shapes_cap - 1);
+	return &S->shapes[j];
+}
+
+static void shape_bytes_free(saver *S)
+{
+	for (size_t i = 0; i < S->shapes_cap; i++)
+		hloi_free(S->shapes[i].bytes);
+	hloi_free(S->shapes);
+	S->shapes = NULL;
+	S->nshapes = S->shapes_cap = 0;
+}
+
+/* The packed ShapeProto instr_common gives `in` (whose shape was written),
+ * or NULL (S->st says why). Built in the scratch arena. */
+static const shape_bytes *plain_shape(saver *S, const instr *in)
+{
+	shape_bytes *e = shape_bytes_find(S, in->shape);
+	if (!e) {
+		soom(S);
+		return NULL;
+	}
+	if (e->key)
+		return e;
+	shape tmp;
+	strbuf mask = STRBUF_INIT;
+	int inferred = 0;
+	arena *keep = S->a;
+	arena_reset(S->scratch);
+	S->a = S->scratch;
+	const shape *s = instr_shape(S, in, &tmp, &mask, &inferred);
+	Xla__ShapeProto *sp = NULL;
+	int plain = s && !mask.oom && !inferred && mask_all_written(&mask);
+	if (plain)
+		sp = shape_out(S, s, 1, 0);
+	S->a = keep;
+	if (mask.oom)
+		soom(S);
+	sb_free(&mask);
+	if (!s || mask.oom || (plain && !sp))
+		return NULL;
+	if (plain) {
+		e->len = xla__shape_proto__get_packed_size(sp);
+		if (!(e->bytes = hloi_malloc(e->len ? e->len : 1))) {
+			soom(S);
+			return NULL;
+		}
+		xla__shape_proto__pack(sp, e->bytes);
+	}
+	e->key = in->shape;
+	e->plain = plain;
+	S->nshapes++;
+	return e;
+}
+
+enum { MD_FIELDS = 9 };
+
+typedef struct md_field {
+	uint32_t num;
+	int is_int;
+	const char *s;           /* a string's bytes (no escapes in them) */
+	size_t n;
+	int64_t v;
+} md_field;
+
+/* The fields of metadata text exactly as metadata_print_body spells them
+ * (those fields in that order, single spaces, strings without escapes,
+ * ints without sign or leading zero): how many, or -1 for any other
+ * spelling. Numbers and print order of OpMetadata's fields. */
+static int plain_metadata(const char *t, md_field *out)
+{
+	static const struct { const char *name; uint32_t num; int is_int; } order[] = {
+		{ "op_type", 1, 0 },         { "op_name", 2, 0 },         { "source_file", 3, 0 },
+		{ "source_line", 4, 1 },     { "source_end_line", 17, 1 }, { "source_column", 18, 1 },
+		{ "source_end_column", 19, 1 }, { "deduplicated_name", 12, 0 }, { "scheduling_name", 16, 0 },
+	};
+	if (*t++ != '{')
+		return -1;
+	int n = 0;
+	size_t next = 0;
+	while (*t != '}') {
+		if (n && *t++ != ' ')
+			return -1;
+		size_t k = next;
+		size_t len = 0;
+		for (; k < sizeof order / sizeof order[0]; k++) {
+			len = strlen(order[k].name);
+			if (strncmp(t, order[k].name, len) == 0 && t[len] == '=')
+				break;
+		}
+		if (k == sizeof order / sizeof order[0])
+			return -1;
+		t += len + 1;
+		md_field *f = &out[n++];
+		f->num = order[k].num;
+		f->is_int = order[k].is_int;
+		next = k + 1;
+		if (f->is_int) {
+			if (*t < '1' || *t > '9')
+				return -1;
+			int64_t v = 0;
+			while (*t >= '0' && *t <= '9') {
+				v = v * 10 + (*t++ - '0');
+				if (v > INT32_MAX)
+					return -1;
+			}
+			f->v = v;
+		} else {
+			if (*t++ != '"')
+				return -1;
+			f->s = t;
+			while ((unsigned char)*t >= 0x20 && (unsigned char)*t < 0x7f && *t != '"' && *t != '\\' &&
+			       *t != '\'')
+				t++;
+			f->n = (size_t)(t - f->s);
+			if (*t++ != '"' || f->n == 0)
+				return -1;
+		}
+	}
+	return t[1] == '\0' && n > 0 ? n : -1;
+}
+
+static size_t len_field_size(uint32_t num, size_t len)
+{
+	return wire_varint_len((uint64_t)num << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) + wire_varint_len(len) + len;
+}
+
+static unsigned char *put_len_field(unsigned char *p, uint32_t num, const void *data, size_t len)
+{
+	p = wire_put_varint(p, (uint64_t)num << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+	p = wire_put_varint(p, len);
+	if (len)
+		memcpy(p, data, len);
+	return p + len;
+}
+
+static int md_num_cmp(const void *x, const void *y)
+{
+	const md_field *a = x, *b = y;
+	return a->num < b->num ? -1 : a->num > b->num;
+}
+
+/* Writes instruction p of c as field 2 of the computation into b when it
+ * is plain: 1 written, 0 not plain (nothing written), -1 failed (S->st). */
+static int plain_instr_out(saver *S, const computation *c, const nameidx *names, int p, const int64_t *ids, chunkbuf *b)
+{
+	const instr *in = c->instrs[p];
+	op_category cat = opcode_category(in->op);
+	if (!proto_plain_writer || in->pb_rest || in->async_sugar || !in->has_shape ||
+	    !(cat == OPC_BINARY || cat == OPC_UNARY || in->op == OP_PARAMETER) || in->nattrs > 1 ||
+	    (in->nattrs == 1 && (in->attrs[0].id != ATTR_METADATA || in->attrs[0].kind != AK_RAW)))
+		return 0;
+	md_field md[MD_FIELDS];
+	int nmd = 0;
+	if (in->nattrs == 1) {
+		if ((nmd = plain_metadata(in->attrs[0].u.s, md)) < 0)
+			return 0;
+		qsort(md, (size_t)nmd, sizeof *md, md_num_cmp);
+	}
+	S->inst = in->name;
+	const shape_bytes *sh = plain_shape(S, in);
+	if (!sh)
+		return -1;
+	if (!sh->plain)
+		return 0;
+	size_t md_len = 0;
+	for (int k = 0; k < nmd; k++)
+		md_len += md[k].is_int ? wire_varint_len((uint64_t)md[k].num << 3) + wire_varint_len((uint64_t)md[k].v)
+				       : len_field_size(md[k].num, md[k].n);
+	int64_t *opids = in->nops ? sarray(S, (size_t)in->nops, sizeof *opids) : NULL;
+	if (in->nops && !opids)
+		return -1;
+	size_t ops_len = 0;
+	for (int k = 0; k < in->nops; k++) {
+		opids[k] = ids[names->opos[names->base[p] + (size_t)k]];
+		ops_len += wire_varint_len((uint64_t)opids[k]);
+	}
+	const char *opname = opcode_name(in->op);
+	size_t name_len = strlen(in->name), opname_len = strlen(opname);
+	size_t body = len_field_size(3, sh->len) + len_field_size(7, md_len) + len_field_size(68, 0) +
+		      len_field_size(82, 0);
+	if (name_len)
+		body += len_field_size(1, name_len);
+	if (opname_len)
+		body += len_field_size(2, opname_len);
+	if (in->op == OP_PARAMETER && in->parameter_number)
+		body += wire_varint_len(9 << 3) + wire_varint_len((uint64_t)in->parameter_number);
+	if (ids[p])
+		body += wire_varint_len(35 << 3) + wire_varint_len((uint64_t)ids[p]);
+	if (in->nops)
+		body += len_field_size(36, ops_len);
+	unsigned char *q = chunkbuf_extend(b, len_field_size(2, body));
+	if (!q) {
+		soom(S);
+		return -1;
+	}
+	q = wire_put_varint(q, 2 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+	q = wire_put_varint(q, body);
+	if (name_len)
+		q = put_len_field(q, 1, in->name, name_len);
+	if (opname_len)
+		q = put_len_field(q, 2, opname, opname_len);
+	q = put_len_field(q, 3, sh->bytes, sh->len);
+	q = wire_put_varint(q, 7 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+	q = wire_put_varint(q, md_len);
+	for (int k = 0; k < nmd; k++) {
+		if (md[k].is_int)
+			q = wire_put_varint(wire_put_varint(q, (uint64_t)md[k].num << 3), (uint64_t)md[k].v);
+		else
+			q = put_len_field(q, md[k].num, md[k].s, md[k].n);
+	}
+	if (in->op == OP_PARAMETER && in->parameter_number)
+		q = wire_put_varint(wire_put_varint(q, 9 << 3), (uint64_t)in->parameter_number);
+	if (ids[p])
+		q = wire_put_varint(wire_put_varint(q, 35 << 3), (uint64_t)ids[p]);
+	if (in->nops) {
+		q = wire_put_varint(q, 36 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+		q = wire_put_varint(q, ops_len);
+		for (int k = 0; k < in->nops; k++)
+			q = wire_put_varint(q, (uint64_t)opids[k]);
+	}
+	q = put_len_field(q, 68, NULL, 0);
+	put_len_field(q, 82, NULL, 0);
+	proto_plain_written++;
+	return 1;
 }
 
 static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_id, int64_t *next_id,
@@ -1305,13 +1661,13 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		return NULL;
 	}
 	Xla__HloComputationProto *cp = snew(S, &xla__hlo_computation_proto__descriptor);
-	namepos *names = hloi_calloc(n, sizeof *names);
+	nameidx ix = { c, NULL, 0, NULL, NULL };
 	int *order = hloi_calloc(n, sizeof *order);
 	int *state = hloi_calloc(n, sizeof *state);
 	int64_t *ids = hloi_calloc(n, sizeof *ids);
 	int64_t *written = sarray(S, n, sizeof *written);
 	Xla__HloComputationProto *result = NULL;
-	if (!cp || !names || !order || !state || !ids || !written) {
+	if (!cp || !order || !state || !ids || !written) {
 		soom(S);
 		goto out;
 	}
@@ -1320,24 +1676,21 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 	cp->is_fusion_computation = is_fusion;
 	if (c->execution_thread && strcmp(c->execution_thread, "main") != 0)
 		cp->execution_thread = (char *)c->execution_thread;
-	for (size_t i = 0; i < n; i++) {
-		names[i].name = c->instrs[i]->name;
-		names[i].pos = (int)i;
+	int dup = nameidx_build(&ix, c);
+	size_t nopos = 0;
+	if (dup >= 0 && (ix.base = hloi_calloc(n + 1, sizeof *ix.base))) {
+		for (size_t i = 0; i < n; i++)
+			ix.base[i + 1] = nopos += (size_t)c->instrs[i]->nops;
+		ix.opos = hloi_calloc(nopos ? nopos : 1, sizeof *ix.opos);
 	}
-	nameidx ix = { names, n, 0 };
-	int distinct = proto_names_distinct(names, n);
-	if (distinct < 0) {
+	if (dup < 0 || !ix.base || !ix.opos) {
 		soom(S);
 		goto out;
 	}
-	if (!distinct)
-		find_name(&ix, ""); /* sorts them */
-	for (size_t i = 1; !distinct && i < n; i++) {
-		if (strcmp(names[i].name, names[i - 1].name) == 0) {
-			const instr *d = c->instrs[names[i].pos > names[i - 1].pos ? names[i].pos : names[i - 1].pos];
-			sfail(S, &d->name_at, "instruction already exists: %s", d->name);
-			goto out;
-		}
+	if (dup > 0) {
+		const instr *d = c->instrs[dup - 1];
+		sfail(S, &d->name_at, "instruction already exists: %s", d->name);
+		goto out;
 	}
 	iorder o = { c, &ix, order, state, 0 };
 	for (size_t i = 0; i < n; i++)
@@ -1350,15 +1703,16 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		/* One instruction at a time: built in the scratch arena, packed
 		 * as field 2 of the computation, and dropped. */
 		arena *keep = S->a;
-		strbuf *b = &S->packed[S->pos];
+		chunkbuf *b = &S->packed[S->pos];
 		for (size_t i = 0; i < n; i++) {
 			arena_reset(S->scratch);
 			S->a = S->scratch;
-			Xla__HloInstructionProto *ip = instr_out(S, c, &ix, order[i], ids, comp_ids);
+			int plain = plain_instr_out(S, c, &ix, order[i], ids, b);
+			Xla__HloInstructionProto *ip = plain ? NULL : instr_out(S, c, &ix, order[i], ids, comp_ids);
 			S->a = keep;
-			if (!ip)
+			if (plain < 0 || (!plain && !ip))
 				goto out;
-			if (proto_put_field(b, 2, &ip->base)) {
+			if (!plain && proto_put_field(b, 2, &ip->base)) {
 				soom(S);
 				goto out;
 			}
@@ -1388,7 +1742,9 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 	S->written[ci] = written;
 	result = cp;
 out:
-	hloi_free(names);
+	hloi_free(ix.slot);
+	hloi_free(ix.base);
+	hloi_free(ix.opos);
 	hloi_free(order);
 	hloi_free(state);
 	hloi_free(ids);
@@ -1707,7 +2063,7 @@ static int module_attrs_out(saver *S, kvs *fa, char *const *sigmasks)
 }
 
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx, strbuf *packed)
+			       hloi_context *ctx, chunkbuf *packed)
 {
 	*out = NULL;
 	saver S;
@@ -1853,6 +2209,7 @@ out:
 		for (size_t i = 0; i < nc; i++)
 			hloi_free(sigmasks[i]);
 	hloi_free(sigmasks);
+	shape_bytes_free(&S);
 	arena_release(&scratch);
 	if (!*out && S.st == HLOI_OK)
 		S.st = HLOI_ENOMEM;
@@ -1878,7 +2235,7 @@ static size_t fields_end(const unsigned char *p, size_t len, uint32_t num)
  * instructions, and put() gets the pieces in order with the instructions
  * spliced in as field 2. Nothing holds the whole file at once. 0, -1 out
  * of memory, -2 when put() failed. */
-static int emit_spliced(Xla__HloModuleProto *mp, const strbuf *packed, proto_put_fn put, void *arg)
+static int emit_spliced(Xla__HloModuleProto *mp, const chunkbuf *packed, proto_put_fn put, void *arg)
 {
 	size_t nc = mp->n_computations;
 	mp->n_computations = 0;
@@ -1907,7 +2264,7 @@ static int emit_spliced(Xla__HloModuleProto *mp, const strbuf *packed, proto_put
 		q = wire_put_varint(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
 		q = wire_put_varint(q, clen + packed[i].len);
 		if (put(arg, head, (size_t)(q - head)) || put(arg, cb, csplit) ||
-		    (packed[i].len && put(arg, packed[i].s, packed[i].len)) || put(arg, cb + csplit, clen - csplit))
+		    chunkbuf_emit(&packed[i], put, arg) || put(arg, cb + csplit, clen - csplit))
 			goto failed_put;
 	}
 	if (put(arg, mb + msplit, mlen - msplit))
@@ -1928,7 +2285,7 @@ hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, h
 	arena a;
 	arena_init(&a);
 	size_t nc = m->ncomps > 0 ? (size_t)m->ncomps : 1;
-	strbuf *packed = hloi_calloc(nc, sizeof *packed);
+	chunkbuf *packed = hloi_calloc(nc, sizeof *packed);
 	Xla__HloModuleProto *mp;
 	hloi_status st = packed ? proto_build_module(&mp, &a, m, ctx, packed) : HLOI_ENOMEM;
 	int said = packed != NULL; /* the builder reports its own failures */
@@ -1946,7 +2303,7 @@ hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, h
 		diag_error_where(ctx, NULL, "out of memory writing the proto");
 	if (packed)
 		for (size_t i = 0; i < nc; i++)
-			sb_free(&packed[i]);
+			chunkbuf_free(&packed[i]);
 	hloi_free(packed);
 	arena_release(&a);
 	return st;

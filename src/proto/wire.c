@@ -120,26 +120,6 @@ static int read_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t
 	return -2;
 }
 
-size_t wire_varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-unsigned char *wire_put_varint(unsigned char *p, uint64_t v)
-{
-	while (v > 0x7f) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
-}
-
 int wire_next(const unsigned char *p, size_t len, size_t *pos, wire_field *f)
 {
 	uint64_t key;
