@@ -239,6 +239,31 @@ static int cc_check_geqrf(checker *c, instr *in, const char *name, etype t, shap
 	return 0;
 }
 
+/* geqp3(a [..., m, n], s32 jpvt [..., n]): (a [..., m, n], s32 jpvt
+ * [..., n], tau [..., min(m, n)]) */
+static int cc_check_geqp3(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 2) || !lapack_operand(c, in, name, t, 0) || !ck_array_operand(c, in, 1))
+		return 1;
+	const shape *x = opnd(in, 0), *jpvt = opnd(in, 1);
+	int64_t m = x->dims[x->rank - 2], n = x->dims[x->rank - 1], k = m < n ? m : n;
+	if (jpvt->type != ET_S32 || jpvt->rank != x->rank - 1 || jpvt->dims[jpvt->rank - 1] != n ||
+	    memcmp(jpvt->dims, x->dims, sizeof(int64_t) * (size_t)(x->rank - 2)) != 0) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' takes s32 jpvt of the matrices' batch and %lld elements each; got %s for %s",
+			 name, (long long)n, ck_shape(a, jpvt), ck_shape(b, x));
+		return 1;
+	}
+	shape *el = tuple_want(c, want, 3);
+	if (!el)
+		return 1;
+	el[0] = *x;
+	el[0].has_layout = 0;
+	batch_shape(&el[1], ET_S32, x, 1, &n);
+	batch_shape(&el[2], t, x, 1, &k);
+	return 0;
+}
+
 /* orgqr(a [..., m, n], tau [..., k]) with k <= n <= m: q [..., m, n] */
 static int cc_check_orgqr(checker *c, instr *in, const char *name, etype t, shape *want)
 {

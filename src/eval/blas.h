@@ -21,6 +21,8 @@
 #define BLAS_POTRF_ARGS const char *, const blasint *, void *, const blasint *, blasint *, size_t
 #define BLAS_GEQRF_ARGS \
 	const blasint *, const blasint *, void *, const blasint *, void *, void *, const blasint *, blasint *
+#define BLAS_GEQP3_ARGS \
+	const blasint *, const blasint *, void *, const blasint *, blasint *, void *, void *, const blasint *
 #define BLAS_ORGQR_ARGS                                                                                      \
 	const blasint *, const blasint *, const blasint *, void *, const blasint *, const void *, void *, \
 		const blasint *, blasint *
@@ -72,6 +74,10 @@
 	X(dgeqrf_, void, (BLAS_GEQRF_ARGS))                                                \
 	X(cgeqrf_, void, (BLAS_GEQRF_ARGS))                                                \
 	X(zgeqrf_, void, (BLAS_GEQRF_ARGS))                                                \
+	X(sgeqp3_, void, (BLAS_GEQP3_ARGS, blasint *))                                     \
+	X(dgeqp3_, void, (BLAS_GEQP3_ARGS, blasint *))                                     \
+	X(cgeqp3_, void, (BLAS_GEQP3_ARGS, void *, blasint *))                             \
+	X(zgeqp3_, void, (BLAS_GEQP3_ARGS, void *, blasint *))                             \
 	X(sorgqr_, void, (BLAS_ORGQR_ARGS))                                                \
 	X(dorgqr_, void, (BLAS_ORGQR_ARGS))                                                \
 	X(cungqr_, void, (BLAS_ORGQR_ARGS))                                                \

@@ -15,6 +15,10 @@
  *   lapack_?geqrf_ffi(a [..., m, n]) -> (qr, tau [..., min(m, n)]): a = q r,
  *       r on and above the diagonal of qr, q as householder vectors below
  *       it and their factors tau.
+ *   lapack_?geqp3_ffi(a [..., m, n], s32 jpvt [..., n]) -> (qr, s32 jpvt,
+ *       tau [..., min(m, n)]): a p = q r with column pivoting, qr as geqrf's;
+ *       jpvt in: a column j with jpvt[j] != 0 is moved to the front first
+ *       (JAX passes zeros), out: p's columns, counted from 1.
  *   lapack_?orgqr_ffi / lapack_?ungqr_ffi(qr [..., m, n], tau [..., k]) -> q
  *       [..., m, n]: the first n columns of q from geqrf's k reflectors.
  *   lapack_?gesdd_ffi(a [..., m, n]), backend_config={mode = 65 : ui8} ->
@@ -275,6 +279,17 @@ static void orgqr(etype t, const blasint *m, const blasint *n, const blasint *k,
 	}
 }
 
+static void geqp3(etype t, const blasint *m, const blasint *n, void *a, blasint *jpvt, void *tau, void *work,
+		  const blasint *lwork, void *rwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: LAPACK(sgeqp3_)(m, n, a, m, jpvt, tau, work, lwork, info); break;
+	case ET_F64: LAPACK(dgeqp3_)(m, n, a, m, jpvt, tau, work, lwork, info); break;
+	case ET_C64: LAPACK(cgeqp3_)(m, n, a, m, jpvt, tau, work, lwork, rwork, info); break;
+	default: LAPACK(zgeqp3_)(m, n, a, m, jpvt, tau, work, lwork, rwork, info); break;
+	}
+}
+
 /* Row b of a [..., len] array to or from buf (b: the batch index). */
 static void row_io(hloi_literal *v, const int64_t *b, int nb, int64_t len, unsigned char *buf, int w, int out)
 {
@@ -346,6 +361,56 @@ hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
 	return qr_kernel(e, f, in, ops, t, 1);
+}
+
+_Static_assert(sizeof(blasint) == 4, "LAPACK's integers are jpvt's s32");
+
+/* geqp3's scratch: the matrix, jpvt, tau, the real workspace of the
+ * complex routines (2n) and the workspace LAPACK asks for. */
+hloi_status cc_kernel_geqp3(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	const hloi_literal *x = ops[0];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), cplx = t == ET_C64 || t == ET_C128;
+	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = m < n ? m : n;
+	blasint bm = (blasint)m, bn = (blasint)n, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	if (m > 0 && n > 0 && m <= INT_MAX && n <= INT_MAX) {
+		geqp3(t, &bm, &bn, NULL, NULL, NULL, query, &lwork, NULL, &info);
+		lwork = queried(t, query);
+	} else {
+		lwork = 1;
+	}
+	int64_t jbytes = ALIGN16(n * (int64_t)sizeof(blasint)), rbytes = cplx ? ALIGN16(2 * n * (w / 2)) : 0;
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, jbytes + ALIGN16(k * w) + rbytes + 16 + (int64_t)lwork * w, &res, &a,
+			       &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *jp = a + ALIGN16(m * n * w), *tau = jp + jbytes, *rwork = tau + ALIGN16(k * w),
+		      *work = rwork + rbytes;
+	if (batch_count(&x->shape) > 0 && m > 0 && n > 0) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			gather(x, idx, m, n, a, w);
+			row_io(ops[1], idx, nb, n, jp, 4, 0);
+			geqp3(t, &bm, &bn, a, (blasint *)jp, tau, work, &lwork, rwork, &info);
+			scatter(res->elems[0], idx, m, n, a, w);
+			row_io(res->elems[1], idx, nb, n, jp, 4, 1);
+			row_io(res->elems[2], idx, nb, k, tau, w, 1);
+		} while (index_next(nb, x->shape.dims, idx));
+	} else if (batch_count(&x->shape) > 0 && n > 0) {
+		/* no rows: LAPACK returns before it reads jpvt, which stays */
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			row_io(ops[1], idx, nb, n, jp, 4, 0);
+			row_io(res->elems[1], idx, nb, n, jp, 4, 1);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 hloi_status cc_kernel_syevd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)

@@ -11,6 +11,8 @@ random batched problems, both engines, operands in random layouts.
 - lapack_?potrf_ffi, uplo L and U: the triangle against np.linalg.cholesky
   of a Hermitian positive definite a; the other triangle the operand's;
   info 0.
+- lapack_?geqp3_ffi then ?orgqr / ?ungqr: jpvt a permutation with a marked
+  column first, q r = a p, q^H q = 1, |diag r| falling when none is marked
 - lapack_?geqrf_ffi then lapack_?orgqr_ffi / ?ungqr (m >= n): q r = a with
   r upper triangular and q's columns orthonormal, against |r| of
   np.linalg.qr (the diagonal's signs may differ).
@@ -77,7 +79,7 @@ def gen_case(seed, index):
     g = np.random.default_rng(seed * 7919 + index)
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
-    op = rng.choice(["topk", "getrf", "potrf", "qr", "eigh", "trsm", "svd", "geev", "gees", "gehrd", "sytrd",
+    op = rng.choice(["topk", "getrf", "potrf", "qr", "qp3", "eigh", "trsm", "svd", "geev", "gees", "gehrd", "sytrd",
                      "gtsv"])
     c["op"] = op
     if op == "topk":
@@ -155,6 +157,28 @@ def gen_case(seed, index):
                         "api_version=API_VERSION_TYPED_FFI\n  ROOT r = tuple(v, q)\n}\n" % (
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), t, dims(batch + [n]),
                             LETTER[t], t, dims(a.shape), t, dims(batch + [n]), t, dims(a.shape),
+                            layout(rng, a.ndim), LETTER[t], q))
+        return c
+    if op == "qp3":
+        n = rng.choice([1, 2, 3, 5])
+        m = n + rng.choice([0, 0, 1, 3])
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        # jpvt in: a nonzero entry moves that column to the front first
+        jp = np.zeros(batch + [n], np.int32)
+        if rng.random() < 0.3:
+            jp[..., rng.randrange(n)] = 1
+        q = "ung" if t.startswith("c") else "org"
+        c["inputs"] = [a, jp]
+        c["program"] = ("HloModule qp3_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n  j = s32[%s] parameter(1)\n"
+                        "  f = (%s[%s], s32[%s], %s[%s]) custom-call(a, j), custom_call_target=\"lapack_%sgeqp3_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n"
+                        "  v = %s[%s] get-tuple-element(f), index=0\n  p = s32[%s] get-tuple-element(f), index=1\n"
+                        "  tau = %s[%s] get-tuple-element(f), index=2\n"
+                        "  q = %s[%s]%s custom-call(v, tau), custom_call_target=\"lapack_%s%sqr_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n  ROOT r = tuple(v, p, q)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), dims(batch + [n]),
+                            t, dims(a.shape), dims(batch + [n]), t, dims(batch + [n]), LETTER[t],
+                            t, dims(a.shape), dims(batch + [n]), t, dims(batch + [n]), t, dims(a.shape),
                             layout(rng, a.ndim), LETTER[t], q))
         return c
     n = rng.choice([1, 2, 3, 5, 8, 13])
@@ -347,6 +371,37 @@ def check_qr(c, got):
     return close(c, np.abs(r), np.abs(np.linalg.qr(a)[1]), "|r| against np.linalg.qr")
 
 
+def check_qp3(c, got):
+    a, jin = c["inputs"][0].astype(np.complex128), c["inputs"][1]
+    if len(got) != 3 or got[0].shape != a.shape or got[1].shape != jin.shape or got[2].shape != a.shape:
+        return "got %s, expected %s, %s and %s" % ([g.shape for g in got], a.shape, jin.shape, a.shape)
+    n = a.shape[-1]
+    perm = got[1].astype(np.int64) - 1
+    if not (np.sort(perm, axis=-1) == np.arange(n)).all():
+        return "jpvt %s is not a permutation of 1..%d" % (got[1].tolist(), n)
+    # a column marked in jpvt comes first
+    marked = jin != 0
+    if marked.any() and not (np.take_along_axis(marked, perm[..., :1], -1)).all():
+        return "the marked column is not first: jpvt %s" % got[1].tolist()
+    ap = np.take_along_axis(a, np.broadcast_to(perm[..., None, :], a.shape), -1)
+    r = np.triu(got[0].astype(np.complex128)[..., :n, :])
+    q = got[2].astype(np.complex128)
+    why = close(c, q @ r, ap, "q r - a p")
+    if why:
+        return why
+    eye = np.broadcast_to(np.eye(n), q.shape[:-2] + (n, n))
+    why = close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
+    if why:
+        return why
+    if not marked.any():
+        # pivoting puts the largest remaining column first: |r_ii| falls
+        d = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+        tol = 1e-3 if c["type"] in ("f32", "c64") else 1e-9
+        if (d[..., 1:] > d[..., :-1] * (1 + tol) + tol).any():
+            return "|diag r| %s does not fall" % d.tolist()
+    return None
+
+
 def check_eigh(c, got):
     a = c["a"].astype(NP[c["type"]]).astype(np.complex128)
     if len(got) != 3 or got[0].shape != a.shape or got[1].shape != a.shape[:-1]:
@@ -535,7 +590,7 @@ def check_gtsv(c, got):
 
 def check(c, got):
     return {"geev": check_geev, "gees": check_gees, "gehrd": check_gehrd, "sytrd": check_sytrd, "gtsv": check_gtsv,
-            "svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr,
+            "svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr, "qp3": check_qp3,
             "eigh": check_eigh}[c["op"]](c, got)
 
 
