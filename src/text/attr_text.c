@@ -433,6 +433,91 @@ done:
 	return rc;
 }
 
+/* sparsity_config={lhs={sparsity=1x4 dimension=0 stride=1} rhs={...}}
+ * (XLA's ParseSparsityConfig): a side for each of lhs and rhs at most once;
+ * inside, `sparsity=NxM` (N values kept per block of M) is required,
+ * `dimension` (default 0) and `stride` (default 1) are optional, each once. */
+static int parse_sparsity_side(vcur *c, sparsity_side *sd)
+{
+	enum { SPARSITY, DIMENSION, STRIDE, NFIELDS };
+	static const char *const keys[NFIELDS] = { "sparsity", "dimension", "stride" };
+	int seen[NFIELDS] = { 0 };
+	sd->present = 1;
+	sd->dim = 0;
+	sd->stride = 1;
+	vc_expect(c, '{');
+	while (!c->bad && !vc_eat(c, '}')) {
+		size_t s, e;
+		int k = 0;
+		if (vc_word(c, &s, &e))
+			while (k < NFIELDS && !key_is(c->st, s, e, keys[k]))
+				k++;
+		else
+			k = NFIELDS;
+		if (k == NFIELDS || seen[k]) {
+			if (k < NFIELDS)
+				c->p = s;
+			vc_fail(c, k < NFIELDS ? "each of sparsity=, dimension= and stride= once"
+					       : "sparsity=, dimension= or stride=");
+			return 0;
+		}
+		seen[k] = 1;
+		vc_expect(c, '=');
+		if (c->bad)
+			return 0;
+		if (k == SPARSITY) {
+			sd->nnz = vc_int(c);
+			if (c->bad)
+				return 0;
+			if (!(c->p < c->end && c->st->text[c->p] == 'x')) {
+				vc_fail(c, "'x' between the values kept and the block size (sparsity=1x4)");
+				return 0;
+			}
+			c->p++;
+			sd->block = vc_int(c);
+		} else if (k == DIMENSION) {
+			sd->dim = vc_int(c);
+		} else {
+			sd->stride = vc_int(c);
+		}
+		vc_eat(c, ',');
+	}
+	if (!c->bad && !seen[SPARSITY])
+		vc_fail(c, "sparsity=NxM in the side");
+	return 0;
+}
+
+static int parse_sparsity_config(vcur *c, sparsity_config **out)
+{
+	sparsity_config *sp = arena_alloc(c->st->a, sizeof *sp);
+	if (!sp) {
+		c->st->oom = 1;
+		return -1;
+	}
+	*out = sp;
+	vc_expect(c, '{');
+	while (!c->bad && !vc_eat(c, '}')) {
+		size_t s, e;
+		int k = -1;
+		if (vc_word(c, &s, &e))
+			k = key_is(c->st, s, e, "lhs") ? 0 : key_is(c->st, s, e, "rhs") ? 1 : -1;
+		if (k < 0 || sp->side[k].present) {
+			if (k >= 0)
+				c->p = s;
+			vc_fail(c, k >= 0 ? "each of lhs= and rhs= once" : "lhs= or rhs=");
+			return 0;
+		}
+		vc_expect(c, '=');
+		if (c->bad)
+			return 0;
+		int rc = parse_sparsity_side(c, &sp->side[k]);
+		if (rc)
+			return rc;
+		vc_eat(c, ',');
+	}
+	return 0;
+}
+
 /* One part of dim_labels: letters a and b once each, digits 0..n-1 once
  * each (n = length - 2 - the count of `?`, dimensions XLA leaves out of the
  * dimension numbers). Returns n, or -1 when malformed. */
@@ -1143,6 +1228,9 @@ int p_attr_value(pstate *st, attr *a, const char *name, const char *instr_name, 
 	case AK_REPLICA_GROUPS:
 		rc = parse_replica_groups(&c, a);
 		break;
+	case AK_SPARSITY:
+		rc = parse_sparsity_config(&c, &a->u.sp);
+		break;
 	case AK_RAW:
 		a->u.s = p_text(st, vs, ve);
 		if (!a->u.s)
@@ -1199,6 +1287,22 @@ static void put_dxd(strbuf *b, const char *key, const window *w, size_t off)
 		const int64_t *f = (const int64_t *)(const void *)((const char *)&w->d[i] + off);
 		sb_printf(b, i ? "x%lld" : "%lld", (long long)*f);
 	}
+}
+
+/* As XLA's SparsityConfigToString: `lhs={sparsity=NxM dimension=D stride=S}`
+ * then rhs, joined by a space, inside braces. */
+void attr_print_sparsity(strbuf *b, const sparsity_config *sp)
+{
+	int n = 0;
+	sb_putc(b, '{');
+	for (int k = 0; k < 2; k++) {
+		const sparsity_side *sd = &sp->side[k];
+		if (!sd->present)
+			continue;
+		sb_printf(b, "%s%s={sparsity=%lldx%lld dimension=%lld stride=%lld}", n++ ? " " : "", k ? "rhs" : "lhs",
+			  (long long)sd->nnz, (long long)sd->block, (long long)sd->dim, (long long)sd->stride);
+	}
+	sb_putc(b, '}');
 }
 
 void attr_print_window(strbuf *b, const window *w)
@@ -1363,6 +1467,9 @@ void attr_print_value(strbuf *b, const attr *a)
 		break;
 	case AK_WINDOW:
 		attr_print_window(b, &a->u.win);
+		break;
+	case AK_SPARSITY:
+		attr_print_sparsity(b, a->u.sp);
 		break;
 	case AK_DIM_LABELS:
 		/* with `?` dimensions, as written (the numbers leave them out) */
