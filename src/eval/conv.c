@@ -352,9 +352,10 @@ static void fill_conv(engine *e, const instr *in, hloi_literal *const *ops, hloi
 }
 
 /* A sparse operand (a (values, metadata) tuple under a side of
- * sparsity_config) is first expanded into the dense one it stands for
- * (eval/sparse.c), the same way for both engines; the convolution then runs
- * on the dense operands. An array operand under a side is already dense. */
+ * sparsity_config, or values whose metadata is operand idx) is first
+ * expanded into the dense one it stands for (eval/sparse.c), the same way
+ * for both engines; the convolution then runs on the dense operands. An
+ * array operand under a side without idx is already dense. */
 hloi_status kernel_convolution(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			       hloi_literal *const *args, hloi_literal *dest)
 {
@@ -366,9 +367,12 @@ hloi_status kernel_convolution(engine *e, frame *f, const instr *in, hloi_litera
 	hloi_status st = HLOI_OK;
 	for (int k = 0; k < 2 && st == HLOI_OK; k++) {
 		const sparsity_side *sd = &spa->u.sp->side[k];
-		if (!sd->present || !shape_is_tuple(&ops[k]->shape))
+		if (sd->present && sd->idx >= 0 && sd->idx < in->nops)
+			st = eval_sparse_dense(e, in, k, sd, ops[k], ops[sd->idx], &dense[k]);
+		else if (sd->present && shape_is_tuple(&ops[k]->shape) && ops[k]->nelems == 2)
+			st = eval_sparse_dense(e, in, k, sd, ops[k]->elems[0], ops[k]->elems[1], &dense[k]);
+		else
 			continue;
-		st = eval_sparse_dense(e, in, k, sd, ops[k], &dense[k]);
 		if (st == HLOI_OK)
 			use[k] = dense[k];
 	}

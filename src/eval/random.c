@@ -141,23 +141,22 @@ static int size_range(const computation *comp, const instr *p, int64_t *lo, int6
 	return used;
 }
 
-/* The side of a sparsity_config whose metadata parameter p is (the second
- * element of a tuple a convolution of comp takes as a sparse operand), or
- * NULL. */
+/* The side of a sparsity_config whose metadata p is (the second element of
+ * a tuple a convolution of comp takes as a sparse operand, or the operand
+ * idx of one), or NULL. */
 static const sparsity_side *metadata_use(const computation *comp, const instr *p)
 {
-	for (int i = 0; i < comp->ninstrs; i++) {
-		const instr *t = comp->instrs[i];
-		if (t->op != OP_TUPLE || t->nops != 2 || t->ops[1].def != p)
+	for (int j = 0; j < comp->ninstrs; j++) {
+		const instr *c = comp->instrs[j];
+		const attr *a = c->op == OP_CONVOLUTION ? instr_attr(c, ATTR_SPARSITY_CONFIG) : NULL;
+		if (!a || a->kind != AK_SPARSITY)
 			continue;
-		for (int j = 0; j < comp->ninstrs; j++) {
-			const instr *c = comp->instrs[j];
-			const attr *a = c->op == OP_CONVOLUTION ? instr_attr(c, ATTR_SPARSITY_CONFIG) : NULL;
-			if (!a || a->kind != AK_SPARSITY)
-				continue;
-			for (int k = 0; k < 2 && k < c->nops; k++)
-				if (c->ops[k].def == t && a->u.sp->side[k].present)
-					return &a->u.sp->side[k];
+		for (int k = 0; k < 2 && k < c->nops; k++) {
+			const sparsity_side *sd = &a->u.sp->side[k];
+			const instr *t = c->ops[k].def;
+			if (sd->present && sd->idx >= 0 ? sd->idx < c->nops && c->ops[sd->idx].def == p
+							: sd->present && t->op == OP_TUPLE && t->nops == 2 && t->ops[1].def == p)
+				return sd;
 		}
 	}
 	return NULL;

@@ -33,20 +33,14 @@ static int repeats(const hloi_literal *meta, int64_t *idx, int d, int64_t nnz, i
 	return rep;
 }
 
-hloi_status eval_sparse_dense(engine *e, const instr *in, int k, const sparsity_side *sd, const hloi_literal *t,
-			      hloi_literal **out)
+hloi_status eval_sparse_dense(engine *e, const instr *in, int k, const sparsity_side *sd, const hloi_literal *v,
+			      const hloi_literal *meta, hloi_literal **out)
 {
 	*out = NULL;
 	const char *side = k ? "rhs" : "lhs";
-	if (!shape_is_tuple(&t->shape) || t->nelems != 2) {
-		diag_error_where(e->ctx, NULL, "'%s' (convolution): the sparse %s is no (values, metadata) tuple",
-				 in->name, side);
-		return HLOI_EINVAL;
-	}
-	const hloi_literal *v = t->elems[0], *meta = t->elems[1];
 	int d = (int)sd->dim, rank = v->shape.rank;
 	/* the checker's rules (check/dot.c), again for a caller that skipped it */
-	if (sd->nnz <= 0 || sd->block < sd->nnz || sd->stride <= 0 || d < 0 || d >= rank ||
+	if (shape_is_tuple(&v->shape) || shape_is_tuple(&meta->shape) || sd->nnz <= 0 || sd->block < sd->nnz || sd->stride <= 0 || d < 0 || d >= rank ||
 	    !shape_same_dims(&v->shape, &meta->shape) || !etype_is_integer(meta->shape.type) ||
 	    v->shape.dims[d] % sd->nnz != 0 || (v->shape.dims[d] / sd->nnz) % sd->stride != 0 || v->elided ||
 	    meta->elided || literal_is_dynamic(v) || literal_is_dynamic(meta)) {

@@ -127,12 +127,14 @@ typedef struct attr_literal {
 
 /* XLA's SparsityConfig on a convolution (`sparsity_config={lhs={sparsity=
  * 1x4 dimension=0 stride=1} rhs={...}}`): for each operand that is given as
- * a (values, metadata) tuple, nnz values kept per block of `block`
- * positions along `dim`, the blocks `stride` apart (README, Sparse
- * convolution). */
+ * a (values, metadata) tuple, or as values with the metadata the
+ * convolution's operand `idx` (XLA's newer form), nnz values kept per block
+ * of `block` positions along `dim`, the blocks `stride` apart (README,
+ * Sparse convolution). */
 typedef struct sparsity_side {
 	int present;
 	int64_t nnz, block, dim, stride;
+	int64_t idx;                     /* the metadata operand; -1: none (a tuple operand) */
 } sparsity_side;
 
 typedef struct sparsity_config {

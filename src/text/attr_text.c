@@ -436,15 +436,17 @@ done:
 /* sparsity_config={lhs={sparsity=1x4 dimension=0 stride=1} rhs={...}}
  * (XLA's ParseSparsityConfig): a side for each of lhs and rhs at most once;
  * inside, `sparsity=NxM` (N values kept per block of M) is required,
- * `dimension` (default 0) and `stride` (default 1) are optional, each once. */
+ * `dimension` (default 0), `stride` (default 1) and `idx` (the metadata
+ * operand, XLA's newer form) are optional, each once. */
 static int parse_sparsity_side(vcur *c, sparsity_side *sd)
 {
-	enum { SPARSITY, DIMENSION, STRIDE, NFIELDS };
-	static const char *const keys[NFIELDS] = { "sparsity", "dimension", "stride" };
+	enum { SPARSITY, DIMENSION, STRIDE, IDX, NFIELDS };
+	static const char *const keys[NFIELDS] = { "sparsity", "dimension", "stride", "idx" };
 	int seen[NFIELDS] = { 0 };
 	sd->present = 1;
 	sd->dim = 0;
 	sd->stride = 1;
+	sd->idx = -1;
 	vc_expect(c, '{');
 	while (!c->bad && !vc_eat(c, '}')) {
 		size_t s, e;
@@ -457,8 +459,8 @@ static int parse_sparsity_side(vcur *c, sparsity_side *sd)
 		if (k == NFIELDS || seen[k]) {
 			if (k < NFIELDS)
 				c->p = s;
-			vc_fail(c, k < NFIELDS ? "each of sparsity=, dimension= and stride= once"
-					       : "sparsity=, dimension= or stride=");
+			vc_fail(c, k < NFIELDS ? "each of sparsity=, dimension=, stride= and idx= once"
+					       : "sparsity=, dimension=, stride= or idx=");
 			return 0;
 		}
 		seen[k] = 1;
@@ -477,8 +479,16 @@ static int parse_sparsity_side(vcur *c, sparsity_side *sd)
 			sd->block = vc_int(c);
 		} else if (k == DIMENSION) {
 			sd->dim = vc_int(c);
-		} else {
+		} else if (k == STRIDE) {
 			sd->stride = vc_int(c);
+		} else {
+			size_t at = c->p;
+			sd->idx = vc_int(c);
+			if (!c->bad && sd->idx < 0) {
+				c->p = at;
+				vc_fail(c, "an operand number of 0 or more");
+				return 0;
+			}
 		}
 		vc_eat(c, ',');
 	}
@@ -1290,7 +1300,8 @@ static void put_dxd(strbuf *b, const char *key, const window *w, size_t off)
 }
 
 /* As XLA's SparsityConfigToString: `lhs={sparsity=NxM dimension=D stride=S}`
- * then rhs, joined by a space, inside braces. */
+ * (` idx=I` before the brace in the newer form) then rhs, joined by a
+ * space, inside braces. */
 void attr_print_sparsity(strbuf *b, const sparsity_config *sp)
 {
 	int n = 0;
@@ -1299,8 +1310,11 @@ void attr_print_sparsity(strbuf *b, const sparsity_config *sp)
 		const sparsity_side *sd = &sp->side[k];
 		if (!sd->present)
 			continue;
-		sb_printf(b, "%s%s={sparsity=%lldx%lld dimension=%lld stride=%lld}", n++ ? " " : "", k ? "rhs" : "lhs",
+		sb_printf(b, "%s%s={sparsity=%lldx%lld dimension=%lld stride=%lld", n++ ? " " : "", k ? "rhs" : "lhs",
 			  (long long)sd->nnz, (long long)sd->block, (long long)sd->dim, (long long)sd->stride);
+		if (sd->idx >= 0)
+			sb_printf(b, " idx=%lld", (long long)sd->idx);
+		sb_putc(b, '}');
 	}
 	sb_putc(b, '}');
 }

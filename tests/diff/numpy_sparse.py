@@ -2,9 +2,10 @@
 """Differential test of hloi's sparse convolution (sparsity_config) against
 NumPy: random convolutions (0 to 2 spatial dimensions, window strides and
 padding, f32 and f64) whose lhs, rhs or both are given as (values,
-metadata) tuples, N values kept per block of M along a random dimension,
-blocks `stride` apart; both engines, run in one `hloi test` with .npy
-inputs and outputs.
+metadata) tuples or, in XLA's newer form, as values with the metadata an
+operand of its own (idx=), N values kept per block of M along a random
+dimension, blocks `stride` apart; both engines, run in one `hloi test`
+with .npy inputs and outputs.
 
 NumPy builds the dense operands on its own: the sparse dimension of the
 dense array is viewed as (groups, M, stride), block b = g * stride + o,
@@ -127,7 +128,8 @@ def gen_case(seed, index):
         padded = insz[i] + pads[i][0] + pads[i][1]
         osz.append(0 if wsize[i] > padded else (padded - wsize[i]) // wstride[i] + 1)
     return {"index": index, "t": t, "ns": ns, "sides": sides, "ops": ops, "wsize": wsize, "wstride": wstride,
-            "pads": pads, "out": [batch] + osz + [cout], "engine": rng.choice(["fast", "reference"])}
+            "pads": pads, "out": [batch] + osz + [cout], "engine": rng.choice(["fast", "reference"]),
+            "form": rng.choice(["tuple", "idx"])}
 
 
 def shp(t, dims):
@@ -136,17 +138,22 @@ def shp(t, dims):
 
 def program(c):
     t = c["t"]
-    lines, inputs, names = [], [], {}
+    lines, inputs, names, extra = [], [], {}, []
     for side in ("lhs", "rhs"):
         values, meta, _ = c["ops"][side]
         k = len(inputs)
         lines.append("  %s_v = %s parameter(%d)" % (side, shp(t, values.shape), k))
         inputs.append(values)
-        if meta is None:
+        if meta is None or c["form"] == "idx":
             names[side] = side + "_v"
+        if meta is None:
             continue
         lines.append("  %s_m = %s parameter(%d)" % (side, shp("s32", meta.shape), k + 1))
         inputs.append(meta)
+        if c["form"] == "idx":
+            c["sides"][side]["idx"] = 2 + len(extra)
+            extra.append(side + "_m")
+            continue
         lines.append("  %s = (%s, %s) tuple(%s_v, %s_m)" % (side, shp(t, values.shape), shp("s32", meta.shape),
                                                            side, side))
         names[side] = side
@@ -159,11 +166,12 @@ def program(c):
             w += " pad=" + "x".join("%d_%d" % p for p in c["pads"])
         attrs.append("window={%s}" % w)
     attrs.append("dim_labels=" + LABELS[c["ns"]])
-    sp = " ".join("%s={sparsity=%dx%d dimension=%d stride=%d}" % (side, s["n"], s["m"], s["dim"], s["stride"])
-                  for side, s in sorted(c["sides"].items()))
+    sp = " ".join("%s={sparsity=%dx%d dimension=%d stride=%d%s}" % (
+        side, s["n"], s["m"], s["dim"], s["stride"], " idx=%d" % s["idx"] if "idx" in s else "")
+        for side, s in sorted(c["sides"].items()))
     attrs.append("sparsity_config={%s}" % sp)
-    lines.append("  ROOT c = %s convolution(%s, %s), %s" % (shp(t, c["out"]), names["lhs"], names["rhs"],
-                                                          ", ".join(attrs)))
+    lines.append("  ROOT c = %s convolution(%s), %s" % (shp(t, c["out"]), ", ".join([names["lhs"], names["rhs"]] + extra),
+                                                      ", ".join(attrs)))
     return "HloModule sparse_%d\n\nENTRY e {\n%s\n}\n" % (c["index"], "\n".join(lines)), inputs
 
 
