@@ -314,21 +314,30 @@ static int parse_dxd(vcur *c, ibuf *b)
 	return 0;
 }
 
+/* `A<sep>B` with no white space around sep (`0_1` of a padding, `1x4` of a
+ * sparsity); what names the separator in the message when it is missing.
+ * Nonzero (c->bad set) on failure. */
+static int vc_int_pair(vcur *c, char sep, const char *what, int64_t *a, int64_t *b)
+{
+	*a = vc_int(c);
+	if (c->bad)
+		return 1;
+	if (!(c->p < c->end && c->st->text[c->p] == sep)) {
+		vc_fail(c, what);
+		return 1;
+	}
+	c->p++;
+	*b = vc_int(c);
+	return c->bad;
+}
+
 /* `lo_hi[_interior]x...`: pairs (window pad, `interior` NULL) or triples
  * (padding, the interior optional). */
 static int parse_pads(vcur *c, ibuf *lo, ibuf *hi, ibuf *interior)
 {
 	do {
-		int64_t l = vc_int(c);
-		if (c->bad)
-			return 0;
-		if (!(c->p < c->end && c->st->text[c->p] == '_')) {
-			vc_fail(c, "'_' between low and high padding");
-			return 0;
-		}
-		c->p++;
-		int64_t h = vc_int(c);
-		if (c->bad)
+		int64_t l, h;
+		if (vc_int_pair(c, '_', "'_' between low and high padding", &l, &h))
 			return 0;
 		int64_t in = 0;
 		if (interior && c->p < c->end && c->st->text[c->p] == '_') {
@@ -468,15 +477,8 @@ static int parse_sparsity_side(vcur *c, sparsity_side *sd)
 		if (c->bad)
 			return 0;
 		if (k == SPARSITY) {
-			sd->nnz = vc_int(c);
-			if (c->bad)
-				return 0;
-			if (!(c->p < c->end && c->st->text[c->p] == 'x')) {
-				vc_fail(c, "'x' between the values kept and the block size (sparsity=1x4)");
-				return 0;
-			}
-			c->p++;
-			sd->block = vc_int(c);
+			vc_int_pair(c, 'x', "'x' between the values kept and the block size (sparsity=1x4)", &sd->nnz,
+				    &sd->block);
 		} else if (k == DIMENSION) {
 			sd->dim = vc_int(c);
 		} else if (k == STRIDE) {
