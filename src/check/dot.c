@@ -499,19 +499,125 @@ static int is_permutation(const int64_t *v, int n)
 	return 1;
 }
 
+/* The dense shape a sparse operand of a convolution stands for under its
+ * side of sparsity_config: a (values, metadata) tuple, or values whose
+ * metadata is operand `idx` (XLA's newer form); the values' shape with
+ * dimension `dim` grown from n to n / nnz * block (README, Sparse
+ * convolution). 0 with *dense set, else 1 after an error. */
+static int sparse_operand(checker *c, const instr *in, int k, const sparsity_side *sd, shape *dense)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	const char *side = k ? "rhs" : "lhs";
+	const shape *t = in->ops[k].def->result, *v = t, *m;
+	loc sat = instr_attr_loc(in, ATTR_SPARSITY_CONFIG), mat = in->ops[k].at;
+	if (sd->idx >= 0) {
+		m = in->ops[sd->idx].def->result;
+		mat = in->ops[sd->idx].at;
+		if (!shape_is_array(v) || !shape_is_array(m)) {
+			ck_error(c, shape_is_array(v) ? mat : in->ops[k].at,
+				 "Expected array arguments for the sparse %s of convolution and its metadata (operand %lld), but got %s and %s.",
+				 side, (long long)sd->idx, ck_shape(a, v), ck_shape(b, m));
+			return 1;
+		}
+	} else if (t->ntuple != 2 || !shape_is_array(&t->tuple[0]) || !shape_is_array(&t->tuple[1])) {
+		ck_error(c, in->ops[k].at, "%s of convolution, if a tuple, must have 2 elements for sparsity; got %s.",
+			 side, ck_shape(a, t));
+		return 1;
+	} else {
+		v = &t->tuple[0];
+		m = &t->tuple[1];
+	}
+	if (!etype_is_integer(m->type)) {
+		ck_error(c, mat, "Sparsity metadata of the %s of convolution must be integral, but got %s.",
+			 side, ck_shape(a, m));
+		return 1;
+	}
+	if (!shape_same_dims(v, m) || !shape_is_static(v) || !shape_is_static(m)) {
+		ck_error(c, mat,
+			 "Sparsity metadata of the %s of convolution must have the shape of its values: %s vs %s.", side,
+			 ck_shape(a, m), ck_shape(b, v));
+		return 1;
+	}
+	if (sd->nnz <= 0 || sd->block <= 0 || sd->nnz > sd->block) {
+		ck_error(c, sat,
+			 "Invalid sparsity %lldx%lld for the %s of convolution: 1 <= values kept <= block size is required.",
+			 (long long)sd->nnz, (long long)sd->block, side);
+		return 1;
+	}
+	if (sd->dim < 0 || sd->dim >= v->rank) {
+		ck_error(c, sat, "Sparsity dimension %lld of the %s of convolution is out of range for %s.",
+			 (long long)sd->dim, side, ck_shape(a, v));
+		return 1;
+	}
+	if (sd->stride <= 0) {
+		ck_error(c, sat, "Sparsity stride %lld of the %s of convolution must be positive.", (long long)sd->stride,
+			 side);
+		return 1;
+	}
+	int64_t n = v->dims[sd->dim], nblocks = n / sd->nnz, dn;
+	if (n % sd->nnz != 0) {
+		ck_error(c, in->ops[k].at,
+			 "Dimension %lld of the sparse %s of convolution (size %lld) is not a multiple of the %lld values kept per block; values: %s.",
+			 (long long)sd->dim, side, (long long)n, (long long)sd->nnz, ck_shape(a, v));
+		return 1;
+	}
+	if (nblocks % sd->stride != 0) {
+		ck_error(c, in->ops[k].at,
+			 "The %lld blocks along dimension %lld of the sparse %s of convolution are not a multiple of the sparsity stride %lld.",
+			 (long long)nblocks, (long long)sd->dim, side, (long long)sd->stride);
+		return 1;
+	}
+	if (ck_mul_i64(nblocks, sd->block, &dn)) {
+		ck_error(c, sat, "The dense size of dimension %lld of the sparse %s of convolution overflows.",
+			 (long long)sd->dim, side);
+		return 1;
+	}
+	int64_t dims[HLOI_MAX_RANK];
+	memcpy(dims, v->dims, sizeof dims);
+	dims[sd->dim] = dn;
+	shape_make_array(dense, v->type, v->rank, dims);
+	return 0;
+}
+
 int infer_convolution(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	if (in->nops != 2) {
-		ck_error(c, in->op_at, "convolution expects 2 operands, but has %d operands", in->nops);
+	const attr *spa = instr_attr(in, ATTR_SPARSITY_CONFIG);
+	const sparsity_config *sp = spa && spa->kind == AK_SPARSITY ? spa->u.sp : NULL;
+	/* the newer form's metadata operands follow lhs and rhs */
+	int nmeta = 0;
+	for (int k = 0; sp && k < 2; k++)
+		nmeta += sp->side[k].present && sp->side[k].idx >= 0;
+	if (in->nops != 2 + nmeta) {
+		ck_error(c, in->op_at, "convolution expects %d operands, but has %d operands", 2 + nmeta, in->nops);
 		return 1;
 	}
-	for (int k = 0; k < 2; k++)
-		if (shape_is_tuple(in->ops[k].def->result)) {
-			ck_error(c, in->ops[k].at, "Expected array argument for %s of convolution, but got %s.",
-				 k ? "rhs" : "lhs", ck_shape(a, in->ops[k].def->result));
+	for (int k = 0; sp && k < 2; k++) {
+		const sparsity_side *sd = &sp->side[k];
+		if (sd->present && sd->idx >= 0 &&
+		    (sd->idx < 2 || sd->idx >= in->nops || (k == 1 && sp->side[0].present && sp->side[0].idx == sd->idx))) {
+			ck_error(c, spa->at, "Sparsity metadata operand %lld of the %s of convolution must be one of operands 2 to %d, each side its own.",
+				 (long long)sd->idx, k ? "rhs" : "lhs", in->nops - 1);
 			return 1;
 		}
+	}
+	shape dense[2];
+	const shape *opnd[2];
+	for (int k = 0; k < 2; k++) {
+		opnd[k] = in->ops[k].def->result;
+		/* an array operand under a side of the config without idx is
+		 * taken as the dense operand it is (XLA's parser tests write
+		 * such modules) */
+		if (sp && sp->side[k].present && (shape_is_tuple(opnd[k]) || sp->side[k].idx >= 0)) {
+			if (sparse_operand(c, in, k, &sp->side[k], &dense[k]))
+				return 1;
+			opnd[k] = &dense[k];
+		} else if (shape_is_tuple(opnd[k])) {
+			ck_error(c, in->ops[k].at, "Expected array argument for %s of convolution, but got %s.",
+				 k ? "rhs" : "lhs", ck_shape(a, opnd[k]));
+			return 1;
+		}
+	}
 	if (check_precision(c, in))
 		return 1;
 	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
@@ -520,7 +626,7 @@ int infer_convolution(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	const conv_dims *d = la->conv;
-	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
+	const shape *lhs = opnd[0], *rhs = opnd[1];
 	int64_t fgc = 1, bgc = 1;
 	instr_int(in, ATTR_FEATURE_GROUP_COUNT, &fgc);
 	instr_int(in, ATTR_BATCH_GROUP_COUNT, &bgc);

@@ -16,11 +16,15 @@
  * BLAS; every other type through contract_exact, whose sums equal the
  * reference's (a padded position adds a zero product, which leaves a sum
  * that started at +0 unchanged). A kernel holding an infinity or NaN goes
- * to the reference loop: there a skipped position never multiplies it. */
+ * to the reference loop: there a skipped position never multiplies it.
+ *
+ * A sparse operand (sparsity_config) is expanded into its dense form first
+ * (eval/sparse.c), one expansion for both engines. */
 #include <math.h>
 
 #include "core/index.h"
 #include "eval/dot.h"
+#include "eval/sparse.h"
 #include "util/checked.h"
 
 /* Bytes of the patch matrix of one chunk of rows. */
@@ -347,9 +351,35 @@ static void fill_conv(engine *e, const instr *in, hloi_literal *const *ops, hloi
 		ref_conv(in, out, ops[0], ops[1]);
 }
 
+/* A sparse operand (a (values, metadata) tuple under a side of
+ * sparsity_config, or values whose metadata is operand idx) is first
+ * expanded into the dense one it stands for (eval/sparse.c), the same way
+ * for both engines; the convolution then runs on the dense operands. An
+ * array operand under a side without idx is already dense. */
 hloi_status kernel_convolution(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			       hloi_literal *const *args, hloi_literal *dest)
 {
 	(void)args;
-	return kernel_array(e, f, in, ops, dest, 0, fill_conv);
+	const attr *spa = instr_attr(in, ATTR_SPARSITY_CONFIG);
+	if (!spa || spa->kind != AK_SPARSITY)
+		return kernel_array(e, f, in, ops, dest, 0, fill_conv);
+	hloi_literal *dense[2] = { NULL, NULL }, *use[2] = { ops[0], ops[1] };
+	hloi_status st = HLOI_OK;
+	for (int k = 0; k < 2 && st == HLOI_OK; k++) {
+		const sparsity_side *sd = &spa->u.sp->side[k];
+		if (sd->present && sd->idx >= 0 && sd->idx < in->nops)
+			st = eval_sparse_dense(e, in, k, sd, ops[k], ops[sd->idx], &dense[k]);
+		else if (sd->present && shape_is_tuple(&ops[k]->shape) && ops[k]->nelems == 2)
+			st = eval_sparse_dense(e, in, k, sd, ops[k]->elems[0], ops[k]->elems[1], &dense[k]);
+		else
+			continue;
+		if (st == HLOI_OK)
+			use[k] = dense[k];
+	}
+	if (st == HLOI_OK)
+		st = kernel_array(e, f, in, use, dest, 0, fill_conv);
+	for (int k = 0; k < 2; k++)
+		if (dense[k])
+			value_drop(e, dense[k]);
+	return st;
 }

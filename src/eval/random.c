@@ -9,7 +9,10 @@
  * (an operand of set-dimension-size, dynamic-reshape or SliceToDynamic
  * after the first) is drawn within what every such use allows: [0, N] for
  * a `<=N` dimension, the dimension itself for a static one (a size past
- * the bound is undefined in XLA). */
+ * the bound is undefined in XLA). The metadata of a sparse convolution
+ * operand (a parameter that is the second element of a tuple a
+ * convolution's sparsity_config makes sparse) is drawn valid: the values of
+ * each block at distinct positions in [0, block). */
 #include <string.h>
 
 #include "core/float8.h"
@@ -138,6 +141,56 @@ static int size_range(const computation *comp, const instr *p, int64_t *lo, int6
 	return used;
 }
 
+/* The side of a sparsity_config whose metadata p is (the second element of
+ * a tuple a convolution of comp takes as a sparse operand, or the operand
+ * idx of one), or NULL. */
+static const sparsity_side *metadata_use(const computation *comp, const instr *p)
+{
+	for (int j = 0; j < comp->ninstrs; j++) {
+		const instr *c = comp->instrs[j];
+		const attr *a = c->op == OP_CONVOLUTION ? instr_attr(c, ATTR_SPARSITY_CONFIG) : NULL;
+		if (!a || a->kind != AK_SPARSITY)
+			continue;
+		for (int k = 0; k < 2 && k < c->nops; k++) {
+			const sparsity_side *sd = &a->u.sp->side[k];
+			const instr *t = c->ops[k].def;
+			if (sd->present && sd->idx >= 0 ? sd->idx < c->nops && c->ops[sd->idx].def == p
+							: sd->present && t->op == OP_TUPLE && t->nops == 2 && t->ops[1].def == p)
+				return sd;
+		}
+	}
+	return NULL;
+}
+
+/* Metadata for sd into lit (an integer array): value j of a block at
+ * (r + j) % block, r drawn per block from the block's first index. */
+static void fill_metadata(hloi_literal *lit, const sparsity_side *sd, uint64_t *state)
+{
+	const shape *s = &lit->shape;
+	int64_t count, d = sd->dim;
+	if (shape_element_count(s, &count) || count == 0 || !lit->data || sd->nnz <= 0 || sd->block < sd->nnz ||
+	    d < 0 || d >= s->rank)
+		return;
+	uint64_t base = splitmix64(state);
+	int w = etype_byte_width(s->type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	do {
+		int64_t j = idx[d] % sd->nnz, first = 0;
+		idx[d] -= j;
+		for (int i = 0; i < s->rank; i++)
+			first = first * s->dims[i] + idx[i];
+		idx[d] += j;
+		uint64_t z = base + (uint64_t)first * 0x9E3779B97F4A7C15ull;
+		uint64_t v = (splitmix64(&z) % (uint64_t)sd->block + (uint64_t)j) % (uint64_t)sd->block;
+		void *p = literal_element(lit, idx);
+		uint8_t v8 = (uint8_t)v;
+		uint16_t v16 = (uint16_t)v;
+		uint32_t v32 = (uint32_t)v;
+		memcpy(p, w == 1 ? (void *)&v8 : w == 2 ? (void *)&v16 : w == 4 ? (void *)&v32 : (void *)&v,
+		       (size_t)w);
+	} while (index_next(s->rank, s->dims, idx));
+}
+
 /* Bytes of the buffers a value of shape s needs (tuples: their elements);
  * nonzero on overflow. */
 static int value_bytes(const shape *s, uint64_t *total)
@@ -215,7 +268,13 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 			}
 			continue;
 		}
-		fill(lits[i], &state);
+		const sparsity_side *sd = shape_is_array(ps) && etype_is_integer(ps->type) && ps->rank > 0
+						  ? metadata_use(comp, comp->params[i])
+						  : NULL;
+		if (sd)
+			fill_metadata(lits[i], sd, &state);
+		else
+			fill(lits[i], &state);
 	}
 	*out = lits;
 	*count = n;

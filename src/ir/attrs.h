@@ -44,6 +44,7 @@ typedef enum attr_kind {
 	AK_SHAPES,
 	AK_LITERAL,
 	AK_REPLICA_GROUPS,
+	AK_SPARSITY,
 	AK_RAW
 } attr_kind;
 
@@ -124,6 +125,22 @@ typedef struct attr_literal {
 	hloi_literal *value;             /* checker / proto: the typed value (module-owned) */
 } attr_literal;
 
+/* XLA's SparsityConfig on a convolution (`sparsity_config={lhs={sparsity=
+ * 1x4 dimension=0 stride=1} rhs={...}}`): for each operand that is given as
+ * a (values, metadata) tuple, or as values with the metadata the
+ * convolution's operand `idx` (XLA's newer form), nnz values kept per block
+ * of `block` positions along `dim`, the blocks `stride` apart (README,
+ * Sparse convolution). */
+typedef struct sparsity_side {
+	int present;
+	int64_t nnz, block, dim, stride;
+	int64_t idx;                     /* the metadata operand; -1: none (a tuple operand) */
+} sparsity_side;
+
+typedef struct sparsity_config {
+	sparsity_side side[2];           /* 0 lhs, 1 rhs */
+} sparsity_config;
+
 typedef struct shape_list {
 	int n;
 	shape *v;
@@ -148,6 +165,7 @@ typedef struct attr {
 		shape_list shapes;    /* AK_SHAPES */
 		attr_literal lit;     /* AK_LITERAL */
 		replica_groups *rg;   /* AK_REPLICA_GROUPS */
+		sparsity_config *sp;  /* AK_SPARSITY */
 	} u;
 	conv_dims *conv;           /* AK_DIM_LABELS: the parsed labels */
 	const char *uname;         /* id ATTR_COUNT: its name (the value is AK_RAW) */

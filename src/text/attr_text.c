@@ -314,21 +314,30 @@ static int parse_dxd(vcur *c, ibuf *b)
 	return 0;
 }
 
+/* `A<sep>B` with no white space around sep (`0_1` of a padding, `1x4` of a
+ * sparsity); what names the separator in the message when it is missing.
+ * Nonzero (c->bad set) on failure. */
+static int vc_int_pair(vcur *c, char sep, const char *what, int64_t *a, int64_t *b)
+{
+	*a = vc_int(c);
+	if (c->bad)
+		return 1;
+	if (!(c->p < c->end && c->st->text[c->p] == sep)) {
+		vc_fail(c, what);
+		return 1;
+	}
+	c->p++;
+	*b = vc_int(c);
+	return c->bad;
+}
+
 /* `lo_hi[_interior]x...`: pairs (window pad, `interior` NULL) or triples
  * (padding, the interior optional). */
 static int parse_pads(vcur *c, ibuf *lo, ibuf *hi, ibuf *interior)
 {
 	do {
-		int64_t l = vc_int(c);
-		if (c->bad)
-			return 0;
-		if (!(c->p < c->end && c->st->text[c->p] == '_')) {
-			vc_fail(c, "'_' between low and high padding");
-			return 0;
-		}
-		c->p++;
-		int64_t h = vc_int(c);
-		if (c->bad)
+		int64_t l, h;
+		if (vc_int_pair(c, '_', "'_' between low and high padding", &l, &h))
 			return 0;
 		int64_t in = 0;
 		if (interior && c->p < c->end && c->st->text[c->p] == '_') {
@@ -431,6 +440,94 @@ done:
 		ib_free(&f[i]);
 	ib_free(&hi);
 	return rc;
+}
+
+/* sparsity_config={lhs={sparsity=1x4 dimension=0 stride=1} rhs={...}}
+ * (XLA's ParseSparsityConfig): a side for each of lhs and rhs at most once;
+ * inside, `sparsity=NxM` (N values kept per block of M) is required,
+ * `dimension` (default 0), `stride` (default 1) and `idx` (the metadata
+ * operand, XLA's newer form) are optional, each once. */
+static int parse_sparsity_side(vcur *c, sparsity_side *sd)
+{
+	enum { SPARSITY, DIMENSION, STRIDE, IDX, NFIELDS };
+	static const char *const keys[NFIELDS] = { "sparsity", "dimension", "stride", "idx" };
+	int seen[NFIELDS] = { 0 };
+	sd->present = 1;
+	sd->dim = 0;
+	sd->stride = 1;
+	sd->idx = -1;
+	vc_expect(c, '{');
+	while (!c->bad && !vc_eat(c, '}')) {
+		size_t s, e;
+		int k = 0;
+		if (vc_word(c, &s, &e))
+			while (k < NFIELDS && !key_is(c->st, s, e, keys[k]))
+				k++;
+		else
+			k = NFIELDS;
+		if (k == NFIELDS || seen[k]) {
+			if (k < NFIELDS)
+				c->p = s;
+			vc_fail(c, k < NFIELDS ? "each of sparsity=, dimension=, stride= and idx= once"
+					       : "sparsity=, dimension=, stride= or idx=");
+			return 0;
+		}
+		seen[k] = 1;
+		vc_expect(c, '=');
+		if (c->bad)
+			return 0;
+		if (k == SPARSITY) {
+			vc_int_pair(c, 'x', "'x' between the values kept and the block size (sparsity=1x4)", &sd->nnz,
+				    &sd->block);
+		} else if (k == DIMENSION) {
+			sd->dim = vc_int(c);
+		} else if (k == STRIDE) {
+			sd->stride = vc_int(c);
+		} else {
+			size_t at = c->p;
+			sd->idx = vc_int(c);
+			if (!c->bad && sd->idx < 0) {
+				c->p = at;
+				vc_fail(c, "an operand number of 0 or more");
+				return 0;
+			}
+		}
+		vc_eat(c, ',');
+	}
+	if (!c->bad && !seen[SPARSITY])
+		vc_fail(c, "sparsity=NxM in the side");
+	return 0;
+}
+
+static int parse_sparsity_config(vcur *c, sparsity_config **out)
+{
+	sparsity_config *sp = arena_alloc(c->st->a, sizeof *sp);
+	if (!sp) {
+		c->st->oom = 1;
+		return -1;
+	}
+	*out = sp;
+	vc_expect(c, '{');
+	while (!c->bad && !vc_eat(c, '}')) {
+		size_t s, e;
+		int k = -1;
+		if (vc_word(c, &s, &e))
+			k = key_is(c->st, s, e, "lhs") ? 0 : key_is(c->st, s, e, "rhs") ? 1 : -1;
+		if (k < 0 || sp->side[k].present) {
+			if (k >= 0)
+				c->p = s;
+			vc_fail(c, k >= 0 ? "each of lhs= and rhs= once" : "lhs= or rhs=");
+			return 0;
+		}
+		vc_expect(c, '=');
+		if (c->bad)
+			return 0;
+		int rc = parse_sparsity_side(c, &sp->side[k]);
+		if (rc)
+			return rc;
+		vc_eat(c, ',');
+	}
+	return 0;
 }
 
 /* One part of dim_labels: letters a and b once each, digits 0..n-1 once
@@ -1143,6 +1240,9 @@ int p_attr_value(pstate *st, attr *a, const char *name, const char *instr_name, 
 	case AK_REPLICA_GROUPS:
 		rc = parse_replica_groups(&c, a);
 		break;
+	case AK_SPARSITY:
+		rc = parse_sparsity_config(&c, &a->u.sp);
+		break;
 	case AK_RAW:
 		a->u.s = p_text(st, vs, ve);
 		if (!a->u.s)
@@ -1199,6 +1299,26 @@ static void put_dxd(strbuf *b, const char *key, const window *w, size_t off)
 		const int64_t *f = (const int64_t *)(const void *)((const char *)&w->d[i] + off);
 		sb_printf(b, i ? "x%lld" : "%lld", (long long)*f);
 	}
+}
+
+/* As XLA's SparsityConfigToString: `lhs={sparsity=NxM dimension=D stride=S}`
+ * (` idx=I` before the brace in the newer form) then rhs, joined by a
+ * space, inside braces. */
+void attr_print_sparsity(strbuf *b, const sparsity_config *sp)
+{
+	int n = 0;
+	sb_putc(b, '{');
+	for (int k = 0; k < 2; k++) {
+		const sparsity_side *sd = &sp->side[k];
+		if (!sd->present)
+			continue;
+		sb_printf(b, "%s%s={sparsity=%lldx%lld dimension=%lld stride=%lld", n++ ? " " : "", k ? "rhs" : "lhs",
+			  (long long)sd->nnz, (long long)sd->block, (long long)sd->dim, (long long)sd->stride);
+		if (sd->idx >= 0)
+			sb_printf(b, " idx=%lld", (long long)sd->idx);
+		sb_putc(b, '}');
+	}
+	sb_putc(b, '}');
 }
 
 void attr_print_window(strbuf *b, const window *w)
@@ -1363,6 +1483,9 @@ void attr_print_value(strbuf *b, const attr *a)
 		break;
 	case AK_WINDOW:
 		attr_print_window(b, &a->u.win);
+		break;
+	case AK_SPARSITY:
+		attr_print_sparsity(b, a->u.sp);
 		break;
 	case AK_DIM_LABELS:
 		/* with `?` dimensions, as written (the numbers leave them out) */

@@ -12,6 +12,8 @@ void attr_print(strbuf *b, const attr *a);
 void attr_print_value(strbuf *b, const attr *a);
 /* `{size=3x3 stride=2x2 ...}` (defaults left out, as XLA's WindowToString). */
 void attr_print_window(strbuf *b, const window *w);
+/* `{lhs={sparsity=1x4 dimension=0 stride=1} rhs={...}}` */
+void attr_print_sparsity(strbuf *b, const sparsity_config *sp);
 /* `b01f_01io->b01f` */
 void attr_print_dim_labels(strbuf *b, const conv_dims *d);
 
