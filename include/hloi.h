@@ -434,6 +434,12 @@ HLOI_API size_t hloi_module_parameter_count(const hloi_module *m);
 HLOI_API const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i);
 /* Name of the instruction that declares parameter i. Borrowed. */
 HLOI_API const char *hloi_module_parameter_name(const hloi_module *m, size_t i);
+/* Whether `lit` may be the input for parameter i: its shape's type and
+ * dimensions (layouts may differ), or, for a parameter with `<=N`
+ * dimensions, an array of the same type and rank whose size in each such
+ * dimension is at most N (that size becomes the dimension's dynamic size)
+ * and whose other dimensions are the parameter's. 0 when i is out of range. */
+HLOI_API int hloi_module_parameter_accepts(const hloi_module *m, size_t i, const hloi_literal *lit);
 
 typedef enum hloi_engine {
 	HLOI_ENGINE_DEFAULT = 0,

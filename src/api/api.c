@@ -914,6 +914,16 @@ const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i)
 	return m->entry->params[i]->result;
 }
 
+int hloi_module_parameter_accepts(const hloi_module *m, size_t i, const hloi_literal *lit)
+{
+	if (i >= hloi_module_parameter_count(m) || !lit)
+		return 0;
+	const shape *s = m->entry->params[i]->result;
+	if (shape_is_array(s) && !shape_is_static(s))
+		return literal_fits_bounds(lit, s);
+	return shape_compatible(&lit->shape, s);
+}
+
 const char *hloi_module_parameter_name(const hloi_module *m, size_t i)
 {
 	if (i >= hloi_module_parameter_count(m))

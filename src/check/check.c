@@ -297,7 +297,10 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
 	}
-	if (!dynamic && !shape_is_static(s)) {
+	int unbounded = 0;
+	for (int d = 0; d < s->rank; d++)
+		unbounded |= s->dim_kind[d] == DIM_UNBOUNDED;
+	if (!shape_is_static(s) && (!dynamic || (dynamic == 2 && unbounded))) {
 		ck_unsupported(c, at, "unsupported dynamic dimension in %s", ck_shape(a, s));
 		return 0;
 	}
@@ -316,7 +319,9 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 
 /* tokens: whether token values may appear (everywhere but the entry
  * computation's parameters, which no input gives); dynamic: whether `<=N`
- * dimensions may (the results of set-dimension-size and dynamic-reshape). */
+ * dimensions may (1: the results of the ops that make or pass on sizes; 2:
+ * `<=N` but not `?`, the entry computation's parameters, whose inputs give
+ * the sizes). */
 static int usable_shape(checker *c, const shape *s, loc at, int tokens, int dynamic)
 {
 	char msg[1024];
@@ -449,7 +454,8 @@ static int resolve_operands(checker *c, instr *in, const name_table *nt, const u
 	return good;
 }
 
-/* Operands written with a shape must match what their definition gives. */
+/* Operands written with a shape must match what their definition gives,
+ * whichever dimensions are `<=N` (XLA's parser asks ShapeUtil::Compatible). */
 static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], msg[1024];
@@ -461,7 +467,7 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 			ck_error(c, op->at, "%s", msg);
 			continue;
 		}
-		if (op->def && ok[op->def->position] && !shape_compatible(op->declared, op->def->result))
+		if (op->def && ok[op->def->position] && !shape_compatible_bounds(op->declared, op->def->result))
 			ck_error(c, op->at,
 				 "The declared operand shape %s is not compatible with the shape of the operand instruction %s.",
 				 ck_shape(a, op->declared), ck_shape(b, op->def->result));
@@ -523,7 +529,7 @@ static int declared_root_in_place(checker *c, const instr *in, const shape *inf)
 /* Dynamic dimensions (`<=N`) run as far as their sizes are defined: the
  * results of set-dimension-size, dynamic-reshape and the SliceToDynamic
  * custom-call carry their sizes; the elementwise ops, broadcast, transpose,
- * reshape and a reduce of one operand pass them on (eval/dynamic.c);
+ * reshape, slice, dot and a reduce of one operand pass them on (eval/dynamic.c);
  * get-dimension-size and PadToStatic read them; the entry computation's
  * result may be one (or a tuple of them). Any other use is refused at the
  * operand (README: Dynamic dimensions). */
@@ -555,6 +561,8 @@ static int makes_dynamic(const instr *in)
 	case OP_BROADCAST:
 	case OP_TRANSPOSE:
 	case OP_RESHAPE:
+	case OP_SLICE:
+	case OP_DOT:
 		return 1;
 	case OP_REDUCE:
 		return in->nops == 2;
@@ -584,7 +592,7 @@ static void dynamic_operands(checker *c, const instr *in)
 		const instr *d = in->ops[i].def;
 		if (d && d->result && !shape_is_static(d->result)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}
@@ -595,27 +603,18 @@ static void dynamic_operands(checker *c, const instr *in)
  * dimensions are `<=N`: XLA's verifier compares the two ignoring that
  * (ShapeUtil::Compatible). A written `<=N` dimension is kept (its size comes
  * from the operands, or is the bound; eval/dynamic.c); a written static one
- * the operands make dynamic is refused, as hloi follows sizes through `<=N`
- * shapes only. 1: accepted (inf takes the written kinds), 0: another
- * difference, -1: refused. */
-static int dynamic_kinds(checker *c, const instr *in, shape *inf)
+ * the operands make dynamic takes the inferred `<=N`, as XLA's dynamic
+ * dimension inference follows the size whatever the text writes (its
+ * dynamic_padder_test writes `s32[12] set-dimension-size(...)`). 1: accepted
+ * (inf takes the written `<=N` dimensions), 0: another difference. */
+static int dynamic_kinds(const instr *in, shape *inf)
 {
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	const shape *w = in->shape;
 	if (w->type != inf->type || !shape_same_bounds(w, inf))
 		return 0;
-	for (int d = 0; d < w->rank; d++) {
-		if (w->dim_kind[d] != DIM_BOUNDED && inf->dim_kind[d] == DIM_BOUNDED) {
-			if (c->report_unsupported) {
-				ck_unsupported(c, shape_loc(c, in),
-					       "unsupported %s whose written shape %s leaves dimension %d static, where the inferred %s has it dynamic (dynamic sizes are followed through `<=N` shapes only)",
-					       opcode_name(in->op), ck_shape(a, w), d, ck_shape(b, inf));
-				return -1;
-			}
-			return 1;
-		}
-	}
-	memcpy(inf->dim_kind, w->dim_kind, sizeof inf->dim_kind);
+	for (int d = 0; d < w->rank; d++)
+		if (w->dim_kind[d] == DIM_BOUNDED)
+			inf->dim_kind[d] = DIM_BOUNDED;
 	return 1;
 }
 
@@ -636,8 +635,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	if (in->has_shape &&
-	    !usable_shape(c, in->shape, sat, tokens, makes_dynamic(in) || entry_root_tuple(c, in)))
+	int dynamic = !tokens ? 2 : makes_dynamic(in) || entry_root_tuple(c, in);
+	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens, dynamic))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	dynamic_operands(c, in);
@@ -652,14 +651,10 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		return;
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
-				   ? shape_compatible(in->shape, &inf)
+				   ? shape_compatible_bounds(in->shape, &inf)
 				   : in->shape->type == inf.type && shape_same_dims(in->shape, &inf);
-		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in)) {
-			int r = dynamic_kinds(c, in, &inf);
-			if (r < 0)
-				return;
-			same = r;
-		}
+		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in))
+			same = dynamic_kinds(in, &inf);
 		if (!same) {
 			if (!declared_root_in_place(c, in, &inf))
 				ck_error(c, sat, "declared shape %s does not match the inferred shape %s",
@@ -801,7 +796,7 @@ int ck_check_computation(checker *c, computation *comp)
 	for (int k = 0; usable && k < comp->nparams; k++)
 		usable = comp->params[k] && ok[comp->params[k]->position];
 	if (comp->has_signature && root && ok[root->position] &&
-	    !shape_compatible(&comp->sig_result, root->result)) {
+	    !shape_compatible_bounds(&comp->sig_result, root->result)) {
 		loc at = comp->sig_at.end > comp->sig_at.start ? comp->sig_at : comp->name_at;
 		ck_error(c, at,
 			 "Shape of computation %s, %s, is not compatible with that of its root instruction %s, %s",

@@ -258,6 +258,12 @@ int infer_dot(checker *c, instr *in, shape *inf)
 		return 1;
 	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	shape_make_array(inf, result_type(in, lhs->type, rhs->type), n, dims);
+	/* a result dimension from a `<=N` one is `<=N` (XLA's InferDotOpShape) */
+	int from_op[HLOI_MAX_RANK], from_dim[HLOI_MAX_RANK];
+	const shape *src[2] = { lhs, rhs };
+	if (!shape_is_static(lhs) || !shape_is_static(rhs))
+		for (int r = 0, nr = dot_result_sources(in, lhs->rank, rhs->rank, from_op, from_dim); r < nr && r < n; r++)
+			inf->dim_kind[r] = src[from_op[r]]->dim_kind[from_dim[r]];
 	return 0;
 }
 

@@ -415,7 +415,7 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 /* --- set-dimension-size and domain ------------------------------------------- */
 
 /* set-dimension-size(operand, s32[] size), dimensions={d}: the operand's
- * shape with dimension d dynamic (`<=N`). */
+ * shape with dimension d dynamic (`<=N`), whatever the written shape says. */
 int infer_set_dimension_size(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT];
@@ -447,17 +447,10 @@ int infer_set_dimension_size(checker *c, instr *in, shape *inf)
 	shape_make_array(inf, x->type, x->rank, x->dims);
 	memcpy(inf->dim_kind, x->dim_kind, sizeof inf->dim_kind);
 	inf->dim_kind[d] = DIM_BOUNDED;
-	if (in->has_shape && !shape_is_tuple(in->shape) && in->shape->rank == x->rank &&
-	    in->shape->dim_kind[d] == DIM_STATIC) {
-		/* XLA's verifier takes a static written shape as compatible, and
-		 * its dynamic-dimension inference follows the size through the
-		 * graph; hloi's sizes live in shapes only */
-		inf->dim_kind[d] = DIM_STATIC;
-		if (c->report_unsupported)
-			ck_unsupported(c, in->op_at,
-				       "unsupported set-dimension-size whose written shape %s leaves dimension %lld static (dynamic sizes are followed through `<=N` shapes only)",
-				       ck_shape(a, in->shape), (long long)d);
-	}
+	/* a written static dimension d is accepted (XLA's verifier compares
+	 * shapes ignoring dynamism) and the result keeps it `<=N`, as XLA's
+	 * dynamic-dimension inference follows the size (check.c:
+	 * dynamic_kinds) */
 	return 0;
 }
 

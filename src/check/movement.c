@@ -163,6 +163,13 @@ int infer_slice(checker *c, instr *in, shape *inf)
 		dims[d] = (limit - start) / stride + ((limit - start) % stride != 0);
 	}
 	shape_make_array(inf, op->type, op->rank, dims);
+	/* a `<=N` dimension taken whole keeps its size; a part of one is
+	 * static (XLA's dynamic dimension inference: "slicing a partial
+	 * element out eliminates the dynamic dimension") */
+	for (int d = 0; d < op->rank; d++)
+		if (op->dim_kind[d] == DIM_BOUNDED && sd->start[d] == 0 && sd->stride[d] == 1 &&
+		    sd->limit[d] == op->dims[d])
+			inf->dim_kind[d] = DIM_BOUNDED;
 	return 0;
 }
 

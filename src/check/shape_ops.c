@@ -58,6 +58,49 @@ int infer_iota(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+/* A reshape of an operand with `<=N` dimensions whose written shape says
+ * nothing: the dimensions split into the runs whose element counts agree
+ * (operand dimensions [i, j) hold what result dimensions [k, l) hold), and
+ * in a run holding a `<=N` operand dimension the result's major-most
+ * dimension of more than one element becomes `<=N`, as XLA's dynamic
+ * dimension inference marks the output dimension that carries the size
+ * (its dynamic_padder_test: s32[18] from two dynamic dimensions of
+ * s32[2,3,3], s32[2,5] from s32[1,2,<=5,1]). */
+static void reshape_dynamic_groups(const shape *op, shape *inf)
+{
+	int i = 0, k = 0;
+	while (i < op->rank || k < inf->rank) {
+		int64_t a = 1, b = 1;
+		int i0 = i, k0 = k;
+		if (i < op->rank)
+			a *= op->dims[i++];
+		if (k < inf->rank)
+			b *= inf->dims[k++];
+		while (a != b && a > 0 && b > 0) {
+			if (a < b && i < op->rank)
+				a *= op->dims[i++];
+			else if (b < a && k < inf->rank)
+				b *= inf->dims[k++];
+			else
+				break;
+		}
+		/* trailing dimensions of one element join this run */
+		while (i < op->rank && op->dims[i] == 1 && (k >= inf->rank || inf->dims[k] != 1))
+			i++;
+		int dynamic = 0;
+		for (int d = i0; d < i; d++)
+			dynamic |= op->dim_kind[d] == DIM_BOUNDED;
+		for (int d = k0; dynamic && d < k; d++) {
+			if (inf->dims[d] > 1) {
+				inf->dim_kind[d] = DIM_BOUNDED;
+				break;
+			}
+		}
+		if (a != b || a == 0)
+			break;
+	}
+}
+
 int infer_reshape(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -73,6 +116,16 @@ int infer_reshape(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	shape_make_array(inf, op->type, in->shape->rank, in->shape->dims);
+	/* an operand with `<=N` dimensions: inferred_dimension names the
+	 * result's dynamic one, whatever the written shape says (XLA's dynamic
+	 * dimension inference) */
+	int64_t k = -1;
+	if (!shape_is_static(op) && instr_int(in, ATTR_INFERRED_DIMENSION, &k)) {
+		if (k >= 0 && k < inf->rank)
+			inf->dim_kind[k] = DIM_BOUNDED;
+	} else if (!shape_is_static(op) && shape_is_static(in->shape)) {
+		reshape_dynamic_groups(op, inf);
+	}
 	return 0;
 }
 

@@ -67,7 +67,7 @@ static char *shape_text(const hloi_shape *s)
 }
 
 /* Input i against parameter i: the same type and dimensions (layouts may
- * differ; the engine converts). The error names `where`, the file the input
+ * differ; the engine converts), or within the bounds of a `<=N` parameter. The error names `where`, the file the input
  * came from. */
 static hloi_status check_input(const hloi_module *m, hloi_context *ctx, size_t i, const hloi_literal *lit,
 			       const char *where)
@@ -76,7 +76,7 @@ static hloi_status check_input(const hloi_module *m, hloi_context *ctx, size_t i
 	hloi_status st = HLOI_OK;
 	if (!have || !want) {
 		st = HLOI_ENOMEM;
-	} else if (strcmp(have, want) != 0) {
+	} else if (strcmp(have, want) != 0 && !hloi_module_parameter_accepts(m, i, lit)) {
 		size_t n = strlen(have) + strlen(want) + strlen(hloi_module_parameter_name(m, i)) + 96;
 		char *msg = malloc(n);
 		if (msg) {

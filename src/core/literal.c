@@ -251,6 +251,40 @@ hloi_status literal_compact(hloi_literal **out, const hloi_literal *lit)
 	return HLOI_OK;
 }
 
+int literal_fits_bounds(const hloi_literal *lit, const shape *s)
+{
+	if (!shape_is_array(&lit->shape) || !shape_is_array(s) || lit->shape.type != s->type ||
+	    lit->shape.rank != s->rank)
+		return 0;
+	int64_t sizes[HLOI_MAX_RANK];
+	literal_sizes(lit, sizes);
+	for (int d = 0; d < s->rank; d++) {
+		if (s->dim_kind[d] == DIM_UNBOUNDED)
+			return 0;
+		if (s->dim_kind[d] == DIM_BOUNDED ? sizes[d] > s->dims[d] : sizes[d] != s->dims[d])
+			return 0;
+	}
+	return 1;
+}
+
+void literal_copy_within_sizes(hloi_literal *dst, const hloi_literal *src)
+{
+	int64_t sizes[HLOI_MAX_RANK], n = 1;
+	literal_sizes(src, sizes);
+	const shape *s = &dst->shape;
+	for (int d = 0; d < s->rank; d++) {
+		n *= sizes[d];
+		dst->dynamic_size[d] = s->dim_kind[d] == DIM_BOUNDED ? sizes[d] : s->dims[d];
+	}
+	if (n == 0 || !dst->data || !src->data)
+		return;
+	size_t w = (size_t)etype_byte_width(s->type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	do
+		memcpy(literal_element(dst, idx), literal_element(src, idx), w);
+	while (index_next(s->rank, sizes, idx));
+}
+
 void *literal_element(const hloi_literal *lit, const int64_t *idx)
 {
 	int64_t lin = index_to_linear(&lit->shape, idx);

@@ -55,6 +55,15 @@ struct hloi_literal {
 void literal_sizes(const hloi_literal *lit, int64_t *dims);
 /* Whether an array literal has a `<=N` dimension. */
 int literal_is_dynamic(const hloi_literal *lit);
+/* Whether array literal `lit` may be the value of array shape `s` with
+ * `<=N` dimensions (an input for such a parameter): the same type and rank,
+ * each dimension's size (literal_sizes) at most the bound where `s` has
+ * `<=N`, equal to the dimension where `s` is static. */
+int literal_fits_bounds(const hloi_literal *lit, const shape *s);
+/* Copies the elements of `src` within its sizes to the same indices of
+ * `dst`, whose bounds hold them (literal_fits_bounds), and sets dst's sizes
+ * to src's. dst's other elements are left as they are. */
+void literal_copy_within_sizes(hloi_literal *dst, const hloi_literal *src);
 /* A static copy of a dynamic array literal: its shape's dims are the
  * dynamic sizes and it holds the elements within them (the default layout).
  * HLOI_ENOMEM. */

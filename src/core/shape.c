@@ -398,7 +398,7 @@ int shape_same_bounds(const shape *a, const shape *b)
 	return 1;
 }
 
-int shape_compatible(const shape *a, const shape *b)
+static int compatible_rec(const shape *a, const shape *b, int bounds)
 {
 	if (a->type != b->type)
 		return 0;
@@ -406,11 +406,21 @@ int shape_compatible(const shape *a, const shape *b)
 		if (a->ntuple != b->ntuple)
 			return 0;
 		for (int i = 0; i < a->ntuple; i++)
-			if (!shape_compatible(&a->tuple[i], &b->tuple[i]))
+			if (!compatible_rec(&a->tuple[i], &b->tuple[i], bounds))
 				return 0;
 		return 1;
 	}
-	return shape_same_dims(a, b);
+	return bounds ? shape_same_bounds(a, b) : shape_same_dims(a, b);
+}
+
+int shape_compatible(const shape *a, const shape *b)
+{
+	return compatible_rec(a, b, 0);
+}
+
+int shape_compatible_bounds(const shape *a, const shape *b)
+{
+	return compatible_rec(a, b, 1);
 }
 
 int layout_equal(const layout *a, const layout *b)

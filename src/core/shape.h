@@ -116,6 +116,9 @@ uint64_t shape_hash(const shape *s);
 
 /* Equal element type and dimensions (layouts ignored); recurses into tuples. */
 int shape_compatible(const shape *a, const shape *b);
+/* As shape_compatible, whichever dimensions are `<=N` (XLA's
+ * ShapeUtil::Compatible, which ignores dynamic dimensions). */
+int shape_compatible_bounds(const shape *a, const shape *b);
 /* Equal dimensions only. */
 int shape_same_dims(const shape *a, const shape *b);
 /* The same rank and dims, whichever are `<=N` (XLA's ShapeUtil::Compatible

@@ -8,11 +8,12 @@
  * Literal holds it: the elements within the sizes sit at their own
  * indices, those past a size are padding, whose value XLA leaves to its
  * producer (xla/service/dynamic_padder.h: "whose value can be anything").
- * So an elementwise op, broadcast or transpose computes the whole buffer
- * and its result takes its operands' sizes; a reduce first sets the
- * padding to its init value (as XLA's dynamic padder does before a
- * reduce); a reshape lays the elements within the sizes out anew, as
- * dynamic-reshape does. The checker says which ops take such a value
+ * So an elementwise op, broadcast, transpose or slice computes the whole
+ * buffer and its result takes its operands' sizes; a reduce first sets the
+ * padding to its init value and a dot its operands' padding to zero (as
+ * XLA's dynamic padder does); a reshape lays the elements within the
+ * sizes out anew, as dynamic-reshape does. The checker says which ops take
+ * such a value
  * (check/check.c: takes_dynamic). */
 #include <string.h>
 
@@ -257,6 +258,22 @@ static hloi_status result_sizes(engine *e, const instr *in, hloi_literal *const 
 		}
 		return HLOI_OK;
 	}
+	case OP_SLICE:
+		/* a `<=N` result dimension is an operand's taken whole */
+		literal_sizes(ops[0], sz);
+		for (int d = 0; d < rs->rank; d++)
+			to[d] = sz[d];
+		return HLOI_OK;
+	case OP_DOT: {
+		int from_op[HLOI_MAX_RANK], from_dim[HLOI_MAX_RANK];
+		int64_t szs[2][HLOI_MAX_RANK];
+		literal_sizes(ops[0], szs[0]);
+		literal_sizes(ops[1], szs[1]);
+		int n = dot_result_sources(in, ops[0]->shape.rank, ops[1]->shape.rank, from_op, from_dim);
+		for (int d = 0; d < n && d < rs->rank; d++)
+			to[d] = szs[from_op[d]][from_dim[d]];
+		return HLOI_OK;
+	}
 	default:
 		/* elementwise: each operand of the result's rank, position by
 		 * position (scalars of select and clamp broadcast) */
@@ -275,16 +292,16 @@ static hloi_status result_sizes(engine *e, const instr *in, hloi_literal *const 
 	}
 }
 
-/* A copy of x whose elements past its sizes are the scalar `fill` (the
- * padding a reduce must not see, set to its init value). */
-static hloi_status masked(engine *e, const hloi_literal *x, const hloi_literal *fill, hloi_literal **out)
+/* A copy of x whose elements past its sizes are the element `fill` (the
+ * padding a reduce or dot must not see, set to the init value or zero). */
+static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hloi_literal **out)
 {
 	hloi_status st = value_clone(e, x, out);
 	if (st != HLOI_OK)
 		return st;
 	const shape *s = &x->shape;
 	int64_t n, idx[HLOI_MAX_RANK] = { 0 };
-	if (shape_element_count(s, &n) || n == 0 || !(*out)->data || !fill->data)
+	if (shape_element_count(s, &n) || n == 0 || !(*out)->data || !fill)
 		return HLOI_OK;
 	size_t w = (size_t)etype_byte_width(s->type);
 	do {
@@ -292,7 +309,7 @@ static hloi_status masked(engine *e, const hloi_literal *x, const hloi_literal *
 		for (int d = 0; d < s->rank; d++)
 			pad |= idx[d] >= x->dynamic_size[d];
 		if (pad)
-			memcpy(literal_element(*out, idx), fill->data, w);
+			memcpy(literal_element(*out, idx), fill, w);
 	} while (index_next(s->rank, s->dims, idx));
 	return HLOI_OK;
 }
@@ -332,19 +349,33 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 	}
 	if (in->op == OP_REDUCE && literal_is_dynamic(ops[0])) {
 		hloi_literal *m = NULL, *mops[2] = { NULL, ops[1] };
-		st = masked(e, ops[0], ops[1], &m);
+		st = masked(e, ops[0], ops[1]->data, &m);
 		if (st != HLOI_OK)
 			return st;
 		mops[0] = m;
 		st = k(e, f, in, mops, args, dest);
 		value_drop(e, m);
+	} else if (in->op == OP_DOT) {
+		/* the padding of a contracted dimension must add nothing: zeros
+		 * there, as XLA's dynamic padder pads a dot's operands */
+		static const unsigned char zero[16];
+		hloi_literal *mops[2] = { ops[0], ops[1] };
+		st = HLOI_OK;
+		for (int i = 0; i < 2 && st == HLOI_OK; i++)
+			if (literal_is_dynamic(ops[i]))
+				st = masked(e, ops[i], zero, &mops[i]);
+		if (st == HLOI_OK)
+			st = k(e, f, in, mops, args, dest);
+		for (int i = 0; i < 2; i++)
+			if (mops[i] != ops[i])
+				value_drop(e, mops[i]);
 	} else {
 		st = k(e, f, in, ops, args, dest);
 	}
 	/* the ops that make sizes (set-dimension-size, dynamic-reshape,
 	 * SliceToDynamic) set them themselves */
 	if (st != HLOI_OK || !shape_is_array(rs) || shape_is_static(rs) ||
-	    !(in->op == OP_REDUCE || eval_is_elementwise(in->op)))
+	    !(in->op == OP_REDUCE || in->op == OP_SLICE || in->op == OP_DOT || eval_is_elementwise(in->op)))
 		return st;
 	st = result_sizes(e, in, ops, to);
 	if (st != HLOI_OK)

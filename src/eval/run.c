@@ -662,7 +662,8 @@ cleanup:
 	return st;
 }
 
-/* Inputs: one per parameter, each with the parameter's type and dims. */
+/* Inputs: one per parameter, each with the parameter's type and dims (a
+ * `<=N` dimension: any size up to N, literal_fits_bounds). */
 static hloi_status check_inputs(const computation *comp, hloi_context *ctx, hloi_literal *const *inputs,
 				size_t ninputs)
 {
@@ -680,7 +681,8 @@ static hloi_status check_inputs(const computation *comp, hloi_context *ctx, hloi
 			st = HLOI_EINVAL;
 			continue;
 		}
-		if (!shape_compatible(&lit->shape, p->result)) {
+		int bounded = shape_is_array(p->result) && !shape_is_static(p->result);
+		if (bounded ? !literal_fits_bounds(lit, p->result) : !shape_compatible(&lit->shape, p->result)) {
 			strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 			shape_print(&a, &lit->shape, 0);
 			shape_print(&b, p->result, 0);

@@ -271,17 +271,26 @@ hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hlo
 {
 	*owned = 0;
 	*out = lit;
-	if (value_same_layouts(&lit->shape, target))
+	int bounded = shape_is_array(target) && !shape_is_static(target);
+	if (value_same_layouts(&lit->shape, target) && (!bounded || shape_same_dims(&lit->shape, target)))
 		return HLOI_OK;
 	hloi_status st = value_new(e, target, out);
 	if (st != HLOI_OK) {
 		*out = NULL;
 		return st;
 	}
+	*owned = 1;
+	if (bounded) {
+		/* an input for a `<=N` parameter: its elements at their indices
+		 * in a buffer of the bounds, its sizes the dynamic sizes */
+		value_zero(*out);
+		literal_fill_padding(*out);
+		literal_copy_within_sizes(*out, lit);
+		return HLOI_OK;
+	}
 	if (lit->elided || relayout_fast(e, *out, lit) != 0)
 		value_copy(*out, lit);
 	(*out)->elided = lit->elided;
-	*owned = 1;
 	return HLOI_OK;
 }
 

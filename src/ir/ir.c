@@ -404,3 +404,33 @@ int header_attr_known(const char *name)
 	return 0;
 }
 
+
+static int in_list(const int_list *l, int64_t d)
+{
+	for (int i = 0; l && i < l->n; i++)
+		if (l->v[i] == d)
+			return 1;
+	return 0;
+}
+
+int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim)
+{
+	const int_list *lb = instr_ints(in, ATTR_LHS_BATCH_DIMS), *lc = instr_ints(in, ATTR_LHS_CONTRACTING_DIMS);
+	const int_list *rb = instr_ints(in, ATTR_RHS_BATCH_DIMS), *rc = instr_ints(in, ATTR_RHS_CONTRACTING_DIMS);
+	int n = 0;
+	for (int i = 0; lb && i < lb->n && n < HLOI_MAX_RANK; i++, n++) {
+		from_op[n] = 0;
+		from_dim[n] = (int)lb->v[i];
+	}
+	for (int d = 0; d < lhs_rank && n < HLOI_MAX_RANK; d++)
+		if (!in_list(lb, d) && !in_list(lc, d)) {
+			from_op[n] = 0;
+			from_dim[n++] = d;
+		}
+	for (int d = 0; d < rhs_rank && n < HLOI_MAX_RANK; d++)
+		if (!in_list(rb, d) && !in_list(rc, d)) {
+			from_op[n] = 1;
+			from_dim[n++] = d;
+		}
+	return n;
+}

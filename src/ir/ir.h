@@ -227,6 +227,11 @@ const attr *instr_attr(const instr *in, attr_id id);
 const int_list *instr_ints(const instr *in, attr_id id);
 /* AK_INT / AK_BOOL: 1 and *out set when present. */
 int instr_int(const instr *in, attr_id id, int64_t *out);
+/* The operand dimension each dimension of dot's result comes from: the
+ * batch dimensions (lhs_batch_dims' order), then lhs's and rhs's other
+ * non-contracting ones, in order. Fills from_op[r] (0 lhs, 1 rhs) and
+ * from_dim[r]; returns the result's rank. */
+int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim);
 /* AK_BOOL: the value, or `dflt` when absent. */
 int instr_bool(const instr *in, attr_id id, int dflt);
 /* AK_WORD / AK_STRING / AK_RAW / AK_COMP text, or NULL. */

@@ -784,7 +784,16 @@ static void test_unsupported(void)
 	free(out);
 	done(&r);
 
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+	/* an entry parameter may be `<=N` (its input gives the size), not `?`
+	 * (no bound holds its buffer), nor a parameter of another computation */
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,?] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
+			HLOI_EUNSUPPORTED);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[2,?]");
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "c {\n  p = f32[<=4] parameter(0)\n  ROOT n = f32[<=4] negate(p)\n}\n\n"
+				"ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] call(a), to_apply=c\n}\n"),
 			HLOI_EUNSUPPORTED);
 	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[<=4]");
 	done(&r);
@@ -1079,17 +1088,29 @@ static void test_inferred_rules(void)
 		     HLOI_ETYPE,
 		     "Cannot infer shape for ragged dot operation: f32[2,11,5] <ragged_dot> f32[3,5,7]. group_sizes is expected to have shape [2, 3], got [4, 3]");
 	/* without shapes_only, a dynamic value is refused where it is used
-	 * other than by the ops that pass sizes on, and a written static
-	 * dimension where the inferred is `<=N` */
+	 * other than by the ops that pass sizes on; a written static
+	 * dimension where the inferred is `<=N` is `<=N` (XLA's dynamic
+	 * dimension inference); slice keeps a dimension taken whole */
 	shapes_only = 0;
 	const char *dv = "ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
 			 "  d = set-dimension-size(x, n), dimensions={0}\n";
+	snprintf(t, sizeof t, "%s  ROOT r = f32[4] pad(d, a), padding=0_0\n}\n", dv);
+	expect_error(t, HLOI_EUNSUPPORTED,
+		     "unsupported dynamic dimension in f32[<=4] (operand 0 of pad): only the elementwise ops, broadcast, transpose, reshape, slice, dot, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one");
 	snprintf(t, sizeof t, "%s  ROOT r = f32[1] slice(d), slice={[0:1]}\n}\n", dv);
-	expect_error(t, HLOI_EUNSUPPORTED,
-		     "unsupported dynamic dimension in f32[<=4] (operand 0 of slice): only the elementwise ops, broadcast, transpose, reshape, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one");
+	expect_shape(t, "r", "f32[1]{0}");
+	snprintf(t, sizeof t, "%s  ROOT r = f32[4] slice(d), slice={[0:4]}\n}\n", dv);
+	expect_shape(t, "r", "f32[<=4]{0}");
 	snprintf(t, sizeof t, "%s  ROOT r = f32[4] negate(d)\n}\n", dv);
-	expect_error(t, HLOI_EUNSUPPORTED,
-		     "unsupported negate whose written shape f32[4] leaves dimension 0 static, where the inferred f32[<=4] has it dynamic (dynamic sizes are followed through `<=N` shapes only)");
+	expect_shape(t, "r", "f32[<=4]{0}");
+	snprintf(t, sizeof t, "%s  y = f32[4,3] broadcast(a), dimensions={}\n  ROOT r = f32[3] dot(d, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n", dv);
+	expect_shape(t, "r", "f32[3]{0}");
+	snprintf(t, sizeof t, "%s  y = f32[3] broadcast(a), dimensions={}\n  ROOT r = dot(d, y)\n}\n", dv);
+	expect_shape(t, "r", "f32[<=4,3]{1,0}");
+	snprintf(t, sizeof t, "%s  ROOT r = f32[2,2] reshape(d), inferred_dimension=1\n}\n", dv);
+	expect_shape(t, "r", "f32[2,<=2]{1,0}");
+	snprintf(t, sizeof t, "%s  ROOT r = f32[1,4,1] reshape(d)\n}\n", dv);
+	expect_shape(t, "r", "f32[1,<=4,1]{2,1,0}");
 	snprintf(t, sizeof t, "%s  ROOT r = negate(d)\n}\n", dv);
 	expect_shape(t, "r", "f32[<=4]{0}");
 }
