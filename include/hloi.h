@@ -611,6 +611,15 @@ HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *coun
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
 
+/* Gives every elided constant (`{...}`, whose values the text left out) of
+ * the checked module deterministic pseudo-random values, as
+ * hloi_module_random_inputs draws them (constant k in module order from
+ * seed ^ (0xD1B54A32D192ED03 * k), k from 1), so the module can run;
+ * *filled counts the constants filled. Errors: HLOI_EINVAL (not checked),
+ * HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_module_fill_elided_constants(hloi_module *m, hloi_context *ctx, uint64_t seed,
+						       size_t *filled);
+
 /* A deterministic pseudo-random value of `shape` (arrays or tuples; the
  * values hloi_module_random_inputs draws: the same seed always gives the
  * same value). HLOI_ENOMEM when it does not fit in half of physical memory

@@ -959,6 +959,11 @@ hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, const hlo
 	return eval_random_literal(out, ctx, s, seed);
 }
 
+hloi_status hloi_module_fill_elided_constants(hloi_module *m, hloi_context *ctx, uint64_t seed, size_t *filled)
+{
+	return eval_fill_elided_constants(m, ctx, seed, filled);
+}
+
 int hloi_module_aliased_input(const hloi_module *m)
 {
 	return m ? eval_aliased_parameter(m) : -1;

@@ -219,6 +219,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		goto cleanup;
 	cli_progress_start(&progress, "bench", "reading the inputs", NULL, a.quiet);
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 1, a.program, io, "bench");
+	if (rc == EXIT_OK && (a.in.random || (!a.in.nfiles && !a.in.inputs_file && !a.in.literals_file &&
+					      !hloi_module_snapshot_input_count(m))))
+		rc = fill_elided(m, ctx, a.in.seed, io, "bench");
 	cli_progress_stop(&progress);
 	if (rc)
 		goto cleanup;

@@ -25,7 +25,8 @@ static const char help[] =
 	"                          `f32[2,3] {{1,2,3},{4,5,6}}` (repeat per parameter;\n"
 	"                          - reads standard input, .npy or text)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
-	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42)\n"
+	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42);\n"
+	"                          elided constants ({...}) get random values too\n"
 	"  --input_literals_file FILE\n"
 	"                          the arguments of XLA's RunHloModuleLiterals proto\n"
 	"                          (binary or text; its first iteration)\n"
@@ -686,6 +687,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			free(own.files);
 		}
 	}
+	if (rc == EXIT_OK && a.in.random)
+		rc = fill_elided(m, ctx, a.in.seed, io, "run");
 	if (rc == EXIT_OK)
 		rc = feeds_load(&a.fd, &a.feed, np, a.in.random, a.in.seed, ctx, io);
 	feeds_attach(&a.fd, &a.run);

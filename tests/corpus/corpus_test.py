@@ -139,11 +139,13 @@ def uses(m):
     return ops, types
 
 
-def entry_root_is_tuple(m):
+def entry_root_is_npy(m):
+    """Whether the entry's result can be written as one .npy: an array of a
+    type that holds data (a token or a tuple is written as literal text)."""
     if m is None:
-        return True
+        return False
     root = m.entry().root()
-    return root.shape is not None and root.shape.kind == "tuple"
+    return root.shape is None or (root.shape.kind == "array" and root.shape.etype != "token")
 
 
 def test_module(args, path, rel, tmp):
@@ -204,7 +206,7 @@ def test_module(args, path, rel, tmp):
         return r
     r.passed.add("check")
     # run
-    result = base + (".out.txt" if entry_root_is_tuple(parsed) else ".out.npy")
+    result = base + (".out.npy" if entry_root_is_npy(parsed) else ".out.txt")
     rc, out, err = run([args.hloi, "run", path, "--random-inputs", "--compare", "--threads", "1",
                         "--max-memory", args.max_memory, "--output", result] + color, args.timeout)
     if rc != 0:
