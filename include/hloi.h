@@ -370,9 +370,18 @@ typedef struct hloi_check_options {
 	 * against them; replicas * partitions is at most
 	 * HLOI_MAX_PARTICIPANTS. */
 	int64_t replicas, partitions;
+	/* (version >= 4) accept what XLA's verifier accepts with
+	 * allow_mixed_precision (as XLA's HloTestBase sets it): floating-point
+	 * operands of different types in one instruction, and a declared
+	 * floating-point result type other than the inferred one. The module
+	 * then runs with explicit converts (hloi_module_check inserts them):
+	 * the operands of an elementwise or data-movement op are converted to
+	 * its result type, another op computes in its inferred type and
+	 * converts its result. */
+	int allow_mixed_precision;
 } hloi_check_options;
-#define HLOI_CHECK_OPTIONS_VERSION 3
-#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0, 0, 0 }
+#define HLOI_CHECK_OPTIONS_VERSION 4
+#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0, 0, 0, 0 }
 /* The most participants (replicas x partitions) one run simulates. */
 #define HLOI_MAX_PARTICIPANTS 256
 

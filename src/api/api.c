@@ -796,7 +796,17 @@ void hloi_module_free(hloi_module *m)
 hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx, const hloi_check_options *opts)
 {
 	hloi_check_options defaults = HLOI_CHECK_OPTIONS_INIT;
-	return check_module(m, ctx, opts ? opts : &defaults);
+	if (!opts)
+		opts = &defaults;
+	hloi_status st = check_module(m, ctx, opts);
+	if (st != HLOI_OK || opts->version < 4 || !opts->allow_mixed_precision)
+		return st;
+	/* the mixed types made explicit with converts, then checked again */
+	size_t changed = 0;
+	st = lower_mixed_precision(m, ctx, &changed);
+	if (st == HLOI_OK && changed)
+		st = check_module(m, ctx, opts);
+	return st;
 }
 
 hloi_status hloi_module_lower(hloi_module *m, hloi_context *ctx)

@@ -160,7 +160,15 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	int err = 0;
-	if (lhs->type != rhs->type) {
+	etype lt = lhs->type;
+	if (c->mixed && lhs->type != rhs->type && in->op != OP_COMPARE && etype_get_kind(lhs->type) == KIND_FLOAT &&
+	    etype_get_kind(rhs->type) == KIND_FLOAT) {
+		/* allow_mixed_precision: the higher precision (XLA's
+		 * HigherPrecisionElementType: the wider type) */
+		if (etype_bit_width(rhs->type) > etype_bit_width(lhs->type))
+			lt = rhs->type;
+		err = type_gate(c, in, lt);
+	} else if (lhs->type != rhs->type) {
 		ck_error(c, in->op_at, "Binary op %s with different element types: %s and %s.",
 			 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
 		err = 1;
@@ -171,7 +179,7 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	}
 	if (check_binary_shapes(c, in, lhs, rhs, inf))
 		err = 1;
-	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
+	inf->type = in->op == OP_COMPARE ? ET_PRED : lt;
 	/* a dimension `<=N` in both operands stays so; one static in either is
 	 * static (XLA's InferMostSpecificDimAndBound) */
 	if (!err && lhs->rank == rhs->rank && inf->rank == lhs->rank)

@@ -74,6 +74,9 @@ static const char help[] =
 	"                          participant P's own infeed queue, as --infeed\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --engine ENGINE         fast (the default) or reference\n"
 	"  --compare               also run the reference engine and compare: floats\n"
@@ -135,6 +138,7 @@ static const struct option options[] = {
 	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 	{ "input_format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
@@ -244,6 +248,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		}
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
