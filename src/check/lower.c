@@ -216,6 +216,38 @@ static void lower_select(lowerer *lw, instr *in)
 		o->out_dim[k] = (int8_t)k;
 }
 
+/* Starts a new instruction list of room `cap` for c, its names taken. */
+static int begin_list(lowerer *lw, computation *c, size_t cap)
+{
+	if (ns_init(&lw->names, cap)) {
+		lw->oom = 1;
+		return -1;
+	}
+	lw->out = arena_array(&lw->m->arena, cap ? cap : 1, sizeof *lw->out);
+	if (!lw->out) {
+		lw->oom = 1;
+		hloi_free(lw->names.slots);
+		lw->names.slots = NULL;
+		return -1;
+	}
+	for (int i = 0; i < c->ninstrs; i++)
+		ns_put(&lw->names, c->instrs[i]->name);
+	return 0;
+}
+
+/* Makes the new list c's (when `install`), numbered in order. */
+static void end_list(lowerer *lw, computation *c, int install)
+{
+	if (install) {
+		c->instrs = lw->out;
+		c->ninstrs = lw->nout;
+		for (int i = 0; i < c->ninstrs; i++)
+			c->instrs[i]->position = i;
+	}
+	hloi_free(lw->names.slots);
+	lw->names.slots = NULL;
+}
+
 static void lower_computation(lowerer *lw, computation *c)
 {
 	lw->out = NULL;
@@ -226,19 +258,8 @@ static void lower_computation(lowerer *lw, computation *c)
 		lw->oom = 1;
 		return;
 	}
-	size_t cap = 5 * (size_t)c->ninstrs;
-	if (ns_init(&lw->names, cap)) {
-		lw->oom = 1;
+	if (begin_list(lw, c, 5 * (size_t)c->ninstrs))
 		return;
-	}
-	instr **out = cap ? arena_array(&lw->m->arena, cap, sizeof *out) : NULL;
-	if (cap && !out) {
-		lw->oom = 1;
-		goto cleanup;
-	}
-	lw->out = out;
-	for (int i = 0; i < c->ninstrs; i++)
-		ns_put(&lw->names, c->instrs[i]->name);
 	/* After a failed allocation the rest is copied unchanged, so the
 	 * computation stays consistent (partly lowered). */
 	for (int i = 0; i < c->ninstrs; i++) {
@@ -265,13 +286,7 @@ static void lower_computation(lowerer *lw, computation *c)
 		}
 		lw->out[lw->nout++] = in;
 	}
-	c->instrs = lw->out;
-	c->ninstrs = lw->nout;
-	for (int i = 0; i < c->ninstrs; i++)
-		c->instrs[i]->position = i;
-cleanup:
-	hloi_free(lw->names.slots);
-	lw->names.slots = NULL;
+	end_list(lw, c, 1);
 }
 
 hloi_status lower_module(module *m, hloi_context *ctx)
@@ -335,18 +350,8 @@ static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 	size_t cap = (size_t)c->ninstrs;
 	for (int i = 0; i < c->ninstrs; i++)
 		cap += (size_t)(c->instrs[i]->nops > 1 ? c->instrs[i]->nops : 1);
-	if (ns_init(&lw->names, cap)) {
-		lw->oom = 1;
+	if (begin_list(lw, c, cap))
 		return;
-	}
-	instr **out = arena_array(&lw->m->arena, cap ? cap : 1, sizeof *out);
-	if (!out) {
-		lw->oom = 1;
-		goto cleanup;
-	}
-	lw->out = out;
-	for (int i = 0; i < c->ninstrs; i++)
-		ns_put(&lw->names, c->instrs[i]->name);
 	for (int i = 0; i < c->ninstrs && !lw->oom; i++) {
 		instr *in = c->instrs[i];
 		const shape *rs = in->result;
@@ -401,15 +406,7 @@ static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 			lw->out[lw->nout++] = in;
 		}
 	}
-	if (!lw->oom) {
-		c->instrs = lw->out;
-		c->ninstrs = lw->nout;
-		for (int i = 0; i < c->ninstrs; i++)
-			c->instrs[i]->position = i;
-	}
-cleanup:
-	hloi_free(lw->names.slots);
-	lw->names.slots = NULL;
+	end_list(lw, c, !lw->oom);
 }
 
 hloi_status lower_mixed_precision(module *m, hloi_context *ctx, size_t *changed)
