@@ -370,9 +370,18 @@ typedef struct hloi_check_options {
 	 * against them; replicas * partitions is at most
 	 * HLOI_MAX_PARTICIPANTS. */
 	int64_t replicas, partitions;
+	/* (version >= 4) accept what XLA's verifier accepts with
+	 * allow_mixed_precision (as XLA's HloTestBase sets it): floating-point
+	 * operands of different types in one instruction, and a declared
+	 * floating-point result type other than the inferred one. The module
+	 * then runs with explicit converts (hloi_module_check inserts them):
+	 * the operands of an elementwise or data-movement op are converted to
+	 * its result type, another op computes in its inferred type and
+	 * converts its result. */
+	int allow_mixed_precision;
 } hloi_check_options;
-#define HLOI_CHECK_OPTIONS_VERSION 3
-#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0, 0, 0 }
+#define HLOI_CHECK_OPTIONS_VERSION 4
+#define HLOI_CHECK_OPTIONS_INIT { HLOI_CHECK_OPTIONS_VERSION, 0, HLOI_BROADCAST_DEFAULT, 0, 0, 0, 0 }
 /* The most participants (replicas x partitions) one run simulates. */
 #define HLOI_MAX_PARTICIPANTS 256
 
@@ -621,6 +630,15 @@ HLOI_API hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi
 HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count,
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
+
+/* Gives every elided constant (`{...}`, whose values the text left out) of
+ * the checked module deterministic pseudo-random values, as
+ * hloi_module_random_inputs draws them (constant k in module order from
+ * seed ^ (0xD1B54A32D192ED03 * k), k from 1), so the module can run;
+ * *filled counts the constants filled. Errors: HLOI_EINVAL (not checked),
+ * HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_module_fill_elided_constants(hloi_module *m, hloi_context *ctx, uint64_t seed,
+						       size_t *filled);
 
 /* A deterministic pseudo-random value of `shape` (arrays or tuples; the
  * values hloi_module_random_inputs draws: the same seed always gives the

@@ -796,7 +796,17 @@ void hloi_module_free(hloi_module *m)
 hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx, const hloi_check_options *opts)
 {
 	hloi_check_options defaults = HLOI_CHECK_OPTIONS_INIT;
-	return check_module(m, ctx, opts ? opts : &defaults);
+	if (!opts)
+		opts = &defaults;
+	hloi_status st = check_module(m, ctx, opts);
+	if (st != HLOI_OK || opts->version < 4 || !opts->allow_mixed_precision)
+		return st;
+	/* the mixed types made explicit with converts, then checked again */
+	size_t changed = 0;
+	st = lower_mixed_precision(m, ctx, &changed);
+	if (st == HLOI_OK && changed)
+		st = check_module(m, ctx, opts);
+	return st;
 }
 
 int hloi_module_shapes_written(const hloi_module *m)
@@ -978,6 +988,11 @@ hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi
 hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, const hloi_shape *s, uint64_t seed)
 {
 	return eval_random_literal(out, ctx, s, seed);
+}
+
+hloi_status hloi_module_fill_elided_constants(hloi_module *m, hloi_context *ctx, uint64_t seed, size_t *filled)
+{
+	return eval_fill_elided_constants(m, ctx, seed, filled);
 }
 
 int hloi_module_aliased_input(const hloi_module *m)

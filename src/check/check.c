@@ -646,6 +646,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	shape inf;
 	memset(&inf, 0, sizeof inf);
 	c->keep_layout = 0;
+	in->mixed_type = ET_INVALID;
 	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
@@ -653,6 +654,16 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)
 				   : in->shape->type == inf.type && shape_same_dims(in->shape, &inf);
+		if (!same && c->mixed && shape_is_array(&inf) && shape_is_array(in->shape) &&
+		    etype_get_kind(inf.type) == KIND_FLOAT && etype_get_kind(in->shape->type) == KIND_FLOAT &&
+		    shape_same_dims(in->shape, &inf)) {
+			/* allow_mixed_precision: the declared float type stands
+			 * (XLA's CompatibleIgnoringFpPrecision) */
+			in->mixed_type = inf.type;
+			inf.type = in->shape->type;
+			c->nmixed++;
+			same = 1;
+		}
 		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in))
 			same = dynamic_kinds(in, &inf);
 		if (!same) {
@@ -973,6 +984,7 @@ hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options 
 	c.ctx = ctx;
 	c.text = m->src >= 0 ? diag_source(ctx, m->src) : NULL;
 	c.strict = opts ? opts->strict : 0;
+	c.mixed = opts && opts->version >= 4 && opts->allow_mixed_precision;
 	c.report_unsupported = !(opts && opts->version >= 2 && opts->shapes_only);
 	c.mode = opts ? opts->broadcast_mode : HLOI_BROADCAST_DEFAULT;
 	if (c.mode == HLOI_BROADCAST_DEFAULT)

@@ -20,6 +20,8 @@ typedef struct checker {
 	hloi_context *ctx;
 	const source *text;        /* m's source in ctx, or NULL */
 	int strict;
+	int mixed;                 /* allow_mixed_precision */
+	size_t nmixed;             /* instructions whose declared float type is not the inferred one */
 	hloi_broadcast_mode mode;  /* XLA or NUMPY */
 	int report_unsupported;    /* report what hloi does not evaluate (for run/check) */
 	int keep_layout;           /* set by a shape rule: the inferred shape's layouts

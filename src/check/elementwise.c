@@ -160,7 +160,15 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	const shape *lhs = in->ops[0].def->result, *rhs = in->ops[1].def->result;
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	int err = 0;
-	if (lhs->type != rhs->type) {
+	etype lt = lhs->type;
+	if (c->mixed && lhs->type != rhs->type && in->op != OP_COMPARE && etype_get_kind(lhs->type) == KIND_FLOAT &&
+	    etype_get_kind(rhs->type) == KIND_FLOAT) {
+		/* allow_mixed_precision: the higher precision (XLA's
+		 * HigherPrecisionElementType: the wider type) */
+		if (etype_bit_width(rhs->type) > etype_bit_width(lhs->type))
+			lt = rhs->type;
+		err = type_gate(c, in, lt);
+	} else if (lhs->type != rhs->type) {
 		ck_error(c, in->op_at, "Binary op %s with different element types: %s and %s.",
 			 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
 		err = 1;
@@ -171,7 +179,7 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	}
 	if (check_binary_shapes(c, in, lhs, rhs, inf))
 		err = 1;
-	inf->type = in->op == OP_COMPARE ? ET_PRED : lhs->type;
+	inf->type = in->op == OP_COMPARE ? ET_PRED : lt;
 	/* a dimension `<=N` in both operands stays so; one static in either is
 	 * static (XLA's InferMostSpecificDimAndBound) */
 	if (!err && lhs->rank == rhs->rank && inf->rank == lhs->rank)
@@ -441,11 +449,80 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+/* The type's name as XLA's PrimitiveType_Name spells it (F32). */
+static void type_upper(etype t, char up[16])
+{
+	const char *tn = etype_name(t);
+	size_t i = 0;
+	for (; tn && tn[i] && i + 1 < 16; i++)
+		up[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
+	up[i] = '\0';
+}
+
+/* bitcast-convert between element types of different widths, as XLA's
+ * InferBitcastConvertShape: to a narrower type a new most-minor dimension
+ * of the ratio of the widths is appended, to a wider one the operand's last
+ * dimension must be that ratio and is removed. Sub-byte types and dynamic
+ * operands are not evaluated. */
+static int bitcast_resize_shape(checker *c, instr *in, const shape *op, etype t, int bo, int br, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (bo < 8 || br < 8) {
+		ck_unsupported(c, in->op_at,
+			       "unsupported bitcast-convert between element types of different widths: %s (%d bit%s) to %s (%d bit%s)",
+			       ck_shape(a, op), bo, bo == 1 ? "" : "s", ck_shape(b, in->shape), br, br == 1 ? "" : "s");
+		return 1;
+	}
+	char fup[16], tup[16];
+	type_upper(op->type, fup);
+	type_upper(t, tup);
+	int hi = bo > br ? bo : br, lo = bo > br ? br : bo;
+	if (hi % lo) {
+		ck_error(c, in->op_at, "Cannot bitcast types with undivisible bit-widths: %s => %s.", fup, tup);
+		return 1;
+	}
+	int ratio = hi / lo;
+	if (!shape_is_static(op)) {
+		ck_unsupported(c, in->op_at, "unsupported bitcast-convert of the dynamic shape %s to a type of another width",
+			       ck_shape(a, op));
+		return 1;
+	}
+	int64_t dims[HLOI_MAX_RANK + 1];
+	int rank = op->rank;
+	for (int d = 0; d < rank; d++)
+		dims[d] = op->dims[d];
+	if (bo > br) {
+		if (rank >= HLOI_MAX_RANK) {
+			ck_unsupported(c, in->op_at, "unsupported bitcast-convert of %s: the result would have more than %d dimensions",
+				       ck_shape(a, op), HLOI_MAX_RANK);
+			return 1;
+		}
+		dims[rank++] = ratio;
+	} else {
+		if (rank < 1 || op->dims[rank - 1] != ratio) {
+			if (rank < 1)
+				ck_error(c, in->op_at,
+					 "Last dimension of input shape is missing (a scalar) for the ratio of bit-widths=%d for bitcast-convert from %s to %s",
+					 ratio, ck_shape(a, op), tup);
+			else
+				ck_error(c, in->op_at,
+					 "Last dimension of input shape=%lld is not equal to ratio of bit-widths=%d for bitcast-convert from %s to %s",
+					 (long long)op->dims[rank - 1], ratio, ck_shape(a, op), tup);
+			return 1;
+		}
+		rank--;
+	}
+	shape_make_array(inf, t, rank, dims);
+	for (int j = 0; j < op->rank && j < HLOI_MAX_RANK; j++)
+		in->ops[0].out_dim[j] = (int8_t)(j < rank ? j : -1);
+	return 0;
+}
+
 /* copy, convert, bitcast-convert: the operand's dims; copy keeps the type,
  * the others take the written one. */
 static int unary_shape(checker *c, instr *in, shape *inf)
 {
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	char a[CK_SHAPE_TEXT];
 	if (in->op == OP_COPY && shape_is_tuple(in->ops[0].def->result)) {
 		*inf = *in->ops[0].def->result;  /* a tuple copy keeps its elements' layouts */
 		return 0;
@@ -462,11 +539,7 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 	int cfrom = etype_get_kind(op->type) == KIND_COMPLEX, cto = etype_get_kind(t) == KIND_COMPLEX;
 	if ((in->op == OP_CONVERT && cfrom && !cto) || (in->op == OP_BITCAST_CONVERT && cfrom != cto)) {
 		char up[16];
-		const char *tn = etype_name(t);
-		size_t i = 0;
-		for (; tn && tn[i] && i + 1 < sizeof up; i++)
-			up[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
-		up[i] = '\0';
+		type_upper(t, up);
 		if (in->op == OP_CONVERT)
 			ck_error(c, in->op_at, "Conversion from complex to real type %s => %s is not implemented.",
 				 ck_shape(a, op), up);
@@ -477,21 +550,10 @@ static int unary_shape(checker *c, instr *in, shape *inf)
 	if (in->op == OP_BITCAST_CONVERT) {
 		/* widths as XLA's StorageBitWidth: pred is a byte, so pred <->
 		 * s8/u8/f8 is a same-width bitcast (a byte to pred: not zero) */
-		int wo = etype_byte_width(op->type), wr = etype_byte_width(t);
 		int bo = op->type == ET_PRED ? 8 : etype_bit_width(op->type);
 		int br = t == ET_PRED ? 8 : etype_bit_width(t);
-		if (bo != br) {
-			shape r = *in->shape;
-			if (bo < 8 || br < 8)
-				ck_unsupported(c, in->op_at,
-					       "unsupported bitcast-convert between element types of different widths: %s (%d bit%s) to %s (%d bit%s)",
-					       ck_shape(a, op), bo, bo == 1 ? "" : "s", ck_shape(b, &r), br, br == 1 ? "" : "s");
-			else
-				ck_unsupported(c, in->op_at,
-					       "unsupported bitcast-convert between element types of different widths: %s (%d bytes) to %s (%d bytes)",
-					       ck_shape(a, op), wo, ck_shape(b, &r), wr);
-			return 1;
-		}
+		if (bo != br)
+			return bitcast_resize_shape(c, in, op, t, bo, br, inf);
 	}
 	shape_make_array(inf, t, op->rank, op->dims);
 	memcpy(inf->dim_kind, op->dim_kind, sizeof inf->dim_kind);

@@ -216,6 +216,38 @@ static void lower_select(lowerer *lw, instr *in)
 		o->out_dim[k] = (int8_t)k;
 }
 
+/* Starts a new instruction list of room `cap` for c, its names taken. */
+static int begin_list(lowerer *lw, computation *c, size_t cap)
+{
+	if (ns_init(&lw->names, cap)) {
+		lw->oom = 1;
+		return -1;
+	}
+	lw->out = arena_array(&lw->m->arena, cap ? cap : 1, sizeof *lw->out);
+	if (!lw->out) {
+		lw->oom = 1;
+		hloi_free(lw->names.slots);
+		lw->names.slots = NULL;
+		return -1;
+	}
+	for (int i = 0; i < c->ninstrs; i++)
+		ns_put(&lw->names, c->instrs[i]->name);
+	return 0;
+}
+
+/* Makes the new list c's (when `install`), numbered in order. */
+static void end_list(lowerer *lw, computation *c, int install)
+{
+	if (install) {
+		c->instrs = lw->out;
+		c->ninstrs = lw->nout;
+		for (int i = 0; i < c->ninstrs; i++)
+			c->instrs[i]->position = i;
+	}
+	hloi_free(lw->names.slots);
+	lw->names.slots = NULL;
+}
+
 static void lower_computation(lowerer *lw, computation *c)
 {
 	lw->out = NULL;
@@ -226,19 +258,8 @@ static void lower_computation(lowerer *lw, computation *c)
 		lw->oom = 1;
 		return;
 	}
-	size_t cap = 5 * (size_t)c->ninstrs;
-	if (ns_init(&lw->names, cap)) {
-		lw->oom = 1;
+	if (begin_list(lw, c, 5 * (size_t)c->ninstrs))
 		return;
-	}
-	instr **out = cap ? arena_array(&lw->m->arena, cap, sizeof *out) : NULL;
-	if (cap && !out) {
-		lw->oom = 1;
-		goto cleanup;
-	}
-	lw->out = out;
-	for (int i = 0; i < c->ninstrs; i++)
-		ns_put(&lw->names, c->instrs[i]->name);
 	/* After a failed allocation the rest is copied unchanged, so the
 	 * computation stays consistent (partly lowered). */
 	for (int i = 0; i < c->ninstrs; i++) {
@@ -265,13 +286,7 @@ static void lower_computation(lowerer *lw, computation *c)
 		}
 		lw->out[lw->nout++] = in;
 	}
-	c->instrs = lw->out;
-	c->ninstrs = lw->nout;
-	for (int i = 0; i < c->ninstrs; i++)
-		c->instrs[i]->position = i;
-cleanup:
-	hloi_free(lw->names.slots);
-	lw->names.slots = NULL;
+	end_list(lw, c, 1);
 }
 
 hloi_status lower_module(module *m, hloi_context *ctx)
@@ -301,5 +316,117 @@ hloi_status lower_module(module *m, hloi_context *ctx)
 	m->unknown = NULL;
 	m->nunknown = 0;
 	m->checked = 0;
+	return HLOI_OK;
+}
+
+/* --- mixed precision ------------------------------------------------------------- */
+
+/* The ops whose float operands take the result's type. */
+static int converts_operands(opcode op)
+{
+	op_category cat = opcode_category(op);
+	if (cat == OPC_BINARY || cat == OPC_UNARY)
+		return 1;
+	switch (op) {
+	case OP_SELECT: case OP_CLAMP: case OP_COPY: case OP_BROADCAST: case OP_CONCATENATE:
+	case OP_PAD: case OP_TRANSPOSE: case OP_RESHAPE: case OP_SLICE: case OP_REVERSE:
+	case OP_DYNAMIC_SLICE: case OP_DYNAMIC_UPDATE_SLICE:
+	case OP_DOT: case OP_CONVOLUTION:  /* as XLA's evaluator converts their operands */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_float_array(const shape *s)
+{
+	return shape_is_array(s) && etype_get_kind(s->type) == KIND_FLOAT;
+}
+
+static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
+{
+	lw->nout = 0;
+	/* at most one convert per operand, or one after the instruction */
+	size_t cap = (size_t)c->ninstrs;
+	for (int i = 0; i < c->ninstrs; i++)
+		cap += (size_t)(c->instrs[i]->nops > 1 ? c->instrs[i]->nops : 1);
+	if (begin_list(lw, c, cap))
+		return;
+	for (int i = 0; i < c->ninstrs && !lw->oom; i++) {
+		instr *in = c->instrs[i];
+		const shape *rs = in->result;
+		if (converts_operands(in->op) && is_float_array(rs)) {
+			for (int k = 0; k < in->nops && !lw->oom; k++) {
+				operand *o = &in->ops[k];
+				const shape *os = o->def->result;
+				if (!is_float_array(os) || os->type == rs->type)
+					continue;
+				instr *cv = new_instr(lw, in, OP_CONVERT, in->name, "convert", o->def, rs->type, os->rank,
+						      os->dims);
+				if (!cv)
+					break;
+				o->def = cv;
+				o->name = cv->name;
+				o->has_shape = 0;
+				(*changed)++;
+			}
+			lw->out[lw->nout++] = in;
+		} else if (in->mixed_type != ET_INVALID && is_float_array(rs)) {
+			/* computed in the inferred type, converted after */
+			shape inferred = *rs;
+			inferred.type = in->mixed_type;
+			const shape *declared = rs;
+			const shape *is = module_intern_shape(lw->m, &inferred);
+			if (!is) {
+				lw->oom = 1;
+				break;
+			}
+			in->result = is;
+			in->shape = is;
+			lw->out[lw->nout++] = in;
+			instr *cv = new_instr(lw, in, OP_CONVERT, in->name, "mixed", in, declared->type, declared->rank,
+					      declared->dims);
+			if (!cv)
+				break;
+			cv->result = declared;
+			cv->shape = declared;
+			for (int j = i + 1; j < c->ninstrs; j++)
+				for (int k = 0; k < c->instrs[j]->nops; k++)
+					if (c->instrs[j]->ops[k].def == in) {
+						c->instrs[j]->ops[k].def = cv;
+						c->instrs[j]->ops[k].name = cv->name;
+					}
+			if (c->root == in) {
+				c->root = cv;
+				cv->is_root = in->is_root;
+				in->is_root = 0;
+			}
+			(*changed)++;
+		} else {
+			lw->out[lw->nout++] = in;
+		}
+	}
+	end_list(lw, c, !lw->oom);
+}
+
+hloi_status lower_mixed_precision(module *m, hloi_context *ctx, size_t *changed)
+{
+	*changed = 0;
+	if (!m->checked) {
+		diag_error_where(ctx, m->filename, "the module must be checked before its mixed precision is made explicit");
+		return HLOI_EINVAL;
+	}
+	lowerer lw;
+	memset(&lw, 0, sizeof lw);
+	lw.m = m;
+	for (int i = 0; i < m->ncomps && !lw.oom; i++)
+		mixed_computation(&lw, m->comps[i], changed);
+	if (*changed)
+		m->checked = 0;
+	if (lw.oom) {
+		m->checked = 0;
+		diag_error_where(ctx, m->filename, "out of memory");
+		return HLOI_ENOMEM;
+	}
 	return HLOI_OK;
 }

@@ -18,4 +18,17 @@
  * run. Errors: HLOI_EINVAL, HLOI_ENOMEM. */
 hloi_status lower_module(module *m, hloi_context *ctx);
 
+/* After a check with allow_mixed_precision: makes the mixed floating-point
+ * types explicit. A float operand of an elementwise or data-movement op
+ * (binary and unary ops, select, clamp, copy, broadcast, concatenate, pad,
+ * transpose, reshape, slice, reverse, dynamic-slice, dynamic-update-slice;
+ * dot and convolution, whose operands XLA's evaluator converts so)
+ * whose type is not the op's float result type gets a `convert` to it
+ * (`NAME.convert`); any other instruction whose declared float type differs
+ * from the inferred one computes in the inferred type, and a `convert`
+ * after it (`NAME.mixed`) gives its users the declared type. *changed
+ * counts the converts; the module must be checked again when there are
+ * any. Errors: HLOI_EINVAL (not checked), HLOI_ENOMEM. */
+hloi_status lower_mixed_precision(module *m, hloi_context *ctx, size_t *changed);
+
 #endif

@@ -78,6 +78,8 @@ void mv_instr_text(strbuf *b, const instr *in)
 
 int mv_mixed_precision(checker *c, const instr *in)
 {
+	if (c->mixed)
+		return 0;
 	etype fp = ET_INVALID;
 	for (int k = 0; k < in->nops; k++) {
 		const shape *s = in->ops[k].def->result;

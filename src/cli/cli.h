@@ -49,7 +49,8 @@ enum {
 	CLI_OPT_FORMAT,        /* --format hlo|pb|pbtxt */
 	CLI_OPT_COLOR,         /* --color auto|always|never */
 	CLI_OPT_REPLICAS,      /* --replicas N */
-	CLI_OPT_PARTITIONS     /* --partitions M */
+	CLI_OPT_PARTITIONS,    /* --partitions M */
+	CLI_OPT_MIXED          /* --allow-mixed-precision */
 };
 
 /* Applies shared option `c` with value `arg` for command `cmd`; `check`,

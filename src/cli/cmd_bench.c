@@ -55,6 +55,9 @@ static const char help[] =
 	"                          same inputs; a run is all of them, the bytes\n"
 	"                          every participant's inputs and result\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
@@ -90,6 +93,7 @@ static const struct option options[] = {
 	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
 	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "color", required_argument, NULL, CLI_OPT_COLOR },
@@ -146,6 +150,7 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 			break;
 		}
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
@@ -219,6 +224,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		goto cleanup;
 	cli_progress_start(&progress, "bench", "reading the inputs", NULL, a.quiet);
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 1, a.program, io, "bench");
+	if (rc == EXIT_OK && (a.in.random || (!a.in.nfiles && !a.in.inputs_file && !a.in.literals_file &&
+					      !hloi_module_snapshot_input_count(m))))
+		rc = fill_elided(m, ctx, a.in.seed, io, "bench");
 	cli_progress_stop(&progress);
 	if (rc)
 		goto cleanup;

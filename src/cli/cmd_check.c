@@ -13,6 +13,9 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
@@ -28,6 +31,7 @@ static const char help[] =
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
@@ -48,6 +52,7 @@ static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char 
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_MAX_MEMORY:

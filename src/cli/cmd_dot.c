@@ -25,6 +25,9 @@ static const char help[] =
 	"  --engine ENGINE         with --plan: fast (the default) or reference\n"
 	"  --threads N             with --plan: worker threads (0: the machine's cores)\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
@@ -42,6 +45,7 @@ static const struct option options[] = {
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
@@ -65,6 +69,7 @@ static int parse(int argc, char **argv, cli_io *io, hloi_format *format, hloi_ch
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_MAX_MEMORY:

@@ -24,6 +24,9 @@ static const char help[] =
 	"  --engine ENGINE         fast (the default) or reference (no fusion)\n"
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
 	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
@@ -37,6 +40,7 @@ static const struct option options[] = {
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
@@ -60,6 +64,7 @@ int cmd_plan(int argc, char **argv, cli_io *io)
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_FORMAT:
 		case CLI_OPT_MAX_MEMORY:

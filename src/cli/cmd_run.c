@@ -25,7 +25,8 @@ static const char help[] =
 	"                          `f32[2,3] {{1,2,3},{4,5,6}}` (repeat per parameter;\n"
 	"                          - reads standard input, .npy or text)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
-	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42)\n"
+	"  --random-inputs[=SEED]  deterministic pseudo-random inputs (seed 42);\n"
+	"                          elided constants ({...}) get random values too\n"
 	"  --input_literals_file FILE\n"
 	"                          the arguments of XLA's RunHloModuleLiterals proto\n"
 	"                          (binary or text; its first iteration)\n"
@@ -73,6 +74,9 @@ static const char help[] =
 	"                          participant P's own infeed queue, as --infeed\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
+	"  --allow-mixed-precision accept floating-point types mixed in one\n"
+	"                          instruction, as XLA's verifier with\n"
+	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
 	"  --engine ENGINE         fast (the default) or reference\n"
 	"  --compare               also run the reference engine and compare: floats\n"
@@ -134,6 +138,7 @@ static const struct option options[] = {
 	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 	{ "input_format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
+	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
 	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
@@ -243,6 +248,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		}
 		case CLI_OPT_STRICT:
+		case CLI_OPT_MIXED:
 		case CLI_OPT_MODE:
 		case CLI_OPT_ENGINE:
 		case CLI_OPT_THREADS:
@@ -686,6 +692,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			free(own.files);
 		}
 	}
+	if (rc == EXIT_OK && a.in.random)
+		rc = fill_elided(m, ctx, a.in.seed, io, "run");
 	if (rc == EXIT_OK)
 		rc = feeds_load(&a.fd, &a.feed, np, a.in.random, a.in.seed, ctx, io);
 	feeds_attach(&a.fd, &a.run);

@@ -38,6 +38,7 @@ static const char help[] =
 	"  // hloi-command: COMMAND   run COMMAND instead of run: check, fmt,\n"
 	"                             lower or dot\n"
 	"  // hloi-flags: FLAGS       add FLAGS, from: --strict --compare --print\n"
+	"                             --allow-mixed-precision\n"
 	"                             --print-inputs --print_literals\n"
 	"                             --broadcast-mode --engine --threads\n"
 	"                             --max-memory --max-steps --format\n"

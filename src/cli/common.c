@@ -135,6 +135,9 @@ int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_
 	case CLI_OPT_STRICT:
 		check->strict = 1;
 		return 0;
+	case CLI_OPT_MIXED:
+		check->allow_mixed_precision = 1;
+		return 0;
 	case CLI_OPT_MODE:
 		if (strcmp(arg, "xla") == 0)
 			check->broadcast_mode = HLOI_BROADCAST_XLA;

@@ -1,6 +1,8 @@
 /* Inputs for a program, shared by `run` and `bench`. */
 #include "inputs.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,4 +272,17 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 	}
 	cli_print_diagnostics(io, ctx);
 	return st == HLOI_OK ? EXIT_OK : cli_exit_code(st);
+}
+
+int fill_elided(hloi_module *m, hloi_context *ctx, uint64_t seed, cli_io *io, const char *cmd)
+{
+	size_t filled = 0;
+	hloi_status st = hloi_module_fill_elided_constants(m, ctx, seed, &filled);
+	cli_print_diagnostics(io, ctx);
+	if (st != HLOI_OK)
+		return cli_exit_code(st);
+	if (filled)
+		fprintf(io->err, "hloi %s: note: %zu elided constant%s ({...}) filled with random values (seed %" PRIu64 ")\n",
+			cmd, filled, filled == 1 ? "" : "s", seed);
+	return EXIT_OK;
 }

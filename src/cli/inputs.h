@@ -37,4 +37,9 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 		uint64_t max_memory, int default_random, const char *program, cli_io *io, const char *cmd);
 void inputs_free(hloi_literal **lits, size_t n);
 
+/* With random inputs: gives the checked module's elided constants (`{...}`)
+ * random values from `seed` (hloi_module_fill_elided_constants) and notes
+ * how many on standard error. Prints diagnostics and returns an exit code. */
+int fill_elided(hloi_module *m, hloi_context *ctx, uint64_t seed, cli_io *io, const char *cmd);
+
 #endif

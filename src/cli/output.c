@@ -28,7 +28,8 @@ typedef struct written {
 	size_t n;
 } written;
 
-/* Writes every array element below `lit` (a tuple) to its own file. */
+/* Writes every array element below `lit` (a tuple) to its own file; token
+ * elements, which hold no values, write none. */
 static int write_elements(hloi_literal *lit, const char *path, char *index, size_t ilen, size_t icap,
 			  written *w, hloi_context *ctx, cli_io *io, const char *cmd)
 {
@@ -40,6 +41,10 @@ static int write_elements(hloi_literal *lit, const char *path, char *index, size
 			fprintf(io->err, "hloi %s: tuple nested too deeply for --output\n", cmd);
 			return EXIT_RUNTIME;
 		}
+		char text[16];
+		hloi_shape_to_string(hloi_literal_shape(el), 0, text, sizeof text);
+		if (!strcmp(text, "token[]"))
+			continue;  /* a token holds no values: no file */
 		if (hloi_shape_rank(hloi_literal_shape(el)) < 0) {
 			int rc = write_elements(el, path, index, ilen + (size_t)k, icap, w, ctx, io, cmd);
 			if (rc)

@@ -103,7 +103,7 @@ static const struct {
 	const char *name;
 	int value, file;
 } allowed[] = {
-	{ "strict", 0, 0 },          { "compare", 0, 0 },        { "print", 0, 0 },
+	{ "strict", 0, 0 },          { "allow-mixed-precision", 0, 0 }, { "compare", 0, 0 },        { "print", 0, 0 },
 	{ "print-inputs", 0, 0 },    { "print_literals", 0, 0 }, { "broadcast-mode", 1, 0 },
 	{ "engine", 1, 0 },          { "threads", 1, 0 },        { "max-memory", 1, 0 },
 	{ "max-steps", 1, 0 },       { "format", 1, 0 },         { "input_format", 1, 0 },

@@ -32,7 +32,7 @@ hloi_status kernel_constant(engine *e, frame *f, const instr *in, hloi_literal *
 	(void)args;
 	(void)dest;
 	if (!in->value || in->value->elided) {
-		diag_error_where(e->ctx, NULL, "constant '%s' is elided ({...}) and cannot be evaluated", in->name);
+		diag_error_where(e->ctx, NULL, "constant '%s' is elided ({...}) and cannot be evaluated; --random-inputs fills it with random values", in->name);
 		return HLOI_EUNSUPPORTED;
 	}
 	f->vals[in->position] = in->value;

@@ -65,4 +65,8 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
  * eval_random_inputs draws, from `seed`). */
 hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const shape *s, uint64_t seed);
 
+/* Gives every elided constant (`{...}`) of the checked module deterministic
+ * pseudo-random values drawn from `seed`; *filled counts them. */
+hloi_status eval_fill_elided_constants(module *m, hloi_context *ctx, uint64_t seed, size_t *filled);
+
 #endif

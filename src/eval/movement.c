@@ -1,6 +1,6 @@
 /* Kernels of the data-movement ops: slice, concatenate, pad, reverse, shuffle,
- * dynamic-slice, dynamic-update-slice, bitcast, get-dimension-size and
- * opt-barrier (XLA's operation semantics; the clamping of dynamic start
+ * dynamic-slice, dynamic-update-slice, bitcast, bitcast-convert between
+ * element types of different widths, get-dimension-size and opt-barrier (XLA's operation semantics; the clamping of dynamic start
  * indices as XLA's evaluator does it).
  *
  * Every op is a copy of strided boxes of elements: the fast engine hands
@@ -347,6 +347,72 @@ hloi_status kernel_reverse(engine *e, frame *f, const instr *in, hloi_literal *c
 {
 	(void)args;
 	return kernel_array(e, f, in, ops, dest, 0, fill_reverse);
+}
+
+/* --- bitcast-convert between widths ----------------------------------------------------- */
+
+/* The wider value's elements are the narrower value's last dimension, its
+ * bytes in memory order (little-endian hosts, as XLA's CPU backend: element
+ * 0 of that dimension is the low-order part). The fast engine copies the
+ * wide array seen as narrow elements (a last dimension of stride 1) in one
+ * strided copy; the reference engine moves each wide element's bytes
+ * through index conversion. A byte that becomes pred is 0 or 1. */
+static void fill_bitcast_resize(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)
+{
+	(void)in;
+	const hloi_literal *op = ops[0];
+	int narrowing = width(op) > width(out);
+	const hloi_literal *wide = narrowing ? op : out, *narrow = narrowing ? out : op;
+	int64_t nw = width(narrow), ratio = width(wide) / nw;
+	int r = wide->shape.rank;
+	if (empty(out))
+		return;
+	if (e->fast && index_is_strided(&wide->shape) && index_is_strided(&narrow->shape)) {
+		int64_t ws[HLOI_MAX_RANK + 1], ns[HLOI_MAX_RANK + 1], n[HLOI_MAX_RANK + 1];
+		mv_strides(&wide->shape, ws);
+		mv_strides(&narrow->shape, ns);
+		for (int d = 0; d < r; d++) {
+			ws[d] *= ratio;
+			n[d] = wide->shape.dims[d];
+		}
+		ws[r] = 1;
+		n[r] = ratio;
+		if (narrowing)
+			copy(e, out->data, ns, op->data, ws, n, r + 1, nw);
+		else
+			copy(e, out->data, ws, op->data, ns, n, r + 1, nw);
+	} else {
+		int64_t wi[HLOI_MAX_RANK + 1] = { 0 }, ni[HLOI_MAX_RANK + 1];
+		do {
+			char *wp = literal_element(wide, wi);
+			memcpy(ni, wi, sizeof ni);
+			for (int64_t k = 0; k < ratio; k++) {
+				ni[r] = k;
+				char *np = literal_element(narrow, ni);
+				if (narrowing)
+					memcpy(np, wp + k * nw, (size_t)nw);
+				else
+					memcpy(wp + k * nw, np, (size_t)nw);
+			}
+		} while (index_next(r, wide->shape.dims, wi));
+	}
+	if (out->shape.type == ET_PRED) {
+		unsigned char *b = out->data;
+		for (size_t i = 0; i < out->nbytes; i++)
+			b[i] = b[i] != 0;
+	}
+}
+
+/* bitcast-convert: between types of one width an elementwise op (the bits
+ * as they are); between widths the result gains or loses the last
+ * dimension (the checker's rule), a move of bytes. */
+hloi_status kernel_bitcast_convert(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+				   hloi_literal *const *args, hloi_literal *dest)
+{
+	if (in->result->rank == in->ops[0].def->result->rank)
+		return kernel_elementwise(e, f, in, ops, args, dest);
+	(void)args;
+	return kernel_array(e, f, in, ops, dest, 0, fill_bitcast_resize);
 }
 
 /* --- shuffle -------------------------------------------------------------------------------- */

@@ -121,6 +121,7 @@ static int fusible(const instr *in, int generic)
 {
 	fx_member m;
 	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(in->result) ||
+	    (in->op == OP_BITCAST_CONVERT && in->nops == 1 && in->ops[0].def->result->rank != in->result->rank) ||
 	    in->result->rank > HLOI_MAX_RANK || !shape_is_static(in->result))
 		return 0;
 	int64_t n;

@@ -299,3 +299,54 @@ hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const sha
 	fill(*out, &state);
 	return HLOI_OK;
 }
+
+/* Constant k of the module (in module order: computations, then
+ * instructions) draws its own stream, seed ^ (0xD1B54A32D192ED03 * (k + 1)),
+ * so a constant's values do not depend on the parameters or on the other
+ * constants. */
+hloi_status eval_fill_elided_constants(module *m, hloi_context *ctx, uint64_t seed, size_t *filled)
+{
+	*filled = 0;
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before its constants are filled");
+		return HLOI_EINVAL;
+	}
+	uint64_t k = 0;
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+			instr *in = m->comps[c]->instrs[i];
+			if (in->op != OP_CONSTANT)
+				continue;
+			k++;
+			hloi_literal *old = in->value;
+			if (!old || !old->elided)
+				continue;
+			uint64_t need = 0, budget = eval_default_budget();
+			if (value_bytes(in->result, &need) || need > budget) {
+				diag_error_where(ctx, NULL,
+						 "memory budget exceeded: random values for the elided constant '%s' need more than %llu bytes",
+						 in->name, (unsigned long long)budget);
+				return HLOI_ENOMEM;
+			}
+			hloi_literal *lit = NULL;
+			hloi_status st = eval_random_literal(&lit, ctx, in->result, seed ^ (0xD1B54A32D192ED03ull * k));
+			if (st != HLOI_OK)
+				return st;
+			/* the module owns its constants' values */
+			int slot = -1;
+			for (int v = 0; v < m->nvalues && slot < 0; v++)
+				if (m->values[v] == old)
+					slot = v;
+			if (slot < 0) {
+				literal_destroy(lit);
+				diag_error_where(ctx, NULL, "constant '%s' is not owned by its module", in->name);
+				return HLOI_EINVAL;
+			}
+			m->values[slot] = lit;
+			literal_destroy(old);
+			in->value = lit;
+			m->constant_bytes += literal_buffer_bytes(lit);
+			(*filled)++;
+		}
+	return HLOI_OK;
+}

@@ -812,10 +812,10 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 		if (needed[i] && in->op == OP_CONSTANT && (!in->value || in->value->elided)) {
 			loc at = in->literal ? in->literal->at : in->op_at;
 			if (diag_source(ctx, m->src))
-				diag_error(ctx, m->src, at, "constant '%s' is elided ({...}) and cannot be evaluated",
+				diag_error(ctx, m->src, at, "constant '%s' is elided ({...}) and cannot be evaluated; --random-inputs fills it with random values",
 					   in->name);
 			else
-				diag_error_where(ctx, NULL, "constant '%s' is elided ({...}) and cannot be evaluated",
+				diag_error_where(ctx, NULL, "constant '%s' is elided ({...}) and cannot be evaluated; --random-inputs fills it with random values",
 						 in->name);
 			st = HLOI_EUNSUPPORTED;
 		}

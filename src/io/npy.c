@@ -709,6 +709,10 @@ static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal
 		diag_error_where(ctx, name, "cannot write a tuple as .npy");
 		return HLOI_EINVAL;
 	}
+	if (s->type == ET_TOKEN) {
+		diag_error_where(ctx, name, "cannot write a token as .npy (a token holds no values; write literal text instead)");
+		return HLOI_EINVAL;
+	}
 	const char *descr = NULL;
 	if (etype_is_evaluated(s->type))
 		descr = etype_npy_descr(s->type);

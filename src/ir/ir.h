@@ -104,6 +104,8 @@ struct instr {
 
 	/* checker */
 	int position;          /* index in its computation */
+	etype mixed_type;      /* checker, allow_mixed_precision: the inferred float
+				* type where the declared one differs, else ET_INVALID */
 	const shape *result;   /* inferred shape, with its layout, interned; shape_none
 				* before the check */
 	int ncalled;           /* the computations it calls, in XLA's order */

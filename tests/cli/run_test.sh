@@ -215,5 +215,55 @@ expect 0 "run --help mentions protos and snapshots" -- "$hloi" run --help
 contains "$tmp/out" "HloSnapshot" "run --help names HloSnapshot"
 contains "$tmp/out" ".pbtxt" "run --help names .pbtxt"
 
+# elided constants ({...}): an error without --random-inputs, random values
+# with it (a note counts them), the same for the same seed and both engines
+cat >"$tmp/elided.hlo" <<'HLO'
+HloModule elided
+ENTRY main {
+  c = f32[3] constant({...})
+  k = s32[2,2] constant({...})
+  ROOT t = (f32[3], s32[2,2]) tuple(c, k)
+}
+HLO
+expect 3 "an elided constant without --random-inputs" -- "$hloi" run "$tmp/elided.hlo"
+contains "$tmp/err" "constant 'c' is elided ({...}) and cannot be evaluated; --random-inputs fills it" "the error names the constant and the way out"
+expect 0 "elided constants with --random-inputs" -- "$hloi" run "$tmp/elided.hlo" --random-inputs=3 --compare
+contains "$tmp/err" "note: 2 elided constants ({...}) filled with random values (seed 3)" "one note counts the constants"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "the note is one line"
+cp "$tmp/out" "$tmp/elided3"
+expect 0 "the same seed again" -- "$hloi" run "$tmp/elided.hlo" --random-inputs=3 --engine reference
+same "$tmp/out" "$tmp/elided3" "the same seed gives the same constants in either engine"
+expect 0 "another seed" -- "$hloi" run "$tmp/elided.hlo" --random-inputs=4
+if cmp -s "$tmp/out" "$tmp/elided3"; then bad "another seed gives other constants"; else ok; fi
+expect 0 "hloi bench fills elided constants" -- "$hloi" bench "$tmp/elided.hlo" --iterations 1
+contains "$tmp/err" "hloi bench: note: 2 elided constants" "bench notes them too"
+
+# token results: printed, compared, written as text; alone as .npy an error,
+# in a tuple as .npy files no file
+cat >"$tmp/tok.hlo" <<'HLO'
+HloModule tok
+ENTRY main {
+  t = token[] after-all()
+  x = f32[2] constant({1, 2})
+  ROOT r = (f32[2], token[]) tuple(x, t)
+}
+HLO
+cat >"$tmp/tok1.hlo" <<'HLO'
+HloModule tok1
+ENTRY main {
+  ROOT t = token[] after-all()
+}
+HLO
+expect 0 "a token result compares" -- "$hloi" run "$tmp/tok1.hlo" --compare
+printf 'token\n' >"$tmp/want_tok"
+same "$tmp/out" "$tmp/want_tok" "a token prints as token"
+expect 3 "a token result as .npy" -- "$hloi" run "$tmp/tok1.hlo" --output "$tmp/tok.npy"
+contains "$tmp/err" "tok.npy: error: cannot write a token as .npy" "the .npy error names the file"
+[ ! -e "$tmp/tok.npy" ] && ok || bad "no file is left for a token"
+expect 0 "a token result as text" -- "$hloi" run "$tmp/tok1.hlo" --output "$tmp/tok.txt"
+same "$tmp/tok.txt" "$tmp/want_tok" "a token is written as literal text"
+expect 0 "a tuple with a token as .npy files" -- "$hloi" run "$tmp/tok.hlo" --compare --output "$tmp/tt.npy"
+[ -e "$tmp/tt.0.npy" ] && [ ! -e "$tmp/tt.1.npy" ] && ok || bad "the array element has a file, the token none"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

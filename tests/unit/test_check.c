@@ -871,9 +871,18 @@ static void test_data_ops(void)
 	expect_error("ENTRY e {\n  x = f32[2,3] parameter(0)\n  ROOT c = u8[3,2] convert(x)\n}\n", HLOI_ETYPE,
 		     "declared shape u8[3,2] does not match the inferred shape u8[2,3]");
 	expect_shape("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT c = s32[2] bitcast-convert(x)\n}\n", "c", "s32[2]{0}");
-	expect_error("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT c = s16[2,2] bitcast-convert(x)\n}\n",
-		     HLOI_EUNSUPPORTED,
-		     "unsupported bitcast-convert between element types of different widths: f32[2] (4 bytes) to s16[2,2] (2 bytes)");
+	/* between widths (XLA's InferBitcastConvertShape): a last dimension
+	 * of the ratio added (most minor) or removed */
+	expect_shape("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT c = s16[2,2] bitcast-convert(x)\n}\n", "c",
+		     "s16[2,2]{1,0}");
+	expect_shape("ENTRY e {\n  x = f64[] parameter(0)\n  ROOT c = u8[8] bitcast-convert(x)\n}\n", "c", "u8[8]{0}");
+	expect_shape("ENTRY e {\n  x = u8[3,4] parameter(0)\n  ROOT c = f32[3] bitcast-convert(x)\n}\n", "c", "f32[3]{0}");
+	expect_error("ENTRY e {\n  x = u8[4,3] parameter(0)\n  ROOT c = f32[4] bitcast-convert(x)\n}\n", HLOI_ETYPE,
+		     "Last dimension of input shape=3 is not equal to ratio of bit-widths=4 for bitcast-convert from u8[4,3] to F32");
+	expect_error("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT c = s16[2] bitcast-convert(x)\n}\n", HLOI_ETYPE,
+		     "declared shape s16[2] does not match the inferred shape s16[2,2]");
+	expect_error("ENTRY e {\n  x = u8[2] parameter(0)\n  ROOT c = s4[2,2] bitcast-convert(x)\n}\n", HLOI_EUNSUPPORTED,
+		     "unsupported bitcast-convert between element types of different widths: u8[2] (8 bits) to s4[2,2] (4 bits)");
 	/* select: pred of the same dims or a scalar */
 	expect_shape("ENTRY e {\n  p = pred[] parameter(0)\n  a = f32[2] parameter(1)\n  ROOT s = select(p, a, a)\n}\n",
 		     "s", "f32[2]{0}");

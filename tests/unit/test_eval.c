@@ -801,7 +801,39 @@ static void test_elided_constant(void)
 	load(&p, "ENTRY e {\n  x = f32[3] parameter(0)\n  c = f32[3] constant({...})\n  ROOT r = add(x, c)\n}\n");
 	CU_ASSERT_EQUAL(run_with(&p, "f32[3] {1,2,3}", 0, &out), HLOI_EUNSUPPORTED);
 	CU_ASSERT_PTR_NULL(out);
-	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "constant 'c' is elided ({...}) and cannot be evaluated");
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "constant 'c' is elided ({...}) and cannot be evaluated; --random-inputs fills it with random values");
+	unload(&p);
+}
+
+/* hloi_module_fill_elided_constants: constant k (module order, from 1)
+ * draws hloi_literal_random's values from seed ^ (0xD1B54A32D192ED03 * k);
+ * both engines then run on them. */
+static void test_fill_elided_constants(void)
+{
+	prog p;
+	size_t filled = 99;
+	load(&p, "ENTRY e {\n  x = f32[3] parameter(0)\n  k = f32[3] constant({1, 2, 3})\n"
+		 "  c = f32[3] constant({...})\n  s = add(x, k)\n  ROOT r = add(s, c)\n}\n");
+	CU_ASSERT_EQUAL_FATAL(hloi_module_fill_elided_constants(p.m, p.ctx, 5, &filled), HLOI_OK);
+	CU_ASSERT_EQUAL(filled, 1);
+	hloi_literal *want = NULL;
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_random(&want, p.ctx, p.m->entry->instrs[2]->result,
+						  5 ^ (0xD1B54A32D192ED03ull * 2)), HLOI_OK);
+	const float *w = want->data;
+	for (int engine = 0; engine < 2; engine++) {
+		hloi_literal *out = NULL;
+		CU_ASSERT_EQUAL_FATAL(run_engine_with(&p, "f32[3] {-1, -2, -3}", 0,
+						      engine ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST, &out), HLOI_OK);
+		const float *g = out->data;
+		for (int i = 0; i < 3; i++)
+			CU_ASSERT_EQUAL(g[i], w[i]);
+		literal_destroy(out);
+	}
+	/* filled once: nothing is left to fill */
+	CU_ASSERT_EQUAL(hloi_module_fill_elided_constants(p.m, p.ctx, 5, &filled), HLOI_OK);
+	CU_ASSERT_EQUAL(filled, 0);
+	literal_destroy(want);
 	unload(&p);
 }
 
@@ -1485,6 +1517,7 @@ static const unit_test engine_tests[] = {
 	{ "buffer_reuse", test_buffer_reuse },
 	{ "run_into", test_run_into },
 	{ "elided_constant", test_elided_constant },
+	{ "fill_elided_constants", test_fill_elided_constants },
 	{ "random_inputs", test_random_inputs },
 	{ "dispatch", test_dispatch },
 	{ "allocation_failures", test_allocation_failures },

@@ -6,18 +6,18 @@
 _hloi_options() {
 	case $1 in
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
-		--print_literals --output_literals_file --dump-plan --strict --broadcast-mode --engine --compare --threads
+		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
 		--infeed --outfeed --participant-input --participant-infeed --help" ;;
-	check) echo "--strict --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
-	dot) echo "--plan --engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
-	plan) echo "--engine --threads --strict --broadcast-mode --format --max-memory --color --help" ;;
+	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
+	dot) echo "--plan --engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
+	plan) echo "--engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
 	fmt) echo "--format --max-memory --color --help" ;;
 	lower) echo "--broadcast-mode --format --max-memory --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
-		--threads --max-memory --replicas --partitions --strict --broadcast-mode --format --color --quiet --help" ;;
+		--threads --max-memory --replicas --partitions --strict --allow-mixed-precision --broadcast-mode --format --color --quiet --help" ;;
 	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
 }
