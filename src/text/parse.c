@@ -971,10 +971,12 @@ int p_take_instrs(pstate *st, ivec *out)
  * update and done of its chain (UpdateAsyncWrappedComputation): its
  * parameters become the operand shapes the last update lists (an update
  * may add operands), its root the done's shape. The chain is followed
- * through the sugared updates and done that name the instruction before. */
-static void async_chain_shapes(const ivec *instrs, int i, const shape **ops, const shape **out)
+ * through the sugared updates and done that name the instruction before;
+ * one of another opcode is XLA's parser's error. */
+static void async_chain_shapes(pstate *st, const ivec *instrs, int i, const shape **ops, const shape **out)
 {
 	const instr *cur = instrs->v[i];
+	const opcode wrapped = cur->async_op;
 	*ops = &cur->shape->tuple[0];
 	*out = &cur->shape->tuple[1];
 	for (int j = i + 1; j < instrs->n; j++) {
@@ -982,6 +984,11 @@ static void async_chain_shapes(const ivec *instrs, int i, const shape **ops, con
 		if ((u->op != OP_ASYNC_UPDATE && u->op != OP_ASYNC_DONE) || !u->async_sugar || u->nops < 1 ||
 		    strcmp(u->ops[0].name, cur->name) != 0 || !u->has_shape)
 			continue;
+		if (u->async_op != wrapped) {
+			diag_error(st->ctx, st->src, u->op_at, "Expect async wrapped opcode to be %s, but got %s",
+				   opcode_name(wrapped), opcode_name(u->async_op));
+			return;
+		}
 		if (u->op == OP_ASYNC_DONE) {
 			*out = u->shape;
 			return;
@@ -1003,7 +1010,7 @@ static int wrap_async_chains(pstate *st, const ivec *instrs)
 		if (!in->async_sugar || in->op != OP_ASYNC_START || in->async_wrapped)
 			continue;
 		const shape *ops, *out;
-		async_chain_shapes(instrs, i, &ops, &out);
+		async_chain_shapes(st, instrs, i, &ops, &out);
 		if (wrap_async(st, in, ops, out))
 			return -1;
 	}
