@@ -1009,6 +1009,8 @@ static int started_by(checker *c, const instr *in, opcode start)
 	return 0;
 }
 
+static int infer_async_done(checker *c, instr *in, shape *inf);
+
 /* all-reduce-done: the operand; all-gather-done, collective-permute-done,
  * async-done: element 1 of the start's result; copy-done: element 0. */
 int infer_done(checker *c, instr *in, shape *inf)
@@ -1020,6 +1022,8 @@ int infer_done(checker *c, instr *in, shape *inf)
 						  : OP_ASYNC_START;
 	if (started_by(c, in, start))
 		return 1;
+	if (start == OP_ASYNC_START)
+		return infer_async_done(c, in, inf);
 	const shape *s = in->ops[0].def->result;
 	*inf = start == OP_ALL_REDUCE_START ? *s : s->tuple[start == OP_COPY_START ? 0 : 1];
 	return tuple_layouts(c, in, inf);
@@ -1060,40 +1064,68 @@ int infer_add_dependency(checker *c, instr *in, shape *inf)
 	return tuple_layouts(c, in, inf);
 }
 
-/* async-start(operands), calls=f: ((operands), f's result, context...),
- * the context as written; async-update: its operand's shape. */
+/* The async-start an async-update or async-done chain begins with. */
+static const instr *async_chain_start(const instr *in)
+{
+	const instr *d = in;
+	while (d->op != OP_ASYNC_START && d->nops > 0 && d->ops[0].def)
+		d = d->ops[0].def;
+	return d->op == OP_ASYNC_START ? d : NULL;
+}
+
+/* async-start(operands), calls=f: ((operands), f's result, context...);
+ * async-update(prev, operands...): ((prev's operands, operands...), f's
+ * result, context...). The context is as written. A chain may bring f's
+ * parameters in parts (XLA's newer parser: `call-start()` whose update
+ * adds the operands), so the operands so far must be a leading part of
+ * f's parameters; the done checks that they are all there. Where the
+ * result is written as `()` and f's is not, it stays `()`: XLA's parser
+ * fills it in later in the chain (the done's shape). */
 int infer_async_start(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	const shape *before = NULL; /* async-update: the operands its operand holds */
+	const instr *start = in;
 	if (in->op == OP_ASYNC_UPDATE) {
-		if (in->nops != 1) {
-			ck_error(c, in->op_at, "async-update expects a single operand, found %d.", in->nops);
+		if (in->nops < 1) {
+			ck_error(c, in->op_at, "async-update expects the async op it continues as its first operand.");
 			return 1;
 		}
 		if (started_by(c, in, OP_ASYNC_START))
 			return 1;
-		*inf = *in->ops[0].def->result;
-		c->keep_layout = 1;
-		return 0;
+		before = &in->ops[0].def->result->tuple[0];
+		start = async_chain_start(in);
+		if (!start || !shape_is_tuple(before)) {
+			ck_error(c, in->ops[0].at, "async-update expects its first operand to continue an async-start.");
+			return 1;
+		}
 	}
-	const attr *ca = instr_attr(in, ATTR_CALLS);
+	const attr *ca = instr_attr(start, ATTR_CALLS);
 	if (!ca) {
-		ck_error(c, in->op_at, "attribute calls is expected but not seen");
+		ck_error(c, start->op_at, "attribute calls is expected but not seen");
 		return 1;
 	}
-	computation *f = instr_called(in, ATTR_CALLS, 0);
-	if (!f || ck_ensure_checked(c, in, f, ck_attr_loc(c, ca->vat, "calls")))
+	computation *f = instr_called(start, ATTR_CALLS, 0);
+	if (!f || (start == in && ck_ensure_checked(c, in, f, ck_attr_loc(c, ca->vat, "calls"))))
 		return 1;
-	if (f->nparams != in->nops) {
-		ck_error(c, in->op_at, "async-start has %d operand%s, but computation %s takes %d parameter%s", in->nops,
-			 in->nops == 1 ? "" : "s", f->name, f->nparams, f->nparams == 1 ? "" : "s");
+	int nbefore = before ? before->ntuple : 0, nnew = before ? in->nops - 1 : in->nops;
+	int n = nbefore + nnew;
+	if (n > f->nparams) {
+		if (before)
+			ck_error(c, in->op_at,
+				 "async-update brings the async operands to %d, but computation %s takes %d parameter%s", n,
+				 f->name, f->nparams, f->nparams == 1 ? "" : "s");
+		else
+			ck_error(c, in->op_at, "async-start has %d operand%s, but computation %s takes %d parameter%s",
+				 in->nops, in->nops == 1 ? "" : "s", f->name, f->nparams, f->nparams == 1 ? "" : "s");
 		return 1;
 	}
-	for (int k = 0; k < in->nops; k++) {
-		const shape *os = in->ops[k].def->result, *ps = f->params[k]->result;
+	for (int k = 0; k < nnew; k++) {
+		int op = before ? k + 1 : k, p = nbefore + k;
+		const shape *os = in->ops[op].def->result, *ps = f->params[p]->result;
 		if (!shape_compatible(os, ps)) {
-			ck_error(c, in->ops[k].at, "operand %d of async-start has shape %s, but parameter %d of computation %s is %s",
-				 k, ck_shape(a, os), k, f->name, ck_shape(b, ps));
+			ck_error(c, in->ops[op].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
+				 op, opcode_name(in->op), ck_shape(a, os), p, f->name, ck_shape(b, ps));
 			return 1;
 		}
 	}
@@ -1101,14 +1133,39 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 	shape *el = tuple_of(c, inf, 2 + nctx);
 	if (!el)
 		return 1;
-	shape *ops = tuple_of(c, &el[0], in->nops);
+	shape *ops = tuple_of(c, &el[0], n);
 	if (c->oom)
 		return 1;
-	for (int k = 0; k < in->nops; k++)
-		ops[k] = *in->ops[k].def->result;
-	el[1] = *f->root->result;
+	for (int k = 0; k < nbefore; k++)
+		ops[k] = before->tuple[k];
+	for (int k = 0; k < nnew; k++)
+		ops[nbefore + k] = *in->ops[before ? k + 1 : k].def->result;
+	if (in->has_shape && async_result_pending(in->shape, f->root->result))
+		el[1] = in->shape->tuple[1];
+	else
+		el[1] = *f->root->result;
 	for (int j = 0; j < nctx; j++)
 		el[2 + j] = in->shape->tuple[2 + j];
+	return tuple_layouts(c, in, inf);
+}
+
+/* async-done: f's result, once the chain holds all of f's operands. */
+static int infer_async_done(checker *c, instr *in, shape *inf)
+{
+	const instr *start = async_chain_start(in);
+	computation *f = start ? instr_called(start, ATTR_CALLS, 0) : NULL;
+	const shape *s = in->ops[0].def->result;
+	if (!f) {
+		*inf = s->tuple[1];
+		return tuple_layouts(c, in, inf);
+	}
+	if (!shape_is_tuple(&s->tuple[0]) || s->tuple[0].ntuple != f->nparams) {
+		ck_error(c, in->ops[0].at, "async-done: its async op holds %d operand%s, but computation %s takes %d parameter%s",
+			 s->tuple[0].ntuple, s->tuple[0].ntuple == 1 ? "" : "s", f->name, f->nparams,
+			 f->nparams == 1 ? "" : "s");
+		return 1;
+	}
+	*inf = *f->root->result;
 	return tuple_layouts(c, in, inf);
 }
 

@@ -12,9 +12,11 @@
  *   -start forms           (operands, result[, context zeros]); -done: the
  *                          result (all-reduce-done: its operand)
  *   partition-id, replica-id   u32 0
- *   async-start            the wrapped computation runs now: ((operands),
- *                          result, context zeros); async-update passes its
- *                          operand on; async-done takes the result
+ *   async-start            ((operands), result, context zeros): the wrapped
+ *                          computation runs at the first of the chain that
+ *                          holds all its operands (async-update may add
+ *                          some) and a place for its result, else at
+ *                          async-done, which gives the result
  *   copy-start / copy-done (operand, operand, u32 0) / element 0
  *   after-all              a token; add-dependency its first operand
  *
@@ -572,6 +574,8 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 	return HLOI_OK;
 }
 
+static hloi_status async_done(engine *e, const instr *in, const hloi_literal *op, hloi_literal *res);
+
 hloi_status kernel_done(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			hloi_literal *dest)
 {
@@ -582,6 +586,8 @@ hloi_status kernel_done(engine *e, frame *f, const instr *in, hloi_literal *cons
 	if (st != HLOI_OK)
 		return st;
 	const hloi_literal *src = ops[0];
+	if (in->op == OP_ASYNC_DONE)
+		return async_done(e, in, src, res);
 	if (in->op == OP_COPY_DONE)
 		src = src->elems[0];
 	else if (in->op != OP_ALL_REDUCE_DONE)
@@ -644,6 +650,48 @@ hloi_status kernel_add_dependency(engine *e, frame *f, const instr *in, hloi_lit
 	return st;
 }
 
+/* The async-start a chain of async-updates and an async-done begins with. */
+static const instr *async_chain_start(const instr *in)
+{
+	while (in->op != OP_ASYNC_START && in->nops > 0 && in->ops[0].def)
+		in = in->ops[0].def;
+	return in->op == OP_ASYNC_START ? in : NULL;
+}
+
+/* Whether an async-start's or async-update's value holds the result: it
+ * has all of comp's operands and its result is not left for later. */
+static int async_has_result(const instr *in, const computation *comp)
+{
+	return in->result->tuple[0].ntuple == comp->nparams && !async_result_pending(in->result, comp->root->result);
+}
+
+/* Runs comp on args into dest. */
+static hloi_status async_run(engine *e, const instr *in, const computation *comp, hloi_literal *const *args,
+			     hloi_literal *dest)
+{
+	if (e->depth >= EVAL_MAX_DEPTH) {
+		diag_error_where(e->ctx, NULL, "calls nested deeper than %d (instruction '%s')", EVAL_MAX_DEPTH,
+				 in->name);
+		return HLOI_EUNSUPPORTED;
+	}
+	hloi_literal *r = NULL;
+	int owned = 0;
+	e->depth++;
+	hloi_status st = eval_computation(e, comp, args, NULL, &r, &owned);
+	e->depth--;
+	if (st != HLOI_OK)
+		return st;
+	value_copy(dest, r);
+	if (owned)
+		value_drop(e, r);
+	return HLOI_OK;
+}
+
+/* async-start and async-update: ((operands so far), result, context
+ * zeros). The computation runs at the first of the chain that holds all
+ * its operands and a place for its result (XLA's newer syntax brings the
+ * operands in updates and may leave the result `()` until the done);
+ * later ones pass the result on. */
 hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			       hloi_literal *const *args, hloi_literal *dest)
 {
@@ -653,30 +701,42 @@ hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_litera
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
 		return st;
-	if (in->op == OP_ASYNC_UPDATE) {
-		value_copy(res, ops[0]);
-		return HLOI_OK;
-	}
-	const computation *comp = instr_called(in, ATTR_CALLS, 0);
+	const instr *start = async_chain_start(in);
+	const computation *comp = start ? instr_called(start, ATTR_CALLS, 0) : NULL;
 	if (!comp)
 		return kernel_none(e, f, in, ops, args, dest);
-	if (e->depth >= EVAL_MAX_DEPTH) {
-		diag_error_where(e->ctx, NULL, "calls nested deeper than %d (instruction '%s')", EVAL_MAX_DEPTH,
-				 in->name);
-		return HLOI_EUNSUPPORTED;
-	}
-	hloi_literal *r = NULL;
-	int owned = 0;
-	e->depth++;
-	st = eval_computation(e, comp, ops, NULL, &r, &owned);
-	e->depth--;
-	if (st != HLOI_OK)
-		return st;
 	value_zero(res);
-	for (int k = 0; k < in->nops && (size_t)k < res->elems[0]->nelems; k++)
-		value_copy(res->elems[0]->elems[k], ops[k]);
-	value_copy(res->elems[1], r);
-	if (owned)
-		value_drop(e, r);
-	return HLOI_OK;
+	hloi_literal *held = res->elems[0];
+	int nbefore = 0;
+	if (in->op == OP_ASYNC_UPDATE) {
+		const hloi_literal *prev = ops[0]->elems[0];
+		for (; (size_t)nbefore < prev->nelems && (size_t)nbefore < held->nelems; nbefore++)
+			value_copy(held->elems[nbefore], prev->elems[nbefore]);
+		for (int k = 1; k < in->nops && (size_t)(nbefore + k - 1) < held->nelems; k++)
+			value_copy(held->elems[nbefore + k - 1], ops[k]);
+		if (async_has_result(in->ops[0].def, comp)) {
+			value_copy(res->elems[1], ops[0]->elems[1]);
+			return HLOI_OK;
+		}
+	} else {
+		for (int k = 0; k < in->nops && (size_t)k < held->nelems; k++)
+			value_copy(held->elems[k], ops[k]);
+	}
+	if (!async_has_result(in, comp))
+		return HLOI_OK;
+	/* a start runs on its operands as they are */
+	return async_run(e, in, comp, in->op == OP_ASYNC_START ? ops : held->elems, res->elems[1]);
+}
+
+/* async-done: the result its async op holds, or the computation run on
+ * the operands the chain gathered when none does. */
+static hloi_status async_done(engine *e, const instr *in, const hloi_literal *op, hloi_literal *res)
+{
+	const instr *start = async_chain_start(in);
+	const computation *comp = start ? instr_called(start, ATTR_CALLS, 0) : NULL;
+	if (!comp || async_has_result(in->ops[0].def, comp)) {
+		value_copy(res, op->elems[1]);
+		return HLOI_OK;
+	}
+	return async_run(e, in, comp, op->elems[0]->elems, res);
 }

@@ -182,6 +182,14 @@ computation *module_find_computation(const module *m, const char *name)
 	return NULL;
 }
 
+int async_result_pending(const shape *s, const shape *root)
+{
+	if (!shape_is_tuple(s) || s->ntuple < 2)
+		return 0;
+	const shape *r = &s->tuple[1];
+	return shape_is_tuple(r) && r->ntuple == 0 && !(shape_is_tuple(root) && root->ntuple == 0);
+}
+
 int opcode_async_wrappable(opcode op)
 {
 	switch (op) {
@@ -251,7 +259,8 @@ void module_mark_async_sugar(module *m)
 				in->async_op = root->op;
 				in->async_wrapped = root;
 				w->async_wrapped = 1;
-			} else if ((in->op == OP_ASYNC_UPDATE || in->op == OP_ASYNC_DONE) && in->nops == 1) {
+			} else if ((in->op == OP_ASYNC_UPDATE && in->nops >= 1) ||
+				   (in->op == OP_ASYNC_DONE && in->nops == 1)) {
 				/* follows its start (instructions come in operand order) */
 				for (int j = i - 1; j >= 0; j--) {
 					const instr *prev = c->instrs[j];

@@ -220,6 +220,11 @@ computation *module_find_computation(const module *m, const char *name);
  * (instr.async_sugar), except those wrapping an opcode that has async forms
  * of its own, which the sugar would read back as those. */
 void module_mark_async_sugar(module *m);
+/* Whether an async-start's or async-update's shape `s` leaves its result
+ * to be filled in later in the chain: written `()` where the called
+ * computation's result `root` is not (XLA's `call-start()` of the newer
+ * syntax, whose updates bring the operands). */
+int async_result_pending(const shape *s, const shape *root);
 /* Whether `<op>-start` may stand for an async-start wrapping `op`. */
 int opcode_async_wrappable(opcode op);
 

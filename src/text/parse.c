@@ -664,17 +664,16 @@ static instr *wrapped_instr(pstate *st, const instr *in, opcode op, const char *
 }
 
 /* The computation a sugared async-start calls, as XLA's parser makes it
- * (CreateAsyncWrappedComputation): one parameter per operand shape the
- * start's shape lists (at least the wrapped opcode's arity, f32[1] for the
- * missing ones) and a root of the wrapped opcode over them, of the start's
- * output shape, with the wrapped op's attributes. The computation is named
- * `<start>.async_wrapped` and becomes the start's `calls`. */
-static int wrap_async(pstate *st, instr *in)
+ * (CreateAsyncWrappedComputation): one parameter per operand shape in *ops
+ * (at least the wrapped opcode's arity, f32[1] for the missing ones) and a
+ * root of the wrapped opcode over them, of shape *out, with the wrapped
+ * op's attributes. The computation is named `<start>.async_wrapped` and
+ * becomes the start's `calls`. */
+static int wrap_async(pstate *st, instr *in, const shape *ops, const shape *out)
 {
-	const shape *ops = &in->shape->tuple[0];
 	int arity = opcode_arity(in->async_op);
 	int np = arity > ops->ntuple ? arity : ops->ntuple;
-	instr *root = wrapped_instr(st, in, in->async_op, "async_op", &in->shape->tuple[1]);
+	instr *root = wrapped_instr(st, in, in->async_op, "async_op", out);
 	if (!root)
 		return -1;
 	root->is_root = 1;
@@ -758,8 +757,6 @@ int p_instr(pstate *st, instr **out, int is_root, const tokval *name, loc name_a
 	if (!n || make_instr(st, out, is_root, n, name_at, sh, oc, at))
 		return -1;
 	if (*out && apply_attrs(st, *out, attrs))
-		return -1;
-	if (*out && (*out)->async_sugar && (*out)->op == OP_ASYNC_START && wrap_async(st, *out))
 		return -1;
 	/* the instruction holds copies of all of it */
 	for (lnode *l = attrs->head, *next; l; l = next) {
@@ -970,9 +967,61 @@ int p_take_instrs(pstate *st, ivec *out)
 	return 0;
 }
 
+/* XLA's parser rewrites the computation of a sugared async-start at each
+ * update and done of its chain (UpdateAsyncWrappedComputation): its
+ * parameters become the operand shapes the last update lists (an update
+ * may add operands), its root the done's shape. The chain is followed
+ * through the sugared updates and done that name the instruction before;
+ * one of another opcode is XLA's parser's error. */
+static void async_chain_shapes(pstate *st, const ivec *instrs, int i, const shape **ops, const shape **out)
+{
+	const instr *cur = instrs->v[i];
+	const opcode wrapped = cur->async_op;
+	*ops = &cur->shape->tuple[0];
+	*out = &cur->shape->tuple[1];
+	for (int j = i + 1; j < instrs->n; j++) {
+		const instr *u = instrs->v[j];
+		if ((u->op != OP_ASYNC_UPDATE && u->op != OP_ASYNC_DONE) || !u->async_sugar || u->nops < 1 ||
+		    strcmp(u->ops[0].name, cur->name) != 0 || !u->has_shape)
+			continue;
+		if (u->async_op != wrapped) {
+			diag_error(st->ctx, st->src, u->op_at, "Expect async wrapped opcode to be %s, but got %s",
+				   opcode_name(wrapped), opcode_name(u->async_op));
+			return;
+		}
+		if (u->op == OP_ASYNC_DONE) {
+			*out = u->shape;
+			return;
+		}
+		if (!async_shape_ok(u->shape))
+			return;
+		*ops = &u->shape->tuple[0];
+		*out = &u->shape->tuple[1];
+		cur = u;
+	}
+}
+
+/* The computations of the sugared async-starts among instrs, once their
+ * chains are known. */
+static int wrap_async_chains(pstate *st, const ivec *instrs)
+{
+	for (int i = 0; i < instrs->n; i++) {
+		instr *in = instrs->v[i];
+		if (!in->async_sugar || in->op != OP_ASYNC_START || in->async_wrapped)
+			continue;
+		const shape *ops, *out;
+		async_chain_shapes(st, instrs, i, &ops, &out);
+		if (wrap_async(st, in, ops, out))
+			return -1;
+	}
+	return 0;
+}
+
 static int build_computation(pstate *st, int is_entry, loc entry_at, char *name, loc name_at, sigval *sig,
 			     const ivec *instrs)
 {
+	if (wrap_async_chains(st, instrs))
+		return -1;
 	computation *c = p_alloc(st, sizeof *c);
 	if (!c)
 		return -1;
