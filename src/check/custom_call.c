@@ -53,6 +53,20 @@ static int cc_check_identity(checker *c, instr *in, const char *name, etype t, s
 	return 0;
 }
 
+/* AllocateBuffer(): no operand; the written shape, which it needs. */
+static int cc_check_allocate_buffer(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	if (!count_operands(c, in, name, 0))
+		return 1;
+	if (!in->has_shape) {
+		ck_error(c, in->op_at, "custom-call target '%s' takes its shape from the result written", name);
+		return 1;
+	}
+	*want = *in->shape;
+	return 0;
+}
+
 /* SliceToDynamic(x, size...): x with one s32 scalar size per dimension; the
  * result is x's type and bounds, its `<=N` dimensions the written ones. */
 static int cc_check_slice_to_dynamic(checker *c, instr *in, const char *name, etype t, shape *want)

@@ -13,6 +13,18 @@ static hloi_status cc_kernel_identity(engine *e, frame *f, const instr *in, hloi
 	return kernel_identity(e, f, in, ops, NULL, NULL);
 }
 
+static hloi_status cc_kernel_allocate_buffer(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+					     etype t)
+{
+	(void)ops;
+	(void)t;
+	hloi_literal *res;
+	hloi_status st = value_result(e, f, in, &res);
+	if (st == HLOI_OK)
+		value_zero(res);
+	return st;
+}
+
 /* TopK: the k largest along the last dimension, k the result's, by total
  * order, the lower index first among equals. A comparator (to_apply) is not
  * consulted: XLA's TopkRewriter makes the call only from a sort by a
