@@ -186,12 +186,14 @@ int chunkbuf_emit(const chunkbuf *b, int (*put)(void *arg, const void *data, siz
 void chunkbuf_free(chunkbuf *b);
 
 /* Builds the HloModuleProto of a module; every allocation is in arena `a`.
- * Errors (unknown operand or callee, cycles) are recorded in ctx. With
- * `packed` (room for every computation), the computations come without
- * instructions: computation i's are packed into packed[i] as they are
- * built, so one instruction's proto exists at a time. */
+ * Errors (unknown operand or callee, cycles) are recorded in ctx. With a
+ * `stream` (save.c's; room for every computation), the computations come
+ * without instructions, which are kept for the writer as they are built:
+ * one instruction's proto exists at a time, and a plain one's bytes only
+ * as they are written. */
+typedef struct proto_stream proto_stream;
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx, chunkbuf *packed);
+			       hloi_context *ctx, proto_stream *stream);
 /* Whether the writer packs plain instructions itself (the default) or
  * builds every instruction as a message (tests compare the two). */
 extern int proto_plain_writer;

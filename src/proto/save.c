@@ -34,12 +34,10 @@ typedef struct saver {
 	int keep_ids;          /* the ids the module was read with are written */
 	int quiet;             /* proto_echo_instr: no diagnostics */
 	int64_t **written;     /* per computation (m->comps order): ids in written order */
-	chunkbuf *packed;       /* streaming: per computation (in the order written),
-	                        * its instructions packed as fields; NULL: in the tree */
+	proto_stream *stream;  /* streaming: per computation (in the order written),
+	                        * its instructions; NULL: in the tree */
 	size_t pos;            /* streaming: the computation being written */
 	arena *scratch;        /* streaming: one instruction's proto */
-	struct shape_bytes *shapes; /* streaming: packed ShapeProtos by interned shape */
-	size_t nshapes, shapes_cap;
 } saver;
 
 int proto_plain_writer = 1;
@@ -413,9 +411,14 @@ static const shape *instr_shape(saver *S, const instr *in, shape *tmp, strbuf *m
 /* A computation's instruction names, hashed: a checked module's operands
  * point at their instructions, but an unchecked one (converted without a
  * check) and control predecessors look names up. */
+typedef struct name_slot {
+	const char *name;      /* NULL for an empty slot */
+	int pos;
+} name_slot;
+
 typedef struct nameidx {
 	const computation *c;
-	int *slot;             /* position + 1, 0 for an empty slot */
+	name_slot *slot;
 	size_t mask;
 	/* instruction p's operand k is at opos[base[p] + k] (order_instr
 	 * looks them up once for the writers) */
@@ -445,19 +448,20 @@ static int nameidx_build(nameidx *x, const computation *c)
 	for (int i = 0; i < c->ninstrs; i++) {
 		const char *name = c->instrs[i]->name;
 		size_t k = name_hash(name) & x->mask;
-		for (; x->slot[k]; k = (k + 1) & x->mask)
-			if (strcmp(c->instrs[x->slot[k] - 1]->name, name) == 0)
+		for (; x->slot[k].name; k = (k + 1) & x->mask)
+			if (strcmp(x->slot[k].name, name) == 0)
 				return i + 1;
-		x->slot[k] = i + 1;
+		x->slot[k].name = name;
+		x->slot[k].pos = i;
 	}
 	return 0;
 }
 
 static int find_name(const nameidx *x, const char *name)
 {
-	for (size_t k = name_hash(name) & x->mask; x->slot[k]; k = (k + 1) & x->mask)
-		if (strcmp(x->c->instrs[x->slot[k] - 1]->name, name) == 0)
-			return x->slot[k] - 1;
+	for (size_t k = name_hash(name) & x->mask; x->slot[k].name; k = (k + 1) & x->mask)
+		if (strcmp(x->slot[k].name, name) == 0)
+			return x->slot[k].pos;
 	return -1;
 }
 
@@ -1393,6 +1397,28 @@ typedef struct shape_bytes {
 	unsigned char *bytes;
 } shape_bytes;
 
+/* What a streamed computation keeps until it is written: its instructions
+ * in written order, each either packed already (built as a message) or
+ * plain, packed as the bytes go out. */
+typedef struct comp_stream {
+	const computation *c;
+	size_t n;
+	int *order;              /* written order: positions in c */
+	int64_t *ids;            /* by position */
+	int *opos;               /* operand positions (nameidx's) */
+	size_t *base;
+	size_t *packed_len;      /* by written index: its bytes in `packed`, 0 when plain */
+	chunkbuf packed;
+	size_t len;              /* all its instructions' bytes, as fields */
+} comp_stream;
+
+struct proto_stream {
+	comp_stream *comps;      /* in the order written */
+	size_t ncomps;
+	shape_bytes *shapes;     /* packed ShapeProtos by interned shape */
+	size_t nshapes, shapes_cap;
+};
+
 static size_t ptr_hash(const void *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p;
@@ -1401,45 +1427,66 @@ static size_t ptr_hash(const void *p)
 	return (size_t)(h ^ h >> 32);
 }
 
-static shape_bytes *shape_bytes_find(saver *S, const shape *key)
+/* The slot of `key` (empty when it is not there yet), or NULL out of
+ * memory. */
+static shape_bytes *shape_bytes_find(proto_stream *ps, const shape *key)
 {
-	if (S->nshapes * 2 >= S->shapes_cap) {
-		size_t cap = S->shapes_cap ? S->shapes_cap * 2 : 64;
+	if (ps->nshapes * 2 >= ps->shapes_cap) {
+		size_t cap = ps->shapes_cap ? ps->shapes_cap * 2 : 64;
 		shape_bytes *t = hloi_calloc(cap, sizeof *t);
 		if (!t)
 			return NULL;
-		for (size_t i = 0; i < S->shapes_cap; i++) {
-			if (!S->shapes[i].key)
+		for (size_t i = 0; i < ps->shapes_cap; i++) {
+			if (!ps->shapes[i].key)
 				continue;
-			size_t j = ptr_hash(S->shapes[i].key) & (cap - 1);
+			size_t j = ptr_hash(ps->shapes[i].key) & (cap - 1);
 			while (t[j].key)
 				j = (j + 1) & (cap - 1);
-			t[j] = S->shapes[i];
+			t[j] = ps->shapes[i];
 		}
-		hloi_free(S->shapes);
-		S->shapes = t;
-		S->shapes_cap = cap;
+		hloi_free(ps->shapes);
+		ps->shapes = t;
+		ps->shapes_cap = cap;
 	}
-	size_t j = ptr_hash(key) & (S->shapes_cap - 1);
-	while (S->shapes[j].key && S->shapes[j].key != key)
-		j = (j + 1) & (S->shapes_cap - 1);
-	return &S->shapes[j];
+	size_t j = ptr_hash(key) & (ps->shapes_cap - 1);
+	while (ps->shapes[j].key && ps->shapes[j].key != key)
+		j = (j + 1) & (ps->shapes_cap - 1);
+	return &ps->shapes[j];
 }
 
-static void shape_bytes_free(saver *S)
+/* The bytes of `key`, which the stream has. */
+static const shape_bytes *shape_bytes_get(const proto_stream *ps, const shape *key)
 {
-	for (size_t i = 0; i < S->shapes_cap; i++)
-		hloi_free(S->shapes[i].bytes);
-	hloi_free(S->shapes);
-	S->shapes = NULL;
-	S->nshapes = S->shapes_cap = 0;
+	if (!ps->shapes_cap)
+		return NULL;
+	size_t j = ptr_hash(key) & (ps->shapes_cap - 1);
+	while (ps->shapes[j].key && ps->shapes[j].key != key)
+		j = (j + 1) & (ps->shapes_cap - 1);
+	return ps->shapes[j].key ? &ps->shapes[j] : NULL;
+}
+
+static void proto_stream_free(proto_stream *ps)
+{
+	for (size_t i = 0; i < ps->shapes_cap; i++)
+		hloi_free(ps->shapes[i].bytes);
+	hloi_free(ps->shapes);
+	for (size_t i = 0; i < ps->ncomps; i++) {
+		comp_stream *cs = &ps->comps[i];
+		hloi_free(cs->order);
+		hloi_free(cs->ids);
+		hloi_free(cs->opos);
+		hloi_free(cs->base);
+		hloi_free(cs->packed_len);
+		chunkbuf_free(&cs->packed);
+	}
+	hloi_free(ps->comps);
 }
 
 /* The packed ShapeProto instr_common gives `in` (whose shape was written),
  * or NULL (S->st says why). Built in the scratch arena. */
 static const shape_bytes *plain_shape(saver *S, const instr *in)
 {
-	shape_bytes *e = shape_bytes_find(S, in->shape);
+	shape_bytes *e = shape_bytes_find(S->stream, in->shape);
 	if (!e) {
 		soom(S);
 		return NULL;
@@ -1473,7 +1520,7 @@ static const shape_bytes *plain_shape(saver *S, const instr *in)
 	}
 	e->key = in->shape;
 	e->plain = plain;
-	S->nshapes++;
+	S->stream->nshapes++;
 	return e;
 }
 
@@ -1558,93 +1605,117 @@ static unsigned char *put_len_field(unsigned char *p, uint32_t num, const void *
 	return p + len;
 }
 
-static int md_num_cmp(const void *x, const void *y)
+/* What plain_write needs of an instruction, measured. */
+typedef struct plain_parts {
+	md_field md[MD_FIELDS];
+	int nmd;
+	size_t md_len, ops_len, body;
+} plain_parts;
+
+/* Whether `in` may be plain by what it is (its shape aside). */
+static int plain_candidate(const instr *in)
 {
-	const md_field *a = x, *b = y;
-	return a->num < b->num ? -1 : a->num > b->num;
+	op_category cat = opcode_category(in->op);
+	return proto_plain_writer && !in->pb_rest && !in->async_sugar && in->has_shape &&
+	       (cat == OPC_BINARY || cat == OPC_UNARY || in->op == OP_PARAMETER) &&
+	       (in->nattrs == 0 ||
+		(in->nattrs == 1 && in->attrs[0].id == ATTR_METADATA && in->attrs[0].kind == AK_RAW));
 }
 
-/* Writes instruction p of c as field 2 of the computation into b when it
- * is plain: 1 written, 0 not plain (nothing written), -1 failed (S->st). */
-static int plain_instr_out(saver *S, const computation *c, const nameidx *names, int p, const int64_t *ids, chunkbuf *b)
+/* Measures plain candidate `in` (sh its shape's bytes, its operands at
+ * positions opos, ids by position, id its own): 1, or 0 when its metadata
+ * is spelled otherwise than XLA prints it. */
+static int plain_measure(const instr *in, const shape_bytes *sh, const int *opos, const int64_t *ids, int64_t id,
+			 plain_parts *pp)
 {
-	const instr *in = c->instrs[p];
-	op_category cat = opcode_category(in->op);
-	if (!proto_plain_writer || in->pb_rest || in->async_sugar || !in->has_shape ||
-	    !(cat == OPC_BINARY || cat == OPC_UNARY || in->op == OP_PARAMETER) || in->nattrs > 1 ||
-	    (in->nattrs == 1 && (in->attrs[0].id != ATTR_METADATA || in->attrs[0].kind != AK_RAW)))
-		return 0;
-	md_field md[MD_FIELDS];
-	int nmd = 0;
+	pp->nmd = 0;
 	if (in->nattrs == 1) {
-		if ((nmd = plain_metadata(in->attrs[0].u.s, md)) < 0)
+		if ((pp->nmd = plain_metadata(in->attrs[0].u.s, pp->md)) < 0)
 			return 0;
-		qsort(md, (size_t)nmd, sizeof *md, md_num_cmp);
+		for (int i = 1; i < pp->nmd; i++) /* into field-number order */
+			for (int j = i; j > 0 && pp->md[j - 1].num > pp->md[j].num; j--) {
+				md_field t = pp->md[j];
+				pp->md[j] = pp->md[j - 1];
+				pp->md[j - 1] = t;
+			}
 	}
-	S->inst = in->name;
-	const shape_bytes *sh = plain_shape(S, in);
-	if (!sh)
-		return -1;
-	if (!sh->plain)
-		return 0;
-	size_t md_len = 0;
-	for (int k = 0; k < nmd; k++)
-		md_len += md[k].is_int ? wire_varint_len((uint64_t)md[k].num << 3) + wire_varint_len((uint64_t)md[k].v)
-				       : len_field_size(md[k].num, md[k].n);
-	int64_t *opids = in->nops ? sarray(S, (size_t)in->nops, sizeof *opids) : NULL;
-	if (in->nops && !opids)
-		return -1;
-	size_t ops_len = 0;
-	for (int k = 0; k < in->nops; k++) {
-		opids[k] = ids[names->opos[names->base[p] + (size_t)k]];
-		ops_len += wire_varint_len((uint64_t)opids[k]);
+	pp->md_len = 0;
+	for (int k = 0; k < pp->nmd; k++) {
+		const md_field *f = &pp->md[k];
+		pp->md_len += f->is_int ? wire_varint_len((uint64_t)f->num << 3) + wire_varint_len((uint64_t)f->v)
+					: len_field_size(f->num, f->n);
 	}
+	pp->ops_len = 0;
+	for (int k = 0; k < in->nops; k++)
+		pp->ops_len += wire_varint_len((uint64_t)ids[opos[k]]);
+	size_t name_len = strlen(in->name), opname_len = strlen(opcode_name(in->op));
+	pp->body = len_field_size(3, sh->len) + len_field_size(7, pp->md_len) + len_field_size(68, 0) +
+		   len_field_size(82, 0);
+	if (name_len)
+		pp->body += len_field_size(1, name_len);
+	if (opname_len)
+		pp->body += len_field_size(2, opname_len);
+	if (in->op == OP_PARAMETER && in->parameter_number)
+		pp->body += wire_varint_len(9 << 3) + wire_varint_len((uint64_t)in->parameter_number);
+	if (id)
+		pp->body += wire_varint_len(35 << 3) + wire_varint_len((uint64_t)id);
+	if (in->nops)
+		pp->body += len_field_size(36, pp->ops_len);
+	return 1;
+}
+
+/* Writes a measured plain instruction as field 2 of the computation
+ * (len_field_size(2, pp->body) bytes); returns the byte after it. */
+static unsigned char *plain_write(unsigned char *q, const instr *in, const shape_bytes *sh, const int *opos,
+				  const int64_t *ids, int64_t id, const plain_parts *pp)
+{
 	const char *opname = opcode_name(in->op);
 	size_t name_len = strlen(in->name), opname_len = strlen(opname);
-	size_t body = len_field_size(3, sh->len) + len_field_size(7, md_len) + len_field_size(68, 0) +
-		      len_field_size(82, 0);
-	if (name_len)
-		body += len_field_size(1, name_len);
-	if (opname_len)
-		body += len_field_size(2, opname_len);
-	if (in->op == OP_PARAMETER && in->parameter_number)
-		body += wire_varint_len(9 << 3) + wire_varint_len((uint64_t)in->parameter_number);
-	if (ids[p])
-		body += wire_varint_len(35 << 3) + wire_varint_len((uint64_t)ids[p]);
-	if (in->nops)
-		body += len_field_size(36, ops_len);
-	unsigned char *q = chunkbuf_extend(b, len_field_size(2, body));
-	if (!q) {
-		soom(S);
-		return -1;
-	}
 	q = wire_put_varint(q, 2 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-	q = wire_put_varint(q, body);
+	q = wire_put_varint(q, pp->body);
 	if (name_len)
 		q = put_len_field(q, 1, in->name, name_len);
 	if (opname_len)
 		q = put_len_field(q, 2, opname, opname_len);
 	q = put_len_field(q, 3, sh->bytes, sh->len);
 	q = wire_put_varint(q, 7 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-	q = wire_put_varint(q, md_len);
-	for (int k = 0; k < nmd; k++) {
-		if (md[k].is_int)
-			q = wire_put_varint(wire_put_varint(q, (uint64_t)md[k].num << 3), (uint64_t)md[k].v);
+	q = wire_put_varint(q, pp->md_len);
+	for (int k = 0; k < pp->nmd; k++) {
+		const md_field *f = &pp->md[k];
+		if (f->is_int)
+			q = wire_put_varint(wire_put_varint(q, (uint64_t)f->num << 3), (uint64_t)f->v);
 		else
-			q = put_len_field(q, md[k].num, md[k].s, md[k].n);
+			q = put_len_field(q, f->num, f->s, f->n);
 	}
 	if (in->op == OP_PARAMETER && in->parameter_number)
 		q = wire_put_varint(wire_put_varint(q, 9 << 3), (uint64_t)in->parameter_number);
-	if (ids[p])
-		q = wire_put_varint(wire_put_varint(q, 35 << 3), (uint64_t)ids[p]);
+	if (id)
+		q = wire_put_varint(wire_put_varint(q, 35 << 3), (uint64_t)id);
 	if (in->nops) {
 		q = wire_put_varint(q, 36 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-		q = wire_put_varint(q, ops_len);
+		q = wire_put_varint(q, pp->ops_len);
 		for (int k = 0; k < in->nops; k++)
-			q = wire_put_varint(q, (uint64_t)opids[k]);
+			q = wire_put_varint(q, (uint64_t)ids[opos[k]]);
 	}
 	q = put_len_field(q, 68, NULL, 0);
-	put_len_field(q, 82, NULL, 0);
+	return put_len_field(q, 82, NULL, 0);
+}
+
+/* Instruction p of a streamed computation: 1 plain (its bytes counted in
+ * cs->len, written as they go out), 0 not plain, -1 failed (S->st). */
+static int plain_instr_out(saver *S, const nameidx *names, int p, const int64_t *ids, comp_stream *cs)
+{
+	const instr *in = names->c->instrs[p];
+	if (!plain_candidate(in))
+		return 0;
+	S->inst = in->name;
+	const shape_bytes *sh = plain_shape(S, in);
+	if (!sh)
+		return -1;
+	plain_parts pp;
+	if (!sh->plain || !plain_measure(in, sh, names->opos + names->base[p], ids, ids[p], &pp))
+		return 0;
+	cs->len += len_field_size(2, pp.body);
 	proto_plain_written++;
 	return 1;
 }
@@ -1699,22 +1770,32 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 	S->inst = NULL;
 	if (instr_ids(S, c, order, ids, next_id))
 		goto out;
-	if (S->packed) {
-		/* One instruction at a time: built in the scratch arena, packed
-		 * as field 2 of the computation, and dropped. */
+	comp_stream *cs = S->stream ? &S->stream->comps[S->pos] : NULL;
+	if (cs) {
+		/* One instruction at a time: a plain one measured (packed as
+		 * the bytes go out), any other built in the scratch arena,
+		 * packed as field 2 of the computation, and dropped. */
 		arena *keep = S->a;
-		chunkbuf *b = &S->packed[S->pos];
+		if (!(cs->packed_len = hloi_calloc(n, sizeof *cs->packed_len))) {
+			soom(S);
+			goto out;
+		}
 		for (size_t i = 0; i < n; i++) {
 			arena_reset(S->scratch);
 			S->a = S->scratch;
-			int plain = plain_instr_out(S, c, &ix, order[i], ids, b);
+			int plain = plain_instr_out(S, &ix, order[i], ids, cs);
 			Xla__HloInstructionProto *ip = plain ? NULL : instr_out(S, c, &ix, order[i], ids, comp_ids);
 			S->a = keep;
 			if (plain < 0 || (!plain && !ip))
 				goto out;
-			if (!plain && proto_put_field(b, 2, &ip->base)) {
-				soom(S);
-				goto out;
+			if (!plain) {
+				size_t before = cs->packed.len;
+				if (proto_put_field(&cs->packed, 2, &ip->base)) {
+					soom(S);
+					goto out;
+				}
+				cs->packed_len[i] = cs->packed.len - before;
+				cs->len += cs->packed_len[i];
 			}
 			written[i] = ids[order[i]];
 		}
@@ -1741,6 +1822,19 @@ static Xla__HloComputationProto *computation_out(saver *S, int ci, int64_t comp_
 		goto out;
 	S->written[ci] = written;
 	result = cp;
+	if (cs) {
+		/* kept until the instructions are written */
+		cs->c = c;
+		cs->n = n;
+		cs->order = order;
+		cs->ids = ids;
+		cs->opos = ix.opos;
+		cs->base = ix.base;
+		order = NULL;
+		ids = NULL;
+		ix.opos = NULL;
+		ix.base = NULL;
+	}
 out:
 	hloi_free(ix.slot);
 	hloi_free(ix.base);
@@ -2063,7 +2157,7 @@ static int module_attrs_out(saver *S, kvs *fa, char *const *sigmasks)
 }
 
 hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module *m,
-			       hloi_context *ctx, chunkbuf *packed)
+			       hloi_context *ctx, proto_stream *stream)
 {
 	*out = NULL;
 	saver S;
@@ -2073,7 +2167,7 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 	S.a = a;
 	arena scratch;
 	arena_init(&scratch);
-	S.packed = packed;
+	S.stream = stream;
 	S.scratch = &scratch;
 	if (m->ncomps == 0) {
 		sfail(&S, NULL, "the module has no computations");
@@ -2209,7 +2303,6 @@ out:
 		for (size_t i = 0; i < nc; i++)
 			hloi_free(sigmasks[i]);
 	hloi_free(sigmasks);
-	shape_bytes_free(&S);
 	arena_release(&scratch);
 	if (!*out && S.st == HLOI_OK)
 		S.st = HLOI_ENOMEM;
@@ -2235,7 +2328,72 @@ static size_t fields_end(const unsigned char *p, size_t len, uint32_t num)
  * instructions, and put() gets the pieces in order with the instructions
  * spliced in as field 2. Nothing holds the whole file at once. 0, -1 out
  * of memory, -2 when put() failed. */
-static int emit_spliced(Xla__HloModuleProto *mp, const chunkbuf *packed, proto_put_fn put, void *arg)
+enum { EMIT_BUFFER = 1 << 18 };
+
+/* A streamed computation's instructions, in written order: the packed
+ * ones as they are, the plain ones packed into a buffer that is handed to
+ * put() when full. 0, -1 out of memory, -2 when put() failed. */
+static int emit_instructions(const proto_stream *ps, const comp_stream *cs, proto_put_fn put, void *arg)
+{
+	size_t cap = EMIT_BUFFER, used = 0;
+	unsigned char *buf = hloi_malloc(cap);
+	if (!buf)
+		return -1;
+	const chunk_piece *piece = cs->packed.head;
+	size_t off = 0;
+	int rc = 0;
+	for (size_t k = 0; k < cs->n && !rc; k++) {
+		const instr *in = cs->c->instrs[cs->order[k]];
+		size_t plen = cs->packed_len[k];
+		if (plen) {
+			while (piece && off == piece->len) {
+				piece = piece->next;
+				off = 0;
+			}
+			if (!piece || piece->len - off < plen) {
+				rc = -1; /* (cannot happen: measured as packed) */
+				break;
+			}
+			if ((used && put(arg, buf, used)) || put(arg, piece->data + off, plen))
+				rc = -2;
+			used = 0;
+			off += plen;
+			continue;
+		}
+		int p = cs->order[k];
+		const int *opos = cs->opos + cs->base[p];
+		const shape_bytes *sh = shape_bytes_get(ps, in->shape);
+		plain_parts pp;
+		if (!sh || !plain_measure(in, sh, opos, cs->ids, cs->ids[p], &pp)) {
+			rc = -1; /* (cannot happen: measured as plain) */
+			break;
+		}
+		size_t need = len_field_size(2, pp.body);
+		if (cap - used < need) {
+			if (used && put(arg, buf, used)) {
+				rc = -2;
+				break;
+			}
+			used = 0;
+			if (need > cap) {
+				unsigned char *bigger = hloi_realloc(buf, need);
+				if (!bigger) {
+					rc = -1;
+					break;
+				}
+				buf = bigger;
+				cap = need;
+			}
+		}
+		used = (size_t)(plain_write(buf + used, in, sh, opos, cs->ids, cs->ids[p], &pp) - buf);
+	}
+	if (!rc && used && put(arg, buf, used))
+		rc = -2;
+	hloi_free(buf);
+	return rc;
+}
+
+static int emit_spliced(Xla__HloModuleProto *mp, const proto_stream *ps, proto_put_fn put, void *arg)
 {
 	size_t nc = mp->n_computations;
 	mp->n_computations = 0;
@@ -2262,10 +2420,15 @@ static int emit_spliced(Xla__HloModuleProto *mp, const chunkbuf *packed, proto_p
 		size_t csplit = fields_end(cb, clen, 2);
 		unsigned char head[2 * 10], *q = head;
 		q = wire_put_varint(q, 3 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
-		q = wire_put_varint(q, clen + packed[i].len);
-		if (put(arg, head, (size_t)(q - head)) || put(arg, cb, csplit) ||
-		    chunkbuf_emit(&packed[i], put, arg) || put(arg, cb + csplit, clen - csplit))
+		q = wire_put_varint(q, clen + ps->comps[i].len);
+		if (put(arg, head, (size_t)(q - head)) || put(arg, cb, csplit))
 			goto failed_put;
+		rc = emit_instructions(ps, &ps->comps[i], put, arg);
+		if (rc == -1)
+			goto done;
+		if (rc == -2 || put(arg, cb + csplit, clen - csplit))
+			goto failed_put;
+		rc = -1;
 	}
 	if (put(arg, mb + msplit, mlen - msplit))
 		goto failed_put;
@@ -2285,7 +2448,11 @@ hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, h
 	arena a;
 	arena_init(&a);
 	size_t nc = m->ncomps > 0 ? (size_t)m->ncomps : 1;
-	chunkbuf *packed = hloi_calloc(nc, sizeof *packed);
+	proto_stream ps;
+	memset(&ps, 0, sizeof ps);
+	ps.comps = hloi_calloc(nc, sizeof *ps.comps);
+	ps.ncomps = ps.comps ? nc : 0;
+	proto_stream *packed = ps.comps ? &ps : NULL;
 	Xla__HloModuleProto *mp;
 	hloi_status st = packed ? proto_build_module(&mp, &a, m, ctx, packed) : HLOI_ENOMEM;
 	int said = packed != NULL; /* the builder reports its own failures */
@@ -2301,10 +2468,7 @@ hloi_status proto_save_binary_to(proto_put_fn put, void *arg, const module *m, h
 	}
 	if (st == HLOI_ENOMEM && !said)
 		diag_error_where(ctx, NULL, "out of memory writing the proto");
-	if (packed)
-		for (size_t i = 0; i < nc; i++)
-			chunkbuf_free(&packed[i]);
-	hloi_free(packed);
+	proto_stream_free(&ps);
 	arena_release(&a);
 	return st;
 }
