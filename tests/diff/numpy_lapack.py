@@ -358,17 +358,20 @@ def check_qr(c, got):
     a = c["inputs"][0].astype(np.complex128)
     if len(got) != 2 or got[0].shape != a.shape or got[1].shape != a.shape:
         return "got %s, expected two arrays %s" % ([g.shape for g in got], a.shape)
-    n = a.shape[-1]
-    r = np.triu(got[0].astype(np.complex128)[..., :n, :])
-    q = got[1].astype(np.complex128)
-    why = close(c, q @ r, a, "q r - a")
+    r = np.triu(got[0].astype(np.complex128)[..., :a.shape[-1], :])
+    why = q_times_r(c, got[1], r, a, "a")
+    return why or close(c, np.abs(r), np.abs(np.linalg.qr(a)[1]), "|r| against np.linalg.qr")
+
+
+def q_times_r(c, q, r, want, what):
+    """Why q r is not `want` or q is not unitary, or None."""
+    q = q.astype(np.complex128)
+    n = r.shape[-1]
+    why = close(c, q @ r, want, "q r - " + what)
     if why:
         return why
     eye = np.broadcast_to(np.eye(n), q.shape[:-2] + (n, n))
-    why = close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
-    if why:
-        return why
-    return close(c, np.abs(r), np.abs(np.linalg.qr(a)[1]), "|r| against np.linalg.qr")
+    return close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
 
 
 def check_qp3(c, got):
@@ -385,12 +388,7 @@ def check_qp3(c, got):
         return "the marked column is not first: jpvt %s" % got[1].tolist()
     ap = np.take_along_axis(a, np.broadcast_to(perm[..., None, :], a.shape), -1)
     r = np.triu(got[0].astype(np.complex128)[..., :n, :])
-    q = got[2].astype(np.complex128)
-    why = close(c, q @ r, ap, "q r - a p")
-    if why:
-        return why
-    eye = np.broadcast_to(np.eye(n), q.shape[:-2] + (n, n))
-    why = close(c, np.conj(np.swapaxes(q, -1, -2)) @ q, eye, "q^H q - 1")
+    why = q_times_r(c, got[2], r, ap, "a p")
     if why:
         return why
     if not marked.any():
