@@ -330,7 +330,8 @@ static void permute_inplace(const instr *in, hloi_literal *const *ops, hloi_lite
  * u of member j moves rows [input_offsets[i], + send_sizes[i]) of j's
  * input to rows [output_offsets[i], + send_sizes[i]) here, i = rank * U +
  * u in j's offsets and sizes read row-major (XLA's ragged-all-to-all
- * kernels). recv_sizes is not read: the sender's sizes say what arrives. */
+ * kernels). recv_sizes is not read: the sender's sizes say what arrives;
+ * neither are the offsets of an update of no rows. */
 static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_literal *const *const *all, int64_t n,
 			  int64_t rank)
 {
@@ -357,7 +358,10 @@ static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_li
 				int64_t from = mv_read_index(t, meta[0]->data + i * w);
 				int64_t size = mv_read_index(t, meta[1]->data + i * w);
 				int64_t to = mv_read_index(t, meta[2]->data + i * w);
-				if (size < 0 || from < 0 || from > in_rows - size || to < 0 || to > out_rows - size) {
+				/* an update of no rows moves nothing: its offsets are
+				 * not read */
+				if (size < 0 || (size > 0 && (from < 0 || from > in_rows - size || to < 0 ||
+							      to > out_rows - size))) {
 					diag_error_where(e->ctx, NULL,
 							 "'%s' (ragged-all-to-all): update %lld of group member %lld for member %lld moves %lld rows from row %lld of an input of %lld rows to row %lld of an output of %lld rows",
 							 in->name, (long long)i, (long long)j, (long long)rank, (long long)size,
