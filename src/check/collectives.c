@@ -754,11 +754,49 @@ int infer_collective_permute(checker *c, instr *in, shape *inf)
 	return tuple_layouts(c, in, inf);
 }
 
+/* The number of operands collective-broadcast or collective-reduce
+ * moves: all, or with has_dynamic_root=true all but the last (the
+ * roots); 0 after an error. */
+static int rooted_operands(checker *c, const instr *in, const char *verb)
+{
+	int dyn = instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0);
+	int n = in->nops - dyn;
+	if (n < 1) {
+		ck_error(c, in->op_at, "%s expects at least one operand%s%s%s", opcode_name(in->op), dyn ? " to " : "",
+			 dyn ? verb : "", dyn ? " before its roots (has_dynamic_root=true)" : "");
+		return 0;
+	}
+	return n;
+}
+
+/* The roots of collective-broadcast or collective-reduce with
+ * has_dynamic_root=true: their last operand, s32[n], one rank per operand
+ * before it. */
+static int dynamic_roots(checker *c, const instr *in, int n)
+{
+	char a[CK_SHAPE_TEXT];
+	const shape *r = in->ops[n].def->result;
+	if (r->type != ET_S32 || r->rank != 1 || r->dims[0] != n) {
+		ck_error(c, in->ops[n].at,
+			 "%s with has_dynamic_root=true takes the roots as its last operand, s32[%d] (one rank per %s operand), but it is %s",
+			 opcode_name(in->op), n, in->op == OP_COLLECTIVE_REDUCE ? "reduced" : "broadcast", ck_shape(a, r));
+		return 1;
+	}
+	return 0;
+}
+
+/* collective-broadcast(operands..., [roots]): the operands of a root of the
+ * group (XLA's collective_broadcast_thunk: rank 0, or with
+ * has_dynamic_root=true the rank its last operand, s32[n], holds for each
+ * of the n broadcast operands); the result is the broadcast operands'
+ * shapes. */
 int infer_collective_broadcast(checker *c, instr *in, shape *inf)
 {
-	if (at_least_one(c, in) || arrays(c, in, "operand of collective-broadcast") || participants(c, in))
+	int n = rooted_operands(c, in, "broadcast");
+	if (n < 1 || arrays(c, in, "operand of collective-broadcast") || (n < in->nops && dynamic_roots(c, in, n)) ||
+	    participants(c, in))
 		return 1;
-	return operands_shape(c, in, inf) || tuple_layouts(c, in, inf);
+	return first_operands_shape(c, in, n, inf) || tuple_layouts(c, in, inf);
 }
 
 /* --- send, recv and their -done ------------------------------------------ */
@@ -904,26 +942,10 @@ int infer_p2p_done(checker *c, instr *in, shape *inf)
  * is the reduced operands' shapes, as all-reduce's. */
 int infer_collective_reduce(checker *c, instr *in, shape *inf)
 {
-	char a[CK_SHAPE_TEXT];
-	int dyn = instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0);
-	int n = in->nops - dyn;
-	if (n < 1) {
-		ck_error(c, in->op_at, "collective-reduce expects at least one operand to reduce%s",
-			 dyn ? " before its roots (has_dynamic_root=true)" : "");
+	int n = rooted_operands(c, in, "reduce");
+	if (n < 1 || arrays(c, in, "collective-reduce") || check_reducer(c, in, n))
 		return 1;
-	}
-	if (arrays(c, in, "collective-reduce") || check_reducer(c, in, n))
-		return 1;
-	if (dyn) {
-		const shape *r = in->ops[n].def->result;
-		if (r->type != ET_S32 || r->rank != 1 || r->dims[0] != n) {
-			ck_error(c, in->ops[n].at,
-				 "collective-reduce with has_dynamic_root=true takes the roots as its last operand, s32[%d] (one rank per reduced operand), but it is %s",
-				 n, ck_shape(a, r));
-			return 1;
-		}
-	}
-	if (participants(c, in))
+	if ((n < in->nops && dynamic_roots(c, in, n)) || participants(c, in))
 		return 1;
 	return first_operands_shape(c, in, n, inf) || tuple_layouts(c, in, inf);
 }

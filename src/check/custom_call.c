@@ -303,6 +303,58 @@ static int cc_check_orgqr(checker *c, instr *in, const char *name, etype t, shap
 	return 0;
 }
 
+/* A backend_config boolean `key`, else an error saying what it means. */
+static int config_bool(checker *c, const instr *in, const char *name, const char *key, const char *meaning, int *v)
+{
+	if (custom_call_config_bool(instr_text(in, ATTR_BACKEND_CONFIG), key, v))
+		return 1;
+	ck_error(c, instr_attr_loc(in, ATTR_BACKEND_CONFIG), "custom-call target '%s' needs backend_config={%s = true} or false (%s)",
+		 name, key, meaning);
+	return 0;
+}
+
+/* ormqr(a [..., m, n], tau [..., k], c [..., p, q]) with left (p = m) or
+ * not (q = m) and k <= min(m, n) (LAPACK's K <= M, A of K columns):
+ * c's shape. The rows rule and its words are jax.lax.linalg.ormqr's. */
+static int cc_check_ormqr(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	int left, tr;
+	if (!count_operands(c, in, name, 3) || !lapack_operand(c, in, name, t, 0) || !ck_array_operand(c, in, 1) ||
+	    !ck_array_operand(c, in, 2))
+		return 1;
+	const shape *x = opnd(in, 0), *tau = opnd(in, 1), *cm = opnd(in, 2);
+	int nb = x->rank - 2;
+	int64_t m = x->dims[nb], n = x->dims[nb + 1], mn = m < n ? m : n;
+	size_t bb = sizeof(int64_t) * (size_t)nb;
+	if (tau->type != t || tau->rank != nb + 1 || tau->dims[nb] > mn || memcmp(tau->dims, x->dims, bb) != 0) {
+		ck_error(c, in->ops[1].at, "custom-call target '%s' takes tau of the matrices' batch and at most %lld elements each, of type %s; got %s for %s",
+			 name, (long long)mn, etype_name(t), ck_shape(a, tau), ck_shape(b, x));
+		return 1;
+	}
+	if (cm->type != t || cm->rank != x->rank || memcmp(cm->dims, x->dims, bb) != 0) {
+		ck_error(c, in->ops[2].at, "custom-call target '%s' takes c of the matrices' type and batch; got %s for %s",
+			 name, ck_shape(a, cm), ck_shape(b, x));
+		return 1;
+	}
+	if (!config_bool(c, in, name, "left", "true: q c, false: c q", &left) ||
+	    !config_bool(c, in, name, "transpose", "true: q^T, or q^H of complex types, for q", &tr))
+		return 1;
+	if (left && cm->dims[nb] != m) {
+		ck_error(c, in->ops[2].at, "ormqr with left=True expects c to have the same number of rows as the Householder matrix a. Got a shape %s and c shape %s.",
+			 ck_shape(a, x), ck_shape(b, cm));
+		return 1;
+	}
+	if (!left && cm->dims[nb + 1] != m) {
+		ck_error(c, in->ops[2].at, "ormqr with left=False expects c to have the same number of columns as the Householder matrix a has rows. Got a shape %s and c shape %s.",
+			 ck_shape(a, x), ck_shape(b, cm));
+		return 1;
+	}
+	*want = *cm;
+	want->has_layout = 0;
+	return 0;
+}
+
 /* syevd(a [..., n, n]), uplo, mode: (vectors [..., n, n], real values
  * [..., n], s32 info [...]) */
 static int cc_check_syevd(checker *c, instr *in, const char *name, etype t, shape *want)

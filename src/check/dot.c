@@ -16,57 +16,12 @@
 
 /* --- result element type ------------------------------------------------------ */
 
-/* primitive_util's OverflowExponent (numeric_limits::max_exponent) and
- * SignificandWidth (digits) of the float types; 0 for the others. */
-static void float_props(etype t, int *maxexp, int *digits)
-{
-	static const struct {
-		etype t;
-		int maxexp, digits;
-	} tab[] = {
-		{ ET_F16, 16, 11 },	   { ET_BF16, 128, 8 },		 { ET_F32, 128, 24 },
-		{ ET_F64, 1024, 53 },	   { ET_F8E5M2, 16, 3 },	 { ET_F8E4M3, 8, 4 },
-		{ ET_F8E4M3FN, 9, 4 },	   { ET_F8E4M3B11FNUZ, 5, 4 },	 { ET_F8E3M4, 4, 5 },
-		{ ET_F8E5M2FNUZ, 16, 3 },  { ET_F8E4M3FNUZ, 8, 4 },	 { ET_F4E2M1FN, 3, 2 },
-		{ ET_F8E8M0FNU, 128, 1 },
-	};
-	*maxexp = *digits = 0;
-	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-		if (tab[i].t == t) {
-			*maxexp = tab[i].maxexp;
-			*digits = tab[i].digits;
-		}
-}
-
-/* primitive_util::HigherPrecisionType: complex first, then float range,
- * float precision, bit width, signedness (ties: a). */
-static etype higher_precision(etype a, etype b)
-{
-	int64_t key[2][5];
-	etype t[2] = { a, b };
-	for (int k = 0; k < 2; k++) {
-		int cplx = t[k] == ET_C64 || t[k] == ET_C128;
-		etype comp = t[k] == ET_C64 ? ET_F32 : t[k] == ET_C128 ? ET_F64 : t[k];
-		int me, dg;
-		float_props(comp, &me, &dg);
-		key[k][0] = cplx;
-		key[k][1] = me ? me : -1;
-		key[k][2] = me ? dg : -1;
-		key[k][3] = etype_bit_width(comp);
-		key[k][4] = etype_get_kind(comp) == KIND_SINT;
-	}
-	for (int i = 0; i < 5; i++)
-		if (key[0][i] != key[1][i])
-			return key[0][i] > key[1][i] ? a : b;
-	return a;
-}
-
 /* The result type: the written one (XLA's verifier passes it as the
  * preferred element type, which then is the result's whatever the operand
  * types), else the operands' higher-precision type. */
 static etype result_type(const instr *in, etype lhs, etype rhs)
 {
-	return in->has_shape && !shape_is_tuple(in->shape) ? in->shape->type : higher_precision(lhs, rhs);
+	return in->has_shape && !shape_is_tuple(in->shape) ? in->shape->type : etype_higher_precision(lhs, rhs);
 }
 
 /* --- operand_precision= and algorithm= ------------------------------------------ */

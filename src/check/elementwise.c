@@ -161,13 +161,13 @@ int infer_binary(checker *c, instr *in, shape *inf)
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	int err = 0;
 	etype lt = lhs->type;
-	if (c->mixed && lhs->type != rhs->type && in->op != OP_COMPARE && etype_get_kind(lhs->type) == KIND_FLOAT &&
+	if (c->mixed && lhs->type != rhs->type && etype_get_kind(lhs->type) == KIND_FLOAT &&
 	    etype_get_kind(rhs->type) == KIND_FLOAT) {
 		/* allow_mixed_precision: the higher precision (XLA's
-		 * HigherPrecisionElementType: the wider type) */
-		if (etype_bit_width(rhs->type) > etype_bit_width(lhs->type))
-			lt = rhs->type;
-		err = type_gate(c, in, lt);
+		 * HigherPrecisionElementType); compare too, as XLA's
+		 * InferBinaryOpShape checks it as the other binary ops */
+		lt = etype_higher_precision(lhs->type, rhs->type);
+		err = in->op == OP_COMPARE ? compare_attrs(c, in, lhs) : type_gate(c, in, lt);
 	} else if (lhs->type != rhs->type) {
 		ck_error(c, in->op_at, "Binary op %s with different element types: %s and %s.",
 			 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
@@ -430,7 +430,11 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 		if (!ck_array_operand(c, in, k))
 			return 1;
 	const shape *lo = in->ops[0].def->result, *x = in->ops[1].def->result, *hi = in->ops[2].def->result;
-	if (lo->type != x->type || hi->type != x->type) {
+	/* allow_mixed_precision: float bounds of another float type (XLA's
+	 * SameElementTypeIgnoringFpPrecision); the result is x's */
+	int fp = c->mixed && etype_get_kind(lo->type) == KIND_FLOAT && etype_get_kind(x->type) == KIND_FLOAT &&
+		 etype_get_kind(hi->type) == KIND_FLOAT;
+	if (!fp && (lo->type != x->type || hi->type != x->type)) {
 		ck_error(c, in->op_at, "Clamp with incompatible element types: %s, %s, %s.", ck_shape(a, lo),
 			 ck_shape(b, x), ck_shape(d, hi));
 		return 1;

@@ -343,6 +343,20 @@ static int is_float_array(const shape *s)
 	return shape_is_array(s) && etype_get_kind(s->type) == KIND_FLOAT;
 }
 
+/* The type an instruction's float operands are converted to, ET_INVALID
+ * when none is: the result's for the ops above, the higher precision of
+ * compare's two float operands (a pred result; as XLA's float
+ * normalization, which converts to the higher type where a backend does not
+ * compute mixed precision). */
+static etype operand_target(const instr *in)
+{
+	if (in->op == OP_COMPARE) {
+		const shape *a = in->ops[0].def->result, *b = in->ops[1].def->result;
+		return is_float_array(a) && is_float_array(b) ? etype_higher_precision(a->type, b->type) : ET_INVALID;
+	}
+	return converts_operands(in->op) && is_float_array(in->result) ? in->result->type : ET_INVALID;
+}
+
 static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 {
 	lw->nout = 0;
@@ -355,13 +369,14 @@ static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 	for (int i = 0; i < c->ninstrs && !lw->oom; i++) {
 		instr *in = c->instrs[i];
 		const shape *rs = in->result;
-		if (converts_operands(in->op) && is_float_array(rs)) {
+		etype to = operand_target(in);
+		if (to != ET_INVALID) {
 			for (int k = 0; k < in->nops && !lw->oom; k++) {
 				operand *o = &in->ops[k];
 				const shape *os = o->def->result;
-				if (!is_float_array(os) || os->type == rs->type)
+				if (!is_float_array(os) || os->type == to)
 					continue;
-				instr *cv = new_instr(lw, in, OP_CONVERT, in->name, "convert", o->def, rs->type, os->rank,
+				instr *cv = new_instr(lw, in, OP_CONVERT, in->name, "convert", o->def, to, os->rank,
 						      os->dims);
 				if (!cv)
 					break;

@@ -60,6 +60,10 @@ int etype_is_signed(etype t);   /* signed integers */
 int64_t etype_read_int(etype t, const void *p);
 /* Bit width of a value (pred 1, s4 4, f32 32); storage may be wider. */
 int etype_bit_width(etype t);
+/* XLA's primitive_util::HigherPrecisionType: the complex type, else the
+ * float type of more range, then of more precision, then the wider, then
+ * the signed one; a when they tie. */
+etype etype_higher_precision(etype a, etype b);
 /* The stored byte of a sub-byte integer or f4e2m1fn taken from the low
  * `bit width` bits of `byte`, the bits above ignored as XLA's intN ignores
  * them (signed integers sign-extended). Other types: the byte itself. */

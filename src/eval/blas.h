@@ -26,6 +26,9 @@
 #define BLAS_ORGQR_ARGS                                                                                      \
 	const blasint *, const blasint *, const blasint *, void *, const blasint *, const void *, void *, \
 		const blasint *, blasint *
+#define BLAS_ORMQR_ARGS                                                                                       \
+	const char *, const char *, const blasint *, const blasint *, const blasint *, const void *, const blasint *, \
+		const void *, void *, const blasint *, void *, const blasint *, blasint *, size_t, size_t
 #define BLAS_TRSM_ARGS                                                                                          \
 	const char *, const char *, const char *, const char *, const blasint *, const blasint *, const void *, \
 		const void *, const blasint *, void *, const blasint *, size_t, size_t, size_t, size_t
@@ -82,6 +85,10 @@
 	X(dorgqr_, void, (BLAS_ORGQR_ARGS))                                                \
 	X(cungqr_, void, (BLAS_ORGQR_ARGS))                                                \
 	X(zungqr_, void, (BLAS_ORGQR_ARGS))                                                \
+	X(sormqr_, void, (BLAS_ORMQR_ARGS))                                                \
+	X(dormqr_, void, (BLAS_ORMQR_ARGS))                                                \
+	X(cunmqr_, void, (BLAS_ORMQR_ARGS))                                                \
+	X(zunmqr_, void, (BLAS_ORMQR_ARGS))                                                \
 	X(strsm_, void, (BLAS_TRSM_ARGS))                                                  \
 	X(dtrsm_, void, (BLAS_TRSM_ARGS))                                                  \
 	X(ctrsm_, void, (BLAS_TRSM_ARGS))                                                  \

@@ -33,7 +33,9 @@
  *                          (tuple form: element j is member j's operand `rank`)
  *   collective-permute     the operand of the source paired with this
  *                          participant, zeros when none is
- *   collective-broadcast   the group's first member's operands
+ *   collective-broadcast   each operand of its root: the group's first
+ *                          member, or with has_dynamic_root=true the rank
+ *                          the last operand (s32[n]) names for it
  *   replica-id, partition-id   this participant's
  *
  * Both engines share these kernels: each result is a value of its own,
@@ -328,7 +330,8 @@ static void permute_inplace(const instr *in, hloi_literal *const *ops, hloi_lite
  * u of member j moves rows [input_offsets[i], + send_sizes[i]) of j's
  * input to rows [output_offsets[i], + send_sizes[i]) here, i = rank * U +
  * u in j's offsets and sizes read row-major (XLA's ragged-all-to-all
- * kernels). recv_sizes is not read: the sender's sizes say what arrives. */
+ * kernels). recv_sizes is not read: the sender's sizes say what arrives;
+ * neither are the offsets of an update of no rows. */
 static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_literal *const *const *all, int64_t n,
 			  int64_t rank)
 {
@@ -355,7 +358,10 @@ static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_li
 				int64_t from = mv_read_index(t, meta[0]->data + i * w);
 				int64_t size = mv_read_index(t, meta[1]->data + i * w);
 				int64_t to = mv_read_index(t, meta[2]->data + i * w);
-				if (size < 0 || from < 0 || from > in_rows - size || to < 0 || to > out_rows - size) {
+				/* an update of no rows moves nothing: its offsets are
+				 * not read */
+				if (size < 0 || (size > 0 && (from < 0 || from > in_rows - size || to < 0 ||
+							      to > out_rows - size))) {
 					diag_error_where(e->ctx, NULL,
 							 "'%s' (ragged-all-to-all): update %lld of group member %lld for member %lld moves %lld rows from row %lld of an input of %lld rows to row %lld of an output of %lld rows",
 							 in->name, (long long)i, (long long)j, (long long)rank, (long long)size,
@@ -384,10 +390,11 @@ static hloi_status ragged(engine *e, const instr *in, hloi_literal *res, hloi_li
 	return st;
 }
 
-/* The root of collective-reduce's reduced operand k among n members: rank 0
- * of the group, or with has_dynamic_root=true element k of the roots (the
- * last operand), which every member must give alike; -1 after an error. */
-static int64_t reduce_root(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int k)
+/* The root of collective-reduce's or collective-broadcast's operand k among
+ * n members: rank 0 of the group, or with has_dynamic_root=true element k
+ * of the roots (the last operand), which every member must give alike; -1
+ * after an error. */
+static int64_t group_root(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int k)
 {
 	if (!instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0))
 		return 0;
@@ -398,17 +405,32 @@ static int64_t reduce_root(engine *e, const instr *in, hloi_literal *const *cons
 		memcpy(&other, (const char *)all[j][last]->data + 4 * k, 4);
 		if (other != root) {
 			diag_error_where(e->ctx, NULL,
-					 "'%s' (collective-reduce): the members of a group give different roots for operand %d: %d (member 0) and %d (member %lld)",
-					 in->name, k, (int)root, (int)other, (long long)j);
+					 "'%s' (%s): the members of a group give different roots for operand %d: %d (member 0) and %d (member %lld)",
+					 in->name, opcode_name(in->op), k, (int)root, (int)other, (long long)j);
 			return -1;
 		}
 	}
 	if (root < 0 || root >= n) {
-		diag_error_where(e->ctx, NULL, "'%s': collective-reduce dynamic root %d at index %d is out of range [0, %lld)",
-				 in->name, (int)root, k, (long long)n);
+		diag_error_where(e->ctx, NULL, "'%s': %s dynamic root %d at index %d is out of range [0, %lld)", in->name,
+				 opcode_name(in->op), (int)root, k, (long long)n);
 		return -1;
 	}
 	return root;
+}
+
+/* collective-broadcast: each operand k from its root, all of them from
+ * rank 0 of the group without has_dynamic_root. */
+static hloi_status collective_broadcast(engine *e, const instr *in, hloi_literal *res, hloi_literal *const *const *all,
+					int64_t n)
+{
+	int nb = in->nops - (instr_bool(in, ATTR_HAS_DYNAMIC_ROOT, 0) ? 1 : 0);
+	for (int k = 0; k < nb; k++) {
+		int64_t root = group_root(e, in, all, n, k);
+		if (root < 0)
+			return HLOI_EINVAL;
+		value_copy(slot(res, nb, k), all[root][k]);
+	}
+	return HLOI_OK;
 }
 
 /* collective-reduce: each reduced operand k folded with to_apply over the
@@ -421,7 +443,7 @@ static hloi_status collective_reduce(engine *e, const instr *in, hloi_literal *r
 	hloi_status st = HLOI_OK;
 	value_zero(res);
 	for (int k = 0; k < nred && st == HLOI_OK; k++) {
-		int64_t root = reduce_root(e, in, all, n, k);
+		int64_t root = group_root(e, in, all, n, k);
 		if (root < 0)
 			return HLOI_EINVAL;
 		if (root != rank)
@@ -521,8 +543,8 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	case OP_COLLECTIVE_REDUCE:
 		st = collective_reduce(e, in, res, all, n, rank);
 		break;
-	default: /* collective-broadcast: the group's first member's */
-		put_operands(res, all[0], in->nops);
+	default:
+		st = collective_broadcast(e, in, res, all, n);
 		break;
 	}
 	spmd_depart(e, meet);
@@ -551,6 +573,8 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 		return ragged(e, in, res, one, 1, 0);
 	case OP_COLLECTIVE_REDUCE:
 		return collective_reduce(e, in, res, one, 1, 0);
+	case OP_COLLECTIVE_BROADCAST:
+		return collective_broadcast(e, in, res, one, 1);
 	case OP_ALL_GATHER_START:
 		put_operands(res->elems[0], ops, in->nops);
 		put_operands(res->elems[1], ops, in->nops);

@@ -12,6 +12,7 @@ hloi_status cc_kernel_potrf(engine *e, frame *f, const instr *in, hloi_literal *
 hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_geqp3(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
+hloi_status cc_kernel_ormqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_gesdd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_gesvd(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 hloi_status cc_kernel_trsm(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);

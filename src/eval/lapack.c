@@ -21,6 +21,10 @@
  *       (JAX passes zeros), out: p's columns, counted from 1.
  *   lapack_?orgqr_ffi / lapack_?ungqr_ffi(qr [..., m, n], tau [..., k]) -> q
  *       [..., m, n]: the first n columns of q from geqrf's k reflectors.
+ *   lapack_?ormqr_ffi / lapack_?unmqr_ffi(qr [..., m, n], tau [..., k], c)
+ *       with backend_config={left = true, transpose = false} -> c's shape:
+ *       q c (left), c q (not left), q^T or q^H for q with transpose, q the
+ *       m x m product of geqrf's k reflectors (jax.lax.linalg.ormqr).
  *   lapack_?gesdd_ffi(a [..., m, n]), backend_config={mode = 65 : ui8} ->
  *       (a's scratch, s [..., k] of the real type, u, vt, s32 info), k =
  *       min(m, n): a = u diag(s) vt, s descending; mode 65 (A) gives u
@@ -361,6 +365,66 @@ hloi_status cc_kernel_geqrf(engine *e, frame *f, const instr *in, hloi_literal *
 hloi_status cc_kernel_orgqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
 	return qr_kernel(e, f, in, ops, t, 1);
+}
+
+static void ormqr(etype t, const char *side, const char *trans, const blasint *m, const blasint *n, const blasint *k,
+		  const void *a, const blasint *lda, const void *tau, void *c, const blasint *ldc, void *work,
+		  const blasint *lwork, blasint *info)
+{
+	switch (t) {
+	case ET_F32: LAPACK(sormqr_)(side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, 1, 1); break;
+	case ET_F64: LAPACK(dormqr_)(side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, 1, 1); break;
+	case ET_C64: LAPACK(cunmqr_)(side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, 1, 1); break;
+	default: LAPACK(zunmqr_)(side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, 1, 1); break;
+	}
+}
+
+/* ormqr's scratch: the reflectors (m x n), tau, c (p x q) and the
+ * workspace LAPACK asks for; the checker made c's rows (left) or columns
+ * m and k <= min(m, n). */
+hloi_status cc_kernel_ormqr(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	if (!lapack_open(e, in))
+		return HLOI_EUNSUPPORTED;
+	const hloi_literal *x = ops[0], *cv = ops[2];
+	int r = x->shape.rank, nb = r - 2, w = etype_byte_width(t), left = 1, tr = 0;
+	int64_t m = x->shape.dims[r - 2], n = x->shape.dims[r - 1], k = ops[1]->shape.dims[nb];
+	int64_t p = cv->shape.dims[r - 2], q = cv->shape.dims[r - 1];
+	custom_call_config_bool(instr_text(in, ATTR_BACKEND_CONFIG), "left", &left);
+	custom_call_config_bool(instr_text(in, ATTR_BACKEND_CONFIG), "transpose", &tr);
+	char side = left ? 'L' : 'R', trans = !tr ? 'N' : t == ET_C64 || t == ET_C128 ? 'C' : 'T';
+	int64_t cbytes = scratch_bytes(e, in, p, q, w, 0);
+	if (cbytes < 0)
+		return HLOI_EUNSUPPORTED;
+	blasint bp = (blasint)p, bq = (blasint)q, bk = (blasint)k, lda = m > 0 ? (blasint)m : 1,
+		ldc = p > 0 ? (blasint)p : 1, lwork = -1, info = 0;
+	unsigned char query[16] = { 0 };
+	int run = p > 0 && q > 0 && batch_count(&x->shape) > 0;
+	if (run) {
+		ormqr(t, &side, &trans, &bp, &bq, &bk, NULL, &lda, NULL, NULL, &ldc, query, &lwork, &info);
+		lwork = queried(t, query);
+	} else {
+		lwork = 1;
+	}
+	int64_t bytes;
+	hloi_literal *res;
+	unsigned char *a;
+	hloi_status st = begin(e, in, m, n, w, ALIGN16(k * w) + ALIGN16(cbytes) + 32 + (int64_t)lwork * w, &res, &a,
+			       &bytes);
+	if (st != HLOI_OK)
+		return st;
+	unsigned char *tau = a + ALIGN16(m * n * w), *c = tau + ALIGN16(k * w), *work = c + ALIGN16(cbytes);
+	if (run) {
+		int64_t idx[HLOI_MAX_RANK] = { 0 };
+		do {
+			gather(x, idx, m, n, a, w);
+			row_io(ops[1], idx, nb, k, tau, w, 0);
+			gather(cv, idx, p, q, c, w);
+			ormqr(t, &side, &trans, &bp, &bq, &bk, a, &lda, tau, c, &ldc, work, &lwork, &info);
+			scatter(res, idx, p, q, c, w);
+		} while (index_next(nb, x->shape.dims, idx));
+	}
+	return eval_scratch_finish(e, f, in, NULL, res, a, bytes);
 }
 
 _Static_assert(sizeof(blasint) == 4, "LAPACK's integers are jpvt's s32");

@@ -152,10 +152,11 @@ int hloi_custom_call_known(const char *target)
 	return custom_call_user(target) ? 2 : 0;
 }
 
-int custom_call_config_int(const char *config, const char *key, int64_t *out)
+/* The value of `key = ` in config: where it starts, or NULL. */
+static const char *config_value(const char *config, const char *key)
 {
 	if (!config)
-		return 0;
+		return NULL;
 	size_t k = strlen(key);
 	for (const char *p = config; (p = strstr(p, key)) != NULL; p += k) {
 		/* a whole key: not inside a longer word */
@@ -169,18 +170,38 @@ int custom_call_config_int(const char *config, const char *key, int64_t *out)
 		q++;
 		while (*q == ' ')
 			q++;
-		int neg = *q == '-';
-		q += neg;
-		if (!isdigit((unsigned char)*q))
-			return 0;
-		int64_t v = 0;
-		for (; isdigit((unsigned char)*q); q++) {
-			if (v > (INT64_MAX - 9) / 10)
-				return 0;
-			v = v * 10 + (*q - '0');
-		}
-		*out = neg ? -v : v;
-		return 1;
+		return q;
 	}
-	return 0;
+	return NULL;
+}
+
+int custom_call_config_bool(const char *config, const char *key, int *out)
+{
+	const char *q = config_value(config, key);
+	if (!q)
+		return 0;
+	int v = strncmp(q, "true", 4) == 0 ? 1 : strncmp(q, "false", 5) == 0 ? 0 : -1;
+	if (v < 0 || isalnum((unsigned char)q[v ? 4 : 5]) || q[v ? 4 : 5] == '_')
+		return 0;
+	*out = v;
+	return 1;
+}
+
+int custom_call_config_int(const char *config, const char *key, int64_t *out)
+{
+	const char *q = config_value(config, key);
+	if (!q)
+		return 0;
+	int neg = *q == '-';
+	q += neg;
+	if (!isdigit((unsigned char)*q))
+		return 0;
+	int64_t v = 0;
+	for (; isdigit((unsigned char)*q); q++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (*q - '0');
+	}
+	*out = neg ? -v : v;
+	return 1;
 }

@@ -270,6 +270,9 @@ const hloi_custom_call *custom_call_user(const char *target);
  * dictionary (`{uplo = 76 : ui8}`, how JAX's FFI targets get theirs): 1 and
  * *out set when present. */
 int custom_call_config_int(const char *config, const char *key, int64_t *out);
+/* The boolean `key = true` or `key = false` of such a backend_config: 1
+ * and *out set when present. */
+int custom_call_config_bool(const char *config, const char *key, int *out);
 /* Whether a module header attribute is one hloi reads (XLA's own and
  * broadcast_mode); others are kept as written but mean nothing to hloi. */
 int header_attr_known(const char *name);

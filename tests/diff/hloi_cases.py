@@ -2,7 +2,8 @@
 writes each case as a program with .npy inputs, runs them all in one
 `hloi test` (outputs kept as .npy), checks each result, prints the
 failures with a command that reproduces them. Cases are dicts with
-"index", "program" (HLO text), "inputs" (arrays) and "engine"."""
+"index", "program" (HLO text), "inputs" (arrays) and "engine", and may
+have "options" (more flags of hloi run)."""
 import argparse
 import os
 import shutil
@@ -39,7 +40,7 @@ def run_cases(name, hloi, cases, check, seed, jobs=2, keep=None):
         for k, x in enumerate(c["inputs"]):
             np.save(os.path.join(cases_dir, "%s.%d.npy" % (base, k)), x, allow_pickle=False)
             flags += ["--input", "%s.%d.npy" % (base, k)]
-        flags += ["--output", "out.npy"]
+        flags += ["--output", "out.npy"] + c.get("options", [])
         if c["engine"] != "fast":
             flags.append("--engine=" + c["engine"])
         c["flags"] = " ".join(flags)

@@ -16,6 +16,9 @@ random batched problems, both engines, operands in random layouts.
 - lapack_?geqrf_ffi then lapack_?orgqr_ffi / ?ungqr (m >= n): q r = a with
   r upper triangular and q's columns orthonormal, against |r| of
   np.linalg.qr (the diagonal's signs may differ).
+- lapack_?geqrf_ffi then lapack_?ormqr_ffi / ?unmqr, every left and
+  transpose: against q c, q^H c, c q or c q^H with q (m x m) the product
+  of geqrf's reflectors and tau, for any m and n and c of random width.
 - lapack_?syevd_ffi / ?heevd, uplo L and U: the eigenvalues against
   np.linalg.eigvalsh, a v = v diag(w) and v^H v = 1; info 0.
 - lapack_?gesdd_ffi and lapack_?gesvd_ffi, modes A, S and N: the singular values against
@@ -80,7 +83,7 @@ def gen_case(seed, index):
     batch = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     c = {"index": index, "engine": rng.choice(["fast", "reference"])}
     op = rng.choice(["topk", "getrf", "potrf", "qr", "qp3", "eigh", "trsm", "svd", "geev", "gees", "gehrd", "sytrd",
-                     "gtsv"])
+                     "gtsv", "ormqr"])
     c["op"] = op
     if op == "topk":
         t = rng.choice(["f32", "f64", "s32"])
@@ -158,6 +161,25 @@ def gen_case(seed, index):
                             index, t, dims(a.shape), layout(rng, a.ndim), t, dims(a.shape), t, dims(batch + [n]),
                             LETTER[t], t, dims(a.shape), t, dims(batch + [n]), t, dims(a.shape),
                             layout(rng, a.ndim), LETTER[t], q))
+        return c
+    if op == "ormqr":
+        m, n, p = rng.choice([1, 2, 3, 5]), rng.choice([1, 2, 3, 5]), rng.choice([0, 1, 2, 4])
+        left, tr = rng.random() < 0.5, rng.random() < 0.5
+        a = rand(g, batch + [m, n], t).astype(NP[t])
+        cm = rand(g, batch + ([m, p] if left else [p, m]), t).astype(NP[t])
+        k = min(m, n)
+        c.update(inputs=[a, cm], left=left, transpose=tr)
+        c["program"] = ("HloModule ormqr_%d\nENTRY e {\n  a = %s[%s]%s parameter(0)\n  c = %s[%s]%s parameter(1)\n"
+                        "  f = (%s[%s], %s[%s]) custom-call(a), custom_call_target=\"lapack_%sgeqrf_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI\n"
+                        "  v = %s[%s] get-tuple-element(f), index=0\n  tau = %s[%s] get-tuple-element(f), index=1\n"
+                        "  o = %s[%s]%s custom-call(v, tau, c), custom_call_target=\"lapack_%s%smqr_ffi\", "
+                        "api_version=API_VERSION_TYPED_FFI, backend_config={left = %s, transpose = %s}\n"
+                        "  ROOT r = tuple(v, tau, o)\n}\n" % (
+                            index, t, dims(a.shape), layout(rng, a.ndim), t, dims(cm.shape), layout(rng, cm.ndim),
+                            t, dims(a.shape), t, dims(batch + [k]), LETTER[t], t, dims(a.shape), t,
+                            dims(batch + [k]), t, dims(cm.shape), layout(rng, cm.ndim), LETTER[t],
+                            "un" if t.startswith("c") else "or", str(left).lower(), str(tr).lower()))
         return c
     if op == "qp3":
         n = rng.choice([1, 2, 3, 5])
@@ -542,6 +564,26 @@ def reflectors(v, tau, lower_start, upper):
     return q
 
 
+def check_ormqr(c, got):
+    a, cm = c["inputs"]
+    if len(got) != 3 or got[2].shape != cm.shape:
+        return "got %s, expected the reflectors, tau and %s" % ([g.shape for g in got], cm.shape)
+    v, tau = got[0].astype(np.complex128), got[1].astype(np.complex128)
+    m = a.shape[-2]
+    want = np.empty(cm.shape, np.complex128)
+    for b in np.ndindex(*a.shape[:-2]):
+        q = np.eye(m, dtype=np.complex128)
+        for i in range(tau.shape[-1]):  # q = h_0 h_1 ... h_{k-1}
+            h = np.zeros(m, np.complex128)
+            h[i] = 1
+            h[i + 1:] = v[b][i + 1:, i]
+            q = q @ (np.eye(m) - tau[b][i] * np.outer(h, np.conj(h)))
+        if c["transpose"]:
+            q = adjoint(q)
+        want[b] = q @ cm[b] if c["left"] else cm[b] @ q
+    return close(c, got[2].astype(np.complex128), want, "q applied to c")
+
+
 def check_gehrd(c, got):
     a = c["inputs"][0].astype(np.complex128)
     if len(got) != 3 or np.any(got[2] != 0):
@@ -589,6 +631,7 @@ def check_gtsv(c, got):
 def check(c, got):
     return {"geev": check_geev, "gees": check_gees, "gehrd": check_gehrd, "sytrd": check_sytrd, "gtsv": check_gtsv,
             "svd": check_svd, "trsm": check_trsm, "topk": check_topk, "getrf": check_getrf, "potrf": check_potrf, "qr": check_qr, "qp3": check_qp3,
+            "ormqr": check_ormqr,
             "eigh": check_eigh}[c["op"]](c, got)
 
 
