@@ -486,6 +486,35 @@ typedef hloi_status (*hloi_infeed_fn)(void *feed_data, hloi_context *ctx, const 
 typedef hloi_status (*hloi_outfeed_fn)(void *feed_data, hloi_context *ctx, const hloi_feed *feed,
 				       const hloi_literal *value);
 
+/* What a host transfer callback learns of the send or recv with
+ * is_host_transfer=true that calls it (README, "Host transfers").
+ * Everything is borrowed for the call. */
+typedef struct hloi_host_transfer {
+	const char *instruction;  /* the send's or recv's name */
+	const char *computation;  /* the computation it is in */
+	int64_t channel_id;       /* its channel_id (0 when none is written) */
+	const char *rendezvous;   /* frontend attribute _xla_host_transfer_rendezvous ("" when none) */
+	const hloi_shape *shape;  /* the value's shape: the send's operand, the recv's data (element 0) */
+	size_t participant;       /* flattened id, replica * partitions + partition (0 on one device) */
+	uint64_t index;           /* the values this participant's host transfers of this
+				   * channel and direction moved before this one, from 0 */
+} hloi_host_transfer;
+
+/* Gives the value a recv with is_host_transfer=true receives from the host:
+ * *value = a literal of transfer->shape's type and dimensions (any layout),
+ * borrowed: hloi copies it before the callback is called again and before
+ * the run goes on; or *value = NULL when there is none (the run then fails
+ * with an error naming the recv). A failure status with an error recorded
+ * in ctx ends the run with that status. The participants of a run of
+ * several call it from their own threads, at the same time. */
+typedef hloi_status (*hloi_host_recv_fn)(void *host_data, hloi_context *ctx, const hloi_host_transfer *transfer,
+					 const hloi_literal **value);
+/* Receives the value a send with is_host_transfer=true gives the host
+ * (borrowed for the call; clone it to keep it), in the order the
+ * participant's sends run. Failure and threads as hloi_host_recv_fn. */
+typedef hloi_status (*hloi_host_send_fn)(void *host_data, hloi_context *ctx, const hloi_host_transfer *transfer,
+					 const hloi_literal *value);
+
 /* The default bound on evaluated instructions per run (max_steps). */
 #define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
 
@@ -530,9 +559,21 @@ typedef struct hloi_run_options {
 	hloi_infeed_fn infeed_fn;
 	hloi_outfeed_fn outfeed;
 	void *feed_data;
+	/* Since version 5: transfers with the host program (send and recv with
+	 * is_host_transfer=true; README, "Host transfers"). A host recv's data
+	 * is what host_recv gives (NULL, or no value: the run fails with
+	 * HLOI_EINVAL and an error naming the recv, as XLA's device would wait
+	 * forever); a value whose element type or dimensions differ from the
+	 * recv's is an HLOI_EINVAL error naming both shapes. Each value a host
+	 * send gives is handed to host_send (NULL: dropped). `host_data` is
+	 * passed to both callbacks. */
+	hloi_host_recv_fn host_recv;
+	hloi_host_send_fn host_send;
+	void *host_data;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 4
-#define HLOI_RUN_OPTIONS_INIT { HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL }
+#define HLOI_RUN_OPTIONS_VERSION 5
+#define HLOI_RUN_OPTIONS_INIT                                                                                   \
+	{ HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
@@ -543,7 +584,8 @@ typedef struct hloi_run_options {
  * (opts->stop was set, or opts->max_steps was reached; nothing is returned
  * and every intermediate value is freed). An `opts` of an older version
  * (built against an older header) is read as that version and gets the
- * defaults for the later fields: no infeed values, outfeed values dropped.
+ * defaults for the later fields: no infeed values, outfeed values dropped,
+ * no host transfer callbacks.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result

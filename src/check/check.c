@@ -288,8 +288,9 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 	}
 	if (!c->report_unsupported)
 		return 1;
-	if (s->is_buffer) {
-		ck_unsupported(c, at, "unsupported buffer shape %s", ck_shape(a, s));
+	if (s->is_buffer && !tokens) {
+		ck_unsupported(c, at, "unsupported buffer shape %s of an entry parameter: a run's inputs are arrays (Pin one in the program)",
+			       ck_shape(a, s));
 		return 0;
 	}
 	if (!etype_is_evaluated(s->type) && !(tokens && s->type == ET_TOKEN)) {
@@ -340,6 +341,7 @@ static int copy_shape(checker *c, shape *dst, const shape *src)
 	if (!shape_is_tuple(src)) {
 		if (!src->has_layout || src->layout.n_minor_to_major != src->rank) {
 			shape_make_array(dst, src->type, src->rank, src->dims);
+			dst->is_buffer = src->is_buffer;
 		}
 		return 0;
 	}
@@ -371,6 +373,7 @@ static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layou
 	} else {
 		shape_make_array(&r, inf->type, inf->rank, inf->dims);
 		memcpy(r.dim_kind, inf->dim_kind, sizeof r.dim_kind);  /* set-dimension-size's `<=N` */
+		r.is_buffer = inf->is_buffer;
 		if (in->has_shape && in->shape->has_layout && in->shape->rank == inf->rank &&
 		    !shape_is_tuple(in->shape))
 			r.layout = in->shape->layout;
@@ -618,6 +621,40 @@ static int dynamic_kinds(const instr *in, shape *inf)
 	return 1;
 }
 
+/* Buffers b(T) go through parameters, tuples, get-tuple-element, call and
+ * custom-calls (Pin, Unpin, CreateBuffer and the targets that update a
+ * buffer in place, which check their own operands): any other instruction
+ * taking or giving one is refused, as XLA has no meaning for it (hloi's
+ * rule; XLA's verifier checks the buffer custom-calls' shapes). */
+static int buffers_refused(checker *c, const instr *in, const shape *inf)
+{
+	char a[CK_SHAPE_TEXT];
+	switch (in->op) {
+	case OP_PARAMETER:
+	case OP_TUPLE:
+	case OP_GET_TUPLE_ELEMENT:
+	case OP_CALL:
+	case OP_CUSTOM_CALL:
+		return 0;
+	default:
+		break;
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (shape_has_buffer(in->ops[k].def->result)) {
+			ck_error(c, in->ops[k].at,
+				 "%s takes no buffer: operand %d is %s (a buffer goes through parameter, tuple, get-tuple-element, call and custom-call; Unpin gives its array)",
+				 opcode_name(in->op), k, ck_shape(a, in->ops[k].def->result));
+			return 1;
+		}
+	const shape *r = in->has_shape && shape_has_buffer(in->shape) ? in->shape : inf;
+	if (shape_has_buffer(r)) {
+		ck_error(c, in->op_at, "%s gives no buffer: its result is %s (CreateBuffer and Pin make one)",
+			 opcode_name(in->op), ck_shape(a, r));
+		return 1;
+	}
+	return 0;
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -653,7 +690,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)
-				   : in->shape->type == inf.type && shape_same_dims(in->shape, &inf);
+				   : in->shape->type == inf.type && in->shape->is_buffer == inf.is_buffer &&
+					     shape_same_dims(in->shape, &inf);
 		if (!same && c->mixed && shape_is_array(&inf) && shape_is_array(in->shape) &&
 		    etype_get_kind(inf.type) == KIND_FLOAT && etype_get_kind(in->shape->type) == KIND_FLOAT &&
 		    shape_same_dims(in->shape, &inf)) {
@@ -673,6 +711,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			return;
 		}
 	}
+	if (buffers_refused(c, in, &inf))
+		return;
 	if (set_result_ex(c, in, &inf, c->keep_layout))
 		return;
 	if (in->op == OP_CONSTANT && constant(c, in))

@@ -827,19 +827,14 @@ static int token_operand(checker *c, const instr *in, int k)
 	return 0;
 }
 
-/* send and recv: a transfer with the host is refused for a run; between
- * devices, the pairs of the frontend attribute name participants of the
- * mode (replica ids without a channel_id > 0, else partition ids). */
+/* send and recv: a transfer with the host names no peer (its channel_id
+ * keys the host's callbacks); between devices, the pairs of the frontend
+ * attribute name participants of the mode (replica ids without a
+ * channel_id > 0, else partition ids). */
 static int p2p_peers(checker *c, const instr *in)
 {
-	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0)) {
-		if (!c->report_unsupported)
-			return 0;
-		ck_unsupported(c, in->op_at,
-			       "unsupported %s with is_host_transfer=true: it exchanges data with the host program, which a run does not have (hloi runs send and recv between participants)",
-			       opcode_name(in->op));
-		return 1;
-	}
+	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0))
+		return 0;
 	if (participants(c, in))
 		return 1;
 	p2p_pairs p;
@@ -918,9 +913,14 @@ int infer_p2p_done(checker *c, instr *in, shape *inf)
 			 recv ? "recv" : "send", ck_shape(a, s));
 		return 1;
 	}
-	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0) && c->report_unsupported) {
-		ck_unsupported(c, in->op_at, "unsupported %s with is_host_transfer=true: it exchanges data with the host program, which a run does not have (hloi runs send and recv between participants)",
-			       opcode_name(in->op));
+	/* a transfer with the host and one between devices keep their values
+	 * differently: a done takes the kind of its start */
+	const instr *start = in->ops[0].def;
+	int host = instr_bool(in, ATTR_IS_HOST_TRANSFER, 0);
+	if ((start->op == OP_SEND || start->op == OP_RECV) && instr_bool(start, ATTR_IS_HOST_TRANSFER, 0) != host) {
+		ck_error(c, in->op_at, "%s has is_host_transfer=%s, but its operand '%s' (%s) has is_host_transfer=%s",
+			 opcode_name(in->op), host ? "true" : "false", start->name, opcode_name(start->op),
+			 host ? "false" : "true");
 		return 1;
 	}
 	if (!recv) {

@@ -67,6 +67,49 @@ static int cc_check_allocate_buffer(checker *c, instr *in, const char *name, ety
 	return 0;
 }
 
+/* Pin(x): the buffer b(x) holding x's array; Unpin(b(x)): the array. */
+static int pin_unpin(checker *c, instr *in, const char *name, int pin, shape *want)
+{
+	char a[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 1))
+		return 1;
+	const shape *x = opnd(in, 0);
+	if (!shape_is_array(x) || x->type == ET_TOKEN || x->is_buffer == pin) {
+		ck_error(c, in->ops[0].at, "custom-call target '%s' takes %s, but operand 0 is %s", name,
+			 pin ? "an array" : "a buffer b(...)", ck_shape(a, x));
+		return 1;
+	}
+	*want = *x;
+	want->is_buffer = pin;
+	return 0;
+}
+
+static int cc_check_pin(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	return pin_unpin(c, in, name, 1, want);
+}
+
+static int cc_check_unpin(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	return pin_unpin(c, in, name, 0, want);
+}
+
+/* CreateBuffer(): no operand; the written buffer shape b(...). */
+static int cc_check_create_buffer(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT];
+	if (cc_check_allocate_buffer(c, in, name, t, want))
+		return 1;
+	if (!want->is_buffer) {
+		ck_error(c, in->op_at, "custom-call target '%s' gives a buffer b(...), but the result is declared %s",
+			 name, ck_shape(a, in->shape));
+		return 1;
+	}
+	return 0;
+}
+
 /* SliceToDynamic(x, size...): x with one s32 scalar size per dimension; the
  * result is x's type and bounds, its `<=N` dimensions the written ones. */
 static int cc_check_slice_to_dynamic(checker *c, instr *in, const char *name, etype t, shape *want)
@@ -664,6 +707,15 @@ int infer_custom_call(checker *c, instr *in, shape *inf)
 			ck_error(c, in->ops[k].at, "custom-call target '%s' takes no token operand", name);
 			return 1;
 		}
+	if (id != CC_PIN && id != CC_UNPIN && id != CC_CREATE_BUFFER) {
+		for (int k = 0; k < in->nops; k++)
+			if (shape_has_buffer(opnd(in, k))) {
+				char x[CK_SHAPE_TEXT];
+				ck_error(c, in->ops[k].at, "custom-call target '%s' takes no buffer: operand %d is %s", name,
+					 k, ck_shape(x, opnd(in, k)));
+				return 1;
+			}
+	}
 	shape want;
 	int r = rules[id](c, in, name, custom_call_builtin_type((cc_target)id), &want);
 	if (r == 1)

@@ -42,6 +42,15 @@ static const char help[] =
 	"                          after another (--infeed reads them back); without\n"
 	"                          it they print before the result under\n"
 	"                          `** Outfeed N (name) **`\n"
+	"Transfers with the host (send and recv with is_host_transfer=true):\n"
+	"  --host-recv CH:FILE     values the host recvs of channel_id CH receive, in\n"
+	"                          order, as --infeed reads them (repeat: one file\n"
+	"                          after another). A host recv without a value is an\n"
+	"                          error; with --random-inputs, a channel without a\n"
+	"                          file gets random values\n"
+	"  --host-send CH:FILE     write what the host sends of channel_id CH give to\n"
+	"                          FILE as literal text; without it they print before\n"
+	"                          the result under `** Host send N (name, channel CH) **`\n"
 	"Output:\n"
 	"  --output FILE           write the result to FILE (.npy, else literal text)\n"
 	"                          instead of printing it; a tuple as .npy becomes one\n"
@@ -120,7 +129,9 @@ enum {
 	OPT_INFEED,
 	OPT_OUTFEED,
 	OPT_PARTICIPANT_INPUT,
-	OPT_PARTICIPANT_INFEED
+	OPT_PARTICIPANT_INFEED,
+	OPT_HOST_RECV,
+	OPT_HOST_SEND
 };
 
 static const struct option options[] = {
@@ -153,6 +164,8 @@ static const struct option options[] = {
 	{ "outfeed", required_argument, NULL, OPT_OUTFEED },
 	{ "participant-input", required_argument, NULL, OPT_PARTICIPANT_INPUT },
 	{ "participant-infeed", required_argument, NULL, OPT_PARTICIPANT_INFEED },
+	{ "host-recv", required_argument, NULL, OPT_HOST_RECV },
+	{ "host-send", required_argument, NULL, OPT_HOST_SEND },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -241,6 +254,13 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		case OPT_OUTFEED:
 			a->feed.outfeed = optarg;
 			break;
+		case OPT_HOST_RECV:
+		case OPT_HOST_SEND: {
+			int rc = feed_args_host(&a->feed, optarg, c == OPT_HOST_SEND, io);
+			if (rc)
+				return rc;
+			break;
+		}
 		case OPT_PARTICIPANT_INPUT: {
 			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", io);
 			if (rc)
@@ -521,7 +541,7 @@ static int finish_outfeed(run_args *a, hloi_module *m, hloi_context *ctx, size_t
 		else if (rc)
 			return rc;
 	}
-	return a->out1 ? feeds_write(a->out1, np, a->feed.outfeed, parts, ctx, io) : EXIT_OK;
+	return a->out1 ? feeds_write(a->out1, np, &a->feed, parts, ctx, io) : EXIT_OK;
 }
 
 /* A run of several participants (the module has collectives and runs as
@@ -789,7 +809,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			rc = EXIT_RUNTIME;
 			goto cleanup;
 		}
-		if (a.print_inputs || (!a.feed.outfeed && a.out1 && a.out1[0].n))
+		if (a.print_inputs || feeds_printed(a.out1, 1, &a.feed))
 			fputs("** Result **\n", io->out);
 		st = hloi_literal_print(result, io->out);
 		if (st != HLOI_OK) {

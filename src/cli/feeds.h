@@ -1,7 +1,10 @@
 /* Infeed and outfeed for `run`: --infeed FILE and --participant-infeed
  * P:FILE fill the queues, --outfeed FILE takes what the outfeeds write
  * (without it they print to standard output); with --random-inputs and no
- * infeed file, infeeds get random values. */
+ * infeed file, infeeds get random values. Transfers with the host (send
+ * and recv with is_host_transfer=true) the same way by channel:
+ * --host-recv CH:FILE fills channel CH's queue, --host-send CH:FILE takes
+ * what channel CH's sends give. */
 #ifndef HLOI_CLI_FEEDS_H
 #define HLOI_CLI_FEEDS_H
 
@@ -18,6 +21,10 @@ typedef struct feed_args {
 	feed_file *infeed;   /* in the order given (array owned) */
 	size_t ninfeed;
 	const char *outfeed; /* --outfeed, or NULL */
+	feed_file *host_recv; /* --host-recv CH:FILE (participant: the channel) */
+	size_t nhost_recv;
+	feed_file *host_send; /* --host-send CH:FILE (participant: the channel) */
+	size_t nhost_send;
 } feed_args;
 
 /* Takes `P:FILE` (participant P; P a decimal number) into *p and *file. */
@@ -29,12 +36,16 @@ int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant
 /* --infeed FILE (per_participant 0) or --participant-infeed P:FILE (1).
  * Returns 0, or a usage error's exit code. */
 int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io);
+/* --host-recv CH:FILE (send 0) or --host-send CH:FILE (1). Returns 0, or
+ * a usage error's exit code. */
+int feed_args_host(feed_args *a, const char *arg, int send, cli_io *io);
 void feed_args_release(feed_args *a);
 
 /* A list of values with the names of the instructions they came from. */
 typedef struct feed_list {
 	hloi_literal **v;
 	const char **name; /* borrowed from the module */
+	int64_t *channel;  /* a host send's channel, or -1 for an outfeed */
 	size_t n, cap;
 } feed_list;
 
@@ -48,7 +59,12 @@ typedef struct feeds {
 	uint64_t seed;
 	hloi_literal **made; /* each participant's last random value (the
 			      * library copies it before it asks again) */
-	feed_list *out;      /* each participant's outfeed values (copies) */
+	feed_list *out;      /* each participant's outfeed and host send values
+			      * (copies), in the order they were given */
+	feed_list *host;     /* the --host-recv values of channel host_channel[i] */
+	int64_t *host_channel;
+	size_t nhost;
+	int host_random;     /* random values for a channel without a file */
 } feeds;
 
 /* Loads the infeed files for np participants (a participant number not
@@ -61,13 +77,16 @@ void feeds_attach(feeds *f, hloi_run_options *run);
  * or NULL when out of memory. Free with feed_lists_free. */
 feed_list *feeds_take_outfeed(feeds *f);
 void feed_lists_free(feed_list *l, size_t np);
-/* Writes the outfeed values `out` (np lists): to `path` (several
+/* Writes the outfeed values of `out` (np lists): to `a->outfeed` (several
  * participants: path.pN for participant N), else to standard output, each
  * under a header naming it (the participant too when np > 1; participant
- * p is replica p / partitions, partition p % partitions). Returns an exit
- * code. */
-int feeds_write(const feed_list *out, size_t np, const char *path, size_t partitions, hloi_context *ctx,
+ * p is replica p / partitions, partition p % partitions); and the host
+ * sends' values the same way, to the --host-send file of their channel or
+ * to standard output. Returns an exit code. */
+int feeds_write(const feed_list *out, size_t np, const feed_args *a, size_t partitions, hloi_context *ctx,
 		cli_io *io);
+/* Whether feeds_write prints any of `out`'s values to standard output. */
+int feeds_printed(const feed_list *out, size_t np, const feed_args *a);
 /* --compare: the outfeed values of two runs, participant by participant
  * (`expected` the reference engine's). Returns EXIT_OK, EXIT_MISMATCH or a
  * failure's exit code. */

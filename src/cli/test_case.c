@@ -112,7 +112,7 @@ static const struct {
 	{ "output", 1, 2 },          { "output_literals_file", 1, 2 },
 	{ "replicas", 1, 0 },        { "partitions", 1, 0 },
 	{ "infeed", 1, 1 },          { "outfeed", 1, 2 },
-	{ "participant-input", 1, 3 }, { "participant-infeed", 1, 3 },
+	{ "participant-input", 1, 3 }, { "participant-infeed", 1, 3 }, { "host-recv", 1, 3 },
 };
 
 static const char *const commands[] = { "run", "check", "fmt", "lower", "dot" };

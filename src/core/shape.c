@@ -400,7 +400,9 @@ int shape_same_bounds(const shape *a, const shape *b)
 
 static int compatible_rec(const shape *a, const shape *b, int bounds)
 {
-	if (a->type != b->type)
+	/* a buffer b(T) and the array T are different values (XLA's
+	 * Shape::Equal compares them unless told to ignore buffers) */
+	if (a->type != b->type || a->is_buffer != b->is_buffer)
 		return 0;
 	if (shape_is_tuple(a)) {
 		if (a->ntuple != b->ntuple)
@@ -411,6 +413,17 @@ static int compatible_rec(const shape *a, const shape *b, int bounds)
 		return 1;
 	}
 	return bounds ? shape_same_bounds(a, b) : shape_same_dims(a, b);
+}
+
+int shape_has_buffer(const shape *s)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (shape_has_buffer(&s->tuple[i]))
+				return 1;
+		return 0;
+	}
+	return s->is_buffer;
 }
 
 int shape_compatible(const shape *a, const shape *b)

@@ -114,8 +114,11 @@ int shape_identical(const shape *a, const shape *b);
 /* A hash consistent with shape_identical. */
 uint64_t shape_hash(const shape *s);
 
-/* Equal element type and dimensions (layouts ignored); recurses into tuples. */
+/* Equal element type, dimensions and buffer mark (layouts ignored);
+ * recurses into tuples. */
 int shape_compatible(const shape *a, const shape *b);
+/* Whether s is a buffer shape b(...) or a tuple holding one. */
+int shape_has_buffer(const shape *s);
 /* As shape_compatible, whichever dimensions are `<=N` (XLA's
  * ShapeUtil::Compatible, which ignores dynamic dimensions). */
 int shape_compatible_bounds(const shape *a, const shape *b);

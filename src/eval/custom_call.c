@@ -25,6 +25,34 @@ static hloi_status cc_kernel_allocate_buffer(engine *e, frame *f, const instr *i
 	return st;
 }
 
+/* CreateBuffer: a buffer of zeros (XLA leaves its contents undefined). */
+static hloi_status cc_kernel_create_buffer(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	return cc_kernel_allocate_buffer(e, f, in, ops, t);
+}
+
+/* Pin and Unpin: the operand's elements, as a buffer or as an array. */
+static hloi_status pin_unpin(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	hloi_literal *res;
+	hloi_status st = value_result(e, f, in, &res);
+	if (st == HLOI_OK)
+		value_copy(res, ops[0]);
+	return st;
+}
+
+static hloi_status cc_kernel_pin(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return pin_unpin(e, f, in, ops);
+}
+
+static hloi_status cc_kernel_unpin(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return pin_unpin(e, f, in, ops);
+}
+
 /* TopK: the k largest along the last dimension, k the result's, by total
  * order, the lower index first among equals. A comparator (to_apply) is not
  * consulted: XLA's TopkRewriter makes the call only from a sort by a

@@ -57,6 +57,9 @@ typedef struct eval_feeds {
 	hloi_outfeed_fn outfeed;
 	void *data;
 	uint64_t taken, given;
+	hloi_host_recv_fn host_recv; /* transfers with the host (version 5) */
+	hloi_host_send_fn host_send;
+	void *host_data;
 } eval_feeds;
 
 typedef struct engine {
@@ -184,6 +187,13 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in);
 
 /* Reads the queue and callbacks of `opts` (version 4 and later; else none). */
 void eval_feeds_init(eval_feeds *f, const hloi_run_options *opts);
+/* Whether a value has elements whose values are unknown ({...}) or none:
+ * what an infeed or a host recv refuses from the host. */
+int eval_value_incomplete(const hloi_literal *v);
+/* A host callback's failure status st for `in`; one that recorded no error
+ * in the context (its count was `errors` before the call) gets one naming
+ * the callback (`which`). Returns st. */
+hloi_status eval_callback_failed(engine *e, const instr *in, size_t errors, hloi_status st, const char *which);
 
 /* --- random numbers (rng.c) ------------------------------------------------- */
 

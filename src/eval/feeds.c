@@ -1,5 +1,6 @@
 /* infeed and outfeed: XLA's host transfers, here the run's infeed queue and
- * callbacks (hloi_run_options version 4). An infeed takes the next value
+ * callbacks (hloi_run_options version 4; send and recv with
+ * is_host_transfer=true are in sendrecv.c). An infeed takes the next value
  * of the queue, then what the infeed callback gives; with neither, the run
  * fails where XLA's device would wait forever. An outfeed hands its operand
  * to the outfeed callback. Both engines run these kernels. */
@@ -22,14 +23,18 @@ void eval_feeds_init(eval_feeds *f, const hloi_run_options *opts)
 	f->infeed = opts->infeed_fn;
 	f->outfeed = opts->outfeed;
 	f->data = opts->feed_data;
+	if (opts->version < 5)
+		return;
+	f->host_recv = opts->host_recv;
+	f->host_send = opts->host_send;
+	f->host_data = opts->host_data;
 }
 
-/* Whether a value has elements whose values are unknown ({...}) or none. */
-static int missing_values(const hloi_literal *v)
+int eval_value_incomplete(const hloi_literal *v)
 {
 	if (shape_is_tuple(&v->shape)) {
 		for (size_t i = 0; i < v->nelems; i++)
-			if (!v->elems[i] || missing_values(v->elems[i]))
+			if (!v->elems[i] || eval_value_incomplete(v->elems[i]))
 				return 1;
 		return 0;
 	}
@@ -50,8 +55,7 @@ static void describe(engine *e, const frame *f, const instr *in, attr_id config,
 	out->index = index;
 }
 
-/* A callback's failure that left no message gets one. */
-static hloi_status callback_failed(engine *e, const instr *in, size_t errors, hloi_status st, const char *which)
+hloi_status eval_callback_failed(engine *e, const instr *in, size_t errors, hloi_status st, const char *which)
 {
 	if (hloi_context_error_count(e->ctx) == errors)
 		diag_error(e->ctx, e->m->src, in->op_at, "%s '%s': the %s callback failed (%s)", opcode_name(in->op),
@@ -80,7 +84,7 @@ hloi_status kernel_infeed(engine *e, frame *f, const instr *in, hloi_literal *co
 		st = q->infeed(q->data, e->ctx, &info, &v);
 		arena_release(&a);
 		if (st != HLOI_OK)
-			return callback_failed(e, in, errors, st, "infeed");
+			return eval_callback_failed(e, in, errors, st, "infeed");
 	}
 	if (!v) {
 		diag_error(e->ctx, e->m->src, in->op_at,
@@ -89,7 +93,7 @@ hloi_status kernel_infeed(engine *e, frame *f, const instr *in, hloi_literal *co
 			   in->name, f->comp->name, (unsigned long long)q->taken, q->taken == 1 ? "" : "s");
 		return HLOI_EINVAL;
 	}
-	if (!shape_compatible(&v->shape, want) || missing_values(v)) {
+	if (!shape_compatible(&v->shape, want) || eval_value_incomplete(v)) {
 		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		shape_print(&a, &v->shape, 0);
 		shape_print(&b, want, 0);
@@ -127,7 +131,7 @@ hloi_status kernel_outfeed(engine *e, frame *f, const instr *in, hloi_literal *c
 		st = q->outfeed(q->data, e->ctx, &info, ops[0]);
 		arena_release(&a);
 		if (st != HLOI_OK)
-			return callback_failed(e, in, errors, st, "outfeed");
+			return eval_callback_failed(e, in, errors, st, "outfeed");
 	}
 	q->given++;
 	hloi_literal *res = NULL;

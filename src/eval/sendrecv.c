@@ -19,11 +19,14 @@
  * bounds), as XLA's runtime does; hloi gives zeros where XLA leaves the
  * buffer as it was. On one device the only peer is the participant itself
  * (a pair {0,0}); a recv-done whose message was not sent before it fails
- * at once. Both engines share these kernels. */
+ * at once. A send or recv with is_host_transfer=true moves data to or from
+ * the run's host callbacks instead (below). Both engines share these
+ * kernels. */
 #include <string.h>
 
 #include "eval/engine.h"
 #include "eval/spmd.h"
+#include "ir/attrs.h"
 #include "ir/groups.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -274,6 +277,96 @@ static hloi_status do_recv_done(engine *e, struct p2p_state *ps, const instr *in
 	return st;
 }
 
+/* --- transfers with the host (is_host_transfer=true) ------------------------
+ *
+ * A host send hands its operand to the run's host_send callback (none: the
+ * value is dropped); a host recv takes its data from host_recv when it runs
+ * and holds it in its value's element 0, which its recv-done gives on. The
+ * channel_id keys both, as PjRt's send and recv callbacks are keyed. */
+
+static const char host_sends, host_recvs;
+
+/* What the callbacks learn of `in`; the rendezvous name copied into `name`. */
+static hloi_status describe_host(engine *e, struct p2p_state *ps, const frame *f, const instr *in, const shape *s,
+				 strbuf *name, hloi_host_transfer *out)
+{
+	const char *v;
+	size_t len = 0;
+	memset(out, 0, sizeof *out);
+	if (!instr_int(in, ATTR_CHANNEL_ID, &out->channel_id))
+		out->channel_id = 0;
+	if (next_count(ps, in->op == OP_SEND ? &host_sends : &host_recvs, out->channel_id, 0, &out->index))
+		return value_oom(e, (int64_t)sizeof(p2p_count));
+	if (frontend_value(in, "_xla_host_transfer_rendezvous", &v, &len))
+		sb_putn(name, v, len);
+	if (name->oom)
+		return value_oom(e, (int64_t)len);
+	out->rendezvous = sb_str(name);
+	out->instruction = in->name;
+	out->computation = f->comp->name;
+	out->shape = s;
+	out->participant = e->spmd ? (size_t)e->spmd->id : 0;
+	return HLOI_OK;
+}
+
+static hloi_status host_send(engine *e, struct p2p_state *ps, const frame *f, const instr *in,
+			     const hloi_literal *data)
+{
+	eval_feeds *q = &e->feeds;
+	strbuf name = STRBUF_INIT;
+	hloi_host_transfer t;
+	hloi_status st = describe_host(e, ps, f, in, &data->shape, &name, &t);
+	if (st == HLOI_OK && q->host_send) {
+		size_t errors = hloi_context_error_count(e->ctx);
+		st = q->host_send(q->host_data, e->ctx, &t, data);
+		if (st != HLOI_OK)
+			st = eval_callback_failed(e, in, errors, st, "host send");
+	}
+	sb_free(&name);
+	return st;
+}
+
+static hloi_status host_recv(engine *e, struct p2p_state *ps, const frame *f, const instr *in, hloi_literal *res)
+{
+	eval_feeds *q = &e->feeds;
+	const shape *want = &res->elems[0]->shape;
+	const hloi_literal *v = NULL;
+	strbuf name = STRBUF_INIT;
+	hloi_host_transfer t;
+	hloi_status st = describe_host(e, ps, f, in, want, &name, &t);
+	if (st == HLOI_OK && q->host_recv) {
+		size_t errors = hloi_context_error_count(e->ctx);
+		st = q->host_recv(q->host_data, e->ctx, &t, &v);
+		if (st != HLOI_OK)
+			st = eval_callback_failed(e, in, errors, st, "host recv");
+	}
+	sb_free(&name);
+	if (st != HLOI_OK)
+		return st;
+	if (!v) {
+		diag_error(e->ctx, e->m->src, in->op_at,
+			   "recv '%s' in computation '%s' receives from the host on channel %lld, which gives no value "
+			   "(after %llu value%s); give them with the run's host_recv callback (hloi: --host-recv %lld:FILE)",
+			   in->name, f->comp->name, (long long)t.channel_id, (unsigned long long)t.index,
+			   t.index == 1 ? "" : "s", (long long)t.channel_id);
+		return HLOI_EINVAL;
+	}
+	if (!shape_compatible(&v->shape, want) || eval_value_incomplete(v)) {
+		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		shape_print(&a, &v->shape, 0);
+		shape_print(&b, want, 0);
+		diag_error(e->ctx, e->m->src, in->op_at,
+			   "recv '%s' receives %s, but value %llu the host gives on channel %lld is %s%s", in->name,
+			   sb_str(&b), (unsigned long long)t.index, (long long)t.channel_id, sb_str(&a),
+			   shape_compatible(&v->shape, want) ? " without values ({...})" : "");
+		sb_free(&a);
+		sb_free(&b);
+		return HLOI_EINVAL;
+	}
+	value_copy(res->elems[0], v);
+	return HLOI_OK;
+}
+
 hloi_status kernel_p2p(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 		       hloi_literal *dest)
 {
@@ -287,6 +380,20 @@ hloi_status kernel_p2p(engine *e, frame *f, const instr *in, hloi_literal *const
 	struct p2p_state *ps = state(e);
 	if (!ps)
 		return value_oom(e, (int64_t)sizeof *ps);
+	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0)) {
+		switch (in->op) {
+		case OP_SEND:
+			value_copy(res->elems[0], ops[0]);
+			return host_send(e, ps, f, in, ops[0]);
+		case OP_RECV:
+			return host_recv(e, ps, f, in, res);
+		case OP_RECV_DONE:
+			value_copy(res->elems[0], ops[0]->elems[0]);
+			return HLOI_OK;
+		default:
+			return HLOI_OK;
+		}
+	}
 	switch (in->op) {
 	case OP_SEND:
 		value_copy(res->elems[0], ops[0]);

@@ -5,7 +5,11 @@
 # for one .npy, --participant-input and --participant-infeed (their
 # syntax, participants the run does not have, every participant with its
 # own inputs), outfeed files per participant, and random infeed values
-# that depend on the seed alone.
+# that depend on the seed alone. Host transfers (send and recv with
+# is_host_transfer=true): --host-send files read back by --host-recv, a
+# channel's values kept apart from the others' and from the outfeeds',
+# the CH:FILE syntax, a channel's file running out, random values by seed
+# for a channel without a file, per-participant --host-send files.
 # Usage: feeds_test.sh HLOI
 set -u
 hloi=$1
@@ -114,15 +118,117 @@ expect 2 "a participant without inputs" -- "$hloi" run "$tmp/two.hlo" --particip
 	--infeed "$tmp/v"
 contains "$tmp/err" "participant 1 has no inputs" "the participant is named"
 
-# random infeed values: the seed's alone
-expect 0 "random infeed values" -- "$hloi" run "$tmp/echo.hlo" --random-inputs=5 --compare
-cp "$tmp/out" "$tmp/rand5"
-expect 0 "the same seed again" -- "$hloi" run "$tmp/echo.hlo" --random-inputs=5
-same "$tmp/out" "$tmp/rand5" "the same seed gives the same infeed values"
-expect 0 "another seed" -- "$hloi" run "$tmp/echo.hlo" --random-inputs=6
-cmp -s "$tmp/out" "$tmp/rand5" && bad "another seed gives other values" || ok
+# random values of MODULE's WHAT (infeeds, host recvs): the seed's alone
+seeded() {
+	expect 0 "random $2 values" -- "$hloi" run "$1" --random-inputs=5 --compare
+	cp "$tmp/out" "$tmp/rand5"
+	expect 0 "the same seed again" -- "$hloi" run "$1" --random-inputs=5
+	same "$tmp/out" "$tmp/rand5" "the same seed gives the same $2 values"
+	expect 0 "another seed" -- "$hloi" run "$1" --random-inputs=6
+	cmp -s "$tmp/out" "$tmp/rand5" && bad "another seed gives other $2 values" || ok
+}
+seeded "$tmp/echo.hlo" infeed
 expect 3 "without --random-inputs, no values" -- "$hloi" run "$tmp/echo.hlo"
 contains "$tmp/err" "finds the infeed queue empty" "the empty queue"
+
+# host transfers: channel 1 echoes to channel 2, an outfeed in between
+cat >"$tmp/host.hlo" <<'HLO'
+HloModule host
+ENTRY main {
+  tok = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(tok), channel_id=1, is_host_transfer=true
+  rd = (f32[2], token[]) recv-done(r), channel_id=1, is_host_transfer=true
+  x = f32[2] get-tuple-element(rd), index=0
+  t = token[] get-tuple-element(rd), index=1
+  y = f32[2] add(x, x)
+  s = (f32[2], u32[], token[]) send(y, t), channel_id=2, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
+  o = token[] outfeed(x, sd)
+  s3 = (f32[2], u32[], token[]) send(x, o), channel_id=3, is_host_transfer=true
+  sd3 = token[] send-done(s3), channel_id=3, is_host_transfer=true
+  ROOT z = f32[2] negate(x)
+}
+HLO
+printf 'f32[2] {1.5, -4}\n' >"$tmp/h1.txt"
+expect 0 "--host-send CH:FILE" -- "$hloi" run "$tmp/host.hlo" --host-recv 1:"$tmp/h1.txt" --host-send 2:"$tmp/s2.txt" \
+	--outfeed "$tmp/of.txt" --compare
+printf '** Host send 1 (s3, channel 3) **\nf32[2] {1.5, -4}\n** Result **\nf32[2] {-1.5, 4}\n' >"$tmp/want"
+same "$tmp/out" "$tmp/want" "channel 3 without a file prints; channel 2 and the outfeed go to their files"
+printf 'f32[2] {3, -8}\n' >"$tmp/want"
+same "$tmp/s2.txt" "$tmp/want" "channel 2's file holds its value alone"
+printf 'f32[2] {1.5, -4}\n' >"$tmp/want"
+same "$tmp/of.txt" "$tmp/want" "the outfeed file holds the outfeed's value alone"
+expect 0 "--host-recv reads --host-send's file back" -- "$hloi" run "$tmp/host.hlo" --host-recv 1:"$tmp/s2.txt" \
+	--host-send 2:"$tmp/s2b.txt" --host-send 3:"$tmp/s3.txt" --outfeed /dev/null
+printf 'f32[2] {6, -16}\n' >"$tmp/want"
+same "$tmp/s2b.txt" "$tmp/want" "the round trip doubles again"
+printf 'f32[2] {-3, 8}\n' >"$tmp/want"
+same "$tmp/out" "$tmp/want" "with every value in a file only the result prints"
+expect 2 "CH:FILE without CH" -- "$hloi" run "$tmp/host.hlo" --host-recv "$tmp/h1.txt"
+contains "$tmp/err" "invalid --host-recv" "the flag is named"
+contains "$tmp/err" "CH:FILE" "the form is named"
+expect 2 "a negative channel" -- "$hloi" run "$tmp/host.hlo" --host-send -1:"$tmp/x.txt"
+expect 3 "another channel's file does not feed channel 1" -- "$hloi" run "$tmp/host.hlo" --host-recv 2:"$tmp/h1.txt"
+contains "$tmp/err" "--host-recv 1:FILE" "the missing flag is named"
+expect 3 "a missing --host-recv file" -- "$hloi" run "$tmp/host.hlo" --host-recv 1:"$tmp/nothing.txt"
+contains "$tmp/err" "nothing.txt" "the file is named"
+seeded "$tmp/host.hlo" "host recv"
+expect 0 "--random-inputs with a file: the file's values" -- "$hloi" run "$tmp/host.hlo" --random-inputs \
+	--host-recv 1:"$tmp/h1.txt"
+contains "$tmp/out" "f32[2] {3, -8}" "the file's value, doubled"
+
+# a channel's file runs out: the second iteration's recv fails
+cat >"$tmp/host_loop.hlo" <<'HLO'
+HloModule host_loop
+cond {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  t = token[] get-tuple-element(s), index=1
+  r = (s32[], u32[], token[]) recv(t), channel_id=5, is_host_transfer=true
+  rd = (s32[], token[]) recv-done(r), channel_id=5, is_host_transfer=true
+  x = s32[] get-tuple-element(rd), index=0
+  t1 = token[] get-tuple-element(rd), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT next = (s32[], token[]) tuple(i1, t1)
+}
+ENTRY main {
+  tok = token[] after-all()
+  zero = s32[] constant(0)
+  init = (s32[], token[]) tuple(zero, tok)
+  ROOT loop = (s32[], token[]) while(init), condition=cond, body=body
+}
+HLO
+printf 's32[] 4\n' >"$tmp/h5.txt"
+expect 3 "channel 5's file holds one value for two recvs" -- "$hloi" run "$tmp/host_loop.hlo" --host-recv 5:"$tmp/h5.txt"
+contains "$tmp/err" "receives from the host on channel 5, which gives no value (after 1 value)" "the count so far"
+
+# several participants: each sends its replica id; one file each
+cat >"$tmp/host_two.hlo" <<'HLO'
+HloModule host_two, replica_count=2
+ENTRY main {
+  tok = token[] after-all()
+  id = u32[] replica-id()
+  s = (u32[], u32[], token[]) send(id, tok), channel_id=1, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=1, is_host_transfer=true
+  ROOT r = u32[] all-reduce(id), replica_groups={{0,1}}, to_apply={
+    a = u32[] parameter(0)
+    b = u32[] parameter(1)
+    ROOT c = u32[] add(a, b)
+  }
+}
+HLO
+expect 0 "host sends of two participants" -- "$hloi" run "$tmp/host_two.hlo" --host-send 1:"$tmp/hs.txt"
+contains "$tmp/hs.p0.txt" "u32[] 0" "replica 0's host send file"
+contains "$tmp/hs.p1.txt" "u32[] 1" "replica 1's host send file"
+expect 0 "host sends of two participants printed" -- "$hloi" run "$tmp/host_two.hlo"
+contains "$tmp/out" "** Replica 1, partition 0: host send 0 (s, channel 1) **" "the participant is named"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

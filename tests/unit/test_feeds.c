@@ -4,7 +4,10 @@
  * (instruction, computation, config, index, participant); the errors of an
  * empty queue, a value of another shape and a failing callback; options of
  * version 3 (no feeds); and the participants of a run of several, each
- * with values of its own. Both engines. */
+ * with values of its own. Both engines. Host transfers (version 5): what
+ * the host callbacks learn (channel, rendezvous, index by channel), the
+ * value a host recv receives, a host recv without a value, a failing
+ * callback, and options of version 4 (no host callbacks). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -312,11 +315,142 @@ static void test_save_list(void)
 	hloi_context_free(ctx);
 }
 
+/* A host recv (channel 3, in a rendezvous) whose value goes out doubled
+ * on channel 4, twice. */
+static const char host[] =
+	"HloModule host\n"
+	"ENTRY main {\n"
+	"  tok = token[] after-all()\n"
+	"  r = (s32[2], u32[], token[]) recv(tok), channel_id=3, is_host_transfer=true,\n"
+	"    frontend_attributes={_xla_host_transfer_rendezvous=\"rv\"}\n"
+	"  rd = (s32[2], token[]) recv-done(r), channel_id=3, is_host_transfer=true\n"
+	"  x = s32[2] get-tuple-element(rd), index=0\n"
+	"  t = token[] get-tuple-element(rd), index=1\n"
+	"  y = s32[2] add(x, x)\n"
+	"  s = (s32[2], u32[], token[]) send(y, t), channel_id=4, is_host_transfer=true\n"
+	"  sd = token[] send-done(s), channel_id=4, is_host_transfer=true\n"
+	"  again = (s32[2], u32[], token[]) send(x, sd), channel_id=4, is_host_transfer=true\n"
+	"  sd2 = token[] send-done(again), channel_id=4, is_host_transfer=true\n"
+	"  ROOT z = s32[2] negate(x)\n"
+	"}\n";
+
+typedef struct host_seen {
+	int recvs, sends;
+	int64_t channel[4];
+	uint64_t index[4];
+	char rendezvous[4][8];
+	int32_t sent[4];      /* the first element of each value sent */
+	hloi_literal *give;   /* what the recv callback gives (NULL: none) */
+	hloi_status fail;
+} host_seen;
+
+static hloi_status on_host_recv(void *data, hloi_context *ctx, const hloi_host_transfer *t,
+				const hloi_literal **value)
+{
+	host_seen *s = data;
+	(void)ctx;
+	CU_ASSERT_EQUAL(t->channel_id, 3);
+	CU_ASSERT_STRING_EQUAL(t->rendezvous, "rv");
+	CU_ASSERT_STRING_EQUAL(t->instruction, "r");
+	CU_ASSERT_STRING_EQUAL(t->computation, "main");
+	CU_ASSERT_EQUAL(hloi_shape_rank(t->shape), 1);
+	CU_ASSERT_EQUAL(t->index, 0);
+	s->recvs++;
+	*value = s->give;
+	return s->fail;
+}
+
+static hloi_status on_host_send(void *data, hloi_context *ctx, const hloi_host_transfer *t,
+				const hloi_literal *value)
+{
+	host_seen *s = data;
+	(void)ctx;
+	if (s->sends < 4) {
+		s->channel[s->sends] = t->channel_id;
+		s->index[s->sends] = t->index;
+		snprintf(s->rendezvous[s->sends], sizeof s->rendezvous[0], "%s", t->rendezvous);
+		memcpy(&s->sent[s->sends], hloi_literal_data((hloi_literal *)value), sizeof(int32_t));
+	}
+	s->sends++;
+	return HLOI_OK;
+}
+
+static void test_host_transfers(void)
+{
+	hloi_context *ctx = NULL;
+	hloi_context_new(&ctx);
+	hloi_module *m = load(ctx, host);
+	hloi_literal *give = lit(ctx, "s32[2] {5, 7}");
+	for (int engine = HLOI_ENGINE_REFERENCE; engine <= HLOI_ENGINE_FAST; engine++) {
+		host_seen s;
+		memset(&s, 0, sizeof s);
+		s.give = give;
+		hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+		o.engine = (hloi_engine)engine;
+		o.host_recv = on_host_recv;
+		o.host_send = on_host_send;
+		o.host_data = &s;
+		hloi_literal *r = NULL;
+		CU_ASSERT_EQUAL_FATAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_OK);
+		const int32_t *z = hloi_literal_data(r);
+		CU_ASSERT(z[0] == -5 && z[1] == -7);
+		CU_ASSERT_EQUAL(s.recvs, 1);
+		CU_ASSERT_EQUAL(s.sends, 2);
+		CU_ASSERT(s.channel[0] == 4 && s.channel[1] == 4);
+		CU_ASSERT(s.index[0] == 0 && s.index[1] == 1);
+		CU_ASSERT_STRING_EQUAL(s.rendezvous[0], "");
+		CU_ASSERT(s.sent[0] == 10 && s.sent[1] == 5);
+		hloi_literal_free(r);
+
+		/* no value: an error at the recv */
+		s.give = NULL;
+		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EINVAL);
+		const char *msg = hloi_context_last_error(ctx);
+		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "receives from the host on channel 3, which gives no value"));
+		/* a failing callback without a message gets one */
+		s.fail = HLOI_EIO;
+		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EIO);
+		msg = hloi_context_last_error(ctx);
+		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "the host recv callback failed"));
+		/* no send callback: the values are dropped */
+		s.fail = HLOI_OK;
+		s.give = give;
+		s.sends = 0;
+		o.host_send = NULL;
+		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_OK);
+		CU_ASSERT_EQUAL(s.sends, 0);
+		hloi_literal_free(r);
+	}
+
+	/* options of version 4 have no host callbacks: no value to receive */
+	struct {
+		unsigned version;
+		hloi_engine engine;
+		int threads;
+		uint64_t max_memory;
+		const volatile int *stop;
+		uint64_t max_steps;
+		volatile uint64_t *progress;
+		hloi_literal *const *infeed;
+		size_t ninfeed;
+		hloi_infeed_fn infeed_fn;
+		hloi_outfeed_fn outfeed;
+		void *feed_data;
+	} v4 = { 4, HLOI_ENGINE_DEFAULT, 1, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL };
+	hloi_literal *r = NULL;
+	CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, (const hloi_run_options *)(const void *)&v4, &r), HLOI_EINVAL);
+	CU_ASSERT_PTR_NULL(r);
+	hloi_literal_free(give);
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+}
+
 static const unit_test feeds_tests[] = {
 	{ "queue, then callback, and their errors", test_queue_then_callback },
 	{ "version 3 options", test_version_3_options },
 	{ "participants", test_participants },
 	{ "several literals to one file", test_save_list },
+	{ "host transfers", test_host_transfers },
 	{ NULL, NULL },
 };
 

@@ -8,7 +8,7 @@ _hloi_options() {
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
-		--infeed --outfeed --participant-input --participant-infeed --help" ;;
+		--infeed --outfeed --participant-input --participant-infeed --host-recv --host-send --help" ;;
 	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
 	dot) echo "--plan --engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
 	plan) echo "--engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
@@ -61,7 +61,7 @@ _hloi() {
 	--output) _hloi_files "$cur" npy txt; return ;;
 	--infeed) _hloi_files "$cur" npy txt; return ;;
 	--outfeed) _hloi_files "$cur" txt; return ;;
-	--participant-input | --participant-infeed) return ;;
+	--participant-input | --participant-infeed | --host-recv | --host-send) return ;;
 	--output_literals_file) _hloi_files "$cur" pb pbtxt; return ;;
 	--junit) _hloi_files "$cur" xml; return ;;
 	--outputs) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
