@@ -638,13 +638,54 @@ static int dynamic_refused(const instr *in, const char **why)
 	return -1;
 }
 
+/* The elements of a sort's, variadic reduce's or reduce-window's tuple
+ * result: a dimension `<=N` in any input is `<=N` in every output (a
+ * reduce's dimensions not reduced), as XLA's dynamic dimension inference
+ * gives every output the dynamic input's size. */
+static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
+{
+	int ninputs = in->op == OP_SORT ? in->nops : in->nops / 2;
+	const int_list *rd = in->op == OP_REDUCE ? instr_ints(in, ATTR_DIMENSIONS) : NULL;
+	const shape *x = in->nops > 0 && in->ops[0].def ? in->ops[0].def->result : NULL;
+	if (!x || !shape_is_array(x) || inf->ntuple <= 0)
+		return;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return;
+	}
+	for (int i = 0; i < inf->ntuple; i++) {
+		el[i] = inf->tuple[i];
+		if (!shape_is_array(&el[i]))
+			continue;
+		int r = 0;
+		for (int d = 0; d < x->rank; d++) {
+			if (has_int(rd, d))
+				continue;
+			int dyn = 0;
+			for (int k = 0; k < ninputs && k < in->nops; k++) {
+				const shape *o = in->ops[k].def ? in->ops[k].def->result : NULL;
+				dyn |= o && shape_is_array(o) && d < o->rank && o->dim_kind[d] == DIM_BOUNDED;
+			}
+			if (dyn && r < el[i].rank)
+				el[i].dim_kind[r] = DIM_BOUNDED;
+			r++;
+		}
+	}
+	inf->tuple = el;
+}
+
 /* The result dimensions of the data-movement ops and convolution that a
  * `<=N` operand dimension flows into are `<=N`, as XLA's shape inference
  * makes them (InferPadShape, InferConcatOpShape, InferWindowOutputShape,
  * InferConvolveShape keep is_dynamic_dimension) and its dynamic dimension
  * inference sizes them (eval/dynamic.c gives the sizes). */
-static void dynamic_result(const instr *in, shape *inf)
+static void dynamic_result(checker *c, const instr *in, shape *inf)
 {
+	if (shape_is_tuple(inf) && (in->op == OP_SORT || in->op == OP_REDUCE || in->op == OP_REDUCE_WINDOW)) {
+		dynamic_tuple_result(c, in, inf);
+		return;
+	}
 	if (!shape_is_array(inf) || in->nops < 1 || !in->ops[0].def)
 		return;
 	const shape *x = in->ops[0].def->result;
@@ -785,7 +826,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
-	dynamic_result(in, &inf);
+	dynamic_result(c, in, &inf);
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)

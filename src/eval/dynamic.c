@@ -679,6 +679,29 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 		else
 			*fi = *fk;
 	}
+	if (as == OP_SORT || as == OP_REDUCE || as == OP_REDUCE_WINDOW || as == OP_CONCATENATE) {
+		/* inputs of one shape (but a concatenate's dimension): a `<=N`
+		 * input's size is all of theirs, a static input cut to it, as
+		 * XLA's dynamic dimension inference gives the result the
+		 * dynamic input's size */
+		int ninputs = as == OP_SORT || as == OP_CONCATENATE ? in->nops : in->nops / 2;
+		const int_list *cd = instr_ints(in, ATTR_DIMENSIONS);
+		for (int d = 0; d < ops[0]->shape.rank; d++) {
+			if (as == OP_CONCATENATE && cd && cd->n && cd->v[0] == d)
+				continue;
+			int from = -1;
+			int64_t size = 0;
+			for (int i = 0; i < ninputs; i++) {
+				if (ops[i]->shape.dim_kind[d] != DIM_BOUNDED)
+					continue;
+				st = take_size(e, in, i, d, sz[i][d], &size, &from);
+				if (st != HLOI_OK)
+					return st;
+			}
+			for (int i = 0; from >= 0 && i < ninputs; i++)
+				sz[i][d] = size;
+		}
+	}
 	int64_t to[HLOI_MAX_RANK];
 	st = sized_result(e, &copy, win, sz, to);
 	if (st != HLOI_OK)
@@ -720,10 +743,12 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 	for (int i = 0; i < in->nops; i++)
 		if (cops[i] != ops[i])
 			f->owned[in->ops[i].def->position] = VAL_BORROWED;
+	/* (an operand passed as it is may still become the result) */
 	if (st == HLOI_OK)
 		st = k(e, f, &copy, cops, args, NULL);
 	for (int i = in->nops - 1; i >= 0; i--)
-		f->owned[in->ops[i].def->position] = saved[i];
+		if (cops[i] != ops[i])
+			f->owned[in->ops[i].def->position] = saved[i];
 	hloi_free(attrs);
 	for (int i = 0; i < in->nops; i++)
 		if (cops[i] != ops[i])
