@@ -553,7 +553,7 @@ static int makes_dynamic(const instr *in)
 	default:
 		break;
 	}
-	if (opcode_is_elementwise_category(in->op))
+	if (opcode_is_elementwise_category(in->op) || opcode_dynamic_on_sizes(in))
 		return 1;
 	switch (in->op) {
 	case OP_SELECT:
@@ -566,12 +566,6 @@ static int makes_dynamic(const instr *in)
 	case OP_SLICE:
 	case OP_DOT:
 	case OP_REDUCE:
-	case OP_CONCATENATE:
-	case OP_PAD:
-	case OP_REVERSE:
-	case OP_SORT:
-	case OP_REDUCE_WINDOW:
-	case OP_CONVOLUTION:
 	case OP_GATHER:
 	case OP_DYNAMIC_SLICE:
 	case OP_DYNAMIC_UPDATE_SLICE:

@@ -350,29 +350,10 @@ static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hl
 static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			      hloi_literal *const *args, kernel_fn k, opcode as, const window *win);
 
-/* Whether `in` is computed on the elements within its operands' sizes
- * (eval_sized). */
-static int on_sizes(const instr *in)
-{
-	switch (in->op) {
-	case OP_CONCATENATE:
-	case OP_PAD:
-	case OP_REVERSE:
-	case OP_SORT:
-	case OP_REDUCE_WINDOW:
-	case OP_CONVOLUTION:
-		return 1;
-	case OP_REDUCE:
-		return in->nops > 2;
-	default:
-		return 0;
-	}
-}
-
 hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			 hloi_literal *dest, kernel_fn k)
 {
-	if (on_sizes(in))
+	if (opcode_dynamic_on_sizes(in))
 		return eval_sized(e, f, in, ops, args, k, in->op, NULL);
 	const shape *rs = in->result;
 	int64_t to[HLOI_MAX_RANK];

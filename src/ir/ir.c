@@ -444,6 +444,23 @@ int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op
 	return n;
 }
 
+int opcode_dynamic_on_sizes(const instr *in)
+{
+	switch (in->op) {
+	case OP_CONCATENATE:
+	case OP_PAD:
+	case OP_REVERSE:
+	case OP_SORT:
+	case OP_REDUCE_WINDOW:
+	case OP_CONVOLUTION:
+		return 1;
+	case OP_REDUCE:
+		return in->nops > 2;
+	default:
+		return 0;
+	}
+}
+
 int gather_result_sources(const instr *in, const int64_t *operand_dims, int operand_rank, int indices_rank,
 			  int result_rank, int *from_op, int *from_dim)
 {
