@@ -342,6 +342,7 @@ static int copy_shape(checker *c, shape *dst, const shape *src)
 		if (!src->has_layout || src->layout.n_minor_to_major != src->rank) {
 			shape_make_array(dst, src->type, src->rank, src->dims);
 			dst->is_buffer = src->is_buffer;
+			memcpy(dst->dim_kind, src->dim_kind, sizeof dst->dim_kind);  /* a `<=N` element stays */
 		}
 		return 0;
 	}
@@ -550,11 +551,12 @@ static int makes_dynamic(const instr *in)
 	case OP_DYNAMIC_RESHAPE:
 		return 1;
 	case OP_CUSTOM_CALL:
-		return is_target(in, CC_SLICE_TO_DYNAMIC);
+		return is_target(in, CC_SLICE_TO_DYNAMIC) || is_target(in, CC_DYNAMIC_CONV_FORWARD) ||
+		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME);
 	default:
 		break;
 	}
-	if (opcode_is_elementwise_category(in->op))
+	if (opcode_is_elementwise_category(in->op) || opcode_dynamic_on_sizes(in))
 		return 1;
 	switch (in->op) {
 	case OP_SELECT:
@@ -566,11 +568,168 @@ static int makes_dynamic(const instr *in)
 	case OP_RESHAPE:
 	case OP_SLICE:
 	case OP_DOT:
-		return 1;
 	case OP_REDUCE:
-		return in->nops == 2;
+	case OP_GATHER:
+	case OP_DYNAMIC_SLICE:
+	case OP_DYNAMIC_UPDATE_SLICE:
+	/* control flow: the sizes travel with the values */
+	case OP_TUPLE:
+	case OP_GET_TUPLE_ELEMENT:
+	case OP_WHILE:
+	case OP_CONDITIONAL:
+	case OP_CALL:
+	case OP_PARAMETER:
+		return 1;
 	default:
 		return 0;
+	}
+}
+
+static int has_int(const int_list *l, int64_t v)
+{
+	for (int i = 0; l && i < l->n; i++)
+		if (l->v[i] == v)
+			return 1;
+	return 0;
+}
+
+/* The `<=N` operand dimensions XLA's dynamic dimension inference leaves
+ * Unimplemented for an op that takes others: a convolution's spatial ones
+ * (its input batch and feature and the kernel's input feature are
+ * defined; DynamicConvolutionForward takes a spatial one), a gather's
+ * operand dimension sliced in part (neither 1 nor whole) or batched, or
+ * its indices' index vector dimension, a dynamic-slice's dimension
+ * sliced in part. -1, or the operand holding one, *why XLA's words. */
+static int dynamic_refused(const instr *in, const char **why)
+{
+	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+	for (int k = 0; k < in->nops && k < 2; k++) {
+		const shape *s = in->ops[k].def ? in->ops[k].def->result : NULL;
+		for (int d = 0; s && shape_is_array(s) && d < s->rank; d++) {
+			if (s->dim_kind[d] != DIM_BOUNDED)
+				continue;
+			if (in->op == OP_CONVOLUTION && la && la->conv) {
+				const conv_dims *cd = la->conv;
+				*why = "Dynamic Spatial Convolution is not supported";
+				if (k == 0 ? d != cd->input_batch && d != cd->input_feature : d != cd->kernel_input_feature)
+					return k;
+			} else if (in->op == OP_GATHER) {
+				const int_list *ss = instr_ints(in, ATTR_SLICE_SIZES);
+				int64_t ivd = k == 1 ? in->ops[1].def->result->rank : 0;
+				instr_int(in, ATTR_INDEX_VECTOR_DIM, &ivd);
+				*why = k == 0 ? "Detects a dynamic dimension on the data input of gather, which is not supported"
+					      : "Detects a non-batch dynamic dimension of gather, which is not supported";
+				if (k == 0 && (!ss || d >= ss->n || (ss->v[d] != 1 && ss->v[d] != s->dims[d]) ||
+					       has_int(instr_ints(in, ATTR_OPERAND_BATCHING_DIMS), d)))
+					return k;
+				if (k == 1 && (d == ivd || has_int(instr_ints(in, ATTR_START_INDICES_BATCHING_DIMS), d)))
+					return k;
+			} else if (in->op == OP_DYNAMIC_SLICE && k == 0) {
+				const shape *r = in->result && shape_is_array(in->result) ? in->result : in->shape;
+				*why = "Dynamic dimension propagation on DynamicSlice where a partial dimension is selected";
+				if (shape_is_array(r) && d < r->rank && r->dims[d] != 1 && r->dims[d] != s->dims[d])
+					return k;
+			}
+		}
+	}
+	return -1;
+}
+
+/* The elements of a sort's, variadic reduce's or reduce-window's tuple
+ * result: a dimension `<=N` in any input is `<=N` in every output (a
+ * reduce's dimensions not reduced), as XLA's dynamic dimension inference
+ * gives every output the dynamic input's size. */
+static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
+{
+	int ninputs = in->op == OP_SORT ? in->nops : in->nops / 2;
+	const int_list *rd = in->op == OP_REDUCE ? instr_ints(in, ATTR_DIMENSIONS) : NULL;
+	const shape *x = in->nops > 0 && in->ops[0].def ? in->ops[0].def->result : NULL;
+	if (!x || !shape_is_array(x) || inf->ntuple <= 0)
+		return;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return;
+	}
+	for (int i = 0; i < inf->ntuple; i++) {
+		el[i] = inf->tuple[i];
+		if (!shape_is_array(&el[i]))
+			continue;
+		int r = 0;
+		for (int d = 0; d < x->rank; d++) {
+			if (has_int(rd, d))
+				continue;
+			int dyn = 0;
+			for (int k = 0; k < ninputs && k < in->nops; k++) {
+				const shape *o = in->ops[k].def ? in->ops[k].def->result : NULL;
+				dyn |= o && shape_is_array(o) && d < o->rank && o->dim_kind[d] == DIM_BOUNDED;
+			}
+			if (dyn && r < el[i].rank)
+				el[i].dim_kind[r] = DIM_BOUNDED;
+			r++;
+		}
+	}
+	inf->tuple = el;
+}
+
+/* The result dimensions of the data-movement ops and convolution that a
+ * `<=N` operand dimension flows into are `<=N`, as XLA's shape inference
+ * makes them (InferPadShape, InferConcatOpShape, InferWindowOutputShape,
+ * InferConvolveShape keep is_dynamic_dimension) and its dynamic dimension
+ * inference sizes them (eval/dynamic.c gives the sizes). */
+static void dynamic_result(checker *c, const instr *in, shape *inf)
+{
+	if (shape_is_tuple(inf) && (in->op == OP_SORT || in->op == OP_REDUCE || in->op == OP_REDUCE_WINDOW)) {
+		dynamic_tuple_result(c, in, inf);
+		return;
+	}
+	if (!shape_is_array(inf) || in->nops < 1 || !in->ops[0].def)
+		return;
+	const shape *x = in->ops[0].def->result;
+	if (!x || !shape_is_array(x))
+		return;
+	switch (in->op) {
+	case OP_PAD:
+	case OP_REVERSE:
+	case OP_SORT:
+	case OP_REDUCE_WINDOW:
+	case OP_DYNAMIC_UPDATE_SLICE:
+		for (int d = 0; d < x->rank && d < inf->rank; d++)
+			if (x->dim_kind[d] == DIM_BOUNDED)
+				inf->dim_kind[d] = DIM_BOUNDED;
+		return;
+	case OP_DYNAMIC_SLICE:
+		for (int d = 0; d < x->rank && d < inf->rank; d++)
+			if (x->dim_kind[d] == DIM_BOUNDED && inf->dims[d] == x->dims[d])
+				inf->dim_kind[d] = DIM_BOUNDED;
+		return;
+	case OP_CONCATENATE:
+		for (int k = 0; k < in->nops; k++) {
+			const shape *o = in->ops[k].def ? in->ops[k].def->result : NULL;
+			for (int d = 0; o && shape_is_array(o) && d < o->rank && d < inf->rank; d++)
+				if (o->dim_kind[d] == DIM_BOUNDED)
+					inf->dim_kind[d] = DIM_BOUNDED;
+		}
+		return;
+	case OP_CONVOLUTION: {
+		const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+		if (la && la->conv && la->conv->input_batch < x->rank && x->dim_kind[la->conv->input_batch] == DIM_BOUNDED)
+			inf->dim_kind[la->conv->output_batch] = DIM_BOUNDED;
+		return;
+	}
+	case OP_GATHER: {
+		const shape *ix = in->nops > 1 && in->ops[1].def ? in->ops[1].def->result : NULL;
+		int from_op[HLOI_MAX_RANK], from_dim[HLOI_MAX_RANK];
+		if (!ix || !shape_is_array(ix))
+			return;
+		gather_result_sources(in, x->dims, x->rank, ix->rank, inf->rank, from_op, from_dim);
+		for (int r = 0; r < inf->rank; r++)
+			if (from_op[r] >= 0 && (from_op[r] ? ix : x)->dim_kind[from_dim[r]] == DIM_BOUNDED)
+				inf->dim_kind[r] = DIM_BOUNDED;
+		return;
+	}
+	default:
+		return;
 	}
 }
 
@@ -589,13 +748,23 @@ static int entry_root_tuple(const checker *c, const instr *in)
 static void dynamic_operands(checker *c, const instr *in)
 {
 	char a[CK_SHAPE_TEXT];
-	if (!c->report_unsupported || takes_dynamic(in) || entry_root_tuple(c, in))
+	if (!c->report_unsupported)
+		return;
+	const char *why = NULL;
+	int k = dynamic_refused(in, &why);
+	if (k >= 0) {
+		ck_unsupported(c, in->ops[k].at,
+			       "unsupported dynamic dimension in %s (operand %d of %s): %s (XLA's dynamic dimension inference)",
+			       ck_shape(a, in->ops[k].def->result), k, opcode_name(in->op), why);
+		return;
+	}
+	if (takes_dynamic(in) || entry_root_tuple(c, in))
 		return;
 	for (int i = 0; i < in->nops; i++) {
 		const instr *d = in->ops[i].def;
 		if (d && d->result && !shape_is_static(d->result)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, tuple, get-tuple-element, while, conditional, call, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}
@@ -672,7 +841,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	int dynamic = !tokens ? 2 : makes_dynamic(in) || entry_root_tuple(c, in);
+	/* a parameter may be `<=N` (its argument gives the size), never `?` */
+	int dynamic = !tokens || in->op == OP_PARAMETER ? 2 : makes_dynamic(in) || entry_root_tuple(c, in);
 	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens, dynamic))
 		good = 0;
 	written_operand_shapes(c, in, ok);
@@ -687,6 +857,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
+	dynamic_result(c, in, &inf);
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)
@@ -837,12 +1008,9 @@ int ck_check_computation(checker *c, computation *comp)
 	}
 	c->cur_instr = NULL;
 
+	/* a computation's `<=N` result goes to its caller, whose result the
+	 * operand rules of its users then see (dynamic_operands) */
 	instr *root = comp->root;
-	if (c->report_unsupported && root && ok[root->position] && comp != c->m->entry &&
-	    !shape_is_static(root->result))
-		ck_unsupported(c, root->op_at,
-			       "unsupported dynamic dimension in %s: the result of computation '%s' (only the entry computation's result may have one)",
-			       ck_shape(a, root->result), comp->name);
 	usable = root && ok[root->position] && c->nerrors + c->nunsupported == before;
 	for (int k = 0; usable && k < comp->nparams; k++)
 		usable = comp->params[k] && ok[comp->params[k]->position];

@@ -96,7 +96,7 @@ int infer_call(checker *c, instr *in, shape *inf)
 	}
 	for (int k = 0; k < in->nops; k++) {
 		const shape *os = in->ops[k].def->result, *ps = callee->params[k]->result;
-		if (!shape_compatible(os, ps)) {
+		if (!shape_compatible_bounds(os, ps)) {
 			ck_error(c, in->ops[k].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
 				 k, opcode_name(in->op), ck_shape(a, os), k, callee->name, ck_shape(b, ps));
 			return 1;
@@ -197,8 +197,8 @@ int infer_while(checker *c, instr *in, shape *inf)
 	int err = 1;
 	if (shape_is_tuple(cr) || cr->type != ET_PRED || cr->rank != 0) {
 		ck_error(c, instr_attr_loc(in, ATTR_CONDITION), "Condition must return a boolean; got %s.", sb_str(&m));
-	} else if (!shape_compatible(br, cond->params[0]->result) || !shape_compatible(br, body->params[0]->result) ||
-		   !shape_compatible(br, init)) {
+	} else if (!shape_compatible_bounds(br, cond->params[0]->result) || !shape_compatible_bounds(br, body->params[0]->result) ||
+		   !shape_compatible_bounds(br, init)) {
 		ck_error(c, in->op_at,
 			 "The parameter of condition and body, the result of the body, and init must all have the same shape; got %s.",
 			 sb_str(&m));
@@ -288,7 +288,7 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 		const shape *op = in->ops[1 + j].def->result;
-		if (!shape_compatible(b->params[0]->result, op)) {
+		if (!shape_compatible_bounds(b->params[0]->result, op)) {
 			strbuf m = STRBUF_INIT;
 			ck_program_shape(&m, b);
 			if (m.oom)
@@ -300,7 +300,7 @@ int infer_conditional(checker *c, instr *in, shape *inf)
 			sb_free(&m);
 			return 1;
 		}
-		if (!shape_compatible(branches[0]->root->result, b->root->result)) {
+		if (!shape_compatible_bounds(branches[0]->root->result, b->root->result)) {
 			char r0[CK_SHAPE_TEXT];
 			ck_error(c, in->op_at,
 				 "the result of branch 0 computation and branch %d computation must have the same shape: got branch 0 computation result: %s; branch %d computation result: %s.",

@@ -647,6 +647,48 @@ static int cc_check_gtsv(checker *c, instr *in, const char *name, etype t, shape
 	return 0;
 }
 
+/* XLA's DynamicConvolutionForward(input, kernel) and
+ * DynamicReduceWindowSamePadding(input, init), which its dynamic padder
+ * rewrites into a convolution or reduce-window whose window is padded for
+ * the input's sizes: the shape rule of that op on the bounds (XLA's
+ * messages); where the padding is recomputed (PADDING_SAME, a `<=N` input
+ * dimension) the written size stands, as the written window pads for
+ * another size. */
+static int windowed_rule(checker *c, instr *in, const char *name, shape *want, int conv)
+{
+	if (!count_operands(c, in, name, 2))
+		return 1;
+	if (conv ? infer_convolution(c, in, want) : infer_reduce_window(c, in, want))
+		return 1;
+	const char *pt = instr_text(in, ATTR_PADDING_TYPE);
+	const shape *x = opnd(in, 0), *r = in->shape;
+	if (!shape_is_array(want) || !shape_is_array(r) || r->rank != want->rank)
+		return 0;
+	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+	int n = conv ? la->conv->nspatial : x->rank;
+	for (int i = 0; i < n; i++) {
+		int64_t xd = conv ? la->conv->input_spatial[i] : i, od = conv ? la->conv->output_spatial[i] : i;
+		if (x->dim_kind[xd] != DIM_BOUNDED)
+			continue;
+		if (!conv || (pt && strcmp(pt, "PADDING_SAME") == 0))
+			want->dims[od] = r->dims[od];
+		want->dim_kind[od] = r->dim_kind[od];
+	}
+	return 0;
+}
+
+static int cc_check_dynamic_conv_forward(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	return windowed_rule(c, in, name, want, 1);
+}
+
+static int cc_check_dynamic_reduce_window_same(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	return windowed_rule(c, in, name, want, 0);
+}
+
 static const cc_rule rules[CC_COUNT] = {
 #define X(E, text, rule, type) [E] = cc_check_##rule,
 #include "ir/custom_calls.def"

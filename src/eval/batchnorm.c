@@ -44,7 +44,7 @@ static void put_feat(hloi_literal *v, int64_t f, double x)
 /* x rounded to type t (the expander converts epsilon to the operand's type). */
 static double in_type(etype t, double x)
 {
-	unsigned char buf[16];
+	unsigned char buf[16] = {0};
 	cplx_write(t, buf, x);
 	return creal(cplx_read(t, buf));
 }

@@ -76,6 +76,20 @@ static hloi_status cc_kernel_pad_to_static(engine *e, frame *f, const instr *in,
 	return eval_pad_to_static(e, f, in, ops);
 }
 
+static hloi_status cc_kernel_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+						   etype t)
+{
+	(void)t;
+	return eval_dynamic_conv_forward(e, f, in, ops);
+}
+
+static hloi_status cc_kernel_dynamic_reduce_window_same(engine *e, frame *f, const instr *in,
+							hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_dynamic_reduce_window_same(e, f, in, ops);
+}
+
 typedef hloi_status (*cc_kernel)(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 
 static const cc_kernel kernels[CC_COUNT] = {

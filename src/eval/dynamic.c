@@ -20,6 +20,7 @@
 #include "core/index.h"
 #include "eval/engine.h"
 #include "eval/plan.h"
+#include "util/alloc.h"
 
 /* Reads an s32 scalar operand. */
 static int32_t read_s32(const hloi_literal *v)
@@ -274,6 +275,38 @@ static hloi_status result_sizes(engine *e, const instr *in, hloi_literal *const 
 			to[d] = szs[from_op[d]][from_dim[d]];
 		return HLOI_OK;
 	}
+	case OP_GATHER: {
+		/* an operand dimension taken whole goes to its offset
+		 * dimension; an indices batch dimension to its result batch
+		 * dimension (XLA's HandleGather; the checker refuses the rest) */
+		int from_op[HLOI_MAX_RANK], from_dim[HLOI_MAX_RANK];
+		int64_t szs[2][HLOI_MAX_RANK];
+		literal_sizes(ops[0], szs[0]);
+		literal_sizes(ops[1], szs[1]);
+		gather_result_sources(in, ops[0]->shape.dims, ops[0]->shape.rank, ops[1]->shape.rank, rs->rank, from_op,
+				      from_dim);
+		for (int r = 0; r < rs->rank; r++)
+			if (from_op[r] >= 0)
+				to[r] = szs[from_op[r]][from_dim[r]];
+		return HLOI_OK;
+	}
+	case OP_DYNAMIC_SLICE:
+		/* a dimension taken whole keeps its size */
+		literal_sizes(ops[0], sz);
+		for (int d = 0; d < rs->rank; d++)
+			if (rs->dims[d] == ops[0]->shape.dims[d])
+				to[d] = sz[d];
+		return HLOI_OK;
+	case OP_DYNAMIC_UPDATE_SLICE: {
+		/* the operand's sizes, or an update's that spans a dimension */
+		int64_t us[HLOI_MAX_RANK];
+		literal_sizes(ops[0], sz);
+		literal_sizes(ops[1], us);
+		for (int d = 0; d < rs->rank; d++)
+			to[d] = ops[1]->shape.dim_kind[d] == DIM_BOUNDED && ops[1]->shape.dims[d] == rs->dims[d] ? us[d]
+															 : sz[d];
+		return HLOI_OK;
+	}
 	default:
 		/* elementwise: each operand of the result's rank, position by
 		 * position (scalars of select and clamp broadcast) */
@@ -314,9 +347,14 @@ static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hl
 	return HLOI_OK;
 }
 
+static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, kernel_fn k, opcode as, const window *win);
+
 hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			 hloi_literal *dest, kernel_fn k)
 {
+	if (opcode_dynamic_on_sizes(in))
+		return eval_sized(e, f, in, ops, args, k, in->op, NULL);
 	const shape *rs = in->result;
 	int64_t to[HLOI_MAX_RANK];
 	hloi_status st;
@@ -375,7 +413,8 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 	/* the ops that make sizes (set-dimension-size, dynamic-reshape,
 	 * SliceToDynamic) set them themselves */
 	if (st != HLOI_OK || !shape_is_array(rs) || shape_is_static(rs) ||
-	    !(in->op == OP_REDUCE || in->op == OP_SLICE || in->op == OP_DOT || eval_is_elementwise(in->op)))
+	    !(in->op == OP_REDUCE || in->op == OP_SLICE || in->op == OP_DOT || in->op == OP_GATHER ||
+	      in->op == OP_DYNAMIC_SLICE || in->op == OP_DYNAMIC_UPDATE_SLICE || eval_is_elementwise(in->op)))
 		return st;
 	st = result_sizes(e, in, ops, to);
 	if (st != HLOI_OK)
@@ -384,4 +423,407 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 	for (int d = 0; d < rs->rank; d++)
 		res->dynamic_size[d] = rs->dim_kind[d] == DIM_BOUNDED ? to[d] : rs->dims[d];
 	return HLOI_OK;
+}
+
+/* --- ops computed on the elements within the sizes --------------------------- */
+
+/* Copies the elements of src at the indices within `sizes` to the same
+ * indices of dst. */
+static void copy_box(hloi_literal *dst, const hloi_literal *src, int rank, const int64_t *sizes)
+{
+	int64_t n = 1, idx[HLOI_MAX_RANK] = { 0 };
+	for (int d = 0; d < rank; d++)
+		n *= sizes[d];
+	if (n == 0 || !dst->data || !src->data)
+		return;
+	size_t w = (size_t)etype_byte_width(dst->shape.type);
+	do
+		memcpy(literal_element(dst, idx), literal_element(src, idx), w);
+	while (index_next(rank, sizes, idx));
+}
+
+/* s as a static shape of the sizes given (its layout kept). */
+static shape sized_shape(const shape *s, const int64_t *sizes)
+{
+	shape c = *s;
+	for (int d = 0; d < s->rank; d++) {
+		c.dims[d] = sizes[d];
+		c.dim_kind[d] = DIM_STATIC;
+	}
+	return c;
+}
+
+/* A static copy of array x holding its elements within sizes sz (at most
+ * its own). */
+static hloi_status compact(engine *e, const hloi_literal *x, const int64_t *sz, hloi_literal **out)
+{
+	shape c = sized_shape(&x->shape, sz);
+	hloi_status st = value_new(e, &c, out);
+	if (st == HLOI_OK)
+		copy_box(*out, x, c.rank, sz);
+	return st;
+}
+
+/* Result array r of in->result's element shape s, computed at the sizes of
+ * its own dims, as a value of s whose sizes those are (padding zero). */
+static hloi_status expand_into(const instr *in, engine *e, const shape *s, const hloi_literal *r, hloi_literal *out)
+{
+	(void)e;
+	if (out->data) {
+		memset(out->data, 0, out->nbytes);
+		literal_fill_padding(out);
+	}
+	for (int d = 0; d < s->rank; d++) {
+		if (r->shape.dims[d] > s->dims[d] || (s->dim_kind[d] != DIM_BOUNDED && r->shape.dims[d] != s->dims[d])) {
+			diag_error(e->ctx, e->m->src, in->op_at,
+				   "%s: dimension %d of the result has size %lld at the operands' sizes, but the result is declared %s%lld (instruction '%s')",
+				   opcode_name(in->op), d, (long long)r->shape.dims[d],
+				   s->dim_kind[d] == DIM_BOUNDED ? "<=" : "", (long long)s->dims[d], in->name);
+			return HLOI_EINVAL;
+		}
+		out->dynamic_size[d] = r->shape.dims[d];
+	}
+	copy_box(out, r, s->rank, r->shape.dims);
+	return HLOI_OK;
+}
+
+/* The windowed output size of an input of size n (XLA's
+ * GetWindowedOutputSize, base dilation and padding included); -1 when it
+ * would be negative. */
+static int64_t windowed(int64_t n, const window_dim *w)
+{
+	int64_t in = n == 0 ? 0 : (n - 1) * w->lhs_dilate + 1;
+	int64_t span = (w->size - 1) * w->rhs_dilate + 1;
+	int64_t padded = in + w->pad_lo + w->pad_hi;
+	if (padded < span)
+		return padded >= 0 ? 0 : -1;
+	return (padded - span) / w->stride + 1;
+}
+
+/* A located error for a result size the operands' sizes make negative. */
+static hloi_status negative_size(engine *e, const instr *in, int d, int64_t size)
+{
+	diag_error(e->ctx, e->m->src, in->op_at,
+		   "%s: dimension %d of the result would have size %lld at the operands' sizes (instruction '%s')",
+		   opcode_name(in->op), d, (long long)size, in->name);
+	return HLOI_EINVAL;
+}
+
+/* The sizes of the result (of its first element, for a tuple: the ops here
+ * give all elements the same dimensions) of `in` computed on operands of
+ * sizes sz[k], as XLA's dynamic dimension inference follows them: a
+ * concatenate's dimension is the sum of its operands', a pad's lo + size
+ * + hi + interior * (size - 1), a reduce keeps the dimensions not
+ * reduced, a reduce-window and a convolution take the windowed size, a
+ * sort, reverse, gather of whole dimensions and the rest keep them. */
+static hloi_status sized_result(engine *e, const instr *in, const window *win, int64_t (*sz)[HLOI_MAX_RANK],
+				int64_t *to)
+{
+	const shape *rs = shape_is_tuple(in->result) ? &in->result->tuple[0] : in->result;
+	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
+	int from[HLOI_MAX_RANK];
+	for (int d = 0; d < rs->rank; d++) {
+		to[d] = rs->dims[d];
+		from[d] = -1;
+	}
+	switch (in->op) {
+	case OP_CONCATENATE: {
+		int64_t cd = dims && dims->n ? dims->v[0] : 0;
+		for (int d = 0; d < rs->rank; d++) {
+			if (d == cd) {
+				to[d] = 0;
+				for (int k = 0; k < in->nops; k++)
+					to[d] += sz[k][d];
+				continue;
+			}
+			for (int k = 0; k < in->nops; k++) {
+				hloi_status st = take_size(e, in, k, d, sz[k][d], &to[d], &from[d]);
+				if (st != HLOI_OK)
+					return st;
+			}
+		}
+		return HLOI_OK;
+	}
+	case OP_PAD: {
+		const attr *pa = instr_attr(in, ATTR_PADDING);
+		for (int d = 0; d < rs->rank; d++) {
+			int64_t n = sz[0][d];
+			if (pa && pa->kind == AK_PADDING && d < pa->u.pad.n)
+				n = pa->u.pad.lo[d] + pa->u.pad.hi[d] + n + (n > 0 ? (n - 1) * pa->u.pad.interior[d] : 0);
+			if (n < 0)
+				return negative_size(e, in, d, n);
+			to[d] = n;
+		}
+		return HLOI_OK;
+	}
+	case OP_REDUCE: {
+		int r = 0, ninputs = in->nops / 2;
+		for (int i = 0; i < in->ops[0].def->result->rank && r < rs->rank; i++) {
+			int reduced = 0;
+			for (int j = 0; dims && j < dims->n; j++)
+				reduced |= dims->v[j] == i;
+			if (reduced)
+				continue;
+			for (int k = 0; k < ninputs; k++) {
+				hloi_status st = take_size(e, in, k, i, sz[k][i], &to[r], &from[r]);
+				if (st != HLOI_OK)
+					return st;
+			}
+			r++;
+		}
+		return HLOI_OK;
+	}
+	case OP_REDUCE_WINDOW:
+		for (int d = 0; d < rs->rank; d++) {
+			to[d] = win && d < win->n ? windowed(sz[0][d], &win->d[d]) : sz[0][d];
+			if (to[d] < 0)
+				return negative_size(e, in, d, to[d]);
+		}
+		return HLOI_OK;
+	case OP_CONVOLUTION: {
+		const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+		const conv_dims *cd = la->conv;
+		to[cd->output_batch] = sz[0][cd->input_batch];
+		to[cd->output_feature] = sz[1][cd->kernel_output_feature];
+		for (int i = 0; i < cd->nspatial; i++) {
+			int64_t n = win && i < win->n ? windowed(sz[0][cd->input_spatial[i]], &win->d[i])
+						      : sz[0][cd->input_spatial[i]];
+			if (n < 0)
+				return negative_size(e, in, (int)cd->output_spatial[i], n);
+			to[cd->output_spatial[i]] = n;
+		}
+		return HLOI_OK;
+	}
+	default:
+		/* sort, reverse: the operands' sizes, which must agree */
+		for (int k = 0; k < in->nops; k++)
+			for (int d = 0; d < rs->rank && d < in->ops[k].def->result->rank; d++) {
+				hloi_status st = take_size(e, in, k, d, sz[k][d], &to[d], &from[d]);
+				if (st != HLOI_OK)
+					return st;
+			}
+		return HLOI_OK;
+	}
+}
+
+/* `in` computed by kernel k on static copies of its operands that hold
+ * their elements within their sizes (a convolution's input features and
+ * its kernel's cut to the smaller of their sizes: XLA's dynamic padder
+ * zeroes the padding of both),
+ * into a result of those sizes, placed in a value of in->result's bounds
+ * whose sizes they are: the padding takes no part, as XLA's dynamic padder
+ * makes sure (a concatenate places each operand right after the previous
+ * one's size, a sort sorts the elements within the size). `win`, when
+ * given, is the window to compute with (DynamicConvolutionForward's,
+ * padded for its input sizes). */
+static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+			      hloi_literal *const *args, kernel_fn k, opcode as, const window *win)
+{
+	enum { MAX_SIZED = 16 };
+	if (in->nops > MAX_SIZED) {
+		diag_error(e->ctx, e->m->src, in->op_at,
+			   "%s of %d operands with dynamic sizes: at most %d are supported (instruction '%s')",
+			   opcode_name(in->op), in->nops, MAX_SIZED, in->name);
+		return HLOI_EUNSUPPORTED;
+	}
+	hloi_literal *cops[MAX_SIZED];
+	uint8_t saved[MAX_SIZED];
+	int64_t sz[MAX_SIZED][HLOI_MAX_RANK];
+	hloi_status st = HLOI_OK;
+	int pos = in->position;
+	for (int i = 0; i < in->nops; i++) {
+		cops[i] = ops[i];
+		if (shape_is_array(&ops[i]->shape))
+			literal_sizes(ops[i], sz[i]);
+	}
+	if (!win) {
+		const attr *wa = instr_attr(in, ATTR_WINDOW);
+		win = wa && wa->kind == AK_WINDOW ? &wa->u.win : NULL;
+	}
+	instr copy = *in;
+	copy.op = as;
+	if (as == OP_CONVOLUTION) {
+		const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;
+		int64_t fgc = 1, *fi = &sz[0][cd->input_feature], *fk = &sz[1][cd->kernel_input_feature];
+		instr_int(in, ATTR_FEATURE_GROUP_COUNT, &fgc);
+		if (fgc != 1 && (*fi != ops[0]->shape.dims[cd->input_feature] ||
+				 *fk != ops[1]->shape.dims[cd->kernel_input_feature])) {
+			diag_error(e->ctx, e->m->src, in->op_at,
+				   "convolution: a dynamic input feature dimension with feature_group_count=%lld is not supported (instruction '%s')",
+				   (long long)fgc, in->name);
+			return HLOI_EUNSUPPORTED;
+		}
+		/* the input features past either size meet zeros (XLA pads
+		 * both with zeros): both cut to the smaller size */
+		if (*fi < *fk)
+			*fk = *fi;
+		else
+			*fi = *fk;
+	}
+	if (as == OP_SORT || as == OP_REDUCE || as == OP_REDUCE_WINDOW || as == OP_CONCATENATE) {
+		/* inputs of one shape (but a concatenate's dimension): a `<=N`
+		 * input's size is all of theirs, a static input cut to it, as
+		 * XLA's dynamic dimension inference gives the result the
+		 * dynamic input's size */
+		int ninputs = as == OP_SORT || as == OP_CONCATENATE ? in->nops : in->nops / 2;
+		const int_list *cd = instr_ints(in, ATTR_DIMENSIONS);
+		for (int d = 0; d < ops[0]->shape.rank; d++) {
+			if (as == OP_CONCATENATE && cd && cd->n && cd->v[0] == d)
+				continue;
+			int from = -1;
+			int64_t size = 0;
+			for (int i = 0; i < ninputs; i++) {
+				if (ops[i]->shape.dim_kind[d] != DIM_BOUNDED)
+					continue;
+				st = take_size(e, in, i, d, sz[i][d], &size, &from);
+				if (st != HLOI_OK)
+					return st;
+			}
+			for (int i = 0; from >= 0 && i < ninputs; i++)
+				sz[i][d] = size;
+		}
+	}
+	int64_t to[HLOI_MAX_RANK];
+	st = sized_result(e, &copy, win, sz, to);
+	if (st != HLOI_OK)
+		return st;
+	for (int i = 0; i < in->nops && st == HLOI_OK; i++) {
+		int whole = 1;
+		for (int d = 0; shape_is_array(&ops[i]->shape) && d < ops[i]->shape.rank; d++)
+			whole &= sz[i][d] == ops[i]->shape.dims[d];
+		if (!whole)
+			st = compact(e, ops[i], sz[i], &cops[i]);
+	}
+	const shape *rs = in->result;
+	shape res_shape = *rs, elems[MAX_SIZED];
+	if (shape_is_tuple(rs)) {
+		for (int i = 0; i < rs->ntuple && i < MAX_SIZED; i++)
+			elems[i] = sized_shape(&rs->tuple[i], to);
+		res_shape.tuple = elems;
+	} else {
+		res_shape = sized_shape(rs, to);
+	}
+	copy.result = &res_shape;
+	attr *attrs = NULL;
+	if (st == HLOI_OK && win) {
+		/* the window to compute with in place of the written one */
+		attrs = hloi_calloc((size_t)in->nattrs, sizeof *attrs);
+		if (!attrs)
+			st = value_oom(e, (int64_t)in->nattrs * (int64_t)sizeof *attrs);
+		for (int i = 0; attrs && i < in->nattrs; i++) {
+			attrs[i] = in->attrs[i];
+			if (attrs[i].id == ATTR_WINDOW && attrs[i].kind == AK_WINDOW)
+				attrs[i].u.win = *win;
+		}
+		copy.attrs = attrs;
+	}
+	/* the copies are not the frame's values: no kernel may take one over
+	 * as its result */
+	for (int i = 0; i < in->nops; i++)
+		saved[i] = f->owned[in->ops[i].def->position];
+	for (int i = 0; i < in->nops; i++)
+		if (cops[i] != ops[i])
+			f->owned[in->ops[i].def->position] = VAL_BORROWED;
+	/* (an operand passed as it is may still become the result) */
+	if (st == HLOI_OK)
+		st = k(e, f, &copy, cops, args, NULL);
+	for (int i = in->nops - 1; i >= 0; i--)
+		if (cops[i] != ops[i])
+			f->owned[in->ops[i].def->position] = saved[i];
+	hloi_free(attrs);
+	for (int i = 0; i < in->nops; i++)
+		if (cops[i] != ops[i])
+			value_drop(e, cops[i]);
+	if (st != HLOI_OK)
+		return st;
+	hloi_literal *r = f->vals[pos], *out = NULL;
+	st = value_new(e, rs, &out);
+	if (st == HLOI_OK && shape_is_tuple(rs)) {
+		for (int i = 0; i < rs->ntuple && st == HLOI_OK; i++)
+			st = expand_into(in, e, &rs->tuple[i], r->elems[i], out->elems[i]);
+	} else if (st == HLOI_OK) {
+		st = expand_into(in, e, rs, r, out);
+	}
+	value_release(e, f, pos);
+	if (st != HLOI_OK) {
+		value_drop(e, out);
+		return st;
+	}
+	f->vals[pos] = out;
+	f->owned[pos] = VAL_OWNED;
+	return HLOI_OK;
+}
+
+/* XLA's padding_type: PADDING_SAME pads the input so that the output has
+ * ceil(size / stride) positions, the padding split with the smaller half
+ * before (XLA's GetWindowedOutputSize); PADDING_VALID pads nothing. The
+ * window of `in` with that padding for its input of sizes sz along the
+ * dimensions dim(i) into w (n dimensions, those of size 1 stride 1 left as
+ * written when `skip_trivial`); the dimensions of xs that are not `<=N`
+ * keep their written padding. */
+static void same_padding(const window *src, const shape *xs, const int64_t *sz, const int64_t *dim, int same,
+			 int skip_trivial, window_dim *w, window *out)
+{
+	out->n = src->n;
+	out->d = w;
+	for (int i = 0; i < src->n; i++) {
+		w[i] = src->d[i];
+		int64_t x = dim ? dim[i] : i;
+		if (x >= xs->rank || xs->dim_kind[x] != DIM_BOUNDED)
+			continue;
+		if (skip_trivial && w[i].size == 1 && w[i].stride == 1 && w[i].pad_lo == 0 && w[i].pad_hi == 0 &&
+		    w[i].lhs_dilate == 1 && w[i].rhs_dilate == 1)
+			continue;
+		int64_t n = sz[x], span = (w[i].size - 1) * w[i].rhs_dilate + 1;
+		w[i].pad_lo = w[i].pad_hi = 0;
+		if (!same)
+			continue;
+		int64_t stride = w[i].stride > 0 ? w[i].stride : 1;
+		int64_t outn = (n + stride - 1) / stride;
+		int64_t total = (outn - 1) * stride + span - n;
+		if (total < 0)
+			total = 0;
+		w[i].pad_lo = total / 2;
+		w[i].pad_hi = total - total / 2;
+	}
+}
+
+/* Whether `in`'s padding_type is PADDING_SAME. */
+static int padding_same(const instr *in)
+{
+	const char *t = instr_text(in, ATTR_PADDING_TYPE);
+	return t && strcmp(t, "PADDING_SAME") == 0;
+}
+
+/* XLA's DynamicConvolutionForward (input, kernel): the convolution of its
+ * window and dim_labels over the elements within the input's sizes, the
+ * window's padding recomputed from them for its padding_type (XLA's
+ * dynamic padder, RewriteDynamicConvolutionForward). */
+hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+	window_dim w[HLOI_MAX_RANK];
+	window win = { 0, NULL };
+	int64_t sz[HLOI_MAX_RANK];
+	literal_sizes(ops[0], sz);
+	if (wa && wa->kind == AK_WINDOW && la && la->conv)
+		same_padding(&wa->u.win, &ops[0]->shape, sz, la->conv->input_spatial, padding_same(in), 0, w, &win);
+	return eval_sized(e, f, in, ops, NULL, kernel_convolution, OP_CONVOLUTION, win.d ? &win : NULL);
+}
+
+/* XLA's DynamicReduceWindowSamePadding (input, init): reduce-window with
+ * to_apply over the elements within the input's sizes, each dimension
+ * whose window is not trivial padded for SAME from its size (XLA's
+ * dynamic padder, RewriteDynamicReduceWindowSamePadding). */
+hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	window_dim w[HLOI_MAX_RANK];
+	window win = { 0, NULL };
+	int64_t sz[HLOI_MAX_RANK];
+	literal_sizes(ops[0], sz);
+	if (wa && wa->kind == AK_WINDOW)
+		same_padding(&wa->u.win, &ops[0]->shape, sz, NULL, 1, 1, w, &win);
+	return eval_sized(e, f, in, ops, NULL, kernel_reduce_window, OP_REDUCE_WINDOW, win.d ? &win : NULL);
 }

@@ -239,6 +239,11 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 /* XLA's SliceToDynamic and PadToStatic custom-calls (dynamic.c). */
 hloi_status eval_slice_to_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 hloi_status eval_pad_to_static(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+/* XLA's DynamicConvolutionForward and DynamicReduceWindowSamePadding
+ * custom-calls: the op on the elements within the input's sizes, its
+ * window padded for them (dynamic.c). */
+hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 
 /* top-k of x along its last dimension into a new (values, s32 indices)
  * tuple of in->result's shape: the k largest (or smallest) by total order,

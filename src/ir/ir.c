@@ -443,3 +443,58 @@ int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op
 		}
 	return n;
 }
+
+int opcode_dynamic_on_sizes(const instr *in)
+{
+	switch (in->op) {
+	case OP_CONCATENATE:
+	case OP_PAD:
+	case OP_REVERSE:
+	case OP_SORT:
+	case OP_REDUCE_WINDOW:
+	case OP_CONVOLUTION:
+		return 1;
+	case OP_REDUCE:
+		return in->nops > 2;
+	default:
+		return 0;
+	}
+}
+
+int gather_result_sources(const instr *in, const int64_t *operand_dims, int operand_rank, int indices_rank,
+			  int result_rank, int *from_op, int *from_dim)
+{
+	const int_list *offs = instr_ints(in, ATTR_OFFSET_DIMS), *coll = instr_ints(in, ATTR_COLLAPSED_SLICE_DIMS);
+	const int_list *obat = instr_ints(in, ATTR_OPERAND_BATCHING_DIMS), *ss = instr_ints(in, ATTR_SLICE_SIZES);
+	int64_t ivd = indices_rank;
+	instr_int(in, ATTR_INDEX_VECTOR_DIM, &ivd);
+	for (int r = 0; r < result_rank; r++)
+		from_op[r] = -1;
+	/* the operand's dimensions neither collapsed nor batched give the
+	 * offset dimensions, in order */
+	int j = 0;
+	for (int d = 0; d < operand_rank; d++) {
+		if (in_list(coll, d) || in_list(obat, d))
+			continue;
+		if (offs && j < offs->n && ss && d < ss->n && ss->v[d] == operand_dims[d] && offs->v[j] >= 0 &&
+		    offs->v[j] < result_rank) {
+			from_op[offs->v[j]] = 0;
+			from_dim[offs->v[j]] = d;
+		}
+		j++;
+	}
+	/* the others are the indices' dimensions but the index vector one */
+	int id = 0;
+	for (int r = 0; r < result_rank; r++) {
+		if (in_list(offs, r))
+			continue;
+		if (id == ivd)
+			id++;
+		if (id < indices_rank) {
+			from_op[r] = 1;
+			from_dim[r] = id;
+		}
+		id++;
+	}
+	return result_rank;
+}

@@ -239,6 +239,17 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
  * non-contracting ones, in order. Fills from_op[r] (0 lhs, 1 rhs) and
  * from_dim[r]; returns the result's rank. */
 int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim);
+/* Whether `in` on `<=N` operands is computed on the elements within their
+ * sizes (concatenate, pad, reverse, sort, reduce-window, convolution, a
+ * reduce of several inputs; eval/dynamic.c): such an op takes and makes
+ * `<=N` values. */
+int opcode_dynamic_on_sizes(const instr *in);
+/* The dimension each dimension r of gather's result takes its size from:
+ * from_op[r] 0 and from_dim[r] the operand dimension its offset dimension
+ * takes whole (slice size operand_dims[d]), 1 and the indices' batch
+ * dimension, or from_op[r] -1 (an offset dimension sliced in part). */
+int gather_result_sources(const instr *in, const int64_t *operand_dims, int operand_rank, int indices_rank,
+			  int result_rank, int *from_op, int *from_dim);
 /* AK_BOOL: the value, or `dflt` when absent. */
 int instr_bool(const instr *in, attr_id id, int dflt);
 /* AK_WORD / AK_STRING / AK_RAW / AK_COMP text, or NULL. */

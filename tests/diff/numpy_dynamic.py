@@ -4,7 +4,11 @@ programs whose parameters have `<=N` dimensions, each given a .npy input of
 a random size up to its bound (0 included), through dot (contracting over
 a dynamic dimension, whose padding must add nothing, or keeping one), a
 reduce over a dynamic dimension, a slice taking a dynamic dimension whole
-and part of a static one, a reshape and an elementwise op; both engines,
+and part of a static one, a reshape and an elementwise op, concatenate
+(the second operand right after the first one's size), pad (edge and
+interior), sort (with a second operand), reverse, reduce-window, a
+variadic reduce, a convolution over a dynamic input feature dimension
+and a while loop carrying a dynamic value; both engines,
 run in one `hloi test`. Expected values: NumPy on the arrays as given (the
 elements within the sizes); results with `<=N` dimensions are written at
 their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
@@ -24,12 +28,18 @@ except ImportError:
 import hloi_cases
 
 ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+LT = ("lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+      "  ROOT l = pred[] compare(a, b), direction=LT\n}\n\n")
+ADD_MAX = ("add_max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n"
+           "  d = f32[] parameter(3)\n  s = f32[] add(a, c)\n  m = f32[] maximum(b, d)\n"
+           "  ROOT t = (f32[], f32[]) tuple(s, m)\n}\n\n")
 
 
 def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
-    kind = rng.choice(["contract", "keep", "reduce", "slice", "reshape"])
+    kind = rng.choice(["contract", "keep", "reduce", "slice", "reshape", "concat", "pad", "sort", "reverse",
+                       "rwin", "vreduce", "conv", "while"])
     m, k, n = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 4)
     size = rng.randint(0, k)
     body, inputs, expect = "", [], None
@@ -57,24 +67,89 @@ def gen_case(seed, index):
         body = ("  x = f32[<=%d,%d] parameter(0)\n  y = f32[<=%d,%d] negate(x)\n"
                 "  ROOT s = f32[<=%d,%d] slice(y), slice={[0:%d], [%d:%d]}\n" % (k, m, k, m, k, e - s, k, s, e))
         inputs, expect = [x], -x[:, s:e]
-    else:
+    elif kind == "reshape":
         x = g.standard_normal((size,))
         body = "  x = f32[<=%d] parameter(0)\n  ROOT r = f32[1,<=%d] reshape(x)\n" % (k, k)
         inputs, expect = [x], x.reshape(1, size)
-    program = "HloModule dyn_%d\n\n%sENTRY e {\n%s}\n" % (index, ADD if kind == "reduce" else "", body)
+    elif kind == "concat":
+        a, b = g.standard_normal((size, m)), g.standard_normal((n, m))
+        body = ("  a = f32[<=%d,%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
+                "  ROOT c = f32[<=%d,%d] concatenate(a, b), dimensions={0}\n" % (k, m, n, m, k + n, m))
+        inputs, expect = [a, b], np.concatenate([a, b])
+    elif kind == "pad":
+        x = g.standard_normal((m, size))
+        lo, hi, it = rng.randint(0, 2), rng.randint(0, 2), rng.randint(0, 2)
+        want = np.zeros((m, lo + hi + size + max(size - 1, 0) * it))
+        if size:
+            want[:, lo:lo + (size - 1) * (it + 1) + 1:it + 1] = x
+        body = ("  x = f32[%d,<=%d] parameter(0)\n  z = f32[] constant(0)\n"
+                "  ROOT p = f32[%d,<=%d] pad(x, z), padding=0_0x%d_%d_%d\n"
+                % (m, k, m, lo + hi + k + (k - 1) * it, lo, hi, it))
+        inputs, expect = [x], want
+    elif kind == "sort":
+        x, i = g.standard_normal((m, size)), g.integers(-9, 9, (m, size)).astype(np.int32)
+        order = np.argsort(x, axis=1, kind="stable")
+        body = ("  x = f32[%d,<=%d] parameter(0)\n  i = s32[%d,<=%d] parameter(1)\n"
+                "  ROOT s = (f32[%d,<=%d], s32[%d,<=%d]) sort(x, i), dimensions={1}, to_apply=lt\n"
+                % (m, k, m, k, m, k, m, k))
+        inputs, expect = [x, i], [np.take_along_axis(x, order, 1), np.take_along_axis(i, order, 1)]
+    elif kind == "reverse":
+        x = g.standard_normal((size, m))
+        body = "  x = f32[<=%d,%d] parameter(0)\n  ROOT r = f32[<=%d,%d] reverse(x), dimensions={0,1}\n" % (k, m, k, m)
+        inputs, expect = [x], x[::-1, ::-1]
+    elif kind == "rwin":
+        w, st = rng.randint(1, k), rng.randint(1, 2)
+        x = g.standard_normal((size,))
+        nout = (size - w) // st + 1 if size >= w else 0
+        body = ("  x = f32[<=%d] parameter(0)\n  z = f32[] constant(0)\n"
+                "  ROOT r = f32[<=%d] reduce-window(x, z), window={size=%d stride=%d}, to_apply=add\n"
+                % (k, (k - w) // st + 1, w, st))
+        inputs, expect = [x], np.array([x[j * st:j * st + w].sum() for j in range(nout)])
+    elif kind == "vreduce":
+        x = g.standard_normal((m, size))
+        body = ("  x = f32[%d,<=%d] parameter(0)\n  z = f32[] constant(0)\n  ninf = f32[] constant(-inf)\n"
+                "  ROOT r = (f32[%d], f32[%d]) reduce(x, x, z, ninf), dimensions={1}, to_apply=add_max\n"
+                % (m, k, m, m))
+        inputs, expect = [x], [x.sum(axis=1), x.max(axis=1, initial=-np.inf)]
+    elif kind == "conv":
+        a, b = g.standard_normal((m, size)), g.standard_normal((k, n))
+        body = ("  a = f32[%d,<=%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
+                "  ROOT c = f32[%d,%d] convolution(a, b), dim_labels=bf_io->bf\n" % (m, k, k, n, m, n))
+        inputs, expect = [a, b], a @ b[:size]
+    else:
+        x = g.standard_normal((size, m))
+        body = ("  x = f32[<=%d,%d] parameter(0)\n  z = s32[] constant(0)\n"
+                "  t = (s32[], f32[<=%d,%d]) tuple(z, x)\n"
+                "  w = (s32[], f32[<=%d,%d]) while(t), condition=cond, body=body\n"
+                "  ROOT r = f32[<=%d,%d] get-tuple-element(w), index=1\n" % (k, m, k, m, k, m, k, m))
+        loop = ("cond {\n  s = (s32[], f32[<=%d,%d]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                "  two = s32[] constant(2)\n  ROOT c = pred[] compare(i, two), direction=LT\n}\n\n"
+                "body {\n  s = (s32[], f32[<=%d,%d]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                "  v = f32[<=%d,%d] get-tuple-element(s), index=1\n  one = s32[] constant(1)\n"
+                "  j = s32[] add(i, one)\n  d = f32[<=%d,%d] add(v, v)\n"
+                "  ROOT t = (s32[], f32[<=%d,%d]) tuple(j, d)\n}\n\n" % ((k, m) * 5))
+        inputs, expect = [x], 4 * x
+    comps = {"reduce": ADD, "rwin": ADD, "sort": LT, "vreduce": ADD_MAX, "while": loop if kind == "while" else ""}
+    program = "HloModule dyn_%d\n\n%sENTRY e {\n%s}\n" % (index, comps.get(kind, ""), body)
     return {"index": index, "kind": kind, "program": program,
-            "inputs": [v.astype(np.float32) for v in inputs], "expect": expect,
+            "inputs": [v if v.dtype == np.int32 else v.astype(np.float32) for v in inputs], "expect": expect,
             "engine": rng.choice(["fast", "reference"])}
 
 
 def check(c, got):
-    y, want = got[0], c["expect"]
-    if y.shape != want.shape:
-        return "shape %s, expected %s" % (y.shape, want.shape)
-    tol = 1e-4 * (1 + np.abs(want).max(initial=0) * 8)
-    err = np.abs(y.astype(np.float64) - want).max(initial=0)
-    if err > tol:
-        return "max error %g > %g:\n got %s\n want %s" % (err, tol, y, want)
+    wants = c["expect"] if isinstance(c["expect"], list) else [c["expect"]]
+    if len(got) != len(wants):
+        return "%d results, expected %d" % (len(got), len(wants))
+    for y, want in zip(got, wants):
+        if y.shape != want.shape:
+            return "shape %s, expected %s" % (y.shape, want.shape)
+        finite = np.isfinite(want)
+        if not np.array_equal(np.isfinite(y), finite) or not np.array_equal(y[~finite], want[~finite]):
+            return "non-finite values differ:\n got %s\n want %s" % (y, want)
+        tol = 1e-4 * (1 + np.abs(want[finite]).max(initial=0) * 8)
+        err = np.abs(y[finite].astype(np.float64) - want[finite]).max(initial=0)
+        if err > tol:
+            return "max error %g > %g:\n got %s\n want %s" % (err, tol, y, want)
     return None
 
 
