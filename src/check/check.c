@@ -297,10 +297,12 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
 	}
-	int unbounded = 0;
-	for (int d = 0; d < s->rank; d++)
+	int unbounded = 0, bounded = 0;
+	for (int d = 0; d < s->rank; d++) {
 		unbounded |= s->dim_kind[d] == DIM_UNBOUNDED;
-	if (!shape_is_static(s) && (!dynamic || (dynamic == 2 && unbounded))) {
+		bounded |= s->dim_kind[d] == DIM_BOUNDED;
+	}
+	if ((bounded && !(dynamic & 1)) || (unbounded && !(dynamic & 2))) {
 		ck_unsupported(c, at, "unsupported dynamic dimension in %s", ck_shape(a, s));
 		return 0;
 	}
@@ -318,10 +320,10 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 }
 
 /* tokens: whether token values may appear (everywhere but the entry
- * computation's parameters, which no input gives); dynamic: whether `<=N`
- * dimensions may (1: the results of the ops that make or pass on sizes; 2:
- * `<=N` but not `?`, the entry computation's parameters, whose inputs give
- * the sizes). */
+ * computation's parameters, which no input gives); dynamic: which dynamic
+ * dimensions may (bit 1: `<=N`, the results of the ops that make or pass
+ * on sizes; bit 2: `?`, the ops with a shape rule for it; both: the entry
+ * computation's parameters, whose inputs give the sizes). */
 static int usable_shape(checker *c, const shape *s, loc at, int tokens, int dynamic)
 {
 	char msg[1024];
@@ -571,6 +573,35 @@ static int makes_dynamic(const instr *in)
 	}
 }
 
+/* whether `in` may take a `?` operand or have a `?` result: the ops whose
+ * shape rules know XLA's unbounded dimensions; a run gives each `?` its
+ * input's size first (check_module_sized), so the kernels see static
+ * shapes */
+static int takes_unbounded(const instr *in)
+{
+	if (in->op == OP_DYNAMIC_RESHAPE)
+		return 0;
+	if (in->op == OP_CUSTOM_CALL) {
+		/* a target hloi does not have is refused at its name anyway
+		 * (the registry's shape rules want sizes) */
+		const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
+		return t && custom_call_builtin(t) < 0 && !custom_call_user(t);
+	}
+	switch (in->op) {
+	case OP_PARAMETER:  /* of a computation the entry calls: refused in a run */
+	case OP_REDUCE:
+	case OP_CONCATENATE:
+	case OP_PAD:
+	case OP_REVERSE:
+	case OP_TUPLE:
+	case OP_GET_TUPLE_ELEMENT:
+	case OP_GET_DIMENSION_SIZE:
+		return 1;
+	default:
+		return makes_dynamic(in);
+	}
+}
+
 /* whether `in` may take a `<=N` operand */
 static int takes_dynamic(const instr *in)
 {
@@ -583,14 +614,36 @@ static int entry_root_tuple(const checker *c, const instr *in)
 	return in->op == OP_TUPLE && c->cur_comp == c->m->entry && c->cur_comp->root == in;
 }
 
+static int has_bounded(const shape *s)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (has_bounded(&s->tuple[i]))
+				return 1;
+		return 0;
+	}
+	for (int d = 0; d < s->rank; d++)
+		if (s->dim_kind[d] == DIM_BOUNDED)
+			return 1;
+	return 0;
+}
+
 static void dynamic_operands(checker *c, const instr *in)
 {
 	char a[CK_SHAPE_TEXT];
-	if (!c->report_unsupported || takes_dynamic(in) || entry_root_tuple(c, in))
+	if (!c->report_unsupported || entry_root_tuple(c, in))
 		return;
 	for (int i = 0; i < in->nops; i++) {
 		const instr *d = in->ops[i].def;
-		if (d && d->result && !shape_is_static(d->result)) {
+		if (!d || !d->result || shape_is_static(d->result))
+			continue;
+		if (shape_has_unbounded(d->result) && !takes_unbounded(in)) {
+			ck_unsupported(c, in->ops[i].at,
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, tuple, get-tuple-element and get-dimension-size take a `?` one",
+				       ck_shape(a, d->result), i, opcode_name(in->op));
+			return;
+		}
+		if (!takes_dynamic(in) && has_bounded(d->result)) {
 			ck_unsupported(c, in->ops[i].at,
 				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
@@ -612,10 +665,35 @@ static int dynamic_kinds(const instr *in, shape *inf)
 	const shape *w = in->shape;
 	if (w->type != inf->type || !shape_same_bounds(w, inf))
 		return 0;
-	for (int d = 0; d < w->rank; d++)
-		if (w->dim_kind[d] == DIM_BOUNDED)
+	for (int d = 0; d < w->rank; d++) {
+		/* an inferred `?` takes the written size or bound; a written
+		 * `?` takes the inferred one (ShapeUtil::Compatible) */
+		if (inf->dim_kind[d] == DIM_UNBOUNDED) {
+			inf->dims[d] = w->dims[d];
+			inf->dim_kind[d] = w->dim_kind[d];
+		} else if (w->dim_kind[d] == DIM_BOUNDED) {
 			inf->dim_kind[d] = DIM_BOUNDED;
+		}
+	}
 	return 1;
+}
+
+/* A run sized from its inputs (check_module_sized): an entry parameter's
+ * `?` dimensions take its input's sizes (an input of another rank or a
+ * tuple is left to the run's own input check). */
+static void sized_parameter(const checker *c, const instr *in, shape *inf)
+{
+	if (!c->input_shapes || in->op != OP_PARAMETER || c->cur_comp != c->m->entry || in->parameter_number < 0 ||
+	    (size_t)in->parameter_number >= c->ninputs || !shape_is_array(inf))
+		return;
+	const shape *x = c->input_shapes[in->parameter_number];
+	if (!x || !shape_is_array(x) || x->rank != inf->rank)
+		return;
+	for (int d = 0; d < inf->rank; d++)
+		if (inf->dim_kind[d] == DIM_UNBOUNDED) {
+			inf->dims[d] = x->dims[d];
+			inf->dim_kind[d] = DIM_STATIC;
+		}
 }
 
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
@@ -635,7 +713,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	int dynamic = !tokens ? 2 : makes_dynamic(in) || entry_root_tuple(c, in);
+	int root = entry_root_tuple(c, in);
+	int dynamic = !tokens ? 3 : ((makes_dynamic(in) || root) ? 1 : 0) | ((takes_unbounded(in) || root) ? 2 : 0);
 	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens, dynamic))
 		good = 0;
 	written_operand_shapes(c, in, ok);
@@ -650,6 +729,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
+	sized_parameter(c, in, &inf);
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)
@@ -664,7 +744,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			c->nmixed++;
 			same = 1;
 		}
-		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in))
+		if (!same && !shape_is_tuple(&inf) &&
+		    (makes_dynamic(in) || shape_has_unbounded(&inf) || shape_has_unbounded(in->shape)))
 			same = dynamic_kinds(in, &inf);
 		if (!same) {
 			if (!declared_root_in_place(c, in, &inf))
@@ -672,6 +753,13 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 					 ck_shape(a, in->shape), ck_shape(b, &inf));
 			return;
 		}
+	}
+	if (c->input_shapes && (in->op != OP_PARAMETER || c->cur_comp != c->m->entry) && shape_has_unbounded(&inf)) {
+		/* a run: every `?` has its input's size by now, but this one
+		 * (a custom-call's, a called computation's parameter) */
+		ck_unsupported(c, sat, "unsupported dynamic dimension in %s: no input's size decides its `?`",
+			       ck_shape(a, &inf));
+		return;
 	}
 	if (set_result_ex(c, in, &inf, c->keep_layout))
 		return;
@@ -799,7 +887,7 @@ int ck_check_computation(checker *c, computation *comp)
 
 	instr *root = comp->root;
 	if (c->report_unsupported && root && ok[root->position] && comp != c->m->entry &&
-	    !shape_is_static(root->result))
+	    has_bounded(root->result))
 		ck_unsupported(c, root->op_at,
 			       "unsupported dynamic dimension in %s: the result of computation '%s' (only the entry computation's result may have one)",
 			       ck_shape(a, root->result), comp->name);
@@ -976,10 +1064,47 @@ static void check_alias(checker *c, const alias_entry *al)
 			(long long)al->parameter_number);
 }
 
+static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_options *opts,
+			      const shape *const *inputs, size_t ninputs);
+
 hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options *opts)
+{
+	/* kept for a run that sizes `?` dimensions; only the fields of the
+	 * caller's version are read */
+	hloi_check_options keep = HLOI_CHECK_OPTIONS_INIT;
+	if (opts) {
+		keep.strict = opts->strict;
+		keep.broadcast_mode = opts->broadcast_mode;
+		if (opts->version >= 2)
+			keep.shapes_only = opts->shapes_only;
+		if (opts->version >= 3) {
+			keep.replicas = opts->replicas;
+			keep.partitions = opts->partitions;
+		}
+		if (opts->version >= 4)
+			keep.allow_mixed_precision = opts->allow_mixed_precision;
+	}
+	m->check_opts = keep;
+	m->unbounded = 0;
+	hloi_status st = check_with(m, ctx, opts, NULL, 0);
+	for (int i = 0; st == HLOI_OK && i < m->ncomps && !m->unbounded; i++)
+		for (int k = 0; k < m->comps[i]->ninstrs && !m->unbounded; k++)
+			m->unbounded = m->comps[i]->instrs[k]->result && shape_has_unbounded(m->comps[i]->instrs[k]->result);
+	return st;
+}
+
+hloi_status check_module_sized(module *m, hloi_context *ctx, const shape *const *inputs, size_t ninputs)
+{
+	return check_with(m, ctx, &m->check_opts, inputs, ninputs);
+}
+
+static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_options *opts,
+			      const shape *const *inputs, size_t ninputs)
 {
 	checker c;
 	memset(&c, 0, sizeof c);
+	c.input_shapes = inputs;
+	c.ninputs = ninputs;
 	c.m = m;
 	c.ctx = ctx;
 	c.text = m->src >= 0 ? diag_source(ctx, m->src) : NULL;
