@@ -614,20 +614,6 @@ static int entry_root_tuple(const checker *c, const instr *in)
 	return in->op == OP_TUPLE && c->cur_comp == c->m->entry && c->cur_comp->root == in;
 }
 
-static int has_bounded(const shape *s)
-{
-	if (shape_is_tuple(s)) {
-		for (int i = 0; i < s->ntuple; i++)
-			if (has_bounded(&s->tuple[i]))
-				return 1;
-		return 0;
-	}
-	for (int d = 0; d < s->rank; d++)
-		if (s->dim_kind[d] == DIM_BOUNDED)
-			return 1;
-	return 0;
-}
-
 static void dynamic_operands(checker *c, const instr *in)
 {
 	char a[CK_SHAPE_TEXT];
@@ -643,7 +629,7 @@ static void dynamic_operands(checker *c, const instr *in)
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}
-		if (!takes_dynamic(in) && has_bounded(d->result)) {
+		if (!takes_dynamic(in) && shape_has_dim_kind(d->result, DIM_BOUNDED)) {
 			ck_unsupported(c, in->ops[i].at,
 				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, a reduce of one operand, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-call PadToStatic take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
@@ -887,7 +873,7 @@ int ck_check_computation(checker *c, computation *comp)
 
 	instr *root = comp->root;
 	if (c->report_unsupported && root && ok[root->position] && comp != c->m->entry &&
-	    has_bounded(root->result))
+	    shape_has_dim_kind(root->result, DIM_BOUNDED))
 		ck_unsupported(c, root->op_at,
 			       "unsupported dynamic dimension in %s: the result of computation '%s' (only the entry computation's result may have one)",
 			       ck_shape(a, root->result), comp->name);

@@ -403,18 +403,23 @@ int shape_dim_compatible(const shape *a, int i, const shape *b, int j)
 	return a->dims[i] == b->dims[j] || a->dim_kind[i] == DIM_UNBOUNDED || b->dim_kind[j] == DIM_UNBOUNDED;
 }
 
-int shape_has_unbounded(const shape *s)
+int shape_has_dim_kind(const shape *s, dim_kind kind)
 {
 	if (shape_is_tuple(s)) {
 		for (int i = 0; i < s->ntuple; i++)
-			if (shape_has_unbounded(&s->tuple[i]))
+			if (shape_has_dim_kind(&s->tuple[i], kind))
 				return 1;
 		return 0;
 	}
 	for (int d = 0; d < s->rank; d++)
-		if (s->dim_kind[d] == DIM_UNBOUNDED)
+		if (s->dim_kind[d] == kind)
 			return 1;
 	return 0;
+}
+
+int shape_has_unbounded(const shape *s)
+{
+	return shape_has_dim_kind(s, DIM_UNBOUNDED);
 }
 
 static int compatible_rec(const shape *a, const shape *b, int bounds)

@@ -127,6 +127,8 @@ int shape_same_dims(const shape *a, const shape *b);
 int shape_same_bounds(const shape *a, const shape *b);
 /* Dimension i of a and j of b: equal sizes or bounds, or either `?`. */
 int shape_dim_compatible(const shape *a, int i, const shape *b, int j);
+/* Whether an array (or a tuple element) has a dimension of that kind. */
+int shape_has_dim_kind(const shape *s, dim_kind kind);
 /* Whether an array (or a tuple element) has a `?` dimension. */
 int shape_has_unbounded(const shape *s);
 /* Equal layouts (minor_to_major, padding, extras). */
