@@ -439,7 +439,7 @@ HLOI_API hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f);
 
 /* Entry computation parameters (after a successful check). */
 HLOI_API size_t hloi_module_parameter_count(const hloi_module *m);
-/* Shape of parameter i. Borrowed. */
+/* Shape of parameter i (as declared when it has `?` dimensions). Borrowed. */
 HLOI_API const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i);
 /* Name of the instruction that declares parameter i. Borrowed. */
 HLOI_API const char *hloi_module_parameter_name(const hloi_module *m, size_t i);
@@ -447,7 +447,8 @@ HLOI_API const char *hloi_module_parameter_name(const hloi_module *m, size_t i);
  * dimensions (layouts may differ), or, for a parameter with `<=N`
  * dimensions, an array of the same type and rank whose size in each such
  * dimension is at most N (that size becomes the dimension's dynamic size)
- * and whose other dimensions are the parameter's. 0 when i is out of range. */
+ * and whose other dimensions are the parameter's; a `?` dimension takes any
+ * size (the run is checked again with it). 0 when i is out of range. */
 HLOI_API int hloi_module_parameter_accepts(const hloi_module *m, size_t i, const hloi_literal *lit);
 
 typedef enum hloi_engine {
@@ -651,7 +652,8 @@ HLOI_API int hloi_module_aliased_input(const hloi_module *m);
  * how the engine walks it (rows or tiles, threads, scratch per thread);
  * then the planned peak memory. `opts` gives the engine (the reference
  * engine fuses nothing) and the threads (NULL: the defaults). Errors:
- * HLOI_EINVAL (not checked), HLOI_ENOMEM, HLOI_EIO (writing failed). */
+ * HLOI_EINVAL (not checked), HLOI_EUNSUPPORTED (`?` dimensions no run
+ * has sized yet), HLOI_ENOMEM, HLOI_EIO (writing failed). */
 HLOI_API hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx,
 					    const hloi_run_options *opts, FILE *f);
 
@@ -663,15 +665,22 @@ HLOI_API hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_cont
 
 /* hloi_module_print_dot with the fused regions of the evaluation plan
  * (two or more instructions) drawn as clusters. The module must be
- * checked (HLOI_EINVAL). */
+ * checked (HLOI_EINVAL). A module with `?` dimensions that no run has
+ * sized has no plan yet: its graph is written alone. */
 HLOI_API hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi_run_options *opts, FILE *f);
 
 /* Makes one deterministic pseudo-random input per parameter of the checked
- * module (the same seed always gives the same values). Free the array with
- * hloi_literal_array_free. */
+ * module (the same seed always gives the same values); a `?` dimension gets
+ * the size hloi_module_set_unbounded_size gave, else
+ * HLOI_UNBOUNDED_SIZE_DEFAULT. Free the array with hloi_literal_array_free. */
 HLOI_API hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count,
 					       const hloi_module *m, hloi_context *ctx,
 					       uint64_t seed);
+
+/* The size a `?` (unbounded dynamic) dimension of a parameter takes in
+ * hloi_module_random_inputs; n >= 0. A run takes each `?` from its input. */
+#define HLOI_UNBOUNDED_SIZE_DEFAULT 2
+HLOI_API void hloi_module_set_unbounded_size(hloi_module *m, int64_t n);
 
 /* Gives every elided constant (`{...}`, whose values the text left out) of
  * the checked module deterministic pseudo-random values, as

@@ -875,12 +875,30 @@ static hloi_status write_all(strbuf *b, FILE *f)
 	return fwrite(sb_str(b), 1, len, f) == len ? HLOI_OK : HLOI_EIO;
 }
 
+/* A module with `?` dimensions not yet sized by a run has no sizes to
+ * plan with (the plan of a sized one is its last run's). */
+static int unsized(const hloi_module *m, hloi_context *ctx)
+{
+	if (!m->unbounded || !m->entry)
+		return 0;
+	for (int k = 0; k < m->entry->nparams; k++)
+		if (shape_has_unbounded(m->entry->params[k]->result)) {
+			if (ctx)
+				diag_error_where(ctx, m->filename,
+						 "unsupported: planning a module with `?` dimensions before a run gives them its inputs' sizes");
+			return 1;
+		}
+	return 0;
+}
+
 hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts, FILE *f)
 {
 	if (!m->checked) {
 		diag_error_where(ctx, NULL, "the module must be checked before it is planned");
 		return HLOI_EINVAL;
 	}
+	if (unsized(m, ctx))
+		return HLOI_EUNSUPPORTED;
 	strbuf b = STRBUF_INIT;
 	hloi_status st = eval_plan_text(&b, m, opts);
 	if (st == HLOI_OK)
@@ -897,6 +915,8 @@ hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx,
 		diag_error_where(ctx, NULL, "the module must be checked before it is planned");
 		return HLOI_EINVAL;
 	}
+	if (unsized(m, ctx))
+		return HLOI_EUNSUPPORTED;
 	return eval_plan_peak(m, opts, out);
 }
 
@@ -904,6 +924,8 @@ hloi_status hloi_module_print_dot_plan(const hloi_module *m, const hloi_run_opti
 {
 	if (!m->checked)
 		return HLOI_EINVAL;
+	if (unsized(m, NULL))
+		return hloi_module_print_dot(m, f);  /* no plan before sizes: the graph alone */
 	strbuf b = STRBUF_INIT;
 	hloi_status st = eval_plan_dot(&b, m, opts);
 	if (st == HLOI_OK)
@@ -917,18 +939,27 @@ size_t hloi_module_parameter_count(const hloi_module *m)
 	return m->checked && m->entry ? (size_t)m->entry->nparams : 0;
 }
 
+/* Parameter i's shape as declared when it has `?` dimensions (a run sizes
+ * them from its inputs, and the result shape then holds the last run's
+ * sizes), else its checked shape. */
+static const shape *declared_parameter(const hloi_module *m, size_t i)
+{
+	const instr *p = m->entry->params[i];
+	return m->unbounded && p->has_shape && shape_has_unbounded(p->shape) ? p->shape : p->result;
+}
+
 const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i)
 {
 	if (i >= hloi_module_parameter_count(m))
 		return NULL;
-	return m->entry->params[i]->result;
+	return declared_parameter(m, i);
 }
 
 int hloi_module_parameter_accepts(const hloi_module *m, size_t i, const hloi_literal *lit)
 {
 	if (i >= hloi_module_parameter_count(m) || !lit)
 		return 0;
-	const shape *s = m->entry->params[i]->result;
+	const shape *s = declared_parameter(m, i);
 	if (shape_is_array(s) && !shape_is_static(s))
 		return literal_fits_bounds(lit, s);
 	return shape_compatible(&lit->shape, s);
@@ -941,6 +972,25 @@ const char *hloi_module_parameter_name(const hloi_module *m, size_t i)
 	return m->entry->params[i]->name;
 }
 
+/* A module with `?` parameters is checked again with its inputs' sizes
+ * before it runs (check_module_sized); a failure leaves it unrunnable until
+ * the next sized check. */
+static hloi_status size_unbounded(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs)
+{
+	if (!m->unbounded)
+		return HLOI_OK;
+	const shape *stack[16] = { 0 };
+	const shape **shapes = ninputs <= 16 ? stack : hloi_calloc(ninputs, sizeof *shapes);
+	if (!shapes)
+		return HLOI_ENOMEM;
+	for (size_t i = 0; i < ninputs; i++)
+		shapes[i] = inputs[i] ? &inputs[i]->shape : NULL;
+	hloi_status st = check_module_sized(m, ctx, shapes, ninputs);
+	if (shapes != stack)
+		hloi_free(shapes);
+	return st;
+}
+
 hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			    const hloi_run_options *opts, hloi_literal **out)
 {
@@ -949,6 +999,9 @@ hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *con
 		diag_error_where(ctx, NULL, "the module must be checked before it runs");
 		return HLOI_EINVAL;
 	}
+	hloi_status st = size_unbounded(m, ctx, inputs, ninputs);
+	if (st != HLOI_OK)
+		return st;
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
 	return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
 }
@@ -957,6 +1010,9 @@ hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal
 				 size_t ninputs, const hloi_run_options *opts, hloi_literal *result)
 {
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
+	hloi_status st = m->checked ? size_unbounded(m, ctx, inputs, ninputs) : HLOI_OK;
+	if (st != HLOI_OK)
+		return st;
 	return eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
 }
 
@@ -979,6 +1035,9 @@ hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi
 		diag_error_where(ctx, NULL, "the module must be checked before it runs");
 		return HLOI_EINVAL;
 	}
+	hloi_status st = size_unbounded(m, ctx, inputs, ninputs);
+	if (st != HLOI_OK)
+		return st;
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
 	if (hloi_module_participant_count(m) == 1)
 		return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
@@ -998,6 +1057,12 @@ hloi_status hloi_module_fill_elided_constants(hloi_module *m, hloi_context *ctx,
 int hloi_module_aliased_input(const hloi_module *m)
 {
 	return m ? eval_aliased_parameter(m) : -1;
+}
+
+void hloi_module_set_unbounded_size(hloi_module *m, int64_t n)
+{
+	if (m && n >= 0)
+		m->unbounded_size = n;
 }
 
 hloi_status hloi_module_random_inputs(hloi_literal ***out, size_t *count, const hloi_module *m,

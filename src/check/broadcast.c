@@ -49,6 +49,43 @@ static int degenerate(int64_t a, int64_t b, int64_t *out)
 	return 0;
 }
 
+/* A `?` in either dimension (XLA's InferMostSpecificDimAndBound): against
+ * `?` or a static 1 it stays `?`, against a size or a bound it takes that.
+ * 0 when neither is `?`. */
+static int unbounded_pair(const shape *x, int i, const shape *y, int j, shape *result, int d)
+{
+	int xu = x->dim_kind[i] == DIM_UNBOUNDED, yu = y->dim_kind[j] == DIM_UNBOUNDED;
+	if (!xu && !yu)
+		return 0;
+	const shape *o = xu ? y : x;
+	int k = xu ? j : i;
+	if ((xu && yu) || (o->dim_kind[k] == DIM_STATIC && o->dims[k] == 1)) {
+		result->dims[d] = -1;
+		result->dim_kind[d] = DIM_UNBOUNDED;
+	} else {
+		result->dims[d] = o->dims[k];
+		result->dim_kind[d] = o->dim_kind[k];
+	}
+	return 1;
+}
+
+int ck_unbounded_merge(shape *acc, const shape *s)
+{
+	if (acc->rank != s->rank)
+		return 1;
+	for (int d = 0; d < s->rank; d++) {
+		if (s->dim_kind[d] == DIM_UNBOUNDED)
+			continue;
+		if (acc->dim_kind[d] == DIM_UNBOUNDED) {
+			acc->dims[d] = s->dims[d];
+			acc->dim_kind[d] = s->dim_kind[d];
+		} else if (acc->dims[d] != s->dims[d] || acc->dim_kind[d] != s->dim_kind[d]) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void set_identity(operand *op, int rank, int offset)
 {
 	for (int j = 0; j < rank; j++)
@@ -72,7 +109,8 @@ static int same_rank(checker *c, instr *in, const shape *lhs, const shape *rhs, 
 	}
 	result->rank = lhs->rank;
 	for (int d = 0; d < lhs->rank; d++) {
-		if (!degenerate(lhs->dims[d], rhs->dims[d], &result->dims[d])) {
+		if (!unbounded_pair(lhs, d, rhs, d, result, d) &&
+		    !degenerate(lhs->dims[d], rhs->dims[d], &result->dims[d])) {
 			ck_error(c, in->op_at, "Binary op %s with incompatible shapes: %s and %s.",
 				 opcode_name(in->op), ck_shape(a, lhs), ck_shape(b, rhs));
 			return 1;
@@ -150,9 +188,15 @@ static int different_rank(checker *c, instr *in, const shape *lhs, const shape *
 				return 1;
 			}
 			int64_t unused, hs = hi->dims[bd->v[i]];
-			if (!degenerate(lo->dims[i], hs, &unused)) {
-				ck_error(c, bd_at, "Broadcast dimension %d mismatch: %lld != %lld; %s and %s.", i,
-					 (long long)lo->dims[i], (long long)hs, ck_shape(a, lo), ck_shape(b, hi));
+			/* a `?` takes 1 or `?` (XLA's unbounded cases: f32[1] and
+			 * f32[?,3] give f32[?,3], f32[2] and f32[?,3] a mismatch) */
+			int hu = hi->dim_kind[bd->v[i]] == DIM_UNBOUNDED, lu = lo->dim_kind[i] == DIM_UNBOUNDED;
+			if (hu ? !lu && lo->dims[i] != 1 : !lu && !degenerate(lo->dims[i], hs, &unused)) {
+				char ls[24], hstext[24];
+				ck_dim_text(ls, lo, i);
+				ck_dim_text(hstext, hi, (int)bd->v[i]);
+				ck_error(c, bd_at, "Broadcast dimension %d mismatch: %s != %s; %s and %s.", i, ls, hstext,
+					 ck_shape(a, lo), ck_shape(b, hi));
 				return 1;
 			}
 			if (i > 0 && bd->v[i] <= bd->v[i - 1]) {
@@ -163,11 +207,15 @@ static int different_rank(checker *c, instr *in, const shape *lhs, const shape *
 		}
 	}
 	result->rank = hi->rank;
-	for (int d = 0; d < hi->rank; d++)
+	for (int d = 0; d < hi->rank; d++) {
 		result->dims[d] = hi->dims[d];
+		if (hi->dim_kind[d] == DIM_UNBOUNDED)
+			result->dim_kind[d] = DIM_UNBOUNDED;
+	}
 	for (int i = 0; i < lo->rank; i++) {
 		int t = (int)bd->v[i];
-		degenerate(lo->dims[i], hi->dims[t], &result->dims[t]);
+		if (!unbounded_pair(lo, i, hi, t, result, t))
+			degenerate(lo->dims[i], hi->dims[t], &result->dims[t]);
 		lo_op->out_dim[i] = (int8_t)t;
 	}
 	set_identity(hi_op, hi->rank, 0);
@@ -234,10 +282,25 @@ int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rh
 	return err;
 }
 
+void ck_dim_text(char out[24], const shape *s, int d)
+{
+	if (s->dim_kind[d] == DIM_UNBOUNDED)
+		snprintf(out, 24, "?");
+	else
+		snprintf(out, 24, "%lld", (long long)s->dims[d]);
+}
+
 int check_broadcast_shapes(checker *c, instr *in, const shape *opnd, const shape *result)
 {
 	const int_list *dl = ck_ints(in, ATTR_DIMENSIONS);
 	char a[CK_SHAPE_TEXT];
+	/* the result needs sizes or bounds (XLA's InferBroadcastShape refuses
+	 * an output that is_unbounded_dynamic) */
+	if (shape_has_unbounded(result)) {
+		ck_error(c, in->op_at, "broadcast to %s: a `?` dimension has no size to broadcast to (XLA: the output must not be is_unbounded_dynamic)",
+			 ck_shape(a, result));
+		return 1;
+	}
 	if (!dl->present) {
 		if (opnd->rank != 0) {
 			ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
@@ -268,6 +331,9 @@ int check_broadcast_shapes(checker *c, instr *in, const shape *opnd, const shape
 	}
 	for (int j = 0; j < dl->n; j++) {
 		int64_t d = dl->v[j], os = opnd->dims[j], rs = result->dims[d];
+		/* an operand's `?` takes the result's size or bound */
+		if (opnd->dim_kind[j] == DIM_UNBOUNDED)
+			continue;
 		/* Size 1 stretching is StableHLO's broadcast_in_dim (an extension). */
 		if (os != rs && (os != 1 || c->strict)) {
 			ck_error(c, at,

@@ -298,10 +298,12 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
 	}
-	int unbounded = 0;
-	for (int d = 0; d < s->rank; d++)
+	int unbounded = 0, bounded = 0;
+	for (int d = 0; d < s->rank; d++) {
 		unbounded |= s->dim_kind[d] == DIM_UNBOUNDED;
-	if (!shape_is_static(s) && (!dynamic || (dynamic == 2 && unbounded))) {
+		bounded |= s->dim_kind[d] == DIM_BOUNDED;
+	}
+	if ((bounded && !(dynamic & 1)) || (unbounded && !(dynamic & 2))) {
 		ck_unsupported(c, at, "unsupported dynamic dimension in %s", ck_shape(a, s));
 		return 0;
 	}
@@ -319,10 +321,10 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 }
 
 /* tokens: whether token values may appear (everywhere but the entry
- * computation's parameters, which no input gives); dynamic: whether `<=N`
- * dimensions may (1: the results of the ops that make or pass on sizes; 2:
- * `<=N` but not `?`, the entry computation's parameters, whose inputs give
- * the sizes). */
+ * computation's parameters, which no input gives); dynamic: which dynamic
+ * dimensions may (bit 1: `<=N`, the results of the ops that make or pass
+ * on sizes; bit 2: `?`, the ops with a shape rule for it; both: the entry
+ * computation's parameters, whose inputs give the sizes). */
 static int usable_shape(checker *c, const shape *s, loc at, int tokens, int dynamic)
 {
 	char msg[1024];
@@ -635,6 +637,13 @@ static int dynamic_refused(const instr *in, const char **why)
 	return -1;
 }
 
+/* dimension d of an inferred result becomes `<=N` (a `?` stays `?`) */
+static void mark_bounded(shape *s, int d)
+{
+	if (s->dim_kind[d] == DIM_STATIC)
+		s->dim_kind[d] = DIM_BOUNDED;
+}
+
 /* The elements of a sort's, variadic reduce's or reduce-window's tuple
  * result: a dimension `<=N` in any input is `<=N` in every output (a
  * reduce's dimensions not reduced), as XLA's dynamic dimension inference
@@ -665,7 +674,7 @@ static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
 				dyn |= o && shape_is_array(o) && d < o->rank && o->dim_kind[d] == DIM_BOUNDED;
 			}
 			if (dyn && r < el[i].rank)
-				el[i].dim_kind[r] = DIM_BOUNDED;
+				mark_bounded(&el[i], r);
 			r++;
 		}
 	}
@@ -696,19 +705,19 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 	case OP_DYNAMIC_UPDATE_SLICE:
 		for (int d = 0; d < x->rank && d < inf->rank; d++)
 			if (x->dim_kind[d] == DIM_BOUNDED)
-				inf->dim_kind[d] = DIM_BOUNDED;
+				mark_bounded(inf, d);
 		return;
 	case OP_DYNAMIC_SLICE:
 		for (int d = 0; d < x->rank && d < inf->rank; d++)
 			if (x->dim_kind[d] == DIM_BOUNDED && inf->dims[d] == x->dims[d])
-				inf->dim_kind[d] = DIM_BOUNDED;
+				mark_bounded(inf, d);
 		return;
 	case OP_CONCATENATE:
 		for (int k = 0; k < in->nops; k++) {
 			const shape *o = in->ops[k].def ? in->ops[k].def->result : NULL;
 			for (int d = 0; o && shape_is_array(o) && d < o->rank && d < inf->rank; d++)
 				if (o->dim_kind[d] == DIM_BOUNDED)
-					inf->dim_kind[d] = DIM_BOUNDED;
+					mark_bounded(inf, d);
 		}
 		return;
 	case OP_CONVOLUTION: {
@@ -725,12 +734,78 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 		gather_result_sources(in, x->dims, x->rank, ix->rank, inf->rank, from_op, from_dim);
 		for (int r = 0; r < inf->rank; r++)
 			if (from_op[r] >= 0 && (from_op[r] ? ix : x)->dim_kind[from_dim[r]] == DIM_BOUNDED)
-				inf->dim_kind[r] = DIM_BOUNDED;
+				mark_bounded(inf, r);
 		return;
 	}
 	default:
 		return;
 	}
+}
+
+/* whether `in` may take a `?` operand or have a `?` result: the ops whose
+ * shape rules know XLA's unbounded dimensions; a run gives each `?` its
+ * input's size first (check_module_sized), so the kernels see static
+ * shapes */
+static int takes_unbounded(const instr *in)
+{
+	if (in->op == OP_DYNAMIC_RESHAPE)
+		return 0;
+	if (in->op == OP_CUSTOM_CALL) {
+		/* a target hloi does not have is refused at its name anyway
+		 * (the registry's shape rules want sizes) */
+		const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
+		return t && custom_call_builtin(t) < 0 && !custom_call_user(t);
+	}
+	switch (in->op) {
+	case OP_PARAMETER:  /* of a computation the entry calls: refused in a run */
+	case OP_REDUCE:
+	case OP_CONCATENATE:
+	case OP_PAD:
+	case OP_REVERSE:
+	case OP_TUPLE:
+	case OP_GET_TUPLE_ELEMENT:
+	case OP_GET_DIMENSION_SIZE:
+	case OP_SELECT:
+	case OP_CLAMP:
+	case OP_CONVERT:
+	case OP_COPY:
+	case OP_BROADCAST:
+	case OP_TRANSPOSE:
+	case OP_RESHAPE:
+	case OP_SLICE:
+	case OP_DOT:
+	case OP_SET_DIMENSION_SIZE:
+		return 1;
+	default:
+		return opcode_is_elementwise_category(in->op);
+	}
+}
+
+/* An op without a `?` rule here whose result is written: its check waits
+ * for a run, which checks the module again with the inputs' sizes
+ * (check_module_sized), when its operands are static. Not the ops that
+ * hand their operands to a computation's parameters (a callee's `?` is
+ * not sized by a run) nor dynamic-reshape (XLA's refusal). */
+static int defers_unbounded(const checker *c, const instr *in)
+{
+	if (c->input_shapes || !in->has_shape || takes_unbounded(in))
+		return 0;
+	switch (in->op) {
+	case OP_CALL:
+	case OP_FUSION:
+	case OP_WHILE:
+	case OP_CONDITIONAL:
+	case OP_ASYNC_START:
+	case OP_ASYNC_UPDATE:
+	case OP_DYNAMIC_RESHAPE:
+		return 0;
+	default:
+		break;
+	}
+	for (int k = 0; k < in->nops; k++)
+		if (in->ops[k].def && in->ops[k].def->result && shape_has_unbounded(in->ops[k].def->result))
+			return 1;
+	return 0;
 }
 
 /* whether `in` may take a `<=N` operand */
@@ -758,11 +833,24 @@ static void dynamic_operands(checker *c, const instr *in)
 			       ck_shape(a, in->ops[k].def->result), k, opcode_name(in->op), why);
 		return;
 	}
-	if (takes_dynamic(in) || entry_root_tuple(c, in))
+	if (entry_root_tuple(c, in))
 		return;
 	for (int i = 0; i < in->nops; i++) {
 		const instr *d = in->ops[i].def;
-		if (d && d->result && !shape_is_static(d->result)) {
+		if (!d || !d->result || shape_is_static(d->result))
+			continue;
+		if (shape_has_unbounded(d->result) && !takes_unbounded(in) && !defers_unbounded(c, in)) {
+			if (in->has_shape || c->input_shapes)
+				ck_unsupported(c, in->ops[i].at,
+					       "unsupported dynamic dimension in %s (operand %d of %s): a `?` goes into no computation's parameters (while, conditional, call, fusion, async ops) nor into dynamic-reshape: a run sizes only the entry's",
+					       ck_shape(a, d->result), i, opcode_name(in->op));
+			else
+				ck_unsupported(c, in->ops[i].at,
+					       "unsupported dynamic dimension in %s (operand %d of %s): hloi has no `?` shape rule for %s; write its result shape, which a run checks with the inputs' sizes",
+					       ck_shape(a, d->result), i, opcode_name(in->op), opcode_name(in->op));
+			return;
+		}
+		if (!takes_dynamic(in) && shape_has_dim_kind(d->result, DIM_BOUNDED)) {
 			ck_unsupported(c, in->ops[i].at,
 				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, tuple, get-tuple-element, while, conditional, call, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
@@ -784,9 +872,16 @@ static int dynamic_kinds(const instr *in, shape *inf)
 	const shape *w = in->shape;
 	if (w->type != inf->type || !shape_same_bounds(w, inf))
 		return 0;
-	for (int d = 0; d < w->rank; d++)
-		if (w->dim_kind[d] == DIM_BOUNDED)
+	for (int d = 0; d < w->rank; d++) {
+		/* an inferred `?` takes the written size or bound; a written
+		 * `?` takes the inferred one (ShapeUtil::Compatible) */
+		if (inf->dim_kind[d] == DIM_UNBOUNDED) {
+			inf->dims[d] = w->dims[d];
+			inf->dim_kind[d] = w->dim_kind[d];
+		} else if (w->dim_kind[d] == DIM_BOUNDED) {
 			inf->dim_kind[d] = DIM_BOUNDED;
+		}
+	}
 	return 1;
 }
 
@@ -824,6 +919,24 @@ static int buffers_refused(checker *c, const instr *in, const shape *inf)
 	return 0;
 }
 
+/* A run sized from its inputs (check_module_sized): an entry parameter's
+ * `?` dimensions take its input's sizes (an input of another rank or a
+ * tuple is left to the run's own input check). */
+static void sized_parameter(const checker *c, const instr *in, shape *inf)
+{
+	if (!c->input_shapes || in->op != OP_PARAMETER || c->cur_comp != c->m->entry || in->parameter_number < 0 ||
+	    (size_t)in->parameter_number >= c->ninputs || !shape_is_array(inf))
+		return;
+	const shape *x = c->input_shapes[in->parameter_number];
+	if (!x || !shape_is_array(x) || x->rank != inf->rank)
+		return;
+	for (int d = 0; d < inf->rank; d++)
+		if (inf->dim_kind[d] == DIM_UNBOUNDED) {
+			inf->dims[d] = x->dims[d];
+			inf->dim_kind[d] = DIM_STATIC;
+		}
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -841,14 +954,25 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
-	/* a parameter may be `<=N` (its argument gives the size), never `?` */
-	int dynamic = !tokens || in->op == OP_PARAMETER ? 2 : makes_dynamic(in) || entry_root_tuple(c, in);
+	/* a parameter may be `<=N` (its argument gives the size) or `?` (the
+	 * entry's: its input's size; a callee's is refused in a run) */
+	int root = entry_root_tuple(c, in);
+	int defer = defers_unbounded(c, in);
+	int dynamic = !tokens || in->op == OP_PARAMETER
+			      ? 3
+			      : ((makes_dynamic(in) || root) ? 1 : 0) | ((takes_unbounded(in) || root || defer || c->input_shapes) ? 2 : 0);
 	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens, dynamic))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	dynamic_operands(c, in);
 	if (!good)
 		return;
+	if (defer) {
+		/* the written result stands until a run sizes the `?` */
+		if (!set_result_ex(c, in, in->shape, 0))
+			ok[in->position] = 1;
+		return;
+	}
 
 	shape inf;
 	memset(&inf, 0, sizeof inf);
@@ -858,6 +982,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	if (err || c->oom)
 		return;
 	dynamic_result(c, in, &inf);
+	sized_parameter(c, in, &inf);
 	if (in->has_shape) {
 		int same = shape_is_tuple(&inf) || shape_is_tuple(in->shape)
 				   ? shape_compatible_bounds(in->shape, &inf)
@@ -873,7 +998,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			c->nmixed++;
 			same = 1;
 		}
-		if (!same && !shape_is_tuple(&inf) && makes_dynamic(in))
+		if (!same && !shape_is_tuple(&inf) &&
+		    (makes_dynamic(in) || shape_has_unbounded(&inf) || shape_has_unbounded(in->shape)))
 			same = dynamic_kinds(in, &inf);
 		if (!same) {
 			if (!declared_root_in_place(c, in, &inf))
@@ -884,6 +1010,13 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	}
 	if (buffers_refused(c, in, &inf))
 		return;
+	if (c->input_shapes && (in->op != OP_PARAMETER || c->cur_comp != c->m->entry) && shape_has_unbounded(&inf)) {
+		/* a run: every `?` has its input's size by now, but this one
+		 * (a custom-call's, a called computation's parameter) */
+		ck_unsupported(c, sat, "unsupported dynamic dimension in %s: no input's size decides its `?`",
+			       ck_shape(a, &inf));
+		return;
+	}
 	if (set_result_ex(c, in, &inf, c->keep_layout))
 		return;
 	if (in->op == OP_CONSTANT && constant(c, in))
@@ -1184,10 +1317,47 @@ static void check_alias(checker *c, const alias_entry *al)
 			(long long)al->parameter_number);
 }
 
+static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_options *opts,
+			      const shape *const *inputs, size_t ninputs);
+
 hloi_status check_module(module *m, hloi_context *ctx, const hloi_check_options *opts)
+{
+	/* kept for a run that sizes `?` dimensions; only the fields of the
+	 * caller's version are read */
+	hloi_check_options keep = HLOI_CHECK_OPTIONS_INIT;
+	if (opts) {
+		keep.strict = opts->strict;
+		keep.broadcast_mode = opts->broadcast_mode;
+		if (opts->version >= 2)
+			keep.shapes_only = opts->shapes_only;
+		if (opts->version >= 3) {
+			keep.replicas = opts->replicas;
+			keep.partitions = opts->partitions;
+		}
+		if (opts->version >= 4)
+			keep.allow_mixed_precision = opts->allow_mixed_precision;
+	}
+	m->check_opts = keep;
+	m->unbounded = 0;
+	hloi_status st = check_with(m, ctx, opts, NULL, 0);
+	for (int i = 0; st == HLOI_OK && i < m->ncomps && !m->unbounded; i++)
+		for (int k = 0; k < m->comps[i]->ninstrs && !m->unbounded; k++)
+			m->unbounded = m->comps[i]->instrs[k]->result && shape_has_unbounded(m->comps[i]->instrs[k]->result);
+	return st;
+}
+
+hloi_status check_module_sized(module *m, hloi_context *ctx, const shape *const *inputs, size_t ninputs)
+{
+	return check_with(m, ctx, &m->check_opts, inputs, ninputs);
+}
+
+static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_options *opts,
+			      const shape *const *inputs, size_t ninputs)
 {
 	checker c;
 	memset(&c, 0, sizeof c);
+	c.input_shapes = inputs;
+	c.ninputs = ninputs;
 	c.m = m;
 	c.ctx = ctx;
 	c.text = m->src >= 0 ? diag_source(ctx, m->src) : NULL;

@@ -37,6 +37,10 @@ typedef struct checker {
 	/* what is being checked, to name it where there is no source text */
 	const computation *cur_comp;
 	const instr *cur_instr;
+	/* a run's inputs (check_module_sized): each `?` dimension of an entry
+	 * parameter takes its input's size; NULL for a check without them */
+	const shape *const *input_shapes;
+	size_t ninputs;
 } checker;
 
 /* The participant counts of a run: the options' (version >= 3), else the
@@ -107,6 +111,13 @@ int ck_store_value(checker *c, hloi_literal *lit);
  * following c->mode and c->strict. Reports errors; returns 0 when the shapes
  * are fine. */
 int check_binary_shapes(checker *c, instr *in, const shape *lhs, const shape *rhs, shape *result);
+/* `?` dimensions (XLA's unbounded dynamic size) in the ops whose operands
+ * must agree (select, clamp, concatenate, a variadic reduce): acc takes
+ * s's size or bound where acc is `?`; nonzero when a dimension that is `?`
+ * in neither differs (in size or in being `<=N`), or the ranks do. */
+int ck_unbounded_merge(shape *acc, const shape *s);
+/* Dimension d's size as text, `?` for an unbounded one. */
+void ck_dim_text(char out[24], const shape *s, int d);
 
 /* broadcast: checks `dimensions=` of `in` (operand shape `opnd`) against the
  * result dims in `result` and fills the operand's out_dim. Returns 0 when

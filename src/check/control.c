@@ -96,7 +96,9 @@ int infer_call(checker *c, instr *in, shape *inf)
 	}
 	for (int k = 0; k < in->nops; k++) {
 		const shape *os = in->ops[k].def->result, *ps = callee->params[k]->result;
-		if (!shape_compatible_bounds(os, ps)) {
+		shape m = *ps;  /* a `?` parameter takes any size (XLA's UnboundedCall) */
+		if (!shape_compatible_bounds(os, ps) && (os->type != ps->type || shape_is_tuple(ps) ||
+						   !shape_has_unbounded(ps) || ck_unbounded_merge(&m, os))) {
 			ck_error(c, in->ops[k].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
 				 k, opcode_name(in->op), ck_shape(a, os), k, callee->name, ck_shape(b, ps));
 			return 1;

@@ -157,7 +157,7 @@ static int dot_dims(checker *c, instr *in, const char *what, unsigned rhs_skip, 
 		why = "Must specify the same number of contracting dimensions for lhs and rhs.";
 	} else {
 		for (int i = 0; i < lc->n && !why; i++)
-			if (lhs->dims[lc->v[i]] != rhs->dims[rc->v[i]])
+			if (!shape_dim_compatible(lhs, (int)lc->v[i], rhs, (int)rc->v[i]))
 				why = "Contracting dimension sizes are not compatible.";
 	}
 	if (!why && lb->n != rb->n) {
@@ -165,7 +165,7 @@ static int dot_dims(checker *c, instr *in, const char *what, unsigned rhs_skip, 
 		wat = ATTR_LHS_BATCH_DIMS;
 	}
 	for (int i = 0; i < lb->n && !why; i++)
-		if (lhs->dims[lb->v[i]] != rhs->dims[rb->v[i]]) {
+		if (!shape_dim_compatible(lhs, (int)lb->v[i], rhs, (int)rb->v[i])) {
 			why = "Batch dimension sizes are not compatible.";
 			wat = ATTR_LHS_BATCH_DIMS;
 		}

@@ -439,7 +439,13 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 			 ck_shape(b, x), ck_shape(d, hi));
 		return 1;
 	}
-	if ((lo->rank != 0 && !shape_same_dims(lo, x)) || (hi->rank != 0 && !shape_same_dims(hi, x))) {
+	/* with `?` dimensions the non-scalar operands agree pairwise, `?`
+	 * matching anything, and the result is x's shape (XLA's unbounded
+	 * clamp cases: clamp(f32[], f32[?], f32[2]) is f32[?]) */
+	int unbounded = shape_has_unbounded(lo) || shape_has_unbounded(x) || shape_has_unbounded(hi);
+	shape m = *x;
+	if (unbounded ? (lo->rank != 0 && ck_unbounded_merge(&m, lo)) || (hi->rank != 0 && ck_unbounded_merge(&m, hi))
+		      : (lo->rank != 0 && !shape_same_dims(lo, x)) || (hi->rank != 0 && !shape_same_dims(hi, x))) {
 		ck_error(c, in->op_at, "Clamp with incompatible shapes: %s, %s, %s.", ck_shape(a, lo), ck_shape(b, x),
 			 ck_shape(d, hi));
 		return 1;
@@ -449,6 +455,8 @@ int infer_clamp(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	shape_make_array(inf, x->type, x->rank, x->dims);
+	if (unbounded)
+		memcpy(inf->dim_kind, x->dim_kind, sizeof inf->dim_kind);
 	ck_identity_out_dims(in);
 	return 0;
 }
@@ -580,6 +588,35 @@ int infer_bitcast_convert(checker *c, instr *in, shape *inf)
 	return unary_shape(c, in, inf);
 }
 
+/* select with `?` dimensions (XLA's unbounded select cases): on_true and
+ * on_false agree, `?` matching anything, and the result is the more
+ * specific of the two; a non-scalar pred agrees with that, its dimensions
+ * only (its element type is PRED). */
+static int select_unbounded(checker *c, instr *in, const shape *p, const shape *t, const shape *f, shape *inf)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], d[CK_SHAPE_TEXT];
+	shape m = *t;
+	if (t->type != f->type || ck_unbounded_merge(&m, f)) {
+		ck_error(c, in->op_at, "Operands to select must be the same shape; got %s and %s.", ck_shape(a, t),
+			 ck_shape(b, f));
+		return 1;
+	}
+	shape pm = m;
+	if (p->rank != 0 || c->strict) {
+		pm.type = p->type;
+		if (ck_unbounded_merge(&pm, p)) {
+			ck_error(c, in->op_at,
+				 "Operands to select and predicate must be the same shape; got %s and %s and %s.",
+				 ck_shape(a, t), ck_shape(b, f), ck_shape(d, p));
+			return 1;
+		}
+	}
+	shape_make_array(inf, m.type, m.rank, m.dims);
+	memcpy(inf->dim_kind, m.dim_kind, sizeof inf->dim_kind);
+	ck_identity_out_dims(in);
+	return 0;
+}
+
 /* select(pred, on_true, on_false): pred is PRED with the others' dims, or a
  * scalar (an extension, as newer XLA allows; not under --strict); on_true
  * and on_false have the same shape. */
@@ -594,6 +631,8 @@ int infer_select(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "Select's pred operand must have PRED element type; got %s.", ck_shape(a, p));
 		return 1;
 	}
+	if (shape_has_unbounded(p) || shape_has_unbounded(t) || shape_has_unbounded(f))
+		return select_unbounded(c, in, p, t, f, inf);
 	if (!shape_compatible(t, f)) {
 		ck_error(c, in->op_at, "Operands to select must be the same shape; got %s and %s.", ck_shape(a, t),
 			 ck_shape(b, f));

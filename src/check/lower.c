@@ -295,6 +295,13 @@ hloi_status lower_module(module *m, hloi_context *ctx)
 		diag_error_where(ctx, m->filename, "the module must be checked before it is lowered");
 		return HLOI_EINVAL;
 	}
+	if (m->unbounded) {
+		/* a broadcast's result needs sizes (XLA's InferBroadcastShape);
+		 * XLA's frontends write dynamic_broadcast_in_dim instead */
+		diag_error_where(ctx, m->filename,
+				 "unsupported: lowering a module with `?` dimensions (an explicit broadcast needs the sizes a run takes from its inputs)");
+		return HLOI_EUNSUPPORTED;
+	}
 	lowerer lw;
 	memset(&lw, 0, sizeof lw);
 	lw.m = m;

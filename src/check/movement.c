@@ -135,7 +135,8 @@ int infer_slice(checker *c, instr *in, shape *inf)
 			ck_error(c, at, "Negative start index to slice: %lld.", (long long)start);
 			return 1;
 		}
-		if (limit > op->dims[d]) {
+		/* a `?` dimension takes any limit (XLA's InferSliceShape) */
+		if (limit > op->dims[d] && op->dim_kind[d] != DIM_UNBOUNDED) {
 			snprintf(text, sizeof text, "limit index (%lld) must be less than or equal to dimension size (%lld)",
 				 (long long)limit, (long long)op->dims[d]);
 			why = text;
@@ -177,6 +178,48 @@ int infer_slice(checker *c, instr *in, shape *inf)
 
 /* --- concatenate ------------------------------------------------------------------ */
 
+/* concatenate with `?` dimensions (XLA's unbounded concatenate cases): the
+ * concatenated dimension is `?` when an operand's is; any other takes the
+ * operands' size or bound, `?` where all are `?`, two that differ being
+ * XLA's "Mismatched dimension sizes" (or bound sizes). */
+static int concat_unbounded(checker *c, instr *in, int dim, shape *inf)
+{
+	int any = 0;
+	for (int k = 0; k < in->nops; k++)
+		any |= shape_has_unbounded(in->ops[k].def->result);
+	if (!any)
+		return 0;
+	for (int d = 0; d < inf->rank; d++) {
+		const shape *have = NULL;
+		int unbounded = 0;
+		for (int k = 0; k < in->nops; k++) {
+			const shape *s = in->ops[k].def->result;
+			if (s->dim_kind[d] == DIM_UNBOUNDED) {
+				unbounded = 1;
+				continue;
+			}
+			if (d == dim)
+				continue;
+			if (have && (have->dims[d] != s->dims[d] || have->dim_kind[d] != s->dim_kind[d])) {
+				ck_error(c, in->ops[k].at, "Mismatched %s sizes %lld and %lld in dimension %d",
+					 s->dim_kind[d] == DIM_BOUNDED ? "bound" : "dimension", (long long)have->dims[d],
+					 (long long)s->dims[d], d);
+				return 1;
+			}
+			if (!have)
+				have = s;
+		}
+		if (d == dim ? unbounded : !have) {
+			inf->dims[d] = -1;
+			inf->dim_kind[d] = DIM_UNBOUNDED;
+		} else if (d != dim) {
+			inf->dims[d] = have->dims[d];
+			inf->dim_kind[d] = have->dim_kind[d];
+		}
+	}
+	return 0;
+}
+
 int infer_concatenate(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT], ta[32], tb[32];
@@ -216,13 +259,15 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 		for (int d = 0; d < first->rank; d++) {
-			if (d == dim || s->dims[d] == first->dims[d])
+			if (d == dim || shape_dim_compatible(s, d, first, d))
 				continue;
 			ck_error(c, in->ops[k].at,
 				 "Cannot concatenate arrays that differ in dimensions other than the one being concatenated. Dimension %d in both shapes must be equal (or compatible): %s vs %s.",
 				 d, ck_shape(a, first), ck_shape(b, s));
 			return 1;
 		}
+		if (s->dim_kind[dim] == DIM_UNBOUNDED)
+			continue;
 		if (ck_add_i64(total, s->dims[dim], &total)) {
 			ck_error(c, in->op_at, "concatenate: the size of dimension %lld overflows", (long long)dim);
 			return 1;
@@ -234,7 +279,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 	memcpy(dims, first->dims, sizeof dims);
 	dims[dim] = total;
 	shape_make_array(inf, first->type, first->rank, dims);
-	return 0;
+	return concat_unbounded(c, in, (int)dim, inf);
 }
 
 /* --- pad ------------------------------------------------------------------------------- */
@@ -297,6 +342,10 @@ int infer_pad(checker *c, instr *in, shape *inf)
 	int64_t dims[HLOI_MAX_RANK];
 	for (int i = 0; i < p->n; i++) {
 		int64_t n = op->dims[i], prod, size;
+		if (op->dim_kind[i] == DIM_UNBOUNDED) {
+			dims[i] = -1;  /* a `?` stays `?` (XLA's InferPadShape) */
+			continue;
+		}
 		if (ck_mul_i64(n > 0 ? n - 1 : 0, p->interior[i], &prod)) {
 			ck_error(c, at, "Padding computation overflows: dim=%lld, interior_padding=%lld", (long long)n,
 				 (long long)p->interior[i]);
@@ -317,6 +366,9 @@ int infer_pad(checker *c, instr *in, shape *inf)
 	if (mv_mixed_precision(c, in))
 		return 1;
 	shape_make_array(inf, op->type, op->rank, dims);
+	for (int i = 0; i < op->rank; i++)
+		if (op->dim_kind[i] == DIM_UNBOUNDED)
+			inf->dim_kind[i] = DIM_UNBOUNDED;
 	return 0;
 }
 

@@ -186,9 +186,15 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 			return 1;
 	int n = in->nops / 2;
 	const shape *arg = in->ops[0].def->result;
+	/* `?` dimensions: the operands agree, `?` matching anything, and the
+	 * kept dimensions are the most specific (XLA's UnboundedReduce) */
+	shape merged = *arg;
+	int unbounded = 0;
+	for (int i = 0; i < n; i++)
+		unbounded |= shape_has_unbounded(in->ops[i].def->result);
 	for (int i = 1; i < n; i++) {
 		const shape *s = in->ops[i].def->result;
-		if (!shape_same_dims(arg, s)) {
+		if (unbounded ? ck_unbounded_merge(&merged, s) : !shape_same_dims(arg, s)) {
 			ck_error(c, in->ops[i].at,
 				 "All reduced tensors must have compatible dimension. Tensor at index 0 has shape %s, and tensor at index %d has shape %s.",
 				 ck_shape(a, arg), i, ck_shape(b, s));
@@ -224,11 +230,21 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 		reduced[dims->v[j]] = 1;
 	}
 	int64_t out[HLOI_MAX_RANK];
+	uint8_t kind[HLOI_MAX_RANK];
 	int rank = 0;
 	for (int d = 0; d < arg->rank; d++)
-		if (!reduced[d])
-			out[rank++] = arg->dims[d];
-	return reduction_result(c, in, f, rank, out, n, inf);
+		if (!reduced[d]) {
+			kind[rank] = merged.dim_kind[d];
+			out[rank++] = merged.dims[d];
+		}
+	int err = reduction_result(c, in, f, rank, out, n, inf);
+	for (int i = 0; unbounded && !err && i < (shape_is_tuple(inf) ? inf->ntuple : 1); i++) {
+		shape *r = shape_is_tuple(inf) ? &inf->tuple[i] : inf;
+		for (int d = 0; d < r->rank && d < rank; d++)
+			if (kind[d] == DIM_UNBOUNDED)
+				r->dim_kind[d] = DIM_UNBOUNDED;
+	}
+	return err;
 }
 
 /* window_util::DilatedBound and StridedBound; -1 on overflow or a negative

@@ -101,12 +101,36 @@ static void reshape_dynamic_groups(const shape *op, shape *inf)
 	}
 }
 
+/* A reshape with `?` dimensions, as XLA's InferReshapeShape: the result
+ * must be static (its sizes are the element count's only account), an
+ * operand must not mix `?` and `<=N`; the element counts are compared when
+ * the sizes are known (at run time: a module runs with each `?` given its
+ * input's size). */
+static int reshape_unbounded(checker *c, const instr *in, const shape *op, shape *inf)
+{
+	int bounded = 0;
+	for (int d = 0; d < op->rank; d++)
+		bounded |= op->dim_kind[d] == DIM_BOUNDED;
+	if (shape_has_unbounded(in->shape) || !shape_is_static(in->shape)) {
+		ck_error(c, in->op_at, "Reshaping with unbounded result shape is not supported.");
+		return 1;
+	}
+	if (bounded) {
+		ck_error(c, in->op_at, "Reshape operand with bounded and unbounded dynamism not supported.");
+		return 1;
+	}
+	shape_make_array(inf, op->type, in->shape->rank, in->shape->dims);
+	return 0;
+}
+
 int infer_reshape(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	if (!ck_needs_shape(c, in) || !ck_array_operand(c, in, 0))
 		return 1;
 	const shape *op = in->ops[0].def->result;
+	if (shape_has_unbounded(op) || shape_has_unbounded(in->shape))
+		return reshape_unbounded(c, in, op, inf);
 	int64_t from = 0, to = 0;
 	if (shape_element_count(op, &from) || shape_element_count(in->shape, &to) || from != to) {
 		shape want = *in->shape;
@@ -201,6 +225,8 @@ int infer_transpose(checker *c, instr *in, shape *inf)
 	for (int i = 0; i < op->rank; i++)
 		dims[i] = op->dims[dl->v[i]];
 	shape_make_array(inf, op->type, op->rank, dims);
+	for (int i = 0; i < op->rank; i++)
+		inf->dim_kind[i] = op->dim_kind[dl->v[i]];
 	return 0;
 }
 

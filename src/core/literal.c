@@ -260,7 +260,7 @@ int literal_fits_bounds(const hloi_literal *lit, const shape *s)
 	literal_sizes(lit, sizes);
 	for (int d = 0; d < s->rank; d++) {
 		if (s->dim_kind[d] == DIM_UNBOUNDED)
-			return 0;
+			continue;  /* `?`: any size (a run is sized from its inputs) */
 		if (s->dim_kind[d] == DIM_BOUNDED ? sizes[d] > s->dims[d] : sizes[d] != s->dims[d])
 			return 0;
 	}

@@ -393,9 +393,33 @@ int shape_same_bounds(const shape *a, const shape *b)
 	if (a->rank != b->rank)
 		return 0;
 	for (int i = 0; i < a->rank; i++)
-		if (a->dims[i] != b->dims[i])
+		if (!shape_dim_compatible(a, i, b, i))
 			return 0;
 	return 1;
+}
+
+int shape_dim_compatible(const shape *a, int i, const shape *b, int j)
+{
+	return a->dims[i] == b->dims[j] || a->dim_kind[i] == DIM_UNBOUNDED || b->dim_kind[j] == DIM_UNBOUNDED;
+}
+
+int shape_has_dim_kind(const shape *s, dim_kind kind)
+{
+	if (shape_is_tuple(s)) {
+		for (int i = 0; i < s->ntuple; i++)
+			if (shape_has_dim_kind(&s->tuple[i], kind))
+				return 1;
+		return 0;
+	}
+	for (int d = 0; d < s->rank; d++)
+		if (s->dim_kind[d] == kind)
+			return 1;
+	return 0;
+}
+
+int shape_has_unbounded(const shape *s)
+{
+	return shape_has_dim_kind(s, DIM_UNBOUNDED);
 }
 
 static int compatible_rec(const shape *a, const shape *b, int bounds)

@@ -124,9 +124,16 @@ int shape_has_buffer(const shape *s);
 int shape_compatible_bounds(const shape *a, const shape *b);
 /* Equal dimensions only. */
 int shape_same_dims(const shape *a, const shape *b);
-/* The same rank and dims, whichever are `<=N` (XLA's ShapeUtil::Compatible
- * ignores dynamic dimensions). */
+/* The same rank and dims, whichever are `<=N`, a `?` matching any size
+ * (XLA's ShapeUtil::Compatible ignores dynamic dimensions; its
+ * SameDimensions lets an unbounded one match anything). */
 int shape_same_bounds(const shape *a, const shape *b);
+/* Dimension i of a and j of b: equal sizes or bounds, or either `?`. */
+int shape_dim_compatible(const shape *a, int i, const shape *b, int j);
+/* Whether an array (or a tuple element) has a dimension of that kind. */
+int shape_has_dim_kind(const shape *s, dim_kind kind);
+/* Whether an array (or a tuple element) has a `?` dimension. */
+int shape_has_unbounded(const shape *s);
 /* Equal layouts (minor_to_major, padding, extras). */
 int layout_equal(const layout *a, const layout *b);
 

@@ -210,6 +210,21 @@ static int value_bytes(const shape *s, uint64_t *total)
 	return 0;
 }
 
+/* The shape of a random input for parameter p: a `?` dimension as declared
+ * gets the module's unbounded size (hloi_module_set_unbounded_size). */
+static const shape *input_shape(const module *m, const instr *p, shape *tmp)
+{
+	if (!m->unbounded || !p->has_shape || !shape_is_array(p->shape) || !shape_has_unbounded(p->shape))
+		return p->result;
+	*tmp = *p->result;
+	for (int d = 0; d < tmp->rank && d < p->shape->rank; d++)
+		if (p->shape->dim_kind[d] == DIM_UNBOUNDED) {
+			tmp->dims[d] = m->unbounded_size > 0 ? m->unbounded_size : HLOI_UNBOUNDED_SIZE_DEFAULT;
+			tmp->dim_kind[d] = DIM_STATIC;
+		}
+	return tmp;
+}
+
 hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m, hloi_context *ctx,
 			       uint64_t seed)
 {
@@ -224,8 +239,9 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 	/* Refuse before allocating anything: SPEC §10's memory budget. */
 	uint64_t need = 0, budget = eval_default_budget();
 	int overflow = 0;
+	shape tmp;
 	for (size_t i = 0; i < n && !overflow; i++)
-		overflow = value_bytes(comp->params[i]->result, &need);
+		overflow = value_bytes(input_shape(m, comp->params[i], &tmp), &need);
 	if (overflow || need > budget) {
 		if (overflow)
 			diag_error_where(ctx, NULL, "memory budget exceeded: the random inputs need more than %llu bytes, budget %llu bytes",
@@ -242,7 +258,7 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 	}
 	uint64_t state = seed;
 	for (size_t i = 0; i < n; i++) {
-		const shape *s = comp->params[i]->result;
+		const shape *s = input_shape(m, comp->params[i], &tmp);
 		hloi_status st = literal_create(&lits[i], s);
 		if (st != HLOI_OK) {
 			int64_t bytes = 0;

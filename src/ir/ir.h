@@ -181,6 +181,12 @@ struct hloi_module {
 	int64_t replicas, partitions; /* checker: the participants a run simulates */
 	int participant_dependent;    /* checker: a collective or an id is evaluated */
 	hloi_broadcast_mode checked_mode;
+	/* checker: a value has a `?` dimension, so a run first sizes the
+	 * entry's parameters from its inputs (check_module_sized) with the
+	 * options of the last check */
+	int unbounded;
+	hloi_check_options check_opts;
+	int64_t unbounded_size;  /* random inputs' size of a `?` (0: HLOI_UNBOUNDED_SIZE_DEFAULT) */
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;
 	const char *filename;  /* for diagnostics without a source location */

@@ -784,14 +784,42 @@ static void test_unsupported(void)
 	free(out);
 	done(&r);
 
-	/* an entry parameter may be `<=N` (its input gives the size), not `?`
-	 * (no bound holds its buffer); a parameter of another computation may
-	 * be `<=N` too (its caller's operand gives the size) */
+	/* an entry parameter may be `<=N` or `?` (its input gives the size);
+	 * a parameter of another computation may be `<=N` (its caller's
+	 * operand gives the size) or `?` (checked, but refused in a run) */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
 	done(&r);
-	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,?] parameter(0)\n  ROOT r = add(a, a)\n}\n"),
-			HLOI_EUNSUPPORTED);
-	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[2,?]");
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,?] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
+	done(&r);
+	/* a `?` in a called computation checks, but no input sizes it for a
+	 * run (check_module_sized), nor a custom-call's `?` result */
+	CU_ASSERT_EQUAL(run(&r, "c {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n\n"
+				"ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] call(a), to_apply=c\n}\n"),
+			HLOI_OK);
+	{
+		shape in4;
+		int64_t four = 4;
+		shape_make_array(&in4, ET_F32, 1, &four);
+		const shape *ins[1] = { &in4 };
+		CU_ASSERT_EQUAL(check_module_sized(r.m, r.ctx, ins, 1), HLOI_EUNSUPPORTED);
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[?]: no input's size decides its `?`");
+	}
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[?] parameter(0)\n  ROOT r = f32[?] negate(a)\n}\n"), HLOI_OK);
+	{
+		shape in3;
+		int64_t three = 3;
+		shape_make_array(&in3, ET_F32, 1, &three);
+		const shape *ins[1] = { &in3 };
+		CU_ASSERT_EQUAL(check_module_sized(r.m, r.ctx, ins, 1), HLOI_OK);
+		CU_ASSERT_EQUAL(find(&r, "r")->result->dims[0], 3);
+		CU_ASSERT_EQUAL(find(&r, "r")->result->dim_kind[0], DIM_STATIC);
+		CU_ASSERT_EQUAL(find(&r, "a")->result->dims[0], 3);
+		/* sized again with another size: the written `?` stays */
+		in3.dims[0] = 7;
+		CU_ASSERT_EQUAL(check_module_sized(r.m, r.ctx, ins, 1), HLOI_OK);
+		CU_ASSERT_EQUAL(find(&r, "r")->result->dims[0], 7);
+	}
 	done(&r);
 	CU_ASSERT_EQUAL(run(&r, "c {\n  p = f32[<=4] parameter(0)\n  ROOT n = f32[<=4] negate(p)\n}\n\n"
 				"ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] call(a), to_apply=c\n}\n"),
@@ -1180,6 +1208,150 @@ static const unit_test mode_tests[] = {
 	{ NULL, NULL },
 };
 
+/* --- `?` (unbounded dynamic) dimensions ------------------------------------ */
+
+/* One of XLA's unbounded shape-inference cases (openxla/xla
+ * xla/service/shape_inference_test.cc, the "Unbounded..." tests and their
+ * UnboundedDynamism instantiations): parameters of the shapes given, a root
+ * `op` whose shape is inferred (or written, for reshape and broadcast), and
+ * the inferred root shape, or "error: " and XLA's message (a prefix of the
+ * checker's). */
+static void unbounded_case(const char *params, const char *op, const char *want)
+{
+	char text[2048];
+	int n = snprintf(text, sizeof text, "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n");
+	int k = 0;
+	for (const char *p = params; *p;) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		n += snprintf(text + n, sizeof text - (size_t)n, "  p%d = %.*s parameter(%d)\n", k, (int)len, p, k);
+		k++;
+		p += len + (end ? 1 : 0);
+	}
+	snprintf(text + n, sizeof text - (size_t)n, "  ROOT r = %s\n}\n", op);
+	checked r;
+	hloi_status st = run(&r, text);
+	if (strncmp(want, "error: ", 7) == 0) {
+		CU_ASSERT_EQUAL(st, HLOI_ETYPE);
+		if (strncmp(diag_msg(&r, 0), want + 7, strlen(want + 7)) != 0)
+			fprintf(stderr, "\n%s: want %s, got %s\n", op, want + 7, diag_msg(&r, 0));
+		CU_ASSERT_EQUAL(strncmp(diag_msg(&r, 0), want + 7, strlen(want + 7)), 0);
+	} else {
+		CU_ASSERT_EQUAL(st, HLOI_OK);
+		instr *root = st == HLOI_OK ? find(&r, "r") : NULL;
+		strbuf b = STRBUF_INIT;
+		if (root)
+			shape_print(&b, root->result, 0);
+		if (!root || strcmp(sb_str(&b), want) != 0)
+			fprintf(stderr, "\n%s: want %s, got %s (%s)\n", op, want, root ? sb_str(&b) : "-", diag_msg(&r, 0));
+		CU_ASSERT_STRING_EQUAL(root ? sb_str(&b) : "", want);
+		sb_free(&b);
+	}
+	done(&r);
+}
+
+static void test_unbounded(void)
+{
+	/* UnboundedBinaryOpShapeInferenceTest (add), compare, logical, complex */
+	unbounded_case("f32[1];f32[?]", "add(p0, p1)", "f32[?]");
+	unbounded_case("f32[?];f32[1]", "add(p0, p1)", "f32[?]");
+	unbounded_case("f32[2];f32[?]", "add(p0, p1)", "f32[2]");
+	unbounded_case("f32[?];f32[2]", "subtract(p0, p1)", "f32[2]");
+	unbounded_case("f32[<=2];f32[?]", "multiply(p0, p1)", "f32[<=2]");
+	unbounded_case("f32[?];f32[<=2]", "maximum(p0, p1)", "f32[<=2]");
+	unbounded_case("f32[?];f32[?]", "power(p0, p1)", "f32[?]");
+	unbounded_case("f32[1];f32[?,3]", "add(p0, p1), broadcast_dimensions={0}", "f32[?,3]");
+	unbounded_case("f32[2];f32[?,3]", "add(p0, p1), broadcast_dimensions={0}",
+		       "error: Broadcast dimension 0 mismatch: 2 != ?; f32[2] and f32[?,3].");
+	unbounded_case("f32[?,2];f32[?,3]", "add(p0, p1)",
+		       "error: Binary op add with incompatible shapes: f32[?,2] and f32[?,3].");
+	unbounded_case("f32[2];f32[?]", "compare(p0, p1), direction=LT", "pred[2]");
+	unbounded_case("f32[?];f32[1]", "compare(p0, p1), direction=LT", "pred[?]");
+	unbounded_case("s32[<=2];s32[?]", "and(p0, p1)", "s32[<=2]");
+	unbounded_case("s32[1];s32[?,3]", "xor(p0, p1), broadcast_dimensions={0}", "s32[?,3]");
+	unbounded_case("f32[?];f32[2]", "complex(p0, p1)", "c64[2]");
+	/* UnboundedUnaryOpShapeInferenceTest, UnboundedConvert */
+	unbounded_case("f32[?]", "negate(p0)", "f32[?]");
+	unbounded_case("f32[?]", "is-finite(p0)", "pred[?]");
+	unbounded_case("u32[?]", "popcnt(p0)", "u32[?]");
+	unbounded_case("f32[?]", "f64[?] convert(p0)", "f64[?]");
+	/* UnboundedSelectOpShapeInferenceTest */
+	unbounded_case("pred[];f32[?];f32[2]", "select(p0, p1, p2)", "f32[2]");
+	unbounded_case("pred[];f32[?];f32[<=2]", "select(p0, p1, p2)", "f32[<=2]");
+	unbounded_case("pred[2];f32[?];f32[2]", "select(p0, p1, p2)", "f32[2]");
+	unbounded_case("pred[?];f32[2];f32[?]", "select(p0, p1, p2)", "f32[2]");
+	unbounded_case("pred[?];f32[<=2];f32[?]", "select(p0, p1, p2)", "f32[<=2]");
+	unbounded_case("pred[<=2];f32[?];f32[<=2]", "select(p0, p1, p2)", "f32[<=2]");
+	unbounded_case("pred[?];f32[?];f32[?]", "select(p0, p1, p2)", "f32[?]");
+	unbounded_case("pred[3];s32[3];f32[3]", "select(p0, p1, p2)",
+		       "error: Operands to select must be the same shape; got s32[3] and f32[3].");
+	unbounded_case("pred[3];f32[?];f32[<=2]", "select(p0, p1, p2)",
+		       "error: Operands to select and predicate must be the same shape; got f32[?] and f32[<=2] and pred[3].");
+	unbounded_case("pred[3];f32[<=2];f32[3]", "select(p0, p1, p2)",
+		       "error: Operands to select must be the same shape; got f32[<=2] and f32[3].");
+	unbounded_case("pred[2];f32[?];f32[3]", "select(p0, p1, p2)",
+		       "error: Operands to select and predicate must be the same shape; got f32[?] and f32[3] and pred[2].");
+	unbounded_case("pred[?];f32[];f32[]", "select(p0, p1, p2)",
+		       "error: Operands to select and predicate must be the same shape; got f32[] and f32[] and pred[?].");
+	unbounded_case("pred[];f32[?];f32[]", "select(p0, p1, p2)",
+		       "error: Operands to select must be the same shape; got f32[?] and f32[].");
+	/* UnboundedClampOpShapeInferenceTest */
+	unbounded_case("f32[];f32[?];f32[]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[];f32[?];f32[2]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[];f32[?];f32[<=2]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[2];f32[?];f32[2]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[?];f32[2];f32[2]", "clamp(p0, p1, p2)", "f32[2]");
+	unbounded_case("f32[?];f32[<=2];f32[?]", "clamp(p0, p1, p2)", "f32[<=2]");
+	unbounded_case("f32[<=2];f32[?];f32[<=2]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[?];f32[?];f32[?]", "clamp(p0, p1, p2)", "f32[?]");
+	unbounded_case("f32[?];f32[];f32[?]", "clamp(p0, p1, p2)",
+		       "error: Clamp with incompatible shapes: f32[?], f32[], f32[?].");
+	unbounded_case("s32[];f32[?];f32[?]", "clamp(p0, p1, p2)",
+		       "error: Clamp with incompatible element types: s32[], f32[?], f32[?].");
+	unbounded_case("f32[3];f32[<=2];f32[3]", "clamp(p0, p1, p2)",
+		       "error: Clamp with incompatible shapes: f32[3], f32[<=2], f32[3].");
+	unbounded_case("f32[2];f32[?];f32[3]", "clamp(p0, p1, p2)",
+		       "error: Clamp with incompatible shapes: f32[2], f32[?], f32[3].");
+	/* UnboundedConcatenateOpShapeInferenceTest (dimension 0) */
+	unbounded_case("f32[2,3];f32[?,?]", "concatenate(p0, p1), dimensions={0}", "f32[?,3]");
+	unbounded_case("f32[?,?];f32[?,?]", "concatenate(p0, p1), dimensions={0}", "f32[?,?]");
+	/* (a `<=N` operand of concatenate does not run: shapes only) */
+	shapes_only = 1;
+	unbounded_case("f32[?,?];f32[<=2,<=3]", "concatenate(p0, p1), dimensions={0}", "f32[?,<=3]");
+	unbounded_case("f32[2,?];f32[2,3];f32[2,4]", "concatenate(p0, p1, p2), dimensions={0}",
+		       "error: Mismatched dimension sizes 3 and 4 in dimension 1");
+	unbounded_case("f32[2,?];f32[2,<=3];f32[2,<=4]", "concatenate(p0, p1, p2), dimensions={0}",
+		       "error: Mismatched bound sizes 3 and 4 in dimension 1");
+	shapes_only = 0;
+	/* UnboundedTranspose, UnboundedReshape(...), UnboundedSlice (a `?`
+	 * dimension; hloi makes a part of a `<=N` one static, README), UnboundedPad */
+	unbounded_case("f32[1,?,2,?,<=2]", "transpose(p0), dimensions={4,0,3,2,1}", "f32[<=2,1,?,2,?]");
+	unbounded_case("f32[?]", "f32[2,3] reshape(p0)", "f32[2,3]");
+	unbounded_case("f32[6]", "f32[?,?] reshape(p0)",
+		       "error: Reshaping with unbounded result shape is not supported.");
+	unbounded_case("f32[?,<=3]", "f32[3] reshape(p0)",
+		       "error: Reshape operand with bounded and unbounded dynamism not supported.");
+	unbounded_case("f32[1,?]", "slice(p0), slice={[0:1], [2:5]}", "f32[1,3]");
+	unbounded_case("f32[?,10];f32[]", "pad(p0, p1), padding=1_1_1x1_1_1", "f32[?,21]");
+	/* UnboundedDot, UnboundedDotGeneral */
+	unbounded_case("f32[?,10];f32[?,10]", "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+		       "f32[?,10]");
+	unbounded_case("f32[?,<=3,?];f32[2,4,5]",
+		       "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}",
+		       "f32[?,<=3,5]");
+	/* UnboundedReduce (one operand at a time), UnboundedBroadcastInDim(...) */
+	unbounded_case("f32[?,5];f32[]", "reduce(p0, p1), dimensions={1}, to_apply=add", "f32[?]");
+	unbounded_case("f32[7,?];f32[]", "reduce(p0, p1), dimensions={1}, to_apply=add", "f32[7]");
+	unbounded_case("f32[<=2,?]", "f32[<=2,3,4] broadcast(p0), dimensions={0,2}", "f32[<=2,3,4]");
+	unbounded_case("f32[<=2,?]", "f32[<=2,3,<=4] broadcast(p0), dimensions={0,2}", "f32[<=2,3,<=4]");
+	unbounded_case("f32[<=2,?]", "f32[<=2,3,?] broadcast(p0), dimensions={0,2}", "error: broadcast to f32[<=2,3,?]");
+	/* written shapes are compared ignoring `?` (ShapeUtil::Compatible) */
+	unbounded_case("f32[?,3]", "f32[4,3] negate(p0)", "f32[4,3]");
+	unbounded_case("f32[4,3]", "f32[?,3] negate(p0)", "f32[4,3]");
+	unbounded_case("f32[?,3]", "f32[?,4] negate(p0)",
+		       "error: declared shape f32[?,4] does not match the inferred shape f32[?,3]");
+}
+
 static const unit_test type_tests[] = {
 	{ "type_gates", test_type_gates },
 	{ "compare", test_compare },
@@ -1193,6 +1365,7 @@ static const unit_test ir_tests[] = {
 	{ "constants", test_constants },
 	{ "broadcast_instr", test_broadcast_instr },
 	{ "unsupported", test_unsupported },
+	{ "unbounded", test_unbounded },
 	{ NULL, NULL },
 };
 

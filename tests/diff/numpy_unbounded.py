@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Differential test of hloi's `?` (unbounded dynamic) dimensions against
+NumPy: random programs whose parameters have `?` dimensions, each given a
+.npy input of a random size (0 included), through an elementwise op whose
+other operand has 1 there (it broadcasts along the `?`), concatenate, pad,
+transpose, slice, dot (contracting over a `?` dimension or keeping one) and
+reduce; both engines, run in one `hloi test`. The run checks each module
+again with its inputs' sizes, so results print and are written at those
+sizes. Sums agree within 1e-4 relative to the largest magnitude.
+
+usage: numpy_unbounded.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
+Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
+"""
+import random
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy_unbounded: NumPy is not installed; skipped")
+    sys.exit(77)
+
+import hloi_cases
+from numpy_dynamic import ADD, check  # the same reducer and comparison
+
+
+def gen_case(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    g = np.random.default_rng(seed * 7919 + index)
+    kind = rng.choice(["add", "concat", "pad", "transpose", "slice", "contract", "keep", "reduce"])
+    m, n = rng.randint(1, 5), rng.randint(1, 4)
+    size, size2 = rng.randint(0, 6), rng.randint(0, 6)
+    if kind == "add":
+        x, y = g.standard_normal((size, m)), g.standard_normal((1, m))
+        body = ("  x = f32[?,%d] parameter(0)\n  y = f32[1,%d] parameter(1)\n"
+                "  ROOT s = f32[?,%d] add(x, y)\n" % (m, m, m))
+        inputs, expect = [x, y], x + y
+    elif kind == "concat":
+        x, y = g.standard_normal((size, m)), g.standard_normal((size2, m))
+        body = ("  x = f32[?,%d] parameter(0)\n  y = f32[?,?] parameter(1)\n"
+                "  ROOT c = f32[?,%d] concatenate(x, y), dimensions={0}\n" % (m, m))
+        inputs, expect = [x, y], np.concatenate([x, y])
+    elif kind == "pad":
+        x = g.standard_normal((m, size))
+        lo, hi, inner = rng.randint(0, 2), rng.randint(0, 2), rng.randint(0, 1)
+        body = ("  x = f32[%d,?] parameter(0)\n  z = f32[] constant(0)\n"
+                "  ROOT p = f32[%d,?] pad(x, z), padding=0_0x%d_%d_%d\n" % (m, m, lo, hi, inner))
+        cols = size + max(size - 1, 0) * inner + lo + hi
+        want = np.zeros((m, cols))
+        if size:
+            want[:, lo:lo + size + (size - 1) * inner:inner + 1] = x
+        inputs, expect = [x], want
+    elif kind == "transpose":
+        x = g.standard_normal((size, m))
+        body = "  x = f32[?,%d] parameter(0)\n  ROOT t = f32[%d,?] transpose(x), dimensions={1,0}\n" % (m, m)
+        inputs, expect = [x], x.T
+    elif kind == "slice":
+        x = g.standard_normal((size + 2, m))
+        body = ("  x = f32[?,%d] parameter(0)\n"
+                "  ROOT s = f32[2,%d] slice(x), slice={[%d:%d], [0:%d]}\n" % (m, m, size, size + 2, m))
+        inputs, expect = [x], x[size:size + 2]
+    elif kind == "contract":
+        a, b = g.standard_normal((m, size)), g.standard_normal((size, n))
+        body = ("  a = f32[%d,?] parameter(0)\n  b = f32[?,%d] parameter(1)\n"
+                "  ROOT d = f32[%d,%d] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                % (m, n, m, n))
+        inputs, expect = [a, b], a @ b
+    elif kind == "keep":
+        a, b = g.standard_normal((size, m)), g.standard_normal((m, n))
+        body = ("  a = f32[?,%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
+                "  ROOT d = f32[?,%d] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                % (m, m, n, n))
+        inputs, expect = [a, b], a @ b
+    else:
+        x = g.standard_normal((m, size))
+        body = ("  x = f32[%d,?] parameter(0)\n  z = f32[] constant(0)\n"
+                "  ROOT r = f32[%d] reduce(x, z), dimensions={1}, to_apply=add\n" % (m, m))
+        inputs, expect = [x], x.sum(axis=1)
+    program = "HloModule unb_%d\n\n%sENTRY e {\n%s}\n" % (index, ADD if kind == "reduce" else "", body)
+    return {"index": index, "kind": kind, "program": program,
+            "inputs": [v.astype(np.float32) for v in inputs], "expect": expect,
+            "engine": rng.choice(["fast", "reference"])}
+
+
+if __name__ == "__main__":
+    sys.exit(hloi_cases.main("numpy_unbounded", gen_case, check, 300))
