@@ -255,7 +255,7 @@ typedef struct tcur {
 	size_t i, n;
 	int bad, oom;
 	size_t bad_at;
-	const char *expect;
+	char expect[256];  /* a copy: callers pass texts built on their stack */
 } tcur;
 
 void tc_init(tcur *c, const char *s, size_t n);

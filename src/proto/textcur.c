@@ -5,6 +5,7 @@
  * offset, so a caller can locate it in the source. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,7 @@ int tc_fail(tcur *c, const char *expect)
 	if (!c->bad) {
 		c->bad = 1;
 		c->bad_at = c->i;
-		c->expect = expect;
+		snprintf(c->expect, sizeof c->expect, "%s", expect ? expect : "");
 	}
 	return -1;
 }
