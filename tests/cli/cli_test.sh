@@ -107,6 +107,18 @@ expect 4 "--print-inputs of a huge zero-element input" -- "$hloi" run "$zs" --in
 contains "$tmp/err" "cannot print argument 0 (p) f32[100000000,0] as text" "refused input names the argument"
 if [ -s "$tmp/out" ]; then bad "refused --print-inputs printed something"; else ok; fi
 
+# --- an attribute convert cannot read says what it expected where (the
+# reader's expected text is built on its caller's stack)
+cat > "$tmp/oa.hlo" <<'EOF'
+HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT c = f32[2] custom-call(p), custom_call_target="Sharding", output_to_operand_aliasing={x: (0, {})}
+}
+EOF
+expect 3 "convert of a malformed output_to_operand_aliasing" -- "$hloi" convert "$tmp/oa.hlo" "$tmp/oa.pb"
+contains "$tmp/err" "oa.hlo:4:94: error: malformed output_to_operand_aliasing: expects '{'" "malformed attribute: what and where"
+
 # --- a proto constant f32[1099511627776,0]: as text it is refused (exit 4)
 # before anything is written; proto to proto, check, run and dot work
 zc="$data/bad/fmt_zero_size_huge_constant.pbtxt"
