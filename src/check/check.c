@@ -667,6 +667,21 @@ static int dynamic_refused(const instr *in, const char **why)
 	return -1;
 }
 
+/* An arena copy of tuple inf's elements, for the dynamic rules to mark
+ * (NULL when it has none, or out of memory: c->oom set). */
+static shape *tuple_elements(checker *c, const shape *inf)
+{
+	if (inf->ntuple <= 0)
+		return NULL;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return NULL;
+	}
+	memcpy(el, inf->tuple, sizeof *el * (size_t)inf->ntuple);
+	return el;
+}
+
 /* The elements of a sort's, variadic reduce's or reduce-window's tuple
  * result: a dimension `<=N` in any input is `<=N` in every output (a
  * reduce's dimensions not reduced), as XLA's dynamic dimension inference
@@ -676,15 +691,10 @@ static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
 	int ninputs = in->op == OP_SORT ? in->nops : in->nops / 2;
 	const int_list *rd = in->op == OP_REDUCE ? instr_ints(in, ATTR_DIMENSIONS) : NULL;
 	const shape *x = in->nops > 0 && in->ops[0].def ? in->ops[0].def->result : NULL;
-	if (!x || !shape_is_array(x) || inf->ntuple <= 0)
+	shape *el = x && shape_is_array(x) ? tuple_elements(c, inf) : NULL;
+	if (!el)
 		return;
-	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
-	if (!el) {
-		c->oom = 1;
-		return;
-	}
 	for (int i = 0; i < inf->ntuple; i++) {
-		el[i] = inf->tuple[i];
 		if (!shape_is_array(&el[i]))
 			continue;
 		int r = 0;
@@ -718,13 +728,10 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 	if (shape_is_tuple(inf) && in->op == OP_SCATTER) {
 		/* a variadic scatter: each result takes its operand's `<=N`
 		 * dimensions (XLA's HandleScatter) */
-		shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
-		if (!el) {
-			c->oom = 1;
+		shape *el = tuple_elements(c, inf);
+		if (!el)
 			return;
-		}
 		for (int i = 0; i < inf->ntuple; i++) {
-			el[i] = inf->tuple[i];
 			const shape *o = i < in->nops && in->ops[i].def ? in->ops[i].def->result : NULL;
 			for (int d = 0; o && shape_is_array(o) && shape_is_array(&el[i]) && d < o->rank && d < el[i].rank; d++)
 				if (o->dim_kind[d] == DIM_BOUNDED)
