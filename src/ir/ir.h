@@ -240,7 +240,8 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
  * from_dim[r]; returns the result's rank. */
 int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim);
 /* Whether `in` on `<=N` operands is computed on the elements within their
- * sizes (concatenate, pad, reverse, sort, reduce-window, convolution, a
+ * sizes (concatenate, pad, reverse, sort, reduce-window, convolution,
+ * select-and-scatter, a
  * reduce of several inputs; eval/dynamic.c): such an op takes and makes
  * `<=N` values. */
 int opcode_dynamic_on_sizes(const instr *in);
