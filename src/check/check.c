@@ -545,6 +545,25 @@ static int is_target(const instr *in, cc_target target)
 	return t && custom_call_builtin(t) == (int)target;
 }
 
+/* the ops whose shape rules take `<=N` and `?` operand dimensions alike */
+static int follows_operand_sizes(opcode op)
+{
+	switch (op) {
+	case OP_SELECT:
+	case OP_CLAMP:
+	case OP_CONVERT:
+	case OP_COPY:
+	case OP_BROADCAST:
+	case OP_TRANSPOSE:
+	case OP_RESHAPE:
+	case OP_SLICE:
+	case OP_DOT:
+		return 1;
+	default:
+		return opcode_is_elementwise_category(op);
+	}
+}
+
 /* whether `in` may have a `<=N` result */
 static int makes_dynamic(const instr *in)
 {
@@ -558,18 +577,9 @@ static int makes_dynamic(const instr *in)
 	default:
 		break;
 	}
-	if (opcode_is_elementwise_category(in->op) || opcode_dynamic_on_sizes(in))
+	if (follows_operand_sizes(in->op) || opcode_dynamic_on_sizes(in))
 		return 1;
 	switch (in->op) {
-	case OP_SELECT:
-	case OP_CLAMP:
-	case OP_CONVERT:
-	case OP_COPY:
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_RESHAPE:
-	case OP_SLICE:
-	case OP_DOT:
 	case OP_REDUCE:
 	case OP_GATHER:
 	case OP_DYNAMIC_SLICE:
@@ -581,18 +591,25 @@ static int makes_dynamic(const instr *in)
 	case OP_CONDITIONAL:
 	case OP_CALL:
 	case OP_PARAMETER:
+	/* computations and elementwise ops whose sizes flow as they do
+	 * through call: fusion, the async wrappers, map, opt-barrier,
+	 * reduce-precision, copy-start/-done and all-reduce (XLA's dynamic
+	 * dimension inference passes their operands' sizes on) */
+	case OP_FUSION:
+	case OP_ASYNC_START:
+	case OP_ASYNC_UPDATE:
+	case OP_ASYNC_DONE:
+	case OP_MAP:
+	case OP_OPTIMIZATION_BARRIER:
+	case OP_REDUCE_PRECISION:
+	case OP_COPY_START:
+	case OP_COPY_DONE:
+	case OP_ALL_REDUCE:
+	case OP_SCATTER:
 		return 1;
 	default:
 		return 0;
 	}
-}
-
-static int has_int(const int_list *l, int64_t v)
-{
-	for (int i = 0; l && i < l->n; i++)
-		if (l->v[i] == v)
-			return 1;
-	return 0;
 }
 
 /* The `<=N` operand dimensions XLA's dynamic dimension inference leaves
@@ -602,9 +619,34 @@ static int has_int(const int_list *l, int64_t v)
  * operand dimension sliced in part (neither 1 nor whole) or batched, or
  * its indices' index vector dimension, a dynamic-slice's dimension
  * sliced in part. -1, or the operand holding one, *why XLA's words. */
+static int scatter_refused(const instr *in, const char **why)
+{
+	int n = in->nops / 2;
+	const int_list *uwd = instr_ints(in, ATTR_UPDATE_WINDOW_DIMS), *iwd = instr_ints(in, ATTR_INSERTED_WINDOW_DIMS);
+	const int_list *ibd = instr_ints(in, ATTR_INPUT_BATCHING_DIMS);
+	const shape *o = in->ops[0].def ? in->ops[0].def->result : NULL;
+	for (int k = n + 1; o && shape_is_array(o) && k < in->nops; k++) {
+		const shape *u = in->ops[k].def ? in->ops[k].def->result : NULL;
+		int od = 0;
+		for (int d = 0; u && shape_is_array(u) && d < u->rank; d++) {
+			if (!int_list_has(uwd, d))
+				continue;
+			while (od < o->rank && (int_list_has(iwd, od) || int_list_has(ibd, od)))
+				od++;
+			*why = "Dynamic dimension of update window dims that are not the same as corresponding operand dim is not supported";
+			if (u->dim_kind[d] == DIM_BOUNDED && (od >= o->rank || u->dims[d] != o->dims[od]))
+				return k;
+			od++;
+		}
+	}
+	return -1;
+}
+
 static int dynamic_refused(const instr *in, const char **why)
 {
 	const attr *la = instr_attr(in, ATTR_DIM_LABELS);
+	if (in->op == OP_SCATTER)
+		return scatter_refused(in, why);
 	for (int k = 0; k < in->nops && k < 2; k++) {
 		const shape *s = in->ops[k].def ? in->ops[k].def->result : NULL;
 		for (int d = 0; s && shape_is_array(s) && d < s->rank; d++) {
@@ -622,9 +664,9 @@ static int dynamic_refused(const instr *in, const char **why)
 				*why = k == 0 ? "Detects a dynamic dimension on the data input of gather, which is not supported"
 					      : "Detects a non-batch dynamic dimension of gather, which is not supported";
 				if (k == 0 && (!ss || d >= ss->n || (ss->v[d] != 1 && ss->v[d] != s->dims[d]) ||
-					       has_int(instr_ints(in, ATTR_OPERAND_BATCHING_DIMS), d)))
+					       int_list_has(instr_ints(in, ATTR_OPERAND_BATCHING_DIMS), d)))
 					return k;
-				if (k == 1 && (d == ivd || has_int(instr_ints(in, ATTR_START_INDICES_BATCHING_DIMS), d)))
+				if (k == 1 && (d == ivd || int_list_has(instr_ints(in, ATTR_START_INDICES_BATCHING_DIMS), d)))
 					return k;
 			} else if (in->op == OP_DYNAMIC_SLICE && k == 0) {
 				const shape *r = in->result && shape_is_array(in->result) ? in->result : in->shape;
@@ -644,6 +686,21 @@ static void mark_bounded(shape *s, int d)
 		s->dim_kind[d] = DIM_BOUNDED;
 }
 
+/* An arena copy of tuple inf's elements, for the dynamic rules to mark
+ * (NULL when it has none, or out of memory: c->oom set). */
+static shape *tuple_elements(checker *c, const shape *inf)
+{
+	if (inf->ntuple <= 0)
+		return NULL;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	if (!el) {
+		c->oom = 1;
+		return NULL;
+	}
+	memcpy(el, inf->tuple, sizeof *el * (size_t)inf->ntuple);
+	return el;
+}
+
 /* The elements of a sort's, variadic reduce's or reduce-window's tuple
  * result: a dimension `<=N` in any input is `<=N` in every output (a
  * reduce's dimensions not reduced), as XLA's dynamic dimension inference
@@ -653,20 +710,15 @@ static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
 	int ninputs = in->op == OP_SORT ? in->nops : in->nops / 2;
 	const int_list *rd = in->op == OP_REDUCE ? instr_ints(in, ATTR_DIMENSIONS) : NULL;
 	const shape *x = in->nops > 0 && in->ops[0].def ? in->ops[0].def->result : NULL;
-	if (!x || !shape_is_array(x) || inf->ntuple <= 0)
+	shape *el = x && shape_is_array(x) ? tuple_elements(c, inf) : NULL;
+	if (!el)
 		return;
-	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
-	if (!el) {
-		c->oom = 1;
-		return;
-	}
 	for (int i = 0; i < inf->ntuple; i++) {
-		el[i] = inf->tuple[i];
 		if (!shape_is_array(&el[i]))
 			continue;
 		int r = 0;
 		for (int d = 0; d < x->rank; d++) {
-			if (has_int(rd, d))
+			if (int_list_has(rd, d))
 				continue;
 			int dyn = 0;
 			for (int k = 0; k < ninputs && k < in->nops; k++) {
@@ -692,6 +744,21 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 		dynamic_tuple_result(c, in, inf);
 		return;
 	}
+	if (shape_is_tuple(inf) && in->op == OP_SCATTER) {
+		/* a variadic scatter: each result takes its operand's `<=N`
+		 * dimensions (XLA's HandleScatter) */
+		shape *el = tuple_elements(c, inf);
+		if (!el)
+			return;
+		for (int i = 0; i < inf->ntuple; i++) {
+			const shape *o = i < in->nops && in->ops[i].def ? in->ops[i].def->result : NULL;
+			for (int d = 0; o && shape_is_array(o) && shape_is_array(&el[i]) && d < o->rank && d < el[i].rank; d++)
+				if (o->dim_kind[d] == DIM_BOUNDED)
+					mark_bounded(&el[i], d);
+		}
+		inf->tuple = el;
+		return;
+	}
 	if (!shape_is_array(inf) || in->nops < 1 || !in->ops[0].def)
 		return;
 	const shape *x = in->ops[0].def->result;
@@ -703,6 +770,8 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 	case OP_SORT:
 	case OP_REDUCE_WINDOW:
 	case OP_DYNAMIC_UPDATE_SLICE:
+	case OP_SELECT_AND_SCATTER:
+	case OP_SCATTER:
 		for (int d = 0; d < x->rank && d < inf->rank; d++)
 			if (x->dim_kind[d] == DIM_BOUNDED)
 				mark_bounded(inf, d);
@@ -765,19 +834,10 @@ static int takes_unbounded(const instr *in)
 	case OP_TUPLE:
 	case OP_GET_TUPLE_ELEMENT:
 	case OP_GET_DIMENSION_SIZE:
-	case OP_SELECT:
-	case OP_CLAMP:
-	case OP_CONVERT:
-	case OP_COPY:
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_RESHAPE:
-	case OP_SLICE:
-	case OP_DOT:
 	case OP_SET_DIMENSION_SIZE:
 		return 1;
 	default:
-		return opcode_is_elementwise_category(in->op);
+		return follows_operand_sizes(in->op);
 	}
 }
 
@@ -852,7 +912,7 @@ static void dynamic_operands(checker *c, const instr *in)
 		}
 		if (!takes_dynamic(in) && shape_has_dim_kind(d->result, DIM_BOUNDED)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, tuple, get-tuple-element, while, conditional, call, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}

@@ -350,11 +350,16 @@ static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hl
 static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			      hloi_literal *const *args, kernel_fn k, opcode as, const window *win);
 
+static hloi_status eval_scatter_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+				      hloi_literal *const *args, kernel_fn k);
+
 hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
 			 hloi_literal *dest, kernel_fn k)
 {
 	if (opcode_dynamic_on_sizes(in))
 		return eval_sized(e, f, in, ops, args, k, in->op, NULL);
+	if (in->op == OP_SCATTER)
+		return eval_scatter_sized(e, f, in, ops, args, k);
 	const shape *rs = in->result;
 	int64_t to[HLOI_MAX_RANK];
 	hloi_status st;
@@ -414,7 +419,8 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 	 * SliceToDynamic) set them themselves */
 	if (st != HLOI_OK || !shape_is_array(rs) || shape_is_static(rs) ||
 	    !(in->op == OP_REDUCE || in->op == OP_SLICE || in->op == OP_DOT || in->op == OP_GATHER ||
-	      in->op == OP_DYNAMIC_SLICE || in->op == OP_DYNAMIC_UPDATE_SLICE || eval_is_elementwise(in->op)))
+	      in->op == OP_DYNAMIC_SLICE || in->op == OP_DYNAMIC_UPDATE_SLICE || in->op == OP_MAP ||
+	      in->op == OP_REDUCE_PRECISION || in->op == OP_ALL_REDUCE || eval_is_elementwise(in->op)))
 		return st;
 	st = result_sizes(e, in, ops, to);
 	if (st != HLOI_OK)
@@ -594,6 +600,11 @@ static hloi_status sized_result(engine *e, const instr *in, const window *win, i
 		}
 		return HLOI_OK;
 	}
+	case OP_SELECT_AND_SCATTER:
+		/* the operand's sizes (the source was cut to its windows) */
+		for (int d = 0; d < rs->rank; d++)
+			to[d] = sz[0][d];
+		return HLOI_OK;
 	default:
 		/* sort, reverse: the operands' sizes, which must agree */
 		for (int k = 0; k < in->nops; k++)
@@ -681,6 +692,18 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 			}
 			for (int i = 0; from >= 0 && i < ninputs; i++)
 				sz[i][d] = size;
+		}
+	}
+	if (as == OP_SELECT_AND_SCATTER && win) {
+		/* the source holds one element per window over the operand's
+		 * elements within its sizes: cut to them (XLA's dynamic
+		 * dimension inference ignores the source's own sizes: the
+		 * operand's give the result's) */
+		for (int d = 0; d < ops[0]->shape.rank && d < win->n; d++) {
+			int64_t n = windowed(sz[0][d], &win->d[d]);
+			if (n < 0)
+				return negative_size(e, in, d, n);
+			sz[1][d] = n < ops[1]->shape.dims[d] ? n : ops[1]->shape.dims[d];
 		}
 	}
 	int64_t to[HLOI_MAX_RANK];
@@ -826,4 +849,128 @@ hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in
 	if (wa && wa->kind == AK_WINDOW)
 		same_padding(&wa->u.win, &ops[0]->shape, sz, NULL, 1, 1, w, &win);
 	return eval_sized(e, f, in, ops, NULL, kernel_reduce_window, OP_REDUCE_WINDOW, win.d ? &win : NULL);
+}
+
+/* scatter with `<=N` values, as XLA's dynamic dimension inference and
+ * padder define it (HandleScatter; ChooseIdentityValue pads the indices
+ * with their type's largest value, out of bounds, so padded updates are
+ * skipped): the result has the operands' sizes; only the indices and
+ * updates within their sizes scatter (an index's batch dimension and the
+ * update's scatter dimension it gives are cut to the smaller of their
+ * sizes); an update window dimension that is `<=N` spans its operand's
+ * dimension (the checker refuses another) and must have its size; an
+ * index vector dimension cut short leaves every index out of bounds, so
+ * nothing scatters. The operands are computed whole (their padding is
+ * the result's). */
+static hloi_status eval_scatter_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
+				      hloi_literal *const *args, kernel_fn k)
+{
+	enum { MAX_SCATTER = 16 };
+	int n = in->nops / 2;
+	if (in->nops > MAX_SCATTER) {
+		diag_error(e->ctx, e->m->src, in->op_at,
+			   "scatter of %d operands with dynamic sizes: at most %d are supported (instruction '%s')",
+			   in->nops, MAX_SCATTER, in->name);
+		return HLOI_EUNSUPPORTED;
+	}
+	const hloi_literal *ix = ops[n];
+	const int_list *uwd = instr_ints(in, ATTR_UPDATE_WINDOW_DIMS), *iwd = instr_ints(in, ATTR_INSERTED_WINDOW_DIMS);
+	const int_list *ibd = instr_ints(in, ATTR_INPUT_BATCHING_DIMS);
+	int64_t ivd = ix->shape.rank;
+	instr_int(in, ATTR_INDEX_VECTOR_DIM, &ivd);
+	int64_t szi[HLOI_MAX_RANK], szu[MAX_SCATTER][HLOI_MAX_RANK], szo[HLOI_MAX_RANK];
+	literal_sizes(ix, szi);
+	literal_sizes(ops[0], szo);
+	for (int i = 0; i < n; i++)
+		literal_sizes(ops[n + 1 + i], szu[i]);
+	const shape *us = &ops[n + 1]->shape;
+	int none = ivd < ix->shape.rank && szi[ivd] != ix->shape.dims[ivd];
+	/* update window dimension j is the j-th operand dimension neither
+	 * inserted nor batched */
+	int od = 0, j = 0;
+	for (int d = 0; d < us->rank; d++) {
+		if (!int_list_has(uwd, d))
+			continue;
+		while (od < ops[0]->shape.rank && (int_list_has(iwd, od) || int_list_has(ibd, od)))
+			od++;
+		for (int i = 0; i < n && od < ops[0]->shape.rank; i++)
+			if (ops[n + 1 + i]->shape.dim_kind[d] == DIM_BOUNDED && szu[i][d] != szo[od]) {
+				diag_error(e->ctx, e->m->src, in->ops[n + 1 + i].at,
+					   "scatter: update window dimension %d has size %lld, but operand dimension %d, which it spans, has %lld (instruction '%s')",
+					   d, (long long)szu[i][d], od, (long long)szo[od], in->name);
+				return HLOI_EINVAL;
+			}
+		od++;
+		j++;
+	}
+	/* the j-th indices dimension but the index vector one is the j-th
+	 * update dimension not in the window */
+	int bi = 0;
+	for (int d = 0; d < us->rank; d++) {
+		if (int_list_has(uwd, d))
+			continue;
+		if (bi == ivd)
+			bi++;
+		int64_t c = bi < ix->shape.rank ? szi[bi] : 1;
+		for (int i = 0; i < n; i++)
+			if (szu[i][d] < c)
+				c = szu[i][d];
+		if (bi < ix->shape.rank)
+			szi[bi] = c;
+		for (int i = 0; i < n; i++)
+			szu[i][d] = c;
+		bi++;
+	}
+	for (int d = 0; d < us->rank; d++)
+		if (int_list_has(uwd, d))
+			for (int i = 0; i < n; i++)
+				szu[i][d] = ops[n + 1 + i]->shape.dims[d];
+	hloi_literal *cops[MAX_SCATTER];
+	uint8_t saved[MAX_SCATTER];
+	hloi_status st = HLOI_OK;
+	for (int i = 0; i < in->nops; i++) {
+		cops[i] = ops[i];
+		saved[i] = f->owned[in->ops[i].def->position];
+	}
+	for (int i = n; i < in->nops && st == HLOI_OK && !none; i++) {
+		const int64_t *want = i == n ? szi : szu[i - n - 1];
+		int whole = 1;
+		for (int d = 0; d < ops[i]->shape.rank; d++)
+			whole &= want[d] == ops[i]->shape.dims[d];
+		if (!whole)
+			st = compact(e, ops[i], want, &cops[i]);
+	}
+	/* the copies are not the frame's values: no kernel may take one over */
+	for (int i = 0; i < in->nops; i++)
+		if (cops[i] != ops[i])
+			f->owned[in->ops[i].def->position] = VAL_BORROWED;
+	if (st == HLOI_OK && none) {
+		/* nothing scatters: the operands as they are */
+		hloi_literal *res = NULL;
+		st = value_new(e, in->result, &res);
+		for (int i = 0; st == HLOI_OK && i < n; i++)
+			value_copy(n == 1 ? res : res->elems[i], ops[i]);
+		if (st == HLOI_OK) {
+			f->vals[in->position] = res;
+			f->owned[in->position] = VAL_OWNED;
+		}
+	} else if (st == HLOI_OK) {
+		st = k(e, f, in, cops, args, NULL);
+	}
+	for (int i = in->nops - 1; i >= 0; i--)
+		if (cops[i] != ops[i]) {
+			f->owned[in->ops[i].def->position] = saved[i];
+			value_drop(e, cops[i]);
+		}
+	if (st != HLOI_OK)
+		return st;
+	hloi_literal *res = f->vals[in->position];
+	for (int i = 0; i < n; i++) {
+		hloi_literal *r = n == 1 ? res : res->elems[i];
+		int64_t sz[HLOI_MAX_RANK];
+		literal_sizes(ops[i], sz);
+		for (int d = 0; d < r->shape.rank; d++)
+			r->dynamic_size[d] = r->shape.dim_kind[d] == DIM_BOUNDED ? sz[d] : r->shape.dims[d];
+	}
+	return HLOI_OK;
 }

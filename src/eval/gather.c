@@ -49,14 +49,6 @@ typedef struct gplan {
 	int64_t win_size[HLOI_MAX_RANK]; /* out's window size, 1 for collapsed/batching */
 } gplan;
 
-static int in_list(const int_list *l, int64_t v)
-{
-	for (int i = 0; l && i < l->n; i++)
-		if (l->v[i] == v)
-			return 1;
-	return 0;
-}
-
 /* Fills the plan from the dimension numbers: `wins` the window dims of
  * out (offset_dims / update_window_dims), `elided` the operand dims without
  * a window dim (collapsed_slice_dims / inserted_window_dims), `vec` the
@@ -74,7 +66,7 @@ static void make_plan(gplan *g, const shape *op, const shape *idx, const shape *
 	g->vector = ivd < idx->rank;
 	g->nvec = g->vector ? idx->dims[ivd] : 1;
 	for (int i = 0; i < out->rank; i++) {
-		if (in_list(wins, i))
+		if (int_list_has(wins, i))
 			continue;
 		int k = g->nbatch++;
 		g->batch_out[k] = i;
@@ -87,7 +79,7 @@ static void make_plan(gplan *g, const shape *op, const shape *idx, const shape *
 		g->win[d] = -1;
 		g->bat[d] = -1;
 		g->win_size[d] = 1;
-		if (in_list(elided, d) || in_list(obat, d))
+		if (int_list_has(elided, d) || int_list_has(obat, d))
 			continue;
 		g->win[d] = (int)wins->v[nw++];
 		g->win_size[d] = out->dims[g->win[d]];
@@ -464,7 +456,7 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 	int sd[HLOI_MAX_RANK], wd[HLOI_MAX_RANK], nsd = 0, nwd = 0;
 	for (int i = 0; i < us->rank; i++) {
 		int d = (int)us->layout.minor_to_major[i];
-		if (in_list(uwd, d))
+		if (int_list_has(uwd, d))
 			wd[nwd++] = d;
 		else
 			sd[nsd++] = d;

@@ -413,8 +413,7 @@ int header_attr_known(const char *name)
 	return 0;
 }
 
-
-static int in_list(const int_list *l, int64_t d)
+int int_list_has(const int_list *l, int64_t d)
 {
 	for (int i = 0; l && i < l->n; i++)
 		if (l->v[i] == d)
@@ -432,12 +431,12 @@ int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op
 		from_dim[n] = (int)lb->v[i];
 	}
 	for (int d = 0; d < lhs_rank && n < HLOI_MAX_RANK; d++)
-		if (!in_list(lb, d) && !in_list(lc, d)) {
+		if (!int_list_has(lb, d) && !int_list_has(lc, d)) {
 			from_op[n] = 0;
 			from_dim[n++] = d;
 		}
 	for (int d = 0; d < rhs_rank && n < HLOI_MAX_RANK; d++)
-		if (!in_list(rb, d) && !in_list(rc, d)) {
+		if (!int_list_has(rb, d) && !int_list_has(rc, d)) {
 			from_op[n] = 1;
 			from_dim[n++] = d;
 		}
@@ -453,6 +452,7 @@ int opcode_dynamic_on_sizes(const instr *in)
 	case OP_SORT:
 	case OP_REDUCE_WINDOW:
 	case OP_CONVOLUTION:
+	case OP_SELECT_AND_SCATTER:
 		return 1;
 	case OP_REDUCE:
 		return in->nops > 2;
@@ -474,7 +474,7 @@ int gather_result_sources(const instr *in, const int64_t *operand_dims, int oper
 	 * offset dimensions, in order */
 	int j = 0;
 	for (int d = 0; d < operand_rank; d++) {
-		if (in_list(coll, d) || in_list(obat, d))
+		if (int_list_has(coll, d) || int_list_has(obat, d))
 			continue;
 		if (offs && j < offs->n && ss && d < ss->n && ss->v[d] == operand_dims[d] && offs->v[j] >= 0 &&
 		    offs->v[j] < result_rank) {
@@ -486,7 +486,7 @@ int gather_result_sources(const instr *in, const int64_t *operand_dims, int oper
 	/* the others are the indices' dimensions but the index vector one */
 	int id = 0;
 	for (int r = 0; r < result_rank; r++) {
-		if (in_list(offs, r))
+		if (int_list_has(offs, r))
 			continue;
 		if (id == ivd)
 			id++;

@@ -246,10 +246,14 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
  * from_dim[r]; returns the result's rank. */
 int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim);
 /* Whether `in` on `<=N` operands is computed on the elements within their
- * sizes (concatenate, pad, reverse, sort, reduce-window, convolution, a
+ * sizes (concatenate, pad, reverse, sort, reduce-window, convolution,
+ * select-and-scatter, a
  * reduce of several inputs; eval/dynamic.c): such an op takes and makes
  * `<=N` values. */
 int opcode_dynamic_on_sizes(const instr *in);
+
+/* whether list l (NULL: empty) holds v */
+int int_list_has(const int_list *l, int64_t v);
 /* The dimension each dimension r of gather's result takes its size from:
  * from_op[r] 0 and from_dim[r] the operand dimension its offset dimension
  * takes whole (slice size operand_dims[d]), 1 and the indices' batch

@@ -7,8 +7,10 @@ reduce over a dynamic dimension, a slice taking a dynamic dimension whole
 and part of a static one, a reshape and an elementwise op, concatenate
 (the second operand right after the first one's size), pad (edge and
 interior), sort (with a second operand), reverse, reduce-window, a
-variadic reduce, a convolution over a dynamic input feature dimension
-and a while loop carrying a dynamic value; both engines,
+variadic reduce, a convolution over a dynamic input feature dimension,
+a while loop carrying a dynamic value, map, fusion, scatter (indices and
+updates of their own sizes, some indices out of bounds) and
+select-and-scatter (the padding never selected); both engines,
 run in one `hloi test`. Expected values: NumPy on the arrays as given (the
 elements within the sizes); results with `<=N` dimensions are written at
 their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
@@ -33,16 +35,18 @@ LT = ("lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] par
 ADD_MAX = ("add_max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n"
            "  d = f32[] parameter(3)\n  s = f32[] add(a, c)\n  m = f32[] maximum(b, d)\n"
            "  ROOT t = (f32[], f32[]) tuple(s, m)\n}\n\n")
+MUL = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] multiply(a, b)\n}\n\n"
+GE = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n\n"
 
 
 def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
     kind = rng.choice(["contract", "keep", "reduce", "slice", "reshape", "concat", "pad", "sort", "reverse",
-                       "rwin", "vreduce", "conv", "while"])
+                       "rwin", "vreduce", "conv", "while", "map", "fusion", "scatter", "sas"])
     m, k, n = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 4)
     size = rng.randint(0, k)
-    body, inputs, expect = "", [], None
+    body, inputs, expect, loop = "", [], None, ""
     if kind == "contract":
         a, b = g.standard_normal((m, size)), g.standard_normal((k, n))
         body = ("  a = f32[%d,<=%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
@@ -116,6 +120,42 @@ def gen_case(seed, index):
         body = ("  a = f32[%d,<=%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
                 "  ROOT c = f32[%d,%d] convolution(a, b), dim_labels=bf_io->bf\n" % (m, k, k, n, m, n))
         inputs, expect = [a, b], a @ b[:size]
+    elif kind == "map":
+        x = g.standard_normal((size, m))
+        body = "  x = f32[<=%d,%d] parameter(0)\n  ROOT r = f32[<=%d,%d] map(x, x), dimensions={0,1}, to_apply=mul\n" % (
+            k, m, k, m)
+        inputs, expect = [x], x * x
+    elif kind == "fusion":
+        x = g.standard_normal((m, size))
+        body = ("  x = f32[%d,<=%d] parameter(0)\n  ROOT r = f32[%d,<=%d] fusion(x), kind=kLoop, calls=fused\n"
+                % (m, k, m, k))
+        loop = ("fused {\n  p = f32[%d,<=%d] parameter(0)\n  n = f32[%d,<=%d] negate(p)\n"
+                "  ROOT r = f32[%d,<=%d] multiply(n, p)\n}\n\n" % ((m, k) * 3))
+        inputs, expect = [x], -x * x
+    elif kind == "scatter":
+        j = rng.randint(1, 5)
+        si, su = rng.randint(0, j), rng.randint(0, j)
+        a, u = g.standard_normal((size,)), g.standard_normal((su,))
+        idx = g.integers(0, k + 2, (si, 1)).astype(np.int32)
+        want = a.copy()
+        for t in range(min(si, su)):
+            if idx[t, 0] < size:
+                want[idx[t, 0]] += u[t]
+        body = ("  a = f32[<=%d] parameter(0)\n  i = s32[<=%d,1] parameter(1)\n  u = f32[<=%d] parameter(2)\n"
+                "  ROOT s = f32[<=%d] scatter(a, i, u), update_window_dims={}, inserted_window_dims={0}, "
+                "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n" % (k, j, j, k))
+        inputs, expect = [a, idx, u], want
+    elif kind == "sas":
+        w = rng.randint(1, k)
+        nb = (k - w) // w + 1
+        x, src = g.standard_normal((size,)), g.standard_normal((nb,))
+        want = np.zeros(size)
+        for t in range((size - w) // w + 1 if size >= w else 0):
+            want[t * w + int(np.argmax(x[t * w:(t + 1) * w]))] += src[t]
+        body = ("  x = f32[<=%d] parameter(0)\n  src = f32[%d] parameter(1)\n  z = f32[] constant(0)\n"
+                "  ROOT s = f32[<=%d] select-and-scatter(x, src, z), window={size=%d stride=%d}, select=ge, scatter=add\n"
+                % (k, nb, k, w, w))
+        inputs, expect = [x, src], want
     else:
         x = g.standard_normal((size, m))
         body = ("  x = f32[<=%d,%d] parameter(0)\n  z = s32[] constant(0)\n"
@@ -129,7 +169,8 @@ def gen_case(seed, index):
                 "  j = s32[] add(i, one)\n  d = f32[<=%d,%d] add(v, v)\n"
                 "  ROOT t = (s32[], f32[<=%d,%d]) tuple(j, d)\n}\n\n" % ((k, m) * 5))
         inputs, expect = [x], 4 * x
-    comps = {"reduce": ADD, "rwin": ADD, "sort": LT, "vreduce": ADD_MAX, "while": loop if kind == "while" else ""}
+    comps = {"reduce": ADD, "rwin": ADD, "sort": LT, "vreduce": ADD_MAX, "map": MUL, "scatter": ADD,
+             "sas": GE + ADD, "while": loop if kind == "while" else "", "fusion": loop if kind == "fusion" else ""}
     program = "HloModule dyn_%d\n\n%sENTRY e {\n%s}\n" % (index, comps.get(kind, ""), body)
     return {"index": index, "kind": kind, "program": program,
             "inputs": [v if v.dtype == np.int32 else v.astype(np.float32) for v in inputs], "expect": expect,

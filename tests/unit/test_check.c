@@ -1131,9 +1131,9 @@ static void test_inferred_rules(void)
 	shapes_only = 0;
 	const char *dv = "ENTRY e {\n  a = f32[] parameter(0)\n  n = s32[] parameter(1)\n  x = f32[4] broadcast(a), dimensions={}\n"
 			 "  d = set-dimension-size(x, n), dimensions={0}\n";
-	snprintf(t, sizeof t, "%s  ROOT r = opt-barrier(d)\n}\n", dv);
+	snprintf(t, sizeof t, "%s  ROOT r = fft(d), fft_type=RFFT, fft_length={4}\n}\n", dv);
 	expect_error(t, HLOI_EUNSUPPORTED,
-		     "unsupported dynamic dimension in f32[<=4] (operand 0 of opt-barrier): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, tuple, get-tuple-element, while, conditional, call, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one");
+		     "unsupported dynamic dimension in f32[<=4] (operand 0 of fft): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one");
 	snprintf(t, sizeof t, "%s  ROOT r = f32[2] dynamic-slice(d, n), dynamic_slice_sizes={2}\n}\n", dv);
 	expect_error(t, HLOI_EUNSUPPORTED,
 		     "unsupported dynamic dimension in f32[<=4] (operand 0 of dynamic-slice): Dynamic dimension propagation on DynamicSlice where a partial dimension is selected (XLA's dynamic dimension inference)");
