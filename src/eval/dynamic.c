@@ -851,6 +851,25 @@ hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in
 	return eval_sized(e, f, in, ops, NULL, kernel_reduce_window, OP_REDUCE_WINDOW, win.d ? &win : NULL);
 }
 
+/* XLA's DynamicSelectAndScatterSamePadding (operand, source, init),
+ * called_computations={select, scatter}: select-and-scatter over the
+ * operand's elements within its sizes, each dimension whose window is not
+ * trivial padded for SAME from its size, the source cut to the windows of
+ * those elements; the result has the operand's sizes (XLA's dynamic
+ * padder, RewriteDynamicSelectAndScatterSamePadding). */
+hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	window_dim w[HLOI_MAX_RANK];
+	window win = { 0, NULL };
+	int64_t sz[HLOI_MAX_RANK];
+	literal_sizes(ops[0], sz);
+	if (wa && wa->kind == AK_WINDOW)
+		same_padding(&wa->u.win, &ops[0]->shape, sz, NULL, 1, 1, w, &win);
+	return eval_sized(e, f, in, ops, NULL, kernel_select_and_scatter, OP_SELECT_AND_SCATTER,
+			  win.d ? &win : NULL);
+}
+
 /* scatter with `<=N` values, as XLA's dynamic dimension inference and
  * padder define it (HandleScatter; ChooseIdentityValue pads the indices
  * with their type's largest value, out of bounds, so padded updates are
