@@ -573,7 +573,7 @@ static int makes_dynamic(const instr *in)
 		return 1;
 	case OP_CUSTOM_CALL:
 		return is_target(in, CC_SLICE_TO_DYNAMIC) || is_target(in, CC_DYNAMIC_CONV_FORWARD) ||
-		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME);
+		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME) || is_target(in, CC_DYNAMIC_SELECT_AND_SCATTER_SAME);
 	default:
 		break;
 	}
@@ -912,7 +912,7 @@ static void dynamic_operands(checker *c, const instr *in)
 		}
 		if (!takes_dynamic(in) && shape_has_dim_kind(d->result, DIM_BOUNDED)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward and DynamicReduceWindowSamePadding take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward, DynamicReduceWindowSamePadding and DynamicSelectAndScatterSamePadding take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}

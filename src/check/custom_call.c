@@ -689,6 +689,21 @@ static int cc_check_dynamic_reduce_window_same(checker *c, instr *in, const char
 	return windowed_rule(c, in, name, want, 0);
 }
 
+/* XLA's DynamicSelectAndScatterSamePadding(operand, source, init),
+ * called_computations={select, scatter}: select-and-scatter's rule on the
+ * bounds (XLA's messages); the result has the operand's shape, `<=N` where
+ * it is. */
+static int cc_check_dynamic_select_and_scatter_same(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	if (!count_operands(c, in, name, 3) || infer_select_and_scatter(c, in, want))
+		return 1;
+	const shape *x = opnd(in, 0);
+	for (int d = 0; d < x->rank && d < want->rank; d++)
+		want->dim_kind[d] = x->dim_kind[d];
+	return 0;
+}
+
 static const cc_rule rules[CC_COUNT] = {
 #define X(E, text, rule, type) [E] = cc_check_##rule,
 #include "ir/custom_calls.def"

@@ -358,12 +358,22 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	const shape *src = in->ops[1].def->result, *init = in->ops[2].def->result;
 	computation *sel = instr_called(in, ATTR_SELECT, 0), *sc = instr_called(in, ATTR_SCATTER, 0);
+	loc sat = attr_at(c, in, ATTR_SELECT), scat = attr_at(c, in, ATTR_SCATTER);
+	if (in->op == OP_CUSTOM_CALL) {
+		/* DynamicSelectAndScatterSamePadding: called_computations={select, scatter} */
+		sel = instr_called(in, ATTR_CALLED_COMPUTATIONS, 0);
+		sc = instr_called(in, ATTR_CALLED_COMPUTATIONS, 1);
+		sat = scat = attr_at(c, in, ATTR_CALLED_COMPUTATIONS);
+		if (!sel || !sc) {
+			ck_error(c, sat, "called_computations={select, scatter} is expected");
+			return 1;
+		}
+	}
 	if (!sel || !sc) {
 		ck_error(c, in->op_at, "attribute %s is expected but not seen", sel ? "scatter" : "select");
 		return 1;
 	}
-	loc sat = attr_at(c, in, ATTR_SELECT);
-	if (ck_ensure_checked(c, in, sel, sat) || ck_ensure_checked(c, in, sc, attr_at(c, in, ATTR_SCATTER)))
+	if (ck_ensure_checked(c, in, sel, sat) || ck_ensure_checked(c, in, sc, scat))
 		return 1;
 	if (sel->nparams != 2) {
 		ck_error(c, sat, "Select function must take 2 parameters, but takes %d parameter(s).", sel->nparams);

@@ -90,6 +90,13 @@ static hloi_status cc_kernel_dynamic_reduce_window_same(engine *e, frame *f, con
 	return eval_dynamic_reduce_window_same(e, f, in, ops);
 }
 
+static hloi_status cc_kernel_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in,
+							 hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_dynamic_select_and_scatter_same(e, f, in, ops);
+}
+
 typedef hloi_status (*cc_kernel)(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 
 static const cc_kernel kernels[CC_COUNT] = {

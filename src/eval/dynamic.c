@@ -835,11 +835,11 @@ hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi
 	return eval_sized(e, f, in, ops, NULL, kernel_convolution, OP_CONVOLUTION, win.d ? &win : NULL);
 }
 
-/* XLA's DynamicReduceWindowSamePadding (input, init): reduce-window with
- * to_apply over the elements within the input's sizes, each dimension
- * whose window is not trivial padded for SAME from its size (XLA's
- * dynamic padder, RewriteDynamicReduceWindowSamePadding). */
-hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+/* `in` computed as op `as` by kernel k over the elements within its first
+ * operand's sizes, each dimension whose window is not trivial padded for
+ * SAME from its size. */
+static hloi_status eval_same_padded(engine *e, frame *f, const instr *in, hloi_literal *const *ops, kernel_fn k,
+				    opcode as)
 {
 	const attr *wa = instr_attr(in, ATTR_WINDOW);
 	window_dim w[HLOI_MAX_RANK];
@@ -848,7 +848,27 @@ hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in
 	literal_sizes(ops[0], sz);
 	if (wa && wa->kind == AK_WINDOW)
 		same_padding(&wa->u.win, &ops[0]->shape, sz, NULL, 1, 1, w, &win);
-	return eval_sized(e, f, in, ops, NULL, kernel_reduce_window, OP_REDUCE_WINDOW, win.d ? &win : NULL);
+	return eval_sized(e, f, in, ops, NULL, k, as, win.d ? &win : NULL);
+}
+
+/* XLA's DynamicReduceWindowSamePadding (input, init): reduce-window with
+ * to_apply over the elements within the input's sizes, each dimension
+ * whose window is not trivial padded for SAME from its size (XLA's
+ * dynamic padder, RewriteDynamicReduceWindowSamePadding). */
+hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_same_padded(e, f, in, ops, kernel_reduce_window, OP_REDUCE_WINDOW);
+}
+
+/* XLA's DynamicSelectAndScatterSamePadding (operand, source, init),
+ * called_computations={select, scatter}: select-and-scatter over the
+ * operand's elements within its sizes, padded for SAME the same way, the
+ * source cut to the windows of those elements; the result has the
+ * operand's sizes (XLA's dynamic padder,
+ * RewriteDynamicSelectAndScatterSamePadding). */
+hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_same_padded(e, f, in, ops, kernel_select_and_scatter, OP_SELECT_AND_SCATTER);
 }
 
 /* scatter with `<=N` values, as XLA's dynamic dimension inference and

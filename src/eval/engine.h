@@ -244,6 +244,8 @@ hloi_status eval_pad_to_static(engine *e, frame *f, const instr *in, hloi_litera
  * window padded for them (dynamic.c). */
 hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+/* XLA's DynamicSelectAndScatterSamePadding custom-call (dynamic.c). */
+hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 
 /* top-k of x along its last dimension into a new (values, s32 indices)
  * tuple of in->result's shape: the k largest (or smallest) by total order,

@@ -42,6 +42,11 @@ hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi
 	const hloi_literal *x = ops[0], *src = ops[1], *init = ops[2];
 	const shape *xs = &x->shape, *rs = in->result;
 	const computation *selc = instr_called(in, ATTR_SELECT, 0), *scc = instr_called(in, ATTR_SCATTER, 0);
+	if (!selc && !scc) {
+		/* DynamicSelectAndScatterSamePadding: called_computations={select, scatter} */
+		selc = instr_called(in, ATTR_CALLED_COMPUTATIONS, 0);
+		scc = instr_called(in, ATTR_CALLED_COMPUTATIONS, 1);
+	}
 	const attr *wa = instr_attr(in, ATTR_WINDOW);
 	static const window none = { 0, NULL };  /* a scalar's */
 	const window *w = wa && wa->kind == AK_WINDOW ? &wa->u.win : &none;
