@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "feeds.h"
 #include "inputs.h"
 #include "program.h"
 #include "progress.h"
@@ -44,6 +45,16 @@ static const char help[] =
 	"  --random-inputs[=SEED]  pseudo-random inputs (the default; seed 42)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
 	"  --input FILE            one value per parameter (.npy or literal text)\n"
+	"  --infeed FILE           values for the infeed instructions, as `hloi run`\n"
+	"                          reads them; every run reads the queue from its\n"
+	"                          start (without it, infeeds get random values,\n"
+	"                          drawn during the run and so timed)\n"
+	"  --participant-infeed P:FILE\n"
+	"                          participant P's own infeed queue\n"
+	"  --host-recv CH:FILE     values of the host recvs of channel_id CH, as\n"
+	"                          --infeed's (a channel without a file: random)\n"
+	"                          What outfeeds and host sends give is kept during\n"
+	"                          a run (that copy is timed) and dropped after it\n"
 	"  --engine ENGINE         fast or reference\n"
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --max-memory SIZE       memory budget in bytes, with optional K, M or G\n"
@@ -76,7 +87,10 @@ enum {
 	OPT_RANDOM,
 	OPT_INPUTS,
 	OPT_INPUT,
-	OPT_QUIET
+	OPT_QUIET,
+	OPT_INFEED,
+	OPT_PARTICIPANT_INFEED,
+	OPT_HOST_RECV
 };
 
 static const struct option options[] = {
@@ -87,6 +101,9 @@ static const struct option options[] = {
 	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
 	{ "inputs", required_argument, NULL, OPT_INPUTS },
 	{ "input", required_argument, NULL, OPT_INPUT },
+	{ "infeed", required_argument, NULL, OPT_INFEED },
+	{ "participant-infeed", required_argument, NULL, OPT_PARTICIPANT_INFEED },
+	{ "host-recv", required_argument, NULL, OPT_HOST_RECV },
 	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
@@ -109,6 +126,7 @@ typedef struct bench_args {
 	int fresh;
 	int quiet;
 	input_args in;
+	feed_args feed;
 	program_opts prog;
 	hloi_run_options run;
 } bench_args;
@@ -145,6 +163,15 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 		case OPT_INPUT: {
 			int rc = input_args_option(&a->in, c == OPT_INPUT ? 'i' : c == OPT_INPUTS ? 'I' : 'r', optarg, io,
 						   "bench");
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_INFEED:
+		case OPT_PARTICIPANT_INFEED:
+		case OPT_HOST_RECV: {
+			int rc = c == OPT_HOST_RECV ? feed_args_host(&a->feed, optarg, 0, io)
+						    : feed_args_infeed(&a->feed, optarg, c == OPT_PARTICIPANT_INFEED, io);
 			if (rc)
 				return rc;
 			break;
@@ -187,6 +214,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The bytes of a value's buffers, a tuple's elements' included. */
+static uint64_t value_bytes(hloi_literal *lit)
+{
+	size_t n = hloi_literal_tuple_size(lit);
+	uint64_t bytes = hloi_literal_size_bytes(lit);
+	for (size_t i = 0; i < n; i++)
+		bytes += value_bytes(hloi_literal_tuple_element(lit, i));
+	return bytes;
+}
+
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -200,11 +237,13 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	a.iterations = 10;
 	a.warmup = 2;
 	a.in.seed = 42;
+	a.feed.cmd = "bench";
 	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
 	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
 	int rc = parse_args(&a, argc, argv, io);
 	if (rc) {
 		input_args_release(&a.in);
+		feed_args_release(&a.feed);
 		return rc < 0 ? EXIT_OK : rc;
 	}
 	hloi_context *ctx = NULL;
@@ -212,6 +251,8 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	hloi_literal **inputs = NULL, *result = NULL, *carried = NULL, **flat = NULL, **outs = NULL;
 	size_t ninputs = 0, np = 1;
 	double *times = NULL;
+	feeds fd;
+	memset(&fd, 0, sizeof fd);
 	hloi_status st;
 	cli_progress progress;
 	memset(&progress, 0, sizeof progress);
@@ -238,8 +279,15 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	}
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < ninputs; i++)
-		bytes += hloi_literal_size_bytes(inputs[i]);
+		bytes += value_bytes(inputs[i]);
 	np = hloi_module_participant_count(m);
+	/* the infeed queues and host recvs: random values unless files give them,
+	 * as the inputs are */
+	rc = feeds_load(&fd, &a.feed, np, a.in.random || (!a.in.nfiles && !a.in.inputs_file && !a.in.literals_file),
+			a.in.seed, ctx, io);
+	if (rc)
+		goto cleanup;
+	feeds_attach(&fd, &a.run);
 	if (np > 1) {
 		if (hloi_module_aliased_input(m) >= 0) {
 			fprintf(io->err, "hloi bench: %s writes its result into an input (input_output_alias); "
@@ -293,6 +341,8 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			inputs[aliased] = original;
 			hloi_literal_free(copy);
 		}
+		/* what outfeeds and host sends gave: dropped, outside the timed region */
+		feed_lists_free(feeds_take_outfeed(&fd), np);
 		if (st != HLOI_OK) {
 			cli_print_diagnostics(io, ctx);
 			rc = cli_exit_code(st);
@@ -300,12 +350,12 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		}
 		for (size_t p = 0; p < np && np > 1; p++) {
 			if (i == 0)
-				bytes += hloi_literal_size_bytes(outs[p]);
+				bytes += value_bytes(outs[p]);
 			hloi_literal_free(outs[p]);
 			outs[p] = NULL;
 		}
 		if (i == 0 && np == 1)
-			bytes += hloi_literal_size_bytes(result);
+			bytes += value_bytes(result);
 		if (original && !a.fresh) {
 			carried = result;
 			result = NULL;
@@ -356,8 +406,10 @@ cleanup:
 	free(flat);
 	inputs_free(inputs, ninputs);
 	free(times);
+	feeds_free(&fd);
 	hloi_module_free(m);
 	hloi_context_free(ctx);
 	input_args_release(&a.in);
+	feed_args_release(&a.feed);
 	return rc;
 }

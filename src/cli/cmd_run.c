@@ -262,7 +262,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 			break;
 		}
 		case OPT_PARTICIPANT_INPUT: {
-			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", io);
+			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", "run", io);
 			if (rc)
 				return rc;
 			break;

@@ -23,14 +23,21 @@ int feed_participant_arg(const char *arg, size_t *p, const char **file)
 	return 0;
 }
 
-int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag, cli_io *io)
+/* The command named in a feed_args' messages. */
+static const char *cmd_of(const feed_args *a)
+{
+	return a && a->cmd ? a->cmd : "run";
+}
+
+int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag,
+		  const char *cmd, cli_io *io)
 {
 	feed_file one = { SIZE_MAX, arg };
 	if (per_participant && feed_participant_arg(arg, &one.participant, &one.file))
-		return cli_usage_error(io, "run", "invalid %s '%s' (P:FILE, P a participant number)", flag, arg);
+		return cli_usage_error(io, cmd, "invalid %s '%s' (P:FILE, P a participant number)", flag, arg);
 	feed_file *f = realloc(*v, (*n + 1) * sizeof *f);
 	if (!f)
-		return cli_usage_error(io, "run", "out of memory");
+		return cli_usage_error(io, cmd, "out of memory");
 	*v = f;
 	f[(*n)++] = one;
 	return 0;
@@ -39,7 +46,7 @@ int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant
 int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io)
 {
 	return feed_file_add(&a->infeed, &a->ninfeed, arg, per_participant,
-			     per_participant ? "--participant-infeed" : "--infeed", io);
+			     per_participant ? "--participant-infeed" : "--infeed", cmd_of(a), io);
 }
 
 int feed_args_host(feed_args *a, const char *arg, int send, cli_io *io)
@@ -47,9 +54,9 @@ int feed_args_host(feed_args *a, const char *arg, int send, cli_io *io)
 	const char *flag = send ? "--host-send" : "--host-recv";
 	feed_file one;
 	if (feed_participant_arg(arg, &one.participant, &one.file) || one.participant > INT64_MAX)
-		return cli_usage_error(io, "run", "invalid %s '%s' (CH:FILE, CH a channel_id)", flag, arg);
-	return send ? feed_file_add(&a->host_send, &a->nhost_send, arg, 1, flag, io)
-		    : feed_file_add(&a->host_recv, &a->nhost_recv, arg, 1, flag, io);
+		return cli_usage_error(io, cmd_of(a), "invalid %s '%s' (CH:FILE, CH a channel_id)", flag, arg);
+	return send ? feed_file_add(&a->host_send, &a->nhost_send, arg, 1, flag, cmd_of(a), io)
+		    : feed_file_add(&a->host_recv, &a->nhost_recv, arg, 1, flag, cmd_of(a), io);
 }
 
 void feed_args_release(feed_args *a)
@@ -108,7 +115,7 @@ void feed_lists_free(feed_list *l, size_t np)
 
 /* Appends the values of `file` (literal text or .npy) to l. Returns an
  * exit code. */
-static int load_into(feed_list *l, const char *file, hloi_context *ctx, cli_io *io)
+static int load_into(feed_list *l, const char *file, const char *cmd, hloi_context *ctx, cli_io *io)
 {
 	hloi_literal **got = NULL;
 	size_t n = 0;
@@ -121,7 +128,7 @@ static int load_into(feed_list *l, const char *file, hloi_context *ctx, cli_io *
 			for (size_t j = k + 1; j < n; j++)
 				hloi_literal_free(got[j]);
 			free(got);
-			fprintf(io->err, "hloi run: out of memory reading %s\n", file);
+			fprintf(io->err, "hloi %s: out of memory reading %s\n", cmd, file);
 			return EXIT_RUNTIME;
 		}
 	}
@@ -141,19 +148,19 @@ int feeds_load(feeds *f, const feed_args *a, size_t np, int random, uint64_t see
 	f->out = calloc(np, sizeof *f->out);
 	f->made = calloc(np, sizeof *f->made);
 	if (!f->own || !f->has_own || !f->out || !f->made) {
-		fputs("hloi run: out of memory\n", io->err);
+		fprintf(io->err, "hloi %s: out of memory\n", cmd_of(a));
 		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < a->ninfeed; i++) {
 		const feed_file *ff = &a->infeed[i];
 		if (ff->participant != SIZE_MAX && ff->participant >= np)
-			return cli_usage_error(io, "run",
+			return cli_usage_error(io, cmd_of(a),
 					       "--participant-infeed %zu:%s: the module runs as %zu participant%s (0 to %zu)",
 					       ff->participant, ff->file, np, np == 1 ? "" : "s", np - 1);
 		feed_list *l = ff->participant == SIZE_MAX ? &f->shared : &f->own[ff->participant];
 		if (ff->participant != SIZE_MAX)
 			f->has_own[ff->participant] = 1;
-		int rc = load_into(l, ff->file, ctx, io);
+		int rc = load_into(l, ff->file, cmd_of(a), ctx, io);
 		if (rc)
 			return rc;
 	}
@@ -172,7 +179,7 @@ int feeds_load(feeds *f, const feed_args *a, size_t np, int random, uint64_t see
 				f->host = nl;
 			int64_t *nc = nl ? realloc(f->host_channel, (k + 1) * sizeof *nc) : NULL;
 			if (!nc) {
-				fputs("hloi run: out of memory\n", io->err);
+				fprintf(io->err, "hloi %s: out of memory\n", cmd_of(a));
 				return EXIT_RUNTIME;
 			}
 			f->host_channel = nc;
@@ -180,7 +187,7 @@ int feeds_load(feeds *f, const feed_args *a, size_t np, int random, uint64_t see
 			f->host_channel[k] = ch;
 			f->nhost++;
 		}
-		int rc = load_into(&f->host[k], ff->file, ctx, io);
+		int rc = load_into(&f->host[k], ff->file, cmd_of(a), ctx, io);
 		if (rc)
 			return rc;
 	}

@@ -25,14 +25,16 @@ typedef struct feed_args {
 	size_t nhost_recv;
 	feed_file *host_send; /* --host-send CH:FILE (participant: the channel) */
 	size_t nhost_send;
+	const char *cmd;      /* the command its messages name (NULL: "run") */
 } feed_args;
 
 /* Takes `P:FILE` (participant P; P a decimal number) into *p and *file. */
 int feed_participant_arg(const char *arg, size_t *p, const char **file);
 /* Appends `arg` to *v (*n entries): FILE (per_participant 0, the shared
- * one) or P:FILE; `flag` names the option in a usage error. Returns 0, or
- * a usage error's exit code. */
-int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag, cli_io *io);
+ * one) or P:FILE; `flag` names the option and `cmd` the command in a usage
+ * error. Returns 0, or a usage error's exit code. */
+int feed_file_add(feed_file **v, size_t *n, const char *arg, int per_participant, const char *flag,
+		  const char *cmd, cli_io *io);
 /* --infeed FILE (per_participant 0) or --participant-infeed P:FILE (1).
  * Returns 0, or a usage error's exit code. */
 int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io *io);

@@ -10,6 +10,8 @@
 # channel's values kept apart from the others' and from the outfeeds',
 # the CH:FILE syntax, a channel's file running out, random values by seed
 # for a channel without a file, per-participant --host-send files.
+# hloi bench with the same flags: every run reads the queues from their
+# start, random values without a file, the usage errors name bench.
 # Usage: feeds_test.sh HLOI
 set -u
 hloi=$1
@@ -229,6 +231,36 @@ contains "$tmp/hs.p0.txt" "u32[] 0" "replica 0's host send file"
 contains "$tmp/hs.p1.txt" "u32[] 1" "replica 1's host send file"
 expect 0 "host sends of two participants printed" -- "$hloi" run "$tmp/host_two.hlo"
 contains "$tmp/out" "** Replica 1, partition 0: host send 0 (s, channel 1) **" "the participant is named"
+
+# --- hloi bench: the echo module's two infeeds from a file, every run
+# from the queue's start (a queue of exactly two values lasts 5 runs)
+expect 0 "bench --infeed" -- "$hloi" bench "$tmp/echo.hlo" --infeed "$tmp/q.txt" --iterations 3 --warmup 2 --json
+contains "$tmp/out" '"median_s":' "bench --infeed reports its times"
+printf '(f32[2], s32[]) ({0, 0}, 1)\n' >"$tmp/one.txt"
+expect 3 "bench --infeed: a queue of one value for two infeeds" -- "$hloi" bench "$tmp/echo.hlo" --infeed "$tmp/one.txt" --iterations 1
+contains "$tmp/err" "finds the infeed queue empty (after 1 value)" "bench reads the file's queue"
+printf 'f32[3] {1, 2, 3}\n' >"$tmp/wrong.txt"
+expect 3 "bench --infeed: a value of another shape" -- "$hloi" bench "$tmp/echo.hlo" --infeed "$tmp/wrong.txt" --iterations 1
+expect 0 "bench without --infeed: random infeed values" -- "$hloi" bench "$tmp/echo.hlo" --iterations 2
+expect 2 "bench --participant-infeed of a participant the run lacks" -- "$hloi" bench "$tmp/echo.hlo" --participant-infeed 3:"$tmp/q.txt"
+contains "$tmp/err" "hloi bench: --participant-infeed 3:" "the usage error names bench"
+expect 2 "bench --host-recv without a channel" -- "$hloi" bench "$tmp/echo.hlo" --host-recv "$tmp/q.txt"
+contains "$tmp/err" "hloi bench: invalid --host-recv" "the usage error names bench"
+printf "s32[] 4\ns32[] 5\n" >"$tmp/h5b.txt"
+expect 0 "bench --host-recv" -- "$hloi" bench "$tmp/host_loop.hlo" --host-recv 5:"$tmp/h5b.txt" --iterations 2
+expect 3 "bench --host-recv: the channel's file runs out" -- "$hloi" bench "$tmp/host_loop.hlo" --host-recv 5:"$tmp/h5.txt" --iterations 1
+contains "$tmp/err" "which gives no value (after 1 value)" "bench reads the channel's file"
+# the bytes of a run count a tuple result's elements
+cat >"$tmp/tuple.hlo" <<'HLO'
+HloModule tuple_bytes
+ENTRY main {
+  p = f32[1000] parameter(0)
+  n = f32[1000] negate(p)
+  ROOT r = (f32[1000], (f32[1000], s32[2])) tuple(n, (f32[1000], s32[2]) tuple(p, s32[2] constant({1, 2})))
+}
+HLO
+expect 0 "bench of a tuple result" -- "$hloi" bench "$tmp/tuple.hlo" --iterations 1 --json
+contains "$tmp/out" '"bytes":12008,' "the bytes are the input's and every element of the result's"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -16,7 +16,8 @@ _hloi_options() {
 	lower) echo "--broadcast-mode --format --max-memory --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
-	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --engine
+	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --infeed
+		--participant-infeed --host-recv --engine
 		--threads --max-memory --replicas --partitions --strict --allow-mixed-precision --broadcast-mode --format --color --quiet --help" ;;
 	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
