@@ -106,7 +106,8 @@ static const char help[] =
 	"  -h, --help              show this help\n"
 	"\n"
 	"SIGINT and SIGTERM stop a run between instructions (exit 130 and 143); no\n"
-	"partial output file is left behind.\n"
+	"partial output file is left behind. A run still going 2 s after the\n"
+	"signal or the timeout (inside one long instruction) ends at once.\n"
 	"\n"
 	"Example:\n"
 	"  hloi run testdata/sources/matrix_plus_vector.hlo \\\n"
@@ -670,7 +671,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	size_t ninputs = 0;
 	int mismatch = 0;
 	hloi_literal *spare = NULL, *saved = NULL;
-	cli_stop_install(a.timeout);
+	cli_stop_install("run", a.timeout);
 	a.run.stop = cli_stop_pointer();
 	if (hloi_context_new(&ctx) != HLOI_OK) {
 		fputs("hloi: out of memory\n", io->err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 /* The library reads the flag through a `const volatile int *`. */
 _Static_assert(_Generic((sig_atomic_t)0, int: 1, default: 0), "sig_atomic_t is int");
@@ -16,6 +17,13 @@ static double timeout_seconds;
 static struct sigaction saved_int, saved_term, saved_alrm;
 static int installed;
 
+/* What the process says when the run has not stopped STOP_GRACE_S seconds
+ * after it was asked to (an engine inside one long instruction), made
+ * before any signal: a handler may only write() it. By the flag's signal. */
+enum { MSG_TIMEOUT, MSG_INT, MSG_TERM, MSG_COUNT };
+static char grace_msg[MSG_COUNT][200];
+static size_t grace_len[MSG_COUNT];
+
 const volatile int *cli_stop_pointer(void)
 {
 	return &cli_stop_flag;
@@ -23,12 +31,37 @@ const volatile int *cli_stop_pointer(void)
 
 static void on_signal(int sig)
 {
-	if (!cli_stop_flag)
+	if (!cli_stop_flag) {
 		cli_stop_flag = sig;
+		/* the run stops at its next instruction; if it is inside a long
+		 * one, SIGALRM comes back after the grace */
+		alarm(STOP_GRACE_S);
+		return;
+	}
+	if (sig != SIGALRM)
+		return;
+	int f = cli_stop_flag;
+	int k = f == SIGALRM ? MSG_TIMEOUT : f == SIGINT ? MSG_INT : MSG_TERM;
+	ssize_t w = write(STDERR_FILENO, grace_msg[k], grace_len[k]);
+	(void)w;
+	_exit(f == SIGALRM ? EXIT_RUNTIME : 128 + f);
 }
 
-void cli_stop_install(double timeout_s)
+static void grace_message(int k, const char *cmd, const char *why)
 {
+	int n = snprintf(grace_msg[k], sizeof grace_msg[k],
+			 "hloi %s: %s; the engine did not stop within %d s (inside one instruction): exiting at once\n",
+			 cmd, why, STOP_GRACE_S);
+	grace_len[k] = n < 0 ? 0 : (size_t)n < sizeof grace_msg[k] ? (size_t)n : sizeof grace_msg[k] - 1;
+}
+
+void cli_stop_install(const char *cmd, double timeout_s)
+{
+	char why[64];
+	snprintf(why, sizeof why, "timed out after %g s (--timeout)", timeout_s);
+	grace_message(MSG_TIMEOUT, cmd, why);
+	grace_message(MSG_INT, cmd, "interrupted (SIGINT)");
+	grace_message(MSG_TERM, cmd, "terminated (SIGTERM)");
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;

@@ -1,7 +1,8 @@
 /* Interrupts and time limits for commands that run programs: SIGINT and
  * SIGTERM, and --timeout (a SIGALRM timer), set one flag that the library
  * reads between instructions (hloi_run_options.stop) and the command reads
- * between its phases. */
+ * between its phases; a run still going STOP_GRACE_S seconds later ends
+ * the process. */
 #ifndef HLOI_CLI_STOP_H
 #define HLOI_CLI_STOP_H
 
@@ -15,9 +16,16 @@ extern volatile sig_atomic_t cli_stop_flag;
 /* The flag as hloi_run_options.stop takes it. */
 const volatile int *cli_stop_pointer(void);
 
+/* Seconds a run has to stop once asked (the flag set): an engine inside one
+ * long instruction reads the flag only after it, so when the grace is over
+ * the process says why (naming `cmd`) and exits at once with the exit code
+ * cli_stop_check gives, nothing freed. */
+#define STOP_GRACE_S 2
+
 /* Installs the handlers (a second SIGINT or SIGTERM then ends the process
- * at once) and, when timeout_s > 0, arms the timer. */
-void cli_stop_install(double timeout_s);
+ * at once) and, when timeout_s > 0, arms the timer; `cmd` is the command
+ * the grace's message names. */
+void cli_stop_install(const char *cmd, double timeout_s);
 /* Disarms the timer and restores the handlers. */
 void cli_stop_remove(void);
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # hloi run's limits, files and XLA compatibility, black box: --timeout,
-# --max-steps, SIGINT/SIGTERM, the --output rules (atomic replace, modes,
+# --max-steps, SIGINT/SIGTERM (between instructions, and inside a long one
+# after the grace), the --output rules (atomic replace, modes,
 # symbolic and hard links, read-only files and directories), tuple results
 # as one .npy per element, a dynamic result's .npy, input mismatches
 # naming their file, and run_hlo_module's flags with RunHloModuleLiterals
@@ -83,6 +84,38 @@ for sig in INT TERM; do
 	if [ "$(cat "$tmp/sig$sig/r.npy")" = old ]; then ok; else bad "SIG$sig replaced the old output"; fi
 	if [ "$(ls -A "$tmp/sig$sig")" = r.npy ]; then ok; else bad "SIG$sig left files: $(ls -A "$tmp/sig$sig")"; fi
 done
+
+# --- a run inside one long instruction (a 4096^3 reference dot) reads the
+# flag only after it: STOP_GRACE_S (2 s) after --timeout or SIGTERM the
+# process says so and exits with the same code, no output file touched
+cat >"$tmp/longdot.hlo" <<'HLO'
+HloModule longdot
+ENTRY e {
+  a = f32[4096,4096] parameter(0)
+  b = f32[4096,4096] parameter(1)
+  ROOT d = f32[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+HLO
+mkdir -p "$tmp/long"
+echo old >"$tmp/long/r.npy"
+start=$(date +%s)
+expect 4 "--timeout inside one long instruction" -- "$hloi" run "$tmp/longdot.hlo" --random-inputs --engine reference \
+	--timeout 0.3 --output "$tmp/long/r.npy"
+end=$(date +%s)
+contains "$tmp/err" "hloi run: timed out after 0.3 s (--timeout)" "the grace's message says why"
+if [ $((end - start)) -le 20 ]; then ok; else bad "--timeout 0.3 inside a long dot took $((end - start)) s"; fi
+"$hloi" run "$tmp/longdot.hlo" --random-inputs --engine reference --output "$tmp/long/r.npy" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+start=$(date +%s)
+kill -s TERM "$pid"
+wait "$pid"
+rc=$?
+end=$(date +%s)
+if [ "$rc" -eq 143 ]; then ok; else bad "SIGTERM inside a long dot: exit $rc, expected 143"; fi
+contains "$tmp/err" "hloi run: terminated (SIGTERM)" "SIGTERM inside a long dot: the message"
+if [ $((end - start)) -le 20 ]; then ok; else bad "SIGTERM inside a long dot took $((end - start)) s"; fi
+if [ "$(cat "$tmp/long/r.npy")" = old ] && [ "$(ls -A "$tmp/long")" = r.npy ]; then ok; else bad "a stopped long run touched the output"; fi
 
 # --- --output rules
 out="$tmp/rules"
