@@ -10,7 +10,9 @@
  * replica_count and num_partitions, or the check options'): replica groups
  * and source-target pairs are checked against them with XLA's verifier
  * messages, and a group naming more participants than the run has is
- * reported as unsupported when a run needs it (README, collectives). */
+ * reported as unsupported when a run needs it (README, collectives). Mesh
+ * replica groups are expanded as XLA does (ir/groups.c); a mesh XLA
+ * refuses is an error in XLA's words. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,10 +52,10 @@ static int64_t subgroup_size(const checker *c, const instr *in)
 	if (rg && rg->form == RG_IOTA && rg->ngroup_dims == 2)
 		return rg->group_dims[1] * each;
 	if (rg && rg->form == RG_RAW) {
-		/* a mesh over whole axes: its first group */
+		/* a mesh: its first group */
 		id_groups g;
 		int64_t size = 0;
-		if (groups_expand(rg, &g) == 0 && g.ngroups > 0)
+		if (groups_expand(rg, &g, NULL, 0) == 0 && g.ngroups > 0)
 			size = (g.start[1] - g.start[0]) * each;
 		groups_free(&g);
 		return size;
@@ -95,60 +97,22 @@ int ck_participants(checker *c, const hloi_check_options *opts)
 #define RUN_AS_ARGS(c) (long long)(c)->replicas, (c)->replicas == 1 ? "" : "s", (long long)(c)->partitions, \
 		(c)->partitions == 1 ? "" : "s"
 
-/* The number of devices of mesh replica groups as the parser keeps them
- * (`mesh['a'=2,'b'=4] {'a'}`, `maximal_mesh[device_id=0] {}`): the product
- * of the axis sizes, 1 for a maximal mesh of device 0; -1 when the text is
- * something else. Only the count matters on one device: a mesh of one
- * device has the one group {0} whatever axes are named. */
-static int64_t mesh_devices(const char *raw)
-{
-	if (!raw)
-		return -1;
-	if (!strncmp(raw, "maximal_mesh[", 13)) {
-		const char *p = strchr(raw, '=');
-		return p && !strncmp(p, "=0]", 3) ? 1 : -1;
-	}
-	if (strncmp(raw, "mesh[", 5) != 0)
-		return -1;
-	int64_t total = 1;
-	int quoted = 0;
-	for (const char *p = raw + 5; *p; p++) {
-		if (*p == '\'' || *p == '"')
-			quoted = !quoted;
-		else if (quoted)
-			continue;
-		else if (*p == ']')
-			return total;
-		else if (*p == '=') {
-			char *e;
-			long long v = strtoll(p + 1, &e, 10);
-			if (e == p + 1 || v < 1 || v > INT32_MAX || total > INT64_MAX / v)
-				return -1;
-			total *= v;
-		}
-	}
-	return -1;
-}
-
-/* The ids of the groups (explicit or iota) against the participants:
- * XLA's CheckReplicaGroups (each id 0..n-1 once, n the mode's count, groups
- * of one size but for all-reduce), then, where XLA's verifier lets a count
- * of 1 pass, that the run has the participants the groups name. */
+/* The ids of the groups (explicit, iota, or a mesh's, expanded as XLA's
+ * flattened_replica_groups) against the participants: XLA's
+ * CheckReplicaGroups (each id 0..n-1 once, n the mode's count, groups of
+ * one size but for all-reduce), then, where XLA's verifier lets a count of
+ * 1 pass, that the run has the participants the groups name. */
 static int check_groups(checker *c, const instr *in, const replica_groups *rg, loc at, group_mode mode)
 {
 	id_groups g;
-	int rc = groups_expand(rg, &g);
+	char why[256];
+	int rc = groups_expand(rg, &g, why, sizeof why);
 	if (rc == 1) {
-		int64_t devices = mesh_devices(rg->raw);
-		if (devices == 1 && c->replicas * c->partitions == 1)
-			return 0; /* a one-device mesh: one group, {0} */
-		if (!c->report_unsupported)
-			return 0;
-		if (devices > 1)
-			ck_unsupported(c, at, "unsupported replica groups over a mesh of %lld devices: hloi runs explicit and iota groups, and meshes of iota devices grouped by whole axes",
-				       (long long)devices);
-		else
-			ck_unsupported(c, at, "unsupported replica_groups form: %s", rg->raw ? rg->raw : "?");
+		ck_error(c, at, "replica_groups: %s", why);
+		return 1;
+	}
+	if (rc < 0 && rg->form == RG_RAW) {
+		c->oom = 1;
 		return 1;
 	}
 	if (rc < 0) {

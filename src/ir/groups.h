@@ -6,6 +6,7 @@
 #ifndef HLOI_IR_GROUPS_H
 #define HLOI_IR_GROUPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir/ir.h"
@@ -33,10 +34,16 @@ typedef struct id_groups {
 	int64_t *ids;
 } id_groups;
 
-/* Expands `rg` (NULL or no groups: ngroups = 0). Returns 0, 1 for a form
- * that is not a list of ids (a mesh), -1 out of memory or for an iota form
- * whose sizes do not agree or are too large. */
-int groups_expand(const replica_groups *rg, id_groups *out);
+/* Expands `rg` (NULL or no groups: ngroups = 0): explicit lists as
+ * written, the iota form, and XLA's MeshAxesReplicaGroupList
+ * (`mesh[...] {axes}` over whole axes and sub-axes 'a':(pre)size, a mesh
+ * of explicit `device_ids=(...)` or of an iota `device_ids=([r]T(p))`,
+ * `maximal_mesh[device_id=d] {}`: the group {d}) as its
+ * flattened_replica_groups. Returns 0; 1 for mesh groups XLA refuses,
+ * with the reason in XLA's words in why (why_size bytes, NUL-terminated;
+ * why may be NULL); -1 out of memory, or for an iota form whose sizes do
+ * not agree or are too large. */
+int groups_expand(const replica_groups *rg, id_groups *out, char *why, size_t why_size);
 void groups_free(id_groups *g);
 
 /* The flattened ids of the participants that `me` (a flattened id) meets at

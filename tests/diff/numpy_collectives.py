@@ -1,6 +1,8 @@
 """NumPy differential test of the collectives across participants:
 all-reduce, all-gather, reduce-scatter, all-to-all, collective-reduce and
-ragged-all-to-all over random replica groups, and collective-permute and
+ragged-all-to-all over random replica groups (explicit, or XLA's mesh form
+over random axes, sub-axes and device ids, whose groups are worked out here
+from the devices' coordinates), and collective-permute and
 send/recv over random source-target pairs (a participant no pair targets
 gets zeros), on both engines. Each case runs as N replicas; participant r takes
 row r of one shared input table (dynamic-slice at replica-id), so every
@@ -18,7 +20,7 @@ import time
 
 import numpy as np
 
-PROGRAM = """HloModule c{index}, replica_count={n}
+PROGRAM = """HloModule case{index}, replica_count={n}
 
 add {{
   a = s32[] parameter(0)
@@ -44,7 +46,7 @@ P2P = """t = token[] after-all()
   ROOT r = s32[{dims}] get-tuple-element(done), index=0"""
 
 
-RAGGED = """HloModule c{index}, replica_count={n}
+RAGGED = """HloModule case{index}, replica_count={n}
 
 ENTRY main {{
   table = s32[{n},{rows},{rest}] parameter(0)
@@ -68,7 +70,7 @@ ENTRY main {{
 """
 
 
-def make_ragged(rng, index, n, groups):
+def make_ragged(rng, index, n, groups, mesh=None):
     """Each member sends U updates to each member of its group: rows of its
     input at random offsets and sizes, laid out on the receiver one after
     another in (sender, update) order (output_offsets in the sender's
@@ -93,7 +95,7 @@ def make_ragged(rng, index, n, groups):
                     at += cnt
     meta_dims = str(k) if rng.random() < 0.5 else "%d,%d" % (size, upd)
     program = RAGGED.format(index=index, n=n, rows=rows, rest=rest, k=k, meta_dims=meta_dims,
-                            out_rows=out_rows, groups=groups_text(groups))
+                            out_rows=out_rows, groups=mesh or groups_text(groups))
     return {"index": index, "n": n, "groups": groups, "op": "ragged-all-to-all", "table": table, "meta": meta,
             "upd": upd, "out_rows": out_rows, "program": program}
 
@@ -114,6 +116,95 @@ def groups_text(groups):
     return "{" + ",".join("{" + ",".join(str(i) for i in g) + "}" for g in groups) + "}"
 
 
+def factorizations(n):
+    """The ways to write n as a product of factors > 1, in order."""
+    if n == 1:
+        return [[]]
+    out = []
+    for f in range(2, n + 1):
+        if n % f == 0:
+            out += [[f] + rest for rest in factorizations(n // f)]
+    return out
+
+
+def sub_axes(size):
+    """The sub-axes (pre, size) of an axis of `size` XLA accepts: size > 1,
+    pre * size dividing the axis, smaller than it."""
+    return [(pre, s) for pre in range(1, size + 1) for s in range(2, size)
+            if size % (pre * s) == 0 and s < size]
+
+
+def coexist(a, b):
+    """XLA's AxisRef::CanCoexistWithoutOverlap of two (axis, pre, size),
+    pre None for a whole axis."""
+    if a[0] != b[0]:
+        return True
+    if a[1] is None or b[1] is None:
+        return False
+    an, bn = a[1] * a[2], b[1] * b[2]
+    if an > b[1] and bn > a[1]:
+        return False
+    return max(a[1], b[1]) % min(an, bn) == 0
+
+
+def mesh_groups(sizes, devices, refs):
+    """The groups of mesh replica groups, from the devices' coordinates:
+    devices that differ only in the named (sub-)axes form a group, ordered
+    by the named coordinates (the first named most major); the groups in
+    the order of their first member's mesh position. A sub-axis (pre, s) of
+    an axis of n is the digit (c // (n // (pre * s))) % s of coordinate c."""
+    groups = {}
+    for pos, coord in enumerate(np.ndindex(*sizes)):
+        digits, key = [], list(coord)
+        for axis, pre, size in refs:
+            n = sizes[axis]
+            if pre is None:
+                digits.append(coord[axis])
+                key[axis] = None
+            else:
+                stride = n // (pre * size)
+                d = (coord[axis] // stride) % size
+                digits.append(d)
+                if key[axis] is not None:
+                    key[axis] -= d * stride
+        k = tuple(-1 if c is None else c for c in key)
+        groups.setdefault(k, []).append((tuple(digits), devices[pos]))
+    return [[d for _, d in sorted(m)] for _, m in sorted(groups.items())]
+
+
+def make_mesh(rng, n):
+    """A random mesh of n devices with random replica-group axes: its text
+    and its groups."""
+    sizes = [int(x) for x in rng.permutation(factorizations(n)[int(rng.integers(len(factorizations(n))))])]
+    names = ["'%s'" % c for c in "abcd"[:len(sizes)]]
+    refs = []
+    for axis, size in enumerate(sizes):
+        for _ in range(int(rng.integers(0, 3))):
+            cand = [(axis, None, size)] + [(axis, pre, s) for pre, s in sub_axes(size)]
+            r = cand[int(rng.integers(len(cand)))]
+            if all(coexist(r, q) for q in refs):
+                refs.append(r)
+    refs = [refs[i] for i in rng.permutation(len(refs))]
+    # XLA refuses neighbours that would merge into one sub-axis
+    refs = [r for i, r in enumerate(refs)
+            if not (i and refs[i - 1][0] == r[0] and refs[i - 1][1] is not None and r[1] is not None and
+                    refs[i - 1][1] * refs[i - 1][2] == r[1])]
+    ids, kind = list(range(n)), int(rng.integers(3))
+    text = "mesh[%s]" % ",".join("%s=%d" % (a, s) for a, s in zip(names, sizes))
+    if kind == 1 and n > 2:
+        while ids == list(range(n)):
+            ids = [int(x) for x in rng.permutation(n)]
+        text += ", device_ids=(%s)" % ",".join(map(str, ids))
+    elif kind == 2:
+        reshape = factorizations(n)[int(rng.integers(len(factorizations(n))))]
+        perm = [int(x) for x in rng.permutation(len(reshape))]
+        ids = np.arange(n).reshape(reshape).transpose(perm).reshape(-1).tolist()
+        text += ", device_ids=([%s]%s)" % (",".join(map(str, reshape)),
+                                           "T(%s)" % ",".join(map(str, perm)) if len(reshape) > 1 else "")
+    refs_text = ",".join(names[a] + ("" if pre is None else ":(%d)%d" % (pre, s)) for a, pre, s in refs)
+    return "%s {%s}" % (text, refs_text), mesh_groups(sizes, ids, refs)
+
+
 def make_case(rng, index):
     n = int(rng.choice([2, 3, 4, 6, 8]))
     sizes = [s for s in range(1, n + 1) if n % s == 0]
@@ -121,10 +212,14 @@ def make_case(rng, index):
     perm = rng.permutation(n)
     groups = [sorted(perm[k:k + size].tolist()) if rng.random() < 0.5 else perm[k:k + size].tolist()
               for k in range(0, n, size)]
+    mesh = None
+    if rng.random() < 0.4:
+        mesh, groups = make_mesh(rng, n)
+        size = len(groups[0])
     op = str(rng.choice(["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
                          "send-recv", "collective-reduce", "ragged-all-to-all"]))
     if op == "ragged-all-to-all":
-        return make_ragged(rng, index, n, groups)
+        return make_ragged(rng, index, n, groups, mesh)
     rank = int(rng.integers(1, 4))
     dims = [int(rng.integers(1, 4)) for _ in range(rank)]
     d = int(rng.integers(0, rank))
@@ -153,8 +248,8 @@ def make_case(rng, index):
     elif op == "send-recv":
         body = P2P.format(dims=dims_text, pairs=groups_text(pairs))
     else:
-        body = "ROOT r = s32[%s] %s(x), replica_groups=%s%s" % (",".join(map(str, out)), op, groups_text(groups),
-                                                                  attrs)
+        body = "ROOT r = s32[%s] %s(x), replica_groups=%s%s" % (",".join(map(str, out)), op,
+                                                                  mesh or groups_text(groups), attrs)
     program = PROGRAM.format(index=index, n=n, dims=dims_text, zeros=", zero" * rank, body=body, reducer=reducer)
     return {"index": index, "n": n, "groups": groups, "op": op, "d": d, "table": table, "program": program,
             "reducer": reducer, "pairs": pairs}

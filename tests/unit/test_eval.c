@@ -1546,7 +1546,7 @@ static void test_groups_iota(void)
 	rg.nperm = 2;
 	rg.perm = perm;
 	id_groups g;
-	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
+	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g, NULL, 0), 0);
 	CU_ASSERT_EQUAL(g.ngroups, 2);
 	int64_t want[4] = { 0, 2, 1, 3 };
 	for (int i = 0; i < 4; i++)
@@ -1555,7 +1555,7 @@ static void test_groups_iota(void)
 	groups_free(&g);
 	/* sizes that do not agree */
 	gd[0] = 3;
-	CU_ASSERT_EQUAL(groups_expand(&rg, &g), -1);
+	CU_ASSERT_EQUAL(groups_expand(&rg, &g, NULL, 0), -1);
 }
 
 static const char participants_text[] =
@@ -1636,35 +1636,230 @@ static void test_participants_send_recv(void)
 	unload(&p);
 }
 
-static void test_groups_mesh(void)
+/* Mesh replica groups expanded as text: "{{0,2},{1,3}}", or "error: "
+ * and the reason. */
+static const char *mesh_text(const char *raw, char *buf, size_t n)
 {
-	/* the devices as a=2 x b=2; grouped by {'b','a'}: one group {0,2,1,3} */
 	replica_groups rg;
 	memset(&rg, 0, sizeof rg);
 	rg.form = RG_RAW;
-	rg.raw = "mesh['a'=2,'b'=2] {'b','a'}";
+	rg.raw = raw;
 	id_groups g;
-	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
-	CU_ASSERT_EQUAL(g.ngroups, 1);
-	int64_t want[4] = { 0, 2, 1, 3 };
-	for (int i = 0; i < 4; i++)
-		CU_ASSERT_EQUAL(g.ids[i], want[i]);
-	groups_free(&g);
-	rg.raw = "mesh['a'=2,'b'=2] {'a'}";
-	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g), 0);
-	CU_ASSERT_EQUAL(g.ngroups, 2);
-	CU_ASSERT_EQUAL(g.ids[0], 0);
-	CU_ASSERT_EQUAL(g.ids[1], 2);
-	CU_ASSERT_EQUAL(g.ids[2], 1);
-	CU_ASSERT_EQUAL(g.ids[3], 3);
-	groups_free(&g);
-	/* sub-axes, unknown axes, a maximal mesh: not expanded */
-	const char *other[] = { "mesh['a'=4] {'a':(1)2}", "mesh['a'=2] {'c'}", "maximal_mesh[device_id=1] {}",
-				"mesh['a'=2] {'a','a'}" };
-	for (int i = 0; i < 4; i++) {
-		rg.raw = other[i];
-		CU_ASSERT_EQUAL(groups_expand(&rg, &g), 1);
+	char why[256];
+	int rc = groups_expand(&rg, &g, why, sizeof why);
+	if (rc) {
+		snprintf(buf, n, "error: %s", rc > 0 ? why : "out of memory");
+		return buf;
 	}
+	size_t at = 0;
+	at += (size_t)snprintf(buf + at, n - at, "{");
+	for (int64_t k = 0; k < g.ngroups && at < n; k++) {
+		at += (size_t)snprintf(buf + at, n - at, "%s{", k ? "," : "");
+		for (int64_t j = g.start[k]; j < g.start[k + 1] && at < n; j++)
+			at += (size_t)snprintf(buf + at, n - at, "%s%lld", j > g.start[k] ? "," : "",
+					       (long long)g.ids[j]);
+		if (at < n)
+			at += (size_t)snprintf(buf + at, n - at, "}");
+	}
+	if (at < n)
+		snprintf(buf + at, n - at, "}");
+	groups_free(&g);
+	return buf;
+}
+
+/* The iota form [G,S]<=[r...]T(p...) expanded as text. */
+static const char *iota_text(int64_t groups, int64_t size, int n, const int64_t *reshape, const int64_t *perm,
+			     char *buf, size_t len)
+{
+	int64_t gd[2] = { groups, size };
+	replica_groups rg;
+	memset(&rg, 0, sizeof rg);
+	rg.form = RG_IOTA;
+	rg.ngroup_dims = 2;
+	rg.group_dims = gd;
+	rg.nreshape = n;
+	rg.reshape_dims = (int64_t *)reshape;
+	rg.nperm = perm ? n : 0;
+	rg.perm = (int64_t *)perm;
+	id_groups g;
+	CU_ASSERT_EQUAL_FATAL(groups_expand(&rg, &g, NULL, 0), 0);
+	size_t at = (size_t)snprintf(buf, len, "{");
+	for (int64_t k = 0; k < g.ngroups; k++) {
+		at += (size_t)snprintf(buf + at, len - at, "%s{", k ? "," : "");
+		for (int64_t j = g.start[k]; j < g.start[k + 1]; j++)
+			at += (size_t)snprintf(buf + at, len - at, "%s%lld", j > g.start[k] ? "," : "",
+					       (long long)g.ids[j]);
+		at += (size_t)snprintf(buf + at, len - at, "}");
+	}
+	snprintf(buf + at, len - at, "}");
+	groups_free(&g);
+	return buf;
+}
+
+#define MESH_EXPECT(raw, want)                                              \
+	do {                                                                \
+		char buf_[2048];                                            \
+		CU_ASSERT_STRING_EQUAL(mesh_text(raw, buf_, sizeof buf_), want); \
+	} while (0)
+
+static void test_groups_mesh(void)
+{
+	/* whole axes: the devices as a=2 x b=2; grouped by {'b','a'}: one
+	 * group {0,2,1,3} in the order named */
+	MESH_EXPECT("mesh['a'=2,'b'=2] {'b','a'}", "{{0,2,1,3}}");
+	/* XLA's replica_group_test.cc, MaterializedReplicaGroups
+	 * (openxla/xla xla/hlo/ir/replica_group_test.cc) */
+	MESH_EXPECT("mesh['x'=2,'y'=2] {'x'}", "{{0,2},{1,3}}");
+	MESH_EXPECT("mesh['x'=2,'y'=2] {'y'}", "{{0,1},{2,3}}");
+	MESH_EXPECT("mesh['x'=2,'y'=2] {'x','y'}", "{{0,1,2,3}}");
+	/* no axes named: every device its own group (XLA's groups of one, a
+	 * no-op reduce) */
+	MESH_EXPECT("mesh['x'=2,'y'=2] {}", "{{0},{1},{2},{3}}");
+	/* one device: the empty mesh, a maximal mesh */
+	MESH_EXPECT("mesh[] {}", "{{0}}");
+	MESH_EXPECT("maximal_mesh[device_id=3] {}", "{{3}}");
+	MESH_EXPECT("maximal_mesh[device_id=0] {}", "{{0}}");
+}
+
+/* Sub-axes 'a':(pre)size: XLA's replica_group_test.cc,
+ * MaterializedReplicaGroupsWithSubaxes (openxla/xla
+ * xla/hlo/ir/replica_group_test.cc), over a mesh a=6 x b=6. */
+static void test_groups_mesh_subaxes(void)
+{
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(1)2}",
+		    "{{0,18},{1,19},{2,20},{3,21},{4,22},{5,23},{6,24},{7,25},{8,26},{9,27},{10,28},{11,29},"
+		    "{12,30},{13,31},{14,32},{15,33},{16,34},{17,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(1)3}",
+		    "{{0,12,24},{1,13,25},{2,14,26},{3,15,27},{4,16,28},{5,17,29},{6,18,30},{7,19,31},{8,20,32},"
+		    "{9,21,33},{10,22,34},{11,23,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(3)2}",
+		    "{{0,6},{1,7},{2,8},{3,9},{4,10},{5,11},{12,18},{13,19},{14,20},{15,21},{16,22},{17,23},"
+		    "{24,30},{25,31},{26,32},{27,33},{28,34},{29,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'b':(1)2}",
+		    "{{0,3},{1,4},{2,5},{6,9},{7,10},{8,11},{12,15},{13,16},{14,17},{18,21},{19,22},{20,23},"
+		    "{24,27},{25,28},{26,29},{30,33},{31,34},{32,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'b':(1)3}",
+		    "{{0,2,4},{1,3,5},{6,8,10},{7,9,11},{12,14,16},{13,15,17},{18,20,22},{19,21,23},"
+		    "{24,26,28},{25,27,29},{30,32,34},{31,33,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'b':(3)2}",
+		    "{{0,1},{2,3},{4,5},{6,7},{8,9},{10,11},{12,13},{14,15},{16,17},{18,19},{20,21},{22,23},"
+		    "{24,25},{26,27},{28,29},{30,31},{32,33},{34,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(1)2,'b':(1)2}",
+		    "{{0,3,18,21},{1,4,19,22},{2,5,20,23},{6,9,24,27},{7,10,25,28},{8,11,26,29},"
+		    "{12,15,30,33},{13,16,31,34},{14,17,32,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(1)3,'b':(1)3}",
+		    "{{0,2,4,12,14,16,24,26,28},{1,3,5,13,15,17,25,27,29},{6,8,10,18,20,22,30,32,34},"
+		    "{7,9,11,19,21,23,31,33,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'b':(1)3,'a':(1)3}",
+		    "{{0,12,24,2,14,26,4,16,28},{1,13,25,3,15,27,5,17,29},{6,18,30,8,20,32,10,22,34},"
+		    "{7,19,31,9,21,33,11,23,35}}");
+	MESH_EXPECT("mesh['a'=6,'b'=6] {'a':(3)2,'b':(3)2}",
+		    "{{0,1,6,7},{2,3,8,9},{4,5,10,11},{12,13,18,19},{14,15,20,21},{16,17,22,23},"
+		    "{24,25,30,31},{26,27,32,33},{28,29,34,35}}");
+	/* MaterializedReplicaGroupsMatchExpectedV2: over a mesh a=8, each
+	 * form is the iota form XLA's test names */
+	static const struct {
+		const char *mesh;
+		int64_t groups, size;
+		int n;
+		int64_t reshape[3], perm[3];
+	} v2[] = {
+		{ "mesh['a'=8] {'a':(1)2}", 4, 2, 2, { 2, 4 }, { 1, 0 } },
+		{ "mesh['a'=8] {'a':(1)4}", 2, 4, 2, { 4, 2 }, { 1, 0 } },
+		{ "mesh['a'=8] {'a':(2)2}", 4, 2, 3, { 2, 2, 2 }, { 0, 2, 1 } },
+		{ "mesh['a'=8] {'a':(2)4}", 2, 4, 1, { 8 }, { 0 } },
+		{ "mesh['a'=8] {'a':(4)2}", 4, 2, 1, { 8 }, { 0 } },
+		{ "mesh['a'=8] {'a':(1)2,'a':(4)2}", 2, 4, 3, { 2, 2, 2 }, { 1, 0, 2 } },
+		{ "mesh['a'=8] {'a':(4)2,'a':(1)2}", 2, 4, 3, { 2, 2, 2 }, { 1, 2, 0 } },
+		{ "mesh['a'=8] {'a'}", 1, 8, 1, { 8 }, { 0 } },
+	};
+	for (size_t i = 0; i < sizeof v2 / sizeof v2[0]; i++) {
+		char a[512], b[512];
+		CU_ASSERT_STRING_EQUAL(mesh_text(v2[i].mesh, a, sizeof a),
+				       iota_text(v2[i].groups, v2[i].size, v2[i].n, v2[i].reshape, v2[i].perm, b, sizeof b));
+	}
+}
+
+/* Meshes of explicit device ids: the groups name the ids at the mesh
+ * positions the whole-axis rule picks. */
+static void test_groups_mesh_device_ids(void)
+{
+	/* XLA's replica_group_test.cc,
+	 * MaterializedReplicaGroupsRespectNonIotaDeviceOrdering: devices
+	 * {{3,1},{0,2}} (openxla/xla xla/hlo/ir/replica_group_test.cc) */
+	MESH_EXPECT("mesh['x'=2,'y'=2], device_ids=(3,1,0,2) {'x'}", "{{3,0},{1,2}}");
+	MESH_EXPECT("mesh['x'=2,'y'=2], device_ids=(3,1,0,2) {'y'}", "{{3,1},{0,2}}");
+	/* the mesh of XLA's MeshAxesToString test, ooo=10 with devices
+	 * (8,3,7,5,4,2,6,0,1,9), grouped by the sub-axis ooo:(5)2, the minor
+	 * part of size 2 (position 2i + j, j the member): positions 2i and
+	 * 2i+1 */
+	MESH_EXPECT("mesh['ooo'=10], device_ids=(8,3,7,5,4,2,6,0,1,9) {'ooo':(5)2}", "{{8,3},{7,5},{4,2},{6,0},{1,9}}");
+	/* an iota of devices: ([4,16]T(1,0)) is the list it stands for (the
+	 * device at position 4*r+c of the [16,4] transpose is 16*c+r), here
+	 * with XLA's MeshAxesToString axes {a,b:(1)2,d} */
+	char list[512];
+	size_t at = (size_t)snprintf(list, sizeof list, "mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=(");
+	for (int p = 0; p < 64; p++)
+		at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", p ? "," : "", (p % 4) * 16 + p / 4);
+	snprintf(list + at, sizeof list - at, ") {'a','b':(1)2,'d'}");
+	char a[2048], b[2048];
+	CU_ASSERT_STRING_EQUAL(mesh_text("mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=([4,16]T(1,0)) {'a','b':(1)2,'d'}", a,
+					 sizeof a),
+			       mesh_text(list, b, sizeof b));
+	CU_ASSERT_STRING_NOT_EQUAL(a, mesh_text("mesh['a'=2,'b'=4,'c'=4,'d'=2] {'a','b':(1)2,'d'}", b, sizeof b));
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=([2,2]T(1,0)) {'a'}", "{{0,1},{2,3}}");
+	MESH_EXPECT("mesh['a'=4], device_ids=([4]) {'a':(1)2}", "{{0,2},{1,3}}");
+	/* axes named by their index (XLA's parser reads a name that is no
+	 * axis's as an index) */
+	MESH_EXPECT("mesh['x'=2,'y'=2] {'1'}", "{{0,1},{2,3}}");
+}
+
+/* Mesh replica groups XLA refuses, with its messages (mesh_and_axis.cc,
+ * hlo_parser.cc; XLA's replica_group_test.cc ValidatesIncompatibleAxes
+ * and ValidateSubAxesCoexistenceCheck). */
+static void test_groups_mesh_errors(void)
+{
+	MESH_EXPECT("mesh['u'=10] {'1':(1)2}", "error: axis index 1 is out of bounds for mesh mesh['u'=10] which has 1 axes");
+	MESH_EXPECT("mesh['u'=10] {'u':(8)2}",
+		    "error: Sub-axis next_pre_size must divide the full axis size. Next pre-size: 16, Axis size: 10");
+	MESH_EXPECT("mesh['u'=10] {'u':(2)8}",
+		    "error: Sub-axis next_pre_size must divide the full axis size. Next pre-size: 16, Axis size: 10");
+	MESH_EXPECT("mesh['u'=10] {'u':(1)10}",
+		    "error: Sub-axis size must be strictly less than the full axis size. Sub-axis size: 10, Axis size: 10");
+	MESH_EXPECT("mesh['u'=30] {'u':(6)5,'u':(10)3}", "error: Axes cannot coexist or axes overlap.");
+	MESH_EXPECT("mesh['a'=2] {'a','a'}", "error: Axes cannot coexist or axes overlap.");
+	MESH_EXPECT("mesh['a'=8] {'a':(1)2,'a'}", "error: Axes cannot coexist or axes overlap.");
+	MESH_EXPECT("mesh['a'=8] {'a':(1)2,'a':(2)2}", "error: Adjacent axes in dimension sharding can be merged: a:(1)2, a:(2)2");
+	MESH_EXPECT("mesh['a'=8] {'a':(0)2}", "error: sub-axis pre-size must be >= 1");
+	MESH_EXPECT("mesh['a'=8] {'a':(1)1}", "error: sub-axis size must be > 1");
+	MESH_EXPECT("mesh['a'=2,'b'=2] {'c'}",
+		    "error: axis 'c' is not a valid axis name or index in mesh mesh['a'=2,'b'=2]");
+	MESH_EXPECT("maximal_mesh[device_id=3] {'a'}",
+		    "error: axis 'a' is not a valid axis name or index in mesh maximal_mesh[device_id=3]");
+	MESH_EXPECT("mesh['a'=2,'a'=2] {'a'}", "error: Mesh has duplicate axis names. Duplicate axis name: a");
+	MESH_EXPECT("mesh['0'=2] {}", "error: Mesh axis name cannot be an integer to avoid confusion with axis indices: 0");
+	MESH_EXPECT("mesh['a'=0] {}", "error: Mesh axis size must be positive: a=0");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(3,2,1) {'a'}", "error: Expected 4 device_ids based on mesh axes, but got 3");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(3,2,1,0,4) {'a'}",
+		    "error: Expected 4 device_ids based on mesh axes, but got 5");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(3,2,1,1) {'a'}",
+		    "error: Device ids must be a permutation of [0,1,2,3...].");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(3,2,1,4) {'a'}",
+		    "error: Device ids must be a permutation of [0,1,2,3...].");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(3,-2,1,0) {'a'}",
+		    "error: Mesh device ids must be non-negative. Device id: -2");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=(0,1,2,3) {'a'}",
+		    "error: Non-iota device assignment has iota device id list [0,1,2,3...].");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=([2,2]) {'a'}",
+		    "error: expected 'T(' to start sharding devices iota_transpose_perm");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=([2,2]T(1,2)) {'a'}",
+		    "error: Out of range iota minor_to_major value 2, expecting value in range [0, 2)");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=([2,2]T(1,1)) {'a'}",
+		    "error: device_ids=(...T(...)): the transpose is not a permutation of the 2 reshape dimensions");
+	MESH_EXPECT("mesh['a'=2,'b'=2], device_ids=([2,4]T(1,0)) {'a'}",
+		    "error: device_ids=(...) reshapes an iota of other than the mesh's 4 devices");
+	MESH_EXPECT("mesh['a'=4096,'b'=4096,'c'=2] {'a'}", "error: a mesh of more than 16777216 devices");
+	MESH_EXPECT("mesh['a'=2] {'a'", "error: malformed mesh replica groups");
 }
 
 /* Every allocation of a run of two participants failing in turn: an error
@@ -1715,6 +1910,9 @@ static void test_participants_allocation_failures(void)
 static const unit_test participant_tests[] = {
 	{ "groups_iota", test_groups_iota },
 	{ "groups_mesh", test_groups_mesh },
+	{ "groups_mesh_subaxes", test_groups_mesh_subaxes },
+	{ "groups_mesh_device_ids", test_groups_mesh_device_ids },
+	{ "groups_mesh_errors", test_groups_mesh_errors },
 	{ "run", test_participants_run },
 	{ "send_recv", test_participants_send_recv },
 	{ "allocation_failures", test_participants_allocation_failures },
