@@ -893,6 +893,108 @@ hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const inst
 	return eval_same_padded(e, f, in, ops, kernel_select_and_scatter, OP_SELECT_AND_SCATTER);
 }
 
+/* XLA's DynamicConvolutionInputGrad (input sizes, output gradient, kernel)
+ * and DynamicConvolutionKernelGrad (activations, output gradient): the
+ * convolution of the last two operands with the window and dim_labels
+ * written, as XLA's dynamic padder rewrites them
+ * (RewriteDynamicConvolutionInputGrad, RewriteDynamicConvolutionKernelGrad).
+ * The operands' padding is zero, so nothing past a size adds to the
+ * result. For PADDING_SAME, each spatial dimension whose lhs is `<=N` has
+ * its padding before recomputed: the input gradient's is the forward
+ * window's span less 1 less the forward padding before for the input size
+ * the first operand gives (GetWindowedInputGradSize; the forward stride
+ * is the window's base dilation), the kernel gradient's the forward
+ * padding before for the activations' size (the forward window is the
+ * result's kernel size dilated by the window's stride, the forward stride
+ * the window's dilation); the padding after keeps the written total, so
+ * the result keeps its bounds (XLA pads and slices the lhs to the same
+ * effect). The input gradient's `<=N` dimension d takes the first
+ * operand's element d (XLA's dynamic dimension inference), the kernel
+ * gradient is static; the result's padding holds zeros. */
+static hloi_status eval_conv_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops, int input_grad)
+{
+	const char *what = input_grad ? "DynamicConvolutionInputGrad" : "DynamicConvolutionKernelGrad";
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;
+	const shape *rs = in->result;
+	int first = input_grad ? 1 : 0;
+	const hloi_literal *lhs = ops[first];
+	int64_t lsz[HLOI_MAX_RANK], given[HLOI_MAX_RANK], to[HLOI_MAX_RANK];
+	literal_sizes(lhs, lsz);
+	for (int d = 0; d < rs->rank; d++) {
+		to[d] = given[d] = rs->dims[d];
+		if (!input_grad || (rs->dim_kind[d] != DIM_BOUNDED && lhs->shape.dim_kind[d] != DIM_BOUNDED))
+			continue;
+		int64_t i = d;
+		int32_t n = 0;
+		if (ops[0]->data)
+			memcpy(&n, literal_element(ops[0], &i), sizeof n);
+		if (n < 0 || n > rs->dims[d]) {
+			diag_error(e->ctx, e->m->src, in->ops[0].at,
+				   "%s: input size %d of dimension %d is outside [0, %lld] (instruction '%s')", what, (int)n,
+				   d, (long long)rs->dims[d], in->name);
+			return HLOI_EINVAL;
+		}
+		given[d] = n;
+		if (rs->dim_kind[d] == DIM_BOUNDED)
+			to[d] = n;
+	}
+	window_dim w[HLOI_MAX_RANK];
+	window win = { 0, w };
+	if (wa && wa->kind == AK_WINDOW) {
+		win.n = wa->u.win.n;
+		memcpy(w, wa->u.win.d, sizeof w[0] * (size_t)win.n);
+	}
+	for (int i = 0; padding_same(in) && i < win.n && i < cd->nspatial; i++) {
+		int64_t x = cd->input_spatial[i], before;
+		if (lhs->shape.dim_kind[x] != DIM_BOUNDED)
+			continue;
+		if (input_grad) {
+			int64_t span = (w[i].size - 1) * w[i].rhs_dilate + 1;
+			before = span - 1 - same_total(given[x], span, w[i].lhs_dilate) / 2;
+		} else {
+			int64_t span = (rs->dims[cd->output_spatial[i]] - 1) * w[i].stride + 1;
+			before = same_total(lsz[x], span, w[i].rhs_dilate) / 2;
+		}
+		w[i].pad_hi += w[i].pad_lo - before;
+		w[i].pad_lo = before;
+	}
+	hloi_literal *mops[2] = { ops[first], ops[first + 1] };
+	hloi_status st = HLOI_OK;
+	for (int i = 0; i < 2 && st == HLOI_OK; i++)
+		if (literal_is_dynamic(ops[first + i]))
+			st = masked(e, ops[first + i], zero_element, &mops[i]);
+	instr copy = *in;
+	copy.op = OP_CONVOLUTION;
+	copy.ops = in->ops + first;
+	copy.nops = 2;
+	attr *attrs = NULL;
+	if (st == HLOI_OK && win.n)
+		st = with_window(e, &copy, &win, &attrs);
+	if (st == HLOI_OK)
+		st = kernel_convolution(e, f, &copy, mops, NULL, NULL);
+	hloi_free(attrs);
+	for (int i = 0; i < 2; i++)
+		if (mops[i] != ops[first + i])
+			value_drop(e, mops[i]);
+	if (st != HLOI_OK)
+		return st;
+	hloi_literal *res = f->vals[in->position];
+	memcpy(res->dynamic_size, to, sizeof to[0] * (size_t)rs->rank);
+	fill_padding(res, zero_element);
+	return HLOI_OK;
+}
+
+hloi_status eval_dynamic_conv_input_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_conv_grad(e, f, in, ops, 1);
+}
+
+hloi_status eval_dynamic_conv_kernel_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_conv_grad(e, f, in, ops, 0);
+}
+
 /* scatter with `<=N` values, as XLA's dynamic dimension inference and
  * padder define it (HandleScatter; ChooseIdentityValue pads the indices
  * with their type's largest value, out of bounds, so padded updates are

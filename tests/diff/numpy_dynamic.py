@@ -9,8 +9,13 @@ and part of a static one, a reshape and an elementwise op, concatenate
 interior), sort (with a second operand), reverse, reduce-window, a
 variadic reduce, a convolution over a dynamic input feature dimension,
 a while loop carrying a dynamic value, map, fusion, scatter (indices and
-updates of their own sizes, some indices out of bounds) and
-select-and-scatter (the padding never selected); both engines,
+updates of their own sizes, some indices out of bounds),
+select-and-scatter (the padding never selected) and XLA's
+DynamicConvolutionInputGrad and DynamicConvolutionKernelGrad custom-calls
+(the gradients of a 1-D convolution with PADDING_SAME or PADDING_VALID,
+stride and dilation over an input of a `<=N` size, written as TensorFlow
+writes them for the bounds; expected: the gradients of the convolution
+over the input's elements within its size, by explicit loops); both engines,
 run in one `hloi test`. Expected values: NumPy on the arrays as given (the
 elements within the sizes); results with `<=N` dimensions are written at
 their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
@@ -39,11 +44,67 @@ MUL = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32
 GE = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n\n"
 
 
+def same_padding(n, eff, s):
+    """XLA's GetWindowedOutputSize for PADDING_SAME: (outputs, padding
+    before, total padding) of n elements, a window spanning eff, stride s."""
+    out = -(-n // s)
+    total = max(0, (out - 1) * s + eff - n)
+    return out, total // 2, total
+
+
+def conv_grad_case(kind, rng, g):
+    """The input or kernel gradient of y[b, o, co] = sum x[b, o*s + k*dil -
+    before, ci] w[k, ci, co] over an input of size n within a bound N, as
+    TensorFlow's conv_op_helpers writes the custom-call for the bounds."""
+    same = rng.random() < 0.6
+    B, ci, co = rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 3)
+    K, s, dil = rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 2)
+    eff = (K - 1) * dil + 1
+    N = rng.randint(eff, eff + 6)
+    n = rng.randint(0 if same else eff, N)
+    if same:
+        G, _, total_b = same_padding(N, eff, s)
+        gsz, before, _ = same_padding(n, eff, s)
+    else:
+        G, total_b, gsz, before = (N - eff) // s + 1, 0, (n - eff) // s + 1, 0
+    x, w = g.standard_normal((B, n, ci)), g.standard_normal((K, ci, co))
+    dy = g.standard_normal((B, gsz, co))
+    pad = "padding_type=" + ("PADDING_SAME" if same else "PADDING_VALID")
+    if kind == "igrad":
+        want = np.zeros((B, n, ci))
+        for o in range(gsz):
+            for k in range(K):
+                i = o * s + k * dil - before
+                if 0 <= i < n:
+                    want[:, i, :] += dy[:, o, :] @ w[k].T
+        pb = eff - 1 - total_b // 2
+        pa = N + eff - 1 - ((G - 1) * s + 1) - pb
+        body = ("  sizes = s32[3] parameter(0)\n  dy = f32[%d,<=%d,%d] parameter(1)\n  w = f32[%d,%d,%d] parameter(2)\n"
+                "  wr = f32[%d,%d,%d] reverse(w), dimensions={0}\n"
+                "  ROOT r = f32[%d,<=%d,%d] custom-call(sizes, dy, wr), window={size=%d pad=%d_%d lhs_dilate=%d rhs_dilate=%d}, "
+                "dim_labels=b0f_0oi->b0f, %s, custom_call_target=\"DynamicConvolutionInputGrad\"\n"
+                % (B, G, co, K, ci, co, K, ci, co, B, N, ci, K, pb, pa, s, dil, pad))
+        return body, [np.array([B, n, ci], np.int32), dy, w], want
+    want = np.zeros((K, ci, co))
+    for o in range(gsz):
+        for k in range(K):
+            i = o * s + k * dil - before
+            if 0 <= i < n:
+                want[k] += x[:, i, :].T @ dy[:, o, :]
+    ptotal = (G - 1) * s + 1 + (K - 1) * dil - N
+    pb = max(ptotal // 2, 0) if same else 0
+    body = ("  x = f32[%d,<=%d,%d] parameter(0)\n  dy = f32[%d,<=%d,%d] parameter(1)\n"
+            "  ROOT r = f32[%d,%d,%d] custom-call(x, dy), window={size=%d stride=%d pad=%d_%d rhs_dilate=%d}, "
+            "dim_labels=f0b_i0o->0bf, %s, custom_call_target=\"DynamicConvolutionKernelGrad\"\n"
+            % (B, N, ci, B, G, co, K, ci, co, G, dil, pb, ptotal - pb, s, pad))
+    return body, [x, dy], want
+
+
 def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
     kind = rng.choice(["contract", "keep", "reduce", "slice", "reshape", "concat", "pad", "sort", "reverse",
-                       "rwin", "vreduce", "conv", "while", "map", "fusion", "scatter", "sas"])
+                       "rwin", "vreduce", "conv", "while", "map", "fusion", "scatter", "sas", "igrad", "kgrad"])
     m, k, n = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 4)
     size = rng.randint(0, k)
     body, inputs, expect, loop = "", [], None, ""
@@ -156,6 +217,8 @@ def gen_case(seed, index):
                 "  ROOT s = f32[<=%d] select-and-scatter(x, src, z), window={size=%d stride=%d}, select=ge, scatter=add\n"
                 % (k, nb, k, w, w))
         inputs, expect = [x, src], want
+    elif kind in ("igrad", "kgrad"):
+        body, inputs, expect = conv_grad_case(kind, rng, g)
     else:
         x = g.standard_normal((size, m))
         body = ("  x = f32[<=%d,%d] parameter(0)\n  z = s32[] constant(0)\n"
