@@ -12,8 +12,8 @@ a while loop carrying a dynamic value, map, fusion, scatter (indices and
 updates of their own sizes, some indices out of bounds),
 select-and-scatter (the padding never selected) and XLA's
 DynamicConvolutionInputGrad and DynamicConvolutionKernelGrad custom-calls
-(the gradients of a 1-D convolution with PADDING_SAME or PADDING_VALID,
-stride and dilation over an input of a `<=N` size, written as TensorFlow
+(the gradients of a 1-D or 2-D convolution with PADDING_SAME or
+PADDING_VALID, stride and dilation over an input of `<=N` sizes, written as TensorFlow
 writes them for the bounds; expected: the gradients of the convolution
 over the input's elements within its size, by explicit loops); both engines,
 run in one `hloi test`. Expected values: NumPy on the arrays as given (the
@@ -23,6 +23,7 @@ their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
 usage: numpy_dynamic.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
+import itertools
 import random
 import sys
 
@@ -54,49 +55,65 @@ def same_padding(n, eff, s):
 
 def conv_grad_case(kind, rng, g):
     """The input or kernel gradient of y[b, o, co] = sum x[b, o*s + k*dil -
-    before, ci] w[k, ci, co] over an input of size n within a bound N, as
-    TensorFlow's conv_op_helpers writes the custom-call for the bounds."""
+    before, ci] w[k, ci, co] (1 or 2 spatial dimensions, each `<=N` or
+    static) over an input of sizes n within bounds N, as TensorFlow's
+    conv_op_helpers writes the custom-call for the bounds."""
     same = rng.random() < 0.6
-    B, ci, co = rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 3)
-    K, s, dil = rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 2)
-    eff = (K - 1) * dil + 1
-    N = rng.randint(eff, eff + 6)
-    n = rng.randint(0 if same else eff, N)
-    if same:
-        G, _, total_b = same_padding(N, eff, s)
-        gsz, before, _ = same_padding(n, eff, s)
-    else:
-        G, total_b, gsz, before = (N - eff) // s + 1, 0, (n - eff) // s + 1, 0
-    x, w = g.standard_normal((B, n, ci)), g.standard_normal((K, ci, co))
-    dy = g.standard_normal((B, gsz, co))
+    B, ci, co, ns = rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 2)
+    dims = []
+    for j in range(ns):
+        K, s, dil, dyn = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 2), j == 0 or rng.random() < 0.5
+        eff = (K - 1) * dil + 1
+        N = rng.randint(eff, eff + 5)
+        n = rng.randint(0 if same else eff, N) if dyn else N
+        if same:
+            G, _, total_b = same_padding(N, eff, s)
+            gsz, before, _ = same_padding(n, eff, s)
+        else:
+            G, total_b, gsz, before = (N - eff) // s + 1, 0, (n - eff) // s + 1, 0
+        dims.append(dict(K=K, s=s, dil=dil, eff=eff, N=N, n=n, G=G, gsz=gsz, before=before, total_b=total_b,
+                         le="<=" if dyn else ""))
+    sp = lambda f: [d[f] for d in dims]
+    x = g.standard_normal([B] + sp("n") + [ci])
+    w = g.standard_normal(sp("K") + [ci, co])
+    dy = g.standard_normal([B] + sp("gsz") + [co])
+    taps = list(itertools.product(*[[(o, k, o * d["s"] + k * d["dil"] - d["before"]) for o in range(d["gsz"])
+                                     for k in range(d["K"])] for d in dims]))
+    inside = lambda t: all(0 <= i < d["n"] for (_, _, i), d in zip(t, dims))
+    shp = lambda f: ",".join("%s%d" % (d["le"], d[f]) for d in dims)
+    cat = lambda f, sep="x": sep.join(str(d[f]) for d in dims)
+    labels = "01"[:ns]
     pad = "padding_type=" + ("PADDING_SAME" if same else "PADDING_VALID")
     if kind == "igrad":
-        want = np.zeros((B, n, ci))
-        for o in range(gsz):
-            for k in range(K):
-                i = o * s + k * dil - before
-                if 0 <= i < n:
-                    want[:, i, :] += dy[:, o, :] @ w[k].T
-        pb = eff - 1 - total_b // 2
-        pa = N + eff - 1 - ((G - 1) * s + 1) - pb
-        body = ("  sizes = s32[3] parameter(0)\n  dy = f32[%d,<=%d,%d] parameter(1)\n  w = f32[%d,%d,%d] parameter(2)\n"
-                "  wr = f32[%d,%d,%d] reverse(w), dimensions={0}\n"
-                "  ROOT r = f32[%d,<=%d,%d] custom-call(sizes, dy, wr), window={size=%d pad=%d_%d lhs_dilate=%d rhs_dilate=%d}, "
-                "dim_labels=b0f_0oi->b0f, %s, custom_call_target=\"DynamicConvolutionInputGrad\"\n"
-                % (B, G, co, K, ci, co, K, ci, co, B, N, ci, K, pb, pa, s, dil, pad))
-        return body, [np.array([B, n, ci], np.int32), dy, w], want
-    want = np.zeros((K, ci, co))
-    for o in range(gsz):
-        for k in range(K):
-            i = o * s + k * dil - before
-            if 0 <= i < n:
-                want[k] += x[:, i, :].T @ dy[:, o, :]
-    ptotal = (G - 1) * s + 1 + (K - 1) * dil - N
-    pb = max(ptotal // 2, 0) if same else 0
-    body = ("  x = f32[%d,<=%d,%d] parameter(0)\n  dy = f32[%d,<=%d,%d] parameter(1)\n"
-            "  ROOT r = f32[%d,%d,%d] custom-call(x, dy), window={size=%d stride=%d pad=%d_%d rhs_dilate=%d}, "
-            "dim_labels=f0b_i0o->0bf, %s, custom_call_target=\"DynamicConvolutionKernelGrad\"\n"
-            % (B, N, ci, B, G, co, K, ci, co, G, dil, pb, ptotal - pb, s, pad))
+        want = np.zeros([B] + sp("n") + [ci])
+        for t in filter(inside, taps):
+            o, k, i = zip(*t)
+            want[(slice(None),) + i] += dy[(slice(None),) + o] @ w[k].T
+        for d in dims:
+            d["pb"] = d["eff"] - 1 - d["total_b"] // 2
+            d["pa"] = d["N"] + d["eff"] - 1 - ((d["G"] - 1) * d["s"] + 1) - d["pb"]
+        pads = "x".join("%d_%d" % (d["pb"], d["pa"]) for d in dims)
+        body = ("  sizes = s32[%d] parameter(0)\n  dy = f32[%d,%s,%d] parameter(1)\n  w = f32[%s,%d,%d] parameter(2)\n"
+                "  wr = f32[%s,%d,%d] reverse(w), dimensions={%s}\n"
+                "  ROOT r = f32[%d,%s,%d] custom-call(sizes, dy, wr), window={size=%s pad=%s lhs_dilate=%s rhs_dilate=%s}, "
+                "dim_labels=b%sf_%soi->b%sf, %s, custom_call_target=\"DynamicConvolutionInputGrad\"\n"
+                % (ns + 2, B, shp("G"), co, cat("K", ","), ci, co, cat("K", ","), ci, co, ",".join(map(str, range(ns))),
+                   B, shp("N"), ci, cat("K"), pads, cat("s"), cat("dil"), labels, labels, labels, pad))
+        return body, [np.array([B] + sp("n") + [ci], np.int32), dy, w], want
+    want = np.zeros(sp("K") + [ci, co])
+    for t in filter(inside, taps):
+        o, k, i = zip(*t)
+        want[k] += x[(slice(None),) + i].T @ dy[(slice(None),) + o]
+    for d in dims:
+        ptotal = (d["G"] - 1) * d["s"] + 1 + (d["K"] - 1) * d["dil"] - d["N"]
+        d["pb"] = max(ptotal // 2, 0) if same else 0
+        d["pa"] = ptotal - d["pb"]
+    pads = "x".join("%d_%d" % (d["pb"], d["pa"]) for d in dims)
+    body = ("  x = f32[%d,%s,%d] parameter(0)\n  dy = f32[%d,%s,%d] parameter(1)\n"
+            "  ROOT r = f32[%s,%d,%d] custom-call(x, dy), window={size=%s stride=%s pad=%s rhs_dilate=%s}, "
+            "dim_labels=f%sb_i%so->%sbf, %s, custom_call_target=\"DynamicConvolutionKernelGrad\"\n"
+            % (B, shp("N"), ci, B, shp("G"), co, cat("K", ","), ci, co, cat("G"), cat("dil"), pads, cat("s"),
+               labels, labels, labels, pad))
     return body, [x, dy], want
 
 
