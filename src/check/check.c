@@ -573,7 +573,8 @@ static int makes_dynamic(const instr *in)
 		return 1;
 	case OP_CUSTOM_CALL:
 		return is_target(in, CC_SLICE_TO_DYNAMIC) || is_target(in, CC_DYNAMIC_CONV_FORWARD) ||
-		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME) || is_target(in, CC_DYNAMIC_SELECT_AND_SCATTER_SAME);
+		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME) || is_target(in, CC_DYNAMIC_SELECT_AND_SCATTER_SAME) ||
+		       is_target(in, CC_DYNAMIC_CONV_INPUT_GRAD);
 	default:
 		break;
 	}
@@ -871,7 +872,8 @@ static int defers_unbounded(const checker *c, const instr *in)
 /* whether `in` may take a `<=N` operand */
 static int takes_dynamic(const instr *in)
 {
-	return makes_dynamic(in) || in->op == OP_GET_DIMENSION_SIZE || is_target(in, CC_PAD_TO_STATIC);
+	return makes_dynamic(in) || in->op == OP_GET_DIMENSION_SIZE || is_target(in, CC_PAD_TO_STATIC) ||
+	       is_target(in, CC_DYNAMIC_CONV_KERNEL_GRAD);
 }
 
 /* the entry's result: a tuple of such values prints each with its sizes */
@@ -912,7 +914,7 @@ static void dynamic_operands(checker *c, const instr *in)
 		}
 		if (!takes_dynamic(in) && shape_has_dim_kind(d->result, DIM_BOUNDED)) {
 			ck_unsupported(c, in->ops[i].at,
-				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward, DynamicReduceWindowSamePadding and DynamicSelectAndScatterSamePadding take one",
+				       "unsupported dynamic dimension in %s (operand %d of %s): only the elementwise ops, broadcast, transpose, reshape, slice, dot, reduce, concatenate, pad, reverse, sort, reduce-window, convolution, gather, dynamic-slice, dynamic-update-slice, select-and-scatter, scatter, tuple, get-tuple-element, while, conditional, call, fusion, the async ops, map, opt-barrier, reduce-precision, copy-start, copy-done, all-reduce, set-dimension-size, dynamic-reshape, get-dimension-size and the custom-calls PadToStatic, DynamicConvolutionForward, DynamicConvolutionInputGrad, DynamicConvolutionKernelGrad, DynamicReduceWindowSamePadding and DynamicSelectAndScatterSamePadding take one",
 				       ck_shape(a, d->result), i, opcode_name(in->op));
 			return;
 		}

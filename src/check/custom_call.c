@@ -704,6 +704,91 @@ static int cc_check_dynamic_select_and_scatter_same(checker *c, instr *in, const
 	return 0;
 }
 
+/* padding_type of XLA's dynamic convolution gradients: PADDING_SAME or
+ * PADDING_VALID, the two its dynamic padder knows (TensorFlow writes no
+ * other); 1 when given. */
+static int grad_padding_type(checker *c, const instr *in, const char *name)
+{
+	const char *pt = instr_text(in, ATTR_PADDING_TYPE);
+	if (pt && (strcmp(pt, "PADDING_SAME") == 0 || strcmp(pt, "PADDING_VALID") == 0))
+		return 1;
+	if (pt)
+		ck_error(c, instr_attr_loc(in, ATTR_PADDING_TYPE),
+			 "custom-call target '%s' takes padding_type=PADDING_SAME or PADDING_VALID, got %s", name, pt);
+	else
+		ck_error(c, in->op_at, "custom-call target '%s' takes padding_type=PADDING_SAME or PADDING_VALID, but has none",
+			 name);
+	return 0;
+}
+
+/* XLA's DynamicConvolutionInputGrad(input_sizes, grad, kernel): the
+ * convolution of grad and kernel with the window and dim_labels written
+ * (XLA's messages), input_sizes one s32 per dimension of the result, the
+ * kernel static (XLA's dynamic padder checks it); the result is `<=N`
+ * where the convolution's shape rule makes it (InferConvolveShape: the
+ * output batch and spatial dimensions of grad's `<=N` ones), the sizes
+ * input_sizes gives. */
+static int cc_check_dynamic_conv_input_grad(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT];
+	(void)t;
+	if (!count_operands(c, in, name, 3) || !grad_padding_type(c, in, name))
+		return 1;
+	instr conv = *in;
+	conv.ops = in->ops + 1;
+	conv.nops = 2;
+	if (infer_convolution(c, &conv, want))
+		return 1;
+	const shape *sz = opnd(in, 0), *g = opnd(in, 1), *k = opnd(in, 2);
+	if (!shape_is_array(sz) || sz->type != ET_S32 || sz->rank != 1 || !shape_is_static(sz) ||
+	    sz->dims[0] != want->rank) {
+		ck_error(c, in->ops[0].at,
+			 "custom-call target '%s' takes the input sizes as s32[%d], one per dimension of the result; got %s",
+			 name, want->rank, ck_shape(a, sz));
+		return 1;
+	}
+	if (!shape_is_static(k)) {
+		ck_error(c, in->ops[2].at, "custom-call target '%s' takes a static kernel (XLA's dynamic padder); got %s",
+			 name, ck_shape(a, k));
+		return 1;
+	}
+	const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;
+	if (g->dim_kind[cd->input_batch] == DIM_BOUNDED)
+		want->dim_kind[cd->output_batch] = DIM_BOUNDED;
+	for (int i = 0; i < cd->nspatial; i++)
+		if (g->dim_kind[cd->input_spatial[i]] == DIM_BOUNDED)
+			want->dim_kind[cd->output_spatial[i]] = DIM_BOUNDED;
+	return 0;
+}
+
+/* XLA's DynamicConvolutionKernelGrad(activations, grad): the convolution
+ * of the two with the window and dim_labels written (XLA's messages), a
+ * static result (XLA's builder clears its dynamic dimensions); a spatial
+ * dimension is `<=N` in both or in neither (XLA's dynamic padder checks
+ * it: the window recomputed from the activations' size slides over the
+ * gradient's elements within its size). */
+static int cc_check_dynamic_conv_kernel_grad(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	(void)t;
+	if (!count_operands(c, in, name, 2) || !grad_padding_type(c, in, name) || infer_convolution(c, in, want))
+		return 1;
+	const shape *x = opnd(in, 0), *g = opnd(in, 1);
+	const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;
+	for (int i = 0; i < cd->nspatial; i++)
+		if ((x->dim_kind[cd->input_spatial[i]] == DIM_BOUNDED) !=
+		    (g->dim_kind[cd->kernel_spatial[i]] == DIM_BOUNDED)) {
+			ck_error(c, in->ops[1].at,
+				 "custom-call target '%s' takes a spatial dimension `<=N` in both operands or in neither: spatial dimension %d is dimension %lld of the activations %s and %lld of the gradient %s",
+				 name, i, (long long)cd->input_spatial[i], ck_shape(a, x), (long long)cd->kernel_spatial[i],
+				 ck_shape(b, g));
+			return 1;
+		}
+	for (int d = 0; d < want->rank; d++)
+		want->dim_kind[d] = DIM_STATIC;
+	return 0;
+}
+
 static const cc_rule rules[CC_COUNT] = {
 #define X(E, text, rule, type) [E] = cc_check_##rule,
 #include "ir/custom_calls.def"

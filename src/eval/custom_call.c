@@ -97,6 +97,20 @@ static hloi_status cc_kernel_dynamic_select_and_scatter_same(engine *e, frame *f
 	return eval_dynamic_select_and_scatter_same(e, f, in, ops);
 }
 
+static hloi_status cc_kernel_dynamic_conv_input_grad(engine *e, frame *f, const instr *in,
+						       hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_dynamic_conv_input_grad(e, f, in, ops);
+}
+
+static hloi_status cc_kernel_dynamic_conv_kernel_grad(engine *e, frame *f, const instr *in,
+							hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	return eval_dynamic_conv_kernel_grad(e, f, in, ops);
+}
+
 typedef hloi_status (*cc_kernel)(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t);
 
 static const cc_kernel kernels[CC_COUNT] = {

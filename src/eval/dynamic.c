@@ -325,26 +325,34 @@ static hloi_status result_sizes(engine *e, const instr *in, hloi_literal *const 
 	}
 }
 
-/* A copy of x whose elements past its sizes are the element `fill` (the
- * padding a reduce or dot must not see, set to the init value or zero). */
-static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hloi_literal **out)
+/* a zero of any element type */
+static const unsigned char zero_element[16];
+
+/* Sets the elements of x past its sizes to the element `fill`. */
+static void fill_padding(hloi_literal *x, const void *fill)
 {
-	hloi_status st = value_clone(e, x, out);
-	if (st != HLOI_OK)
-		return st;
 	const shape *s = &x->shape;
 	int64_t n, idx[HLOI_MAX_RANK] = { 0 };
-	if (shape_element_count(s, &n) || n == 0 || !(*out)->data || !fill)
-		return HLOI_OK;
+	if (shape_element_count(s, &n) || n == 0 || !x->data || !fill)
+		return;
 	size_t w = (size_t)etype_byte_width(s->type);
 	do {
 		int pad = 0;
 		for (int d = 0; d < s->rank; d++)
 			pad |= idx[d] >= x->dynamic_size[d];
 		if (pad)
-			memcpy(literal_element(*out, idx), fill, w);
+			memcpy(literal_element(x, idx), fill, w);
 	} while (index_next(s->rank, s->dims, idx));
-	return HLOI_OK;
+}
+
+/* A copy of x whose elements past its sizes are the element `fill` (the
+ * padding a reduce or dot must not see, set to the init value or zero). */
+static hloi_status masked(engine *e, const hloi_literal *x, const void *fill, hloi_literal **out)
+{
+	hloi_status st = value_clone(e, x, out);
+	if (st == HLOI_OK)
+		fill_padding(*out, fill);
+	return st;
 }
 
 static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
@@ -401,12 +409,11 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 	} else if (in->op == OP_DOT) {
 		/* the padding of a contracted dimension must add nothing: zeros
 		 * there, as XLA's dynamic padder pads a dot's operands */
-		static const unsigned char zero[16];
 		hloi_literal *mops[2] = { ops[0], ops[1] };
 		st = HLOI_OK;
 		for (int i = 0; i < 2 && st == HLOI_OK; i++)
 			if (literal_is_dynamic(ops[i]))
-				st = masked(e, ops[i], zero, &mops[i]);
+				st = masked(e, ops[i], zero_element, &mops[i]);
 		if (st == HLOI_OK)
 			st = k(e, f, in, mops, args, dest);
 		for (int i = 0; i < 2; i++)
@@ -627,6 +634,23 @@ static hloi_status sized_result(engine *e, const instr *in, const window *win, i
  * one's size, a sort sorts the elements within the size). `win`, when
  * given, is the window to compute with (DynamicConvolutionForward's,
  * padded for its input sizes). */
+/* Gives copy (a copy of an instruction) attributes of its own, *attrs
+ * (hloi_free them after), with window `win` to compute with in place of
+ * the written one. */
+static hloi_status with_window(engine *e, instr *copy, const window *win, attr **attrs)
+{
+	*attrs = hloi_calloc((size_t)copy->nattrs, sizeof **attrs);
+	if (!*attrs)
+		return value_oom(e, (int64_t)copy->nattrs * (int64_t)sizeof **attrs);
+	for (int i = 0; i < copy->nattrs; i++) {
+		(*attrs)[i] = copy->attrs[i];
+		if ((*attrs)[i].id == ATTR_WINDOW && (*attrs)[i].kind == AK_WINDOW)
+			(*attrs)[i].u.win = *win;
+	}
+	copy->attrs = *attrs;
+	return HLOI_OK;
+}
+
 static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 			      hloi_literal *const *args, kernel_fn k, opcode as, const window *win)
 {
@@ -728,18 +752,8 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 	}
 	copy.result = &res_shape;
 	attr *attrs = NULL;
-	if (st == HLOI_OK && win) {
-		/* the window to compute with in place of the written one */
-		attrs = hloi_calloc((size_t)in->nattrs, sizeof *attrs);
-		if (!attrs)
-			st = value_oom(e, (int64_t)in->nattrs * (int64_t)sizeof *attrs);
-		for (int i = 0; attrs && i < in->nattrs; i++) {
-			attrs[i] = in->attrs[i];
-			if (attrs[i].id == ATTR_WINDOW && attrs[i].kind == AK_WINDOW)
-				attrs[i].u.win = *win;
-		}
-		copy.attrs = attrs;
-	}
+	if (st == HLOI_OK && win)
+		st = with_window(e, &copy, win, &attrs);
 	/* the copies are not the frame's values: no kernel may take one over
 	 * as its result */
 	for (int i = 0; i < in->nops; i++)
@@ -777,6 +791,18 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 	return HLOI_OK;
 }
 
+/* The padding PADDING_SAME gives n elements for a window spanning `span`
+ * with stride `stride`: ceil(n / stride) outputs (XLA's
+ * GetWindowedOutputSize), the smaller half of it before. */
+static int64_t same_total(int64_t n, int64_t span, int64_t stride)
+{
+	if (stride < 1)
+		stride = 1;
+	int64_t outn = (n + stride - 1) / stride;
+	int64_t total = (outn - 1) * stride + span - n;
+	return total < 0 ? 0 : total;
+}
+
 /* XLA's padding_type: PADDING_SAME pads the input so that the output has
  * ceil(size / stride) positions, the padding split with the smaller half
  * before (XLA's GetWindowedOutputSize); PADDING_VALID pads nothing. The
@@ -801,11 +827,7 @@ static void same_padding(const window *src, const shape *xs, const int64_t *sz, 
 		w[i].pad_lo = w[i].pad_hi = 0;
 		if (!same)
 			continue;
-		int64_t stride = w[i].stride > 0 ? w[i].stride : 1;
-		int64_t outn = (n + stride - 1) / stride;
-		int64_t total = (outn - 1) * stride + span - n;
-		if (total < 0)
-			total = 0;
+		int64_t total = same_total(n, span, w[i].stride);
 		w[i].pad_lo = total / 2;
 		w[i].pad_hi = total - total / 2;
 	}
@@ -869,6 +891,108 @@ hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in
 hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
 {
 	return eval_same_padded(e, f, in, ops, kernel_select_and_scatter, OP_SELECT_AND_SCATTER);
+}
+
+/* XLA's DynamicConvolutionInputGrad (input sizes, output gradient, kernel)
+ * and DynamicConvolutionKernelGrad (activations, output gradient): the
+ * convolution of the last two operands with the window and dim_labels
+ * written, as XLA's dynamic padder rewrites them
+ * (RewriteDynamicConvolutionInputGrad, RewriteDynamicConvolutionKernelGrad).
+ * The operands' padding is zero, so nothing past a size adds to the
+ * result. For PADDING_SAME, each spatial dimension whose lhs is `<=N` has
+ * its padding before recomputed: the input gradient's is the forward
+ * window's span less 1 less the forward padding before for the input size
+ * the first operand gives (GetWindowedInputGradSize; the forward stride
+ * is the window's base dilation), the kernel gradient's the forward
+ * padding before for the activations' size (the forward window is the
+ * result's kernel size dilated by the window's stride, the forward stride
+ * the window's dilation); the padding after keeps the written total, so
+ * the result keeps its bounds (XLA pads and slices the lhs to the same
+ * effect). The input gradient's `<=N` dimension d takes the first
+ * operand's element d (XLA's dynamic dimension inference), the kernel
+ * gradient is static; the result's padding holds zeros. */
+static hloi_status eval_conv_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops, int input_grad)
+{
+	const char *what = input_grad ? "DynamicConvolutionInputGrad" : "DynamicConvolutionKernelGrad";
+	const attr *wa = instr_attr(in, ATTR_WINDOW);
+	const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;
+	const shape *rs = in->result;
+	int first = input_grad ? 1 : 0;
+	const hloi_literal *lhs = ops[first];
+	int64_t lsz[HLOI_MAX_RANK], given[HLOI_MAX_RANK], to[HLOI_MAX_RANK];
+	literal_sizes(lhs, lsz);
+	for (int d = 0; d < rs->rank; d++) {
+		to[d] = given[d] = rs->dims[d];
+		if (!input_grad || (rs->dim_kind[d] != DIM_BOUNDED && lhs->shape.dim_kind[d] != DIM_BOUNDED))
+			continue;
+		int64_t i = d;
+		int32_t n = 0;
+		if (ops[0]->data)
+			memcpy(&n, literal_element(ops[0], &i), sizeof n);
+		if (n < 0 || n > rs->dims[d]) {
+			diag_error(e->ctx, e->m->src, in->ops[0].at,
+				   "%s: input size %d of dimension %d is outside [0, %lld] (instruction '%s')", what, (int)n,
+				   d, (long long)rs->dims[d], in->name);
+			return HLOI_EINVAL;
+		}
+		given[d] = n;
+		if (rs->dim_kind[d] == DIM_BOUNDED)
+			to[d] = n;
+	}
+	window_dim w[HLOI_MAX_RANK];
+	window win = { 0, w };
+	if (wa && wa->kind == AK_WINDOW) {
+		win.n = wa->u.win.n;
+		memcpy(w, wa->u.win.d, sizeof w[0] * (size_t)win.n);
+	}
+	for (int i = 0; padding_same(in) && i < win.n && i < cd->nspatial; i++) {
+		int64_t x = cd->input_spatial[i], before;
+		if (lhs->shape.dim_kind[x] != DIM_BOUNDED)
+			continue;
+		if (input_grad) {
+			int64_t span = (w[i].size - 1) * w[i].rhs_dilate + 1;
+			before = span - 1 - same_total(given[x], span, w[i].lhs_dilate) / 2;
+		} else {
+			int64_t span = (rs->dims[cd->output_spatial[i]] - 1) * w[i].stride + 1;
+			before = same_total(lsz[x], span, w[i].rhs_dilate) / 2;
+		}
+		w[i].pad_hi += w[i].pad_lo - before;
+		w[i].pad_lo = before;
+	}
+	hloi_literal *mops[2] = { ops[first], ops[first + 1] };
+	hloi_status st = HLOI_OK;
+	for (int i = 0; i < 2 && st == HLOI_OK; i++)
+		if (literal_is_dynamic(ops[first + i]))
+			st = masked(e, ops[first + i], zero_element, &mops[i]);
+	instr copy = *in;
+	copy.op = OP_CONVOLUTION;
+	copy.ops = in->ops + first;
+	copy.nops = 2;
+	attr *attrs = NULL;
+	if (st == HLOI_OK && win.n)
+		st = with_window(e, &copy, &win, &attrs);
+	if (st == HLOI_OK)
+		st = kernel_convolution(e, f, &copy, mops, NULL, NULL);
+	hloi_free(attrs);
+	for (int i = 0; i < 2; i++)
+		if (mops[i] != ops[first + i])
+			value_drop(e, mops[i]);
+	if (st != HLOI_OK)
+		return st;
+	hloi_literal *res = f->vals[in->position];
+	memcpy(res->dynamic_size, to, sizeof to[0] * (size_t)rs->rank);
+	fill_padding(res, zero_element);
+	return HLOI_OK;
+}
+
+hloi_status eval_dynamic_conv_input_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_conv_grad(e, f, in, ops, 1);
+}
+
+hloi_status eval_dynamic_conv_kernel_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops)
+{
+	return eval_conv_grad(e, f, in, ops, 0);
 }
 
 /* scatter with `<=N` values, as XLA's dynamic dimension inference and

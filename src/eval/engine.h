@@ -246,6 +246,11 @@ hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi
 hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 /* XLA's DynamicSelectAndScatterSamePadding custom-call (dynamic.c). */
 hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+/* XLA's DynamicConvolutionInputGrad and DynamicConvolutionKernelGrad
+ * custom-calls: the convolution of the gradients, the padding masked and
+ * the window padded for the sizes (dynamic.c). */
+hloi_status eval_dynamic_conv_input_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
+hloi_status eval_dynamic_conv_kernel_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
 
 /* top-k of x along its last dimension into a new (values, s32 indices)
  * tuple of in->result's shape: the k largest (or smallest) by total order,

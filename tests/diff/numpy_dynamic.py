@@ -9,8 +9,13 @@ and part of a static one, a reshape and an elementwise op, concatenate
 interior), sort (with a second operand), reverse, reduce-window, a
 variadic reduce, a convolution over a dynamic input feature dimension,
 a while loop carrying a dynamic value, map, fusion, scatter (indices and
-updates of their own sizes, some indices out of bounds) and
-select-and-scatter (the padding never selected); both engines,
+updates of their own sizes, some indices out of bounds),
+select-and-scatter (the padding never selected) and XLA's
+DynamicConvolutionInputGrad and DynamicConvolutionKernelGrad custom-calls
+(the gradients of a 1-D or 2-D convolution with PADDING_SAME or
+PADDING_VALID, stride and dilation over an input of `<=N` sizes, written as TensorFlow
+writes them for the bounds; expected: the gradients of the convolution
+over the input's elements within its size, by explicit loops); both engines,
 run in one `hloi test`. Expected values: NumPy on the arrays as given (the
 elements within the sizes); results with `<=N` dimensions are written at
 their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
@@ -18,6 +23,7 @@ their sizes. Sums agree within 1e-4 relative to the sum of magnitudes.
 usage: numpy_dynamic.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
+import itertools
 import random
 import sys
 
@@ -39,11 +45,83 @@ MUL = "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32
 GE = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n\n"
 
 
+def same_padding(n, eff, s):
+    """XLA's GetWindowedOutputSize for PADDING_SAME: (outputs, padding
+    before, total padding) of n elements, a window spanning eff, stride s."""
+    out = -(-n // s)
+    total = max(0, (out - 1) * s + eff - n)
+    return out, total // 2, total
+
+
+def conv_grad_case(kind, rng, g):
+    """The input or kernel gradient of y[b, o, co] = sum x[b, o*s + k*dil -
+    before, ci] w[k, ci, co] (1 or 2 spatial dimensions, each `<=N` or
+    static) over an input of sizes n within bounds N, as TensorFlow's
+    conv_op_helpers writes the custom-call for the bounds."""
+    same = rng.random() < 0.6
+    B, ci, co, ns = rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 2)
+    dims = []
+    for j in range(ns):
+        K, s, dil, dyn = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 2), j == 0 or rng.random() < 0.5
+        eff = (K - 1) * dil + 1
+        N = rng.randint(eff, eff + 5)
+        n = rng.randint(0 if same else eff, N) if dyn else N
+        if same:
+            G, _, total_b = same_padding(N, eff, s)
+            gsz, before, _ = same_padding(n, eff, s)
+        else:
+            G, total_b, gsz, before = (N - eff) // s + 1, 0, (n - eff) // s + 1, 0
+        dims.append(dict(K=K, s=s, dil=dil, eff=eff, N=N, n=n, G=G, gsz=gsz, before=before, total_b=total_b,
+                         le="<=" if dyn else ""))
+    sp = lambda f: [d[f] for d in dims]
+    x = g.standard_normal([B] + sp("n") + [ci])
+    w = g.standard_normal(sp("K") + [ci, co])
+    dy = g.standard_normal([B] + sp("gsz") + [co])
+    taps = list(itertools.product(*[[(o, k, o * d["s"] + k * d["dil"] - d["before"]) for o in range(d["gsz"])
+                                     for k in range(d["K"])] for d in dims]))
+    inside = lambda t: all(0 <= i < d["n"] for (_, _, i), d in zip(t, dims))
+    shp = lambda f: ",".join("%s%d" % (d["le"], d[f]) for d in dims)
+    cat = lambda f, sep="x": sep.join(str(d[f]) for d in dims)
+    labels = "01"[:ns]
+    pad = "padding_type=" + ("PADDING_SAME" if same else "PADDING_VALID")
+    if kind == "igrad":
+        want = np.zeros([B] + sp("n") + [ci])
+        for t in filter(inside, taps):
+            o, k, i = zip(*t)
+            want[(slice(None),) + i] += dy[(slice(None),) + o] @ w[k].T
+        for d in dims:
+            d["pb"] = d["eff"] - 1 - d["total_b"] // 2
+            d["pa"] = d["N"] + d["eff"] - 1 - ((d["G"] - 1) * d["s"] + 1) - d["pb"]
+        pads = "x".join("%d_%d" % (d["pb"], d["pa"]) for d in dims)
+        body = ("  sizes = s32[%d] parameter(0)\n  dy = f32[%d,%s,%d] parameter(1)\n  w = f32[%s,%d,%d] parameter(2)\n"
+                "  wr = f32[%s,%d,%d] reverse(w), dimensions={%s}\n"
+                "  ROOT r = f32[%d,%s,%d] custom-call(sizes, dy, wr), window={size=%s pad=%s lhs_dilate=%s rhs_dilate=%s}, "
+                "dim_labels=b%sf_%soi->b%sf, %s, custom_call_target=\"DynamicConvolutionInputGrad\"\n"
+                % (ns + 2, B, shp("G"), co, cat("K", ","), ci, co, cat("K", ","), ci, co, ",".join(map(str, range(ns))),
+                   B, shp("N"), ci, cat("K"), pads, cat("s"), cat("dil"), labels, labels, labels, pad))
+        return body, [np.array([B] + sp("n") + [ci], np.int32), dy, w], want
+    want = np.zeros(sp("K") + [ci, co])
+    for t in filter(inside, taps):
+        o, k, i = zip(*t)
+        want[k] += x[(slice(None),) + i].T @ dy[(slice(None),) + o]
+    for d in dims:
+        ptotal = (d["G"] - 1) * d["s"] + 1 + (d["K"] - 1) * d["dil"] - d["N"]
+        d["pb"] = max(ptotal // 2, 0) if same else 0
+        d["pa"] = ptotal - d["pb"]
+    pads = "x".join("%d_%d" % (d["pb"], d["pa"]) for d in dims)
+    body = ("  x = f32[%d,%s,%d] parameter(0)\n  dy = f32[%d,%s,%d] parameter(1)\n"
+            "  ROOT r = f32[%s,%d,%d] custom-call(x, dy), window={size=%s stride=%s pad=%s rhs_dilate=%s}, "
+            "dim_labels=f%sb_i%so->%sbf, %s, custom_call_target=\"DynamicConvolutionKernelGrad\"\n"
+            % (B, shp("N"), ci, B, shp("G"), co, cat("K", ","), ci, co, cat("G"), cat("dil"), pads, cat("s"),
+               labels, labels, labels, pad))
+    return body, [x, dy], want
+
+
 def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
     kind = rng.choice(["contract", "keep", "reduce", "slice", "reshape", "concat", "pad", "sort", "reverse",
-                       "rwin", "vreduce", "conv", "while", "map", "fusion", "scatter", "sas"])
+                       "rwin", "vreduce", "conv", "while", "map", "fusion", "scatter", "sas", "igrad", "kgrad"])
     m, k, n = rng.randint(1, 5), rng.randint(1, 6), rng.randint(1, 4)
     size = rng.randint(0, k)
     body, inputs, expect, loop = "", [], None, ""
@@ -156,6 +234,8 @@ def gen_case(seed, index):
                 "  ROOT s = f32[<=%d] select-and-scatter(x, src, z), window={size=%d stride=%d}, select=ge, scatter=add\n"
                 % (k, nb, k, w, w))
         inputs, expect = [x, src], want
+    elif kind in ("igrad", "kgrad"):
+        body, inputs, expect = conv_grad_case(kind, rng, g)
     else:
         x = g.standard_normal((size, m))
         body = ("  x = f32[<=%d,%d] parameter(0)\n  z = s32[] constant(0)\n"
