@@ -908,7 +908,8 @@ hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const inst
  * result's kernel size dilated by the window's stride, the forward stride
  * the window's dilation); the padding after keeps the written total, so
  * the result keeps its bounds (XLA pads and slices the lhs to the same
- * effect). The input gradient's `<=N` dimension d takes the first
+ * effect; its slice's start is clamped, so the padding before is at most
+ * the written window's dilated size, at least 0). The input gradient's `<=N` dimension d takes the first
  * operand's element d (XLA's dynamic dimension inference), the kernel
  * gradient is static; the result's padding holds zeros. */
 static hloi_status eval_conv_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops, int input_grad)
@@ -956,6 +957,11 @@ static hloi_status eval_conv_grad(engine *e, frame *f, const instr *in, hloi_lit
 			int64_t span = (rs->dims[cd->output_spatial[i]] - 1) * w[i].stride + 1;
 			before = same_total(lsz[x], span, w[i].rhs_dilate) / 2;
 		}
+		/* XLA pads the lhs by the dilated window before it and takes a
+		 * dynamic-slice from that less `before`, whose start is clamped:
+		 * the padding before stays within [0, the dilated window] */
+		int64_t dws = (w[i].size - 1) * w[i].rhs_dilate + 1;
+		before = before < 0 ? 0 : before > dws ? dws : before;
 		w[i].pad_hi += w[i].pad_lo - before;
 		w[i].pad_lo = before;
 	}
