@@ -1195,7 +1195,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
 	/* a parameter may be `<=N` (its argument gives the size) or `?` (the
-	 * entry's: its input's size; a callee's is refused in a run) */
+	 * entry's: its input's size; a callee's: its call site's, size_call_site) */
 	int root = entry_root_tuple(c, in);
 	int defer = defers_unbounded(c, in);
 	int dynamic = !tokens || in->op == OP_PARAMETER

@@ -786,7 +786,7 @@ static void test_unsupported(void)
 
 	/* an entry parameter may be `<=N` or `?` (its input gives the size);
 	 * a parameter of another computation may be `<=N` (its caller's
-	 * operand gives the size) or `?` (checked, but refused in a run) */
+	 * operand gives the size) or `?` (a run sizes it per call site) */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
 	done(&r);
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,?] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
