@@ -818,8 +818,6 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
  * shapes */
 static int takes_unbounded(const instr *in)
 {
-	if (in->op == OP_DYNAMIC_RESHAPE)
-		return 0;
 	if (in->op == OP_CUSTOM_CALL) {
 		/* a target hloi does not have is refused at its name anyway
 		 * (the registry's shape rules want sizes) */
@@ -827,7 +825,15 @@ static int takes_unbounded(const instr *in)
 		return t && custom_call_builtin(t) < 0 && !custom_call_user(t);
 	}
 	switch (in->op) {
-	case OP_PARAMETER:  /* of a computation the entry calls: refused in a run */
+	case OP_PARAMETER:  /* a callee's: a run sizes it per call site (size_call_site) */
+	case OP_CALL:
+	case OP_FUSION:
+	case OP_WHILE:
+	case OP_CONDITIONAL:
+	case OP_ASYNC_START:
+	case OP_ASYNC_UPDATE:
+	case OP_ASYNC_DONE:
+	case OP_DYNAMIC_RESHAPE:
 	case OP_REDUCE:
 	case OP_CONCATENATE:
 	case OP_PAD:
@@ -844,25 +850,11 @@ static int takes_unbounded(const instr *in)
 
 /* An op without a `?` rule here whose result is written: its check waits
  * for a run, which checks the module again with the inputs' sizes
- * (check_module_sized), when its operands are static. Not the ops that
- * hand their operands to a computation's parameters (a callee's `?` is
- * not sized by a run) nor dynamic-reshape (XLA's refusal). */
+ * (check_module_sized), when its operands are static. */
 static int defers_unbounded(const checker *c, const instr *in)
 {
 	if (c->input_shapes || !in->has_shape || takes_unbounded(in))
 		return 0;
-	switch (in->op) {
-	case OP_CALL:
-	case OP_FUSION:
-	case OP_WHILE:
-	case OP_CONDITIONAL:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_DYNAMIC_RESHAPE:
-		return 0;
-	default:
-		break;
-	}
 	for (int k = 0; k < in->nops; k++)
 		if (in->ops[k].def && in->ops[k].def->result && shape_has_unbounded(in->ops[k].def->result))
 			return 1;
@@ -904,7 +896,7 @@ static void dynamic_operands(checker *c, const instr *in)
 		if (shape_has_unbounded(d->result) && !takes_unbounded(in) && !defers_unbounded(c, in)) {
 			if (in->has_shape || c->input_shapes)
 				ck_unsupported(c, in->ops[i].at,
-					       "unsupported dynamic dimension in %s (operand %d of %s): a `?` goes into no computation's parameters (while, conditional, call, fusion, async ops) nor into dynamic-reshape: a run sizes only the entry's",
+					       "unsupported dynamic dimension in %s (operand %d of %s): no input's size decides this `?` in a run",
 					       ck_shape(a, d->result), i, opcode_name(in->op));
 			else
 				ck_unsupported(c, in->ops[i].at,
@@ -999,6 +991,194 @@ static void sized_parameter(const checker *c, const instr *in, shape *inf)
 		}
 }
 
+/* --- `?` parameters sized per call site (a run) ------------------------------- */
+
+/* s (a parameter's declared shape) with each `?` dimension taking arg's
+ * size or bound, into *out (tuple elements alike, in the arena); 0 when
+ * arg does not fit s (another rank or tuple arity: the caller's shape rule
+ * reports it). */
+static int size_shape(checker *c, shape *out, const shape *s, const shape *arg)
+{
+	*out = *s;
+	if (shape_is_tuple(s)) {
+		if (!shape_is_tuple(arg) || arg->ntuple != s->ntuple)
+			return 0;
+		if (!shape_has_unbounded(s))
+			return 1;
+		shape *el = arena_array(&c->m->arena, (size_t)s->ntuple, sizeof *el);
+		if (!el) {
+			c->oom = 1;
+			return 0;
+		}
+		for (int i = 0; i < s->ntuple; i++)
+			if (!size_shape(c, &el[i], &s->tuple[i], &arg->tuple[i]))
+				return 0;
+		out->tuple = el;
+		return 1;
+	}
+	if (shape_is_tuple(arg) || arg->rank != s->rank)
+		return 0;
+	for (int d = 0; d < s->rank; d++)
+		if (s->dim_kind[d] == DIM_UNBOUNDED && arg->dim_kind[d] != DIM_UNBOUNDED) {
+			out->dims[d] = arg->dims[d];
+			out->dim_kind[d] = arg->dim_kind[d];
+		}
+	return 1;
+}
+
+/* A copy of orig whose parameters are written with the shapes in sig: new
+ * instructions (the checker fills their results, operands and callees),
+ * the same names, attributes, constants' values and source locations, so
+ * its errors point at orig's text. */
+static computation *sized_copy(checker *c, computation *orig, const shape **sig)
+{
+	arena *a = &c->m->arena;
+	computation *cp = arena_alloc(a, sizeof *cp);
+	instr **v = arena_array(a, orig->ninstrs > 0 ? (size_t)orig->ninstrs : 1, sizeof *v);
+	if (!cp || !v)
+		return NULL;
+	*cp = *orig;
+	cp->is_entry = 0;
+	cp->instrs = v;
+	cp->nparams = 0;
+	cp->params = NULL;
+	cp->sized_from = orig;
+	cp->sized_args = sig;
+	cp->sized_copies = NULL;
+	cp->sized_epoch = 0;
+	cp->root = NULL;
+	for (int i = 0; i < orig->ninstrs; i++) {
+		const instr *x = orig->instrs[i];
+		instr *y = arena_alloc(a, sizeof *y);
+		operand *ops = x->nops > 0 ? arena_array(a, (size_t)x->nops, sizeof *ops) : NULL;
+		if (!y || (x->nops > 0 && !ops))
+			return NULL;
+		*y = *x;
+		if (x->nops > 0)
+			memcpy(ops, x->ops, (size_t)x->nops * sizeof *ops);
+		y->ops = ops;
+		y->ncalled = 0;
+		y->called = NULL;
+		y->callee = NULL;
+		if (x->op == OP_PARAMETER && x->parameter_number >= 0 && x->parameter_number < orig->nparams) {
+			y->shape = sig[x->parameter_number];
+			y->has_shape = 1;
+		}
+		v[i] = y;
+		if (x == orig->root)
+			cp->root = y;
+	}
+	cp->next_sized = orig->sized_copies;
+	orig->sized_copies = cp;
+	return cp;
+}
+
+/* The computation a call site runs: orig itself unless its parameters
+ * declare `?`, else its copy sized by the call site's argument shapes
+ * args (one per parameter), made once per distinct signature and kept
+ * with the module for later runs. orig when an argument does not fit its
+ * parameter (the shape rule reports it) or still has a `?`. */
+static computation *sized_callee(checker *c, computation *orig, const shape *const *args, int nargs)
+{
+	if (!orig || orig->sized_from || !orig->params || nargs != orig->nparams)
+		return orig;
+	int any = 0;
+	for (int k = 0; k < nargs; k++) {
+		const instr *p = orig->params[k];
+		if (!p || !p->has_shape)
+			return orig;
+		any |= shape_has_unbounded(p->shape);
+	}
+	if (!any)
+		return orig;
+	const shape **sig = arena_array(&c->m->arena, (size_t)nargs, sizeof *sig);
+	if (!sig) {
+		c->oom = 1;
+		return orig;
+	}
+	for (int k = 0; k < nargs; k++) {
+		shape t;
+		if (!size_shape(c, &t, orig->params[k]->shape, args[k]) || shape_has_unbounded(&t))
+			return orig;
+		if (!(sig[k] = module_intern_shape(c->m, &t))) {
+			c->oom = 1;
+			return orig;
+		}
+	}
+	for (computation *s = orig->sized_copies; s; s = s->next_sized)
+		if (!memcmp(s->sized_args, sig, (size_t)nargs * sizeof *sig))
+			return s;
+	computation *cp = sized_copy(c, orig, sig);
+	if (!cp)
+		c->oom = 1;
+	return cp ? cp : orig;
+}
+
+/* The slot's computation takes operands first..first+n-1 of in. */
+static void size_slot(checker *c, const instr *in, computation **slot, int first, int n)
+{
+	if (!slot || !*slot || n <= 0 || first + n > in->nops)
+		return;
+	const shape *stack[8];
+	const shape **args = n <= 8 ? stack : hloi_calloc((size_t)n, sizeof *args);
+	if (!args) {
+		c->oom = 1;
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		args[k] = in->ops[first + k].def->result;
+	*slot = sized_callee(c, *slot, args, n);
+	if (args != stack)
+		hloi_free(args);
+}
+
+/* A run (check_module_sized): each computation in calls whose parameters
+ * declare `?` becomes its copy sized by the operands this call passes it
+ * (call, fusion and async-start: all operands; while's condition and body:
+ * the state; a conditional's branch: its operand). 1 when reported: a `?`
+ * parameter an async-update brings (the start has no size for it). */
+static int size_call_site(checker *c, instr *in)
+{
+	switch (in->op) {
+	case OP_CALL:
+		size_slot(c, in, instr_called_slot(in, ATTR_TO_APPLY, 0), 0, in->nops);
+		break;
+	case OP_ASYNC_START: {
+		computation *f = instr_called(in, ATTR_CALLS, 0);
+		if (f && f->params && in->nops < f->nparams) {
+			for (int k = in->nops; k < f->nparams; k++)
+				if (f->params[k] && f->params[k]->has_shape && shape_has_unbounded(f->params[k]->shape)) {
+					ck_unsupported(c, in->op_at,
+						       "unsupported `?` in parameter %d of computation %s: the async updates bring it, and a run sizes a callee's `?` parameters from the operands of its async-start",
+						       k, f->name);
+					return 1;
+				}
+		}
+		size_slot(c, in, instr_called_slot(in, ATTR_CALLS, 0), 0, in->nops);
+		break;
+	}
+	case OP_FUSION:
+		size_slot(c, in, instr_called_slot(in, ATTR_CALLS, 0), 0, in->nops);
+		break;
+	case OP_WHILE:
+		size_slot(c, in, instr_called_slot(in, ATTR_CONDITION, 0), 0, 1);
+		size_slot(c, in, instr_called_slot(in, ATTR_BODY, 0), 0, 1);
+		break;
+	case OP_CONDITIONAL: {
+		size_slot(c, in, instr_called_slot(in, ATTR_TRUE_COMPUTATION, 0), 1, 1);
+		size_slot(c, in, instr_called_slot(in, ATTR_FALSE_COMPUTATION, 0), 2, 1);
+		const attr *bc = instr_attr(in, ATTR_BRANCH_COMPUTATIONS);
+		for (int j = 0; bc && bc->kind == AK_COMPS && j < bc->u.words.n; j++)
+			size_slot(c, in, instr_called_slot(in, ATTR_BRANCH_COMPUTATIONS, j), 1 + j, 1);
+		break;
+	}
+	default:
+		return 0;
+	}
+	in->callee = in->ncalled > 0 ? in->called[0] : NULL;
+	return 0;
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -1017,7 +1197,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
 	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
 	/* a parameter may be `<=N` (its argument gives the size) or `?` (the
-	 * entry's: its input's size; a callee's is refused in a run) */
+	 * entry's: its input's size; a callee's: its call site's, size_call_site) */
 	int root = entry_root_tuple(c, in);
 	int defer = defers_unbounded(c, in);
 	int dynamic = !tokens || in->op == OP_PARAMETER
@@ -1035,6 +1215,10 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			ok[in->position] = 1;
 		return;
 	}
+	if (c->input_shapes && in->ncalled > 0 && size_call_site(c, in))
+		return;
+	if (c->oom)
+		return;
 
 	shape inf;
 	memset(&inf, 0, sizeof inf);
@@ -1443,9 +1627,18 @@ static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_opt
 	c.comp_state = hloi_calloc(m->ncomps > 0 ? (size_t)m->ncomps : 1, 1);
 	if (!c.comp_state)
 		return HLOI_ENOMEM;
+	m->check_epoch++;
+	/* a run checks what it runs sized: the entry and, through it, its
+	 * callees (sized copies in place of those with `?` parameters); the
+	 * computations it does not reach keep their unsized check */
+	for (int i = 0; inputs && i < m->ncomps && !c.oom; i++)
+		if (m->comps[i] == m->entry && c.comp_state[i] == 0)
+			ck_check_computation(&c, m->comps[i]);
+	c.input_shapes = NULL;
 	for (int i = 0; i < m->ncomps && !c.oom; i++)
 		if (c.comp_state[i] == 0)
 			ck_check_computation(&c, m->comps[i]);
+	c.input_shapes = inputs;
 	/* The aliases, once the entry's root is known. */
 	int entry_ok = 0;
 	for (int i = 0; i < m->ncomps; i++)

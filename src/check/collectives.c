@@ -1109,7 +1109,9 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 	for (int k = 0; k < nnew; k++) {
 		int op = before ? k + 1 : k, p = nbefore + k;
 		const shape *os = in->ops[op].def->result, *ps = f->params[p]->result;
-		if (!shape_compatible(os, ps)) {
+		/* a `?` matches any size (XLA's ShapeUtil::Compatible), as call's */
+		int unb = shape_has_unbounded(os) || shape_has_unbounded(ps);
+		if (!(unb ? shape_compatible_bounds(os, ps) : shape_compatible(os, ps))) {
 			ck_error(c, in->ops[op].at, "operand %d of %s has shape %s, but parameter %d of computation %s is %s",
 				 op, opcode_name(in->op), ck_shape(a, os), p, f->name, ck_shape(b, ps));
 			return 1;

@@ -46,10 +46,46 @@ int infer_get_tuple_element(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+/* Where a sized copy of a computation failed: the call site and the
+ * parameter shapes it was checked with. */
+static void sized_note(checker *c, const computation *cp, loc at)
+{
+	strbuf b = STRBUF_INIT;
+	for (int k = 0; k < cp->sized_from->nparams; k++) {
+		sb_puts(&b, k ? ", " : "(");
+		shape_print(&b, cp->sized_args[k], 0);
+	}
+	sb_putc(&b, ')');
+	if (b.oom)
+		c->oom = 1;
+	else
+		ck_note(c, at, "computation %s checked with the sizes this call gives its parameters: %s", cp->name,
+			sb_str(&b));
+	sb_free(&b);
+}
+
 /* Checks a callee before its caller; 0 when its root is usable. */
 int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at)
 {
 	(void)in;
+	if (callee->sized_from) {
+		/* a copy sized for its call sites: checked once per check */
+		if (callee->sized_epoch != c->m->check_epoch) {
+			if (c->depth >= 64) {
+				ck_unsupported(c, at, "unsupported nesting of calls deeper than 64");
+				return 1;
+			}
+			callee->sized_epoch = c->m->check_epoch;
+			callee->sized_state = 1;
+			c->depth++;
+			int usable = ck_check_computation(c, callee);
+			c->depth--;
+			callee->sized_state = usable ? 2 : 3;
+			if (!usable)
+				sized_note(c, callee, at);
+		}
+		return callee->sized_state == 2 ? 0 : 1;
+	}
 	int idx = -1;
 	for (int i = 0; i < c->m->ncomps; i++)
 		if (c->m->comps[i] == callee)

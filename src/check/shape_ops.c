@@ -1,6 +1,7 @@
 /* Shape rules of the data-movement ops (XLA's shape_inference.cc):
  * broadcast, iota, reshape, transpose; and the rule of the opcodes whose
  * result is the written shape. */
+#include <stdint.h>
 #include <string.h>
 
 #include "check/check_internal.h"
@@ -153,10 +154,34 @@ int infer_reshape(checker *c, instr *in, shape *inf)
 	return 0;
 }
 
+/* The size a dynamic-reshape's size operand sz holds when the sized check
+ * knows it: a constant's value, or get-dimension-size of a static
+ * dimension; 0 when it does not (a value computed at run time). */
+static int known_size(const instr *sz, int64_t *out)
+{
+	if (sz->op == OP_CONSTANT && sz->value && sz->value->data && sz->value->nbytes >= sizeof(int32_t)) {
+		int32_t v;
+		memcpy(&v, sz->value->data, sizeof v);
+		*out = v;
+		return 1;
+	}
+	const int_list *dl = sz->op == OP_GET_DIMENSION_SIZE ? instr_ints(sz, ATTR_DIMENSIONS) : NULL;
+	const shape *x = dl && dl->n == 1 && sz->nops == 1 && sz->ops[0].def ? sz->ops[0].def->result : NULL;
+	if (!x || !shape_is_array(x) || dl->v[0] < 0 || dl->v[0] >= x->rank || x->dim_kind[dl->v[0]] != DIM_STATIC)
+		return 0;
+	*out = x->dims[dl->v[0]];
+	return 1;
+}
+
 /* dynamic-reshape(x, size...): the written shape's bounds, the operand's
  * type, one s32 scalar size per result dimension (XLA's
  * InferDynamicReshapeShape, which asks S32 or scalar; a size is both
- * here, as the kernel reads one). */
+ * here, as the kernel reads one). A `?` (XLA's shape rule has no count to
+ * compare): the counts are compared once both are known; in a run
+ * (check_module_sized) a `?` result dimension takes the size its operand
+ * holds when that is known (known_size), else it is `<=E`, E the
+ * operand's element count, its size read when the op runs, which then
+ * asks the sizes to hold exactly the operand's elements. */
 int infer_dynamic_reshape(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -180,6 +205,35 @@ int infer_dynamic_reshape(checker *c, instr *in, shape *inf)
 	shape_make_array(inf, op->type, in->shape->rank, in->shape->dims);
 	memcpy(inf->dim_kind, in->shape->dim_kind, sizeof inf->dim_kind);
 	int64_t from = 0, to = 0;
+	if (c->input_shapes && !shape_has_unbounded(op) && shape_has_unbounded(inf)) {
+		/* the bound: the operand's elements over the known dimensions' */
+		int64_t known = 1, v;
+		if (shape_element_count(op, &from))
+			from = INT64_MAX;
+		for (int d = 0; d < inf->rank; d++)
+			if (inf->dim_kind[d] == DIM_UNBOUNDED ? known_size(in->ops[1 + d].def, &v) && v > 0
+							      : inf->dims[d] > 0)
+				known *= inf->dim_kind[d] == DIM_UNBOUNDED ? v : inf->dims[d];
+		for (int d = 0; d < inf->rank; d++) {
+			if (inf->dim_kind[d] != DIM_UNBOUNDED)
+				continue;
+			if (!known_size(in->ops[1 + d].def, &v)) {
+				inf->dims[d] = known > 0 ? from / known : from;
+				inf->dim_kind[d] = DIM_BOUNDED;
+			} else if (v < 0) {
+				ck_error(c, in->ops[1 + d].at, "dynamic-reshape: size %lld of dimension %d is negative",
+					 (long long)v, d);
+				return 1;
+			} else {
+				inf->dims[d] = v;
+				inf->dim_kind[d] = DIM_STATIC;
+			}
+		}
+		if (!shape_is_static(inf))
+			return 0;
+	}
+	if (shape_has_unbounded(op) || shape_has_unbounded(inf))
+		return 0;
 	if (shape_element_count(op, &from) || shape_element_count(inf, &to) || from != to) {
 		ck_error(c, in->op_at, "Reshape operation has mismatched element counts: from=%lld (%s) to=%lld (%s).",
 			 (long long)from, ck_shape(a, op), (long long)to, ck_shape(b, inf));

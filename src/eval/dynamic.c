@@ -121,7 +121,8 @@ static hloi_status read_sizes(engine *e, const instr *in, hloi_literal *const *o
  * (a static dimension's size must be the dimension). Sizes holding fewer
  * elements than x take the first ones, as XLA's DynamicReshapeTest
  * SingleDynamicDimension expects; more is an error (they would be
- * undefined). The result's padding holds zeros. */
+ * undefined), and so is fewer for a result written with `?` (the sized
+ * check made it `<=N`). The result's padding holds zeros. */
 hloi_status kernel_dynamic_reshape(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
 				   hloi_literal *const *args, hloi_literal *dest)
 {
@@ -141,6 +142,13 @@ hloi_status kernel_dynamic_reshape(engine *e, frame *f, const instr *in, hloi_li
 	if (nto > nfrom) {
 		diag_error(e->ctx, e->m->src, in->op_at,
 			   "dynamic-reshape: the sizes given hold %lld elements, more than the %lld the operand holds within its sizes (instruction '%s')",
+			   (long long)nto, (long long)nfrom, in->name);
+		return HLOI_EINVAL;
+	}
+	if (nto != nfrom && in->has_shape && shape_has_unbounded(in->shape)) {
+		/* a `?` result: the sizes are its only account of the elements */
+		diag_error(e->ctx, e->m->src, in->op_at,
+			   "dynamic-reshape: the sizes given hold %lld elements, not the %lld of its operand (instruction '%s')",
 			   (long long)nto, (long long)nfrom, in->name);
 		return HLOI_EINVAL;
 	}

@@ -346,7 +346,7 @@ loc instr_attr_loc(const instr *in, attr_id id)
 
 /* in->called holds the computations of the AK_COMP and AK_COMPS attributes
  * in the attribute table's order (the checker's resolve_called). */
-computation *instr_called(const instr *in, attr_id id, int j)
+computation **instr_called_slot(const instr *in, attr_id id, int j)
 {
 	int k = 0;
 	for (int a = 0; a < ATTR_COUNT && in->called; a++) {
@@ -355,10 +355,16 @@ computation *instr_called(const instr *in, attr_id id, int j)
 			continue;
 		int n = x->kind == AK_COMP ? 1 : x->u.words.n;
 		if (a == (int)id)
-			return j >= 0 && j < n && k + j < in->ncalled ? in->called[k + j] : NULL;
+			return j >= 0 && j < n && k + j < in->ncalled ? &in->called[k + j] : NULL;
 		k += n;
 	}
 	return NULL;
+}
+
+computation *instr_called(const instr *in, attr_id id, int j)
+{
+	computation **slot = instr_called_slot(in, id, j);
+	return slot ? *slot : NULL;
 }
 
 int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)

@@ -138,6 +138,16 @@ struct computation {
 	/* checker */
 	int nparams;
 	instr **params;        /* by parameter number */
+	/* checker, a run sized from its inputs (check_module_sized): a
+	 * computation whose parameters declare `?` runs as a copy of it per
+	 * distinct signature of sizes its call sites give (sized_from the
+	 * original, sized_args its parameters' shapes, interned); the
+	 * original keeps its copies in sized_copies, linked by next_sized */
+	computation *sized_from;
+	const shape **sized_args;
+	computation *sized_copies, *next_sized;
+	int sized_epoch;       /* the sized check that last checked the copy */
+	int sized_state;       /* then: 1 being checked, 2 usable, 3 errors */
 };
 
 typedef struct alias_entry {
@@ -187,6 +197,7 @@ struct hloi_module {
 	int unbounded;
 	hloi_check_options check_opts;
 	int64_t unbounded_size;  /* random inputs' size of a `?` (0: HLOI_UNBOUNDED_SIZE_DEFAULT) */
+	int check_epoch;       /* checker: counts the checks, for the sized copies' state */
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;
 	const char *filename;  /* for diagnostics without a source location */
@@ -310,5 +321,7 @@ loc instr_attr_loc(const instr *in, attr_id id);
 /* The j-th computation attribute `id` names (to_apply, condition, body,
  * branch_computations, ...) once the checker has resolved them, or NULL. */
 computation *instr_called(const instr *in, attr_id id, int j);
+/* Its slot in in->called (to put a sized copy there), or NULL. */
+computation **instr_called_slot(const instr *in, attr_id id, int j);
 
 #endif

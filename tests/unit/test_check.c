@@ -786,13 +786,13 @@ static void test_unsupported(void)
 
 	/* an entry parameter may be `<=N` or `?` (its input gives the size);
 	 * a parameter of another computation may be `<=N` (its caller's
-	 * operand gives the size) or `?` (checked, but refused in a run) */
+	 * operand gives the size) or `?` (a run sizes it per call site) */
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[<=4] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
 	done(&r);
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[2,?] parameter(0)\n  ROOT r = add(a, a)\n}\n"), HLOI_OK);
 	done(&r);
-	/* a `?` in a called computation checks, but no input sizes it for a
-	 * run (check_module_sized), nor a custom-call's `?` result */
+	/* a `?` in a called computation checks; a run checks a copy of it
+	 * sized by the call site (check_module_sized) */
 	CU_ASSERT_EQUAL(run(&r, "c {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n\n"
 				"ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] call(a), to_apply=c\n}\n"),
 			HLOI_OK);
@@ -801,8 +801,12 @@ static void test_unsupported(void)
 		int64_t four = 4;
 		shape_make_array(&in4, ET_F32, 1, &four);
 		const shape *ins[1] = { &in4 };
-		CU_ASSERT_EQUAL(check_module_sized(r.m, r.ctx, ins, 1), HLOI_EUNSUPPORTED);
-		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "unsupported dynamic dimension in f32[?]: no input's size decides its `?`");
+		CU_ASSERT_EQUAL(check_module_sized(r.m, r.ctx, ins, 1), HLOI_OK);
+		const computation *cp = find(&r, "r")->callee;
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cp);
+		CU_ASSERT_PTR_EQUAL(cp->sized_from, module_find_computation(r.m, "c"));
+		CU_ASSERT_EQUAL(cp->root->result->dims[0], 4);
+		CU_ASSERT_EQUAL(cp->root->result->dim_kind[0], DIM_STATIC);
 	}
 	done(&r);
 	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  a = f32[?] parameter(0)\n  ROOT r = f32[?] negate(a)\n}\n"), HLOI_OK);
@@ -1352,6 +1356,127 @@ static void test_unbounded(void)
 		       "error: declared shape f32[?,4] does not match the inferred shape f32[?,3]");
 }
 
+/* Checks r's module again with the one-dimensional f32 inputs of sizes n
+ * (check_module_sized). */
+static hloi_status sized_1d(checked *r, const int64_t *n, int count)
+{
+	shape in[4];
+	const shape *ins[4];
+	for (int i = 0; i < count && i < 4; i++) {
+		shape_make_array(&in[i], ET_F32, 1, &n[i]);
+		ins[i] = &in[i];
+	}
+	return check_module_sized(r->m, r->ctx, ins, (size_t)count);
+}
+
+/* `?` into called computations' parameters: accepted by the check as XLA's
+ * ShapeUtil::Compatible; a run checks one copy of the callee per distinct
+ * signature of sizes its call sites give, kept for later runs */
+static void test_unbounded_callees(void)
+{
+	checked r;
+	static const char two_sites[] = "c {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n\n"
+					"ENTRY e {\n  a = f32[?] parameter(0)\n  b = f32[?] parameter(1)\n"
+					"  x = f32[?] call(a), to_apply=c\n  y = f32[?] call(b), to_apply=c\n"
+					"  z = f32[?] call(a), to_apply=c\n  ROOT t = (f32[?], f32[?], f32[?]) tuple(x, y, z)\n}\n";
+	CU_ASSERT_EQUAL(run(&r, two_sites), HLOI_OK);
+	{
+		int64_t n[2] = { 3, 5 };
+		CU_ASSERT_EQUAL_FATAL(sized_1d(&r, n, 2), HLOI_OK);
+		computation *cx = find(&r, "x")->callee, *cy = find(&r, "y")->callee, *cz = find(&r, "z")->callee;
+		CU_ASSERT_PTR_NOT_EQUAL(cx, cy);
+		CU_ASSERT_PTR_EQUAL(cx, cz); /* one copy per signature */
+		CU_ASSERT_EQUAL(cx->root->result->dims[0], 3);
+		CU_ASSERT_EQUAL(cy->root->result->dims[0], 5);
+		CU_ASSERT_EQUAL(find(&r, "y")->result->dims[0], 5);
+		/* the original keeps its `?` */
+		CU_ASSERT_EQUAL(module_find_computation(r.m, "c")->root->result->dim_kind[0], DIM_UNBOUNDED);
+		/* a later run with the same sizes takes the same copies */
+		int64_t m[2] = { 5, 3 };
+		CU_ASSERT_EQUAL_FATAL(sized_1d(&r, m, 2), HLOI_OK);
+		CU_ASSERT_PTR_EQUAL(find(&r, "x")->callee, cy);
+		CU_ASSERT_PTR_EQUAL(find(&r, "y")->callee, cx);
+	}
+	done(&r);
+
+	/* a `?` operand into a while, its body's `?` state: checked; a run
+	 * whose body changes the size is refused with XLA's message */
+	static const char grows[] = "cond {\n  s = f32[?] parameter(0)\n  ROOT t = pred[] constant(false)\n}\n\n"
+				    "body {\n  s = f32[?] parameter(0)\n  ROOT c = f32[?] concatenate(s, s), dimensions={0}\n}\n\n"
+				    "ENTRY e {\n  x = f32[?] parameter(0)\n  ROOT w = f32[?] while(x), condition=cond, body=body\n}\n";
+	CU_ASSERT_EQUAL(run(&r, grows), HLOI_OK);
+	{
+		int64_t n[1] = { 2 };
+		CU_ASSERT_EQUAL(sized_1d(&r, n, 1), HLOI_ETYPE);
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+				       "The parameter of condition and body, the result of the body, and init must all have the same shape; got Condition: (s: f32[2]) -> pred[]; body: (s: f32[2]) -> f32[4]; init: f32[2]..");
+	}
+	done(&r);
+
+	/* a static parameter against a `?` operand: checked, sized by the run */
+	static const char fixed[] = "c {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n\n"
+				    "ENTRY e {\n  a = f32[?] parameter(0)\n  ROOT r = f32[3] call(a), to_apply=c\n}\n";
+	CU_ASSERT_EQUAL(run(&r, fixed), HLOI_OK);
+	{
+		int64_t n[1] = { 3 };
+		CU_ASSERT_EQUAL(sized_1d(&r, n, 1), HLOI_OK);
+		n[0] = 4;
+		CU_ASSERT_EQUAL(sized_1d(&r, n, 1), HLOI_ETYPE);
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), "operand 0 of call has shape f32[4], but parameter 0 of computation c is f32[3]");
+	}
+	done(&r);
+
+	/* conditional branches sized by their own operands */
+	static const char branches[] = "b0 {\n  p = f32[?] parameter(0)\n  ROOT n = f32[] constant(0)\n}\n\n"
+				       "b1 {\n  p = f32[?] parameter(0)\n  ROOT n = f32[] constant(1)\n}\n\n"
+				       "ENTRY e {\n  a = f32[?] parameter(0)\n  b = f32[?] parameter(1)\n  i = s32[] constant(0)\n"
+				       "  ROOT r = f32[] conditional(i, a, b), branch_computations={b0, b1}\n}\n";
+	CU_ASSERT_EQUAL(run(&r, branches), HLOI_OK);
+	{
+		int64_t n[2] = { 2, 6 };
+		CU_ASSERT_EQUAL_FATAL(sized_1d(&r, n, 2), HLOI_OK);
+		const instr *c = find(&r, "r");
+		CU_ASSERT_EQUAL(instr_called(c, ATTR_BRANCH_COMPUTATIONS, 0)->params[0]->result->dims[0], 2);
+		CU_ASSERT_EQUAL(instr_called(c, ATTR_BRANCH_COMPUTATIONS, 1)->params[0]->result->dims[0], 6);
+	}
+	done(&r);
+}
+
+/* dynamic-reshape with `?`: the check compares the element counts only
+ * where both are known; a run makes a `?` result dimension static where
+ * its size is known (a constant, get-dimension-size of a sized dimension),
+ * else `<=E` over the known dimensions */
+static void test_unbounded_dynamic_reshape(void)
+{
+	checked r;
+	static const char text[] = "ENTRY e {\n  x = f32[?] parameter(0)\n  n = s32[] get-dimension-size(x), dimensions={0}\n"
+				   "  two = s32[] constant(2)\n  h = s32[] divide(n, two)\n"
+				   "  a = f32[?,?] dynamic-reshape(x, two, h)\n  b = f32[?,?] dynamic-reshape(x, n, two)\n"
+				   "  ROOT t = (f32[?,?], f32[?,?]) tuple(a, b)\n}\n";
+	CU_ASSERT_EQUAL(run(&r, text), HLOI_OK);
+	CU_ASSERT_EQUAL(find(&r, "a")->result->dim_kind[1], DIM_UNBOUNDED);
+	{
+		int64_t n[1] = { 6 };
+		CU_ASSERT_EQUAL(sized_1d(&r, n, 1), HLOI_ETYPE); /* b: 6 x 2 is not 6 */
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
+				       "Reshape operation has mismatched element counts: from=6 (f32[6]) to=12 (f32[6,2]).");
+		const shape *a = find(&r, "a")->result;
+		CU_ASSERT_EQUAL(a->dim_kind[0], DIM_STATIC);
+		CU_ASSERT_EQUAL(a->dims[0], 2);
+		CU_ASSERT_EQUAL(a->dim_kind[1], DIM_BOUNDED);
+		CU_ASSERT_EQUAL(a->dims[1], 3);
+	}
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[6] parameter(0)\n  two = s32[] constant(2)\n"
+				"  ROOT r = f32[?,3] dynamic-reshape(x, two, two)\n}\n"),
+			HLOI_OK);
+	done(&r);
+	CU_ASSERT_EQUAL(run(&r, "ENTRY e {\n  x = f32[6] parameter(0)\n  two = s32[] constant(2)\n"
+				"  ROOT r = f32[2,4] dynamic-reshape(x, two, two)\n}\n"),
+			HLOI_ETYPE);
+	done(&r);
+}
+
 static const unit_test type_tests[] = {
 	{ "type_gates", test_type_gates },
 	{ "compare", test_compare },
@@ -1366,6 +1491,8 @@ static const unit_test ir_tests[] = {
 	{ "broadcast_instr", test_broadcast_instr },
 	{ "unsupported", test_unsupported },
 	{ "unbounded", test_unbounded },
+	{ "unbounded_callees", test_unbounded_callees },
+	{ "unbounded_dynamic_reshape", test_unbounded_dynamic_reshape },
 	{ NULL, NULL },
 };
 

@@ -1489,6 +1489,63 @@ static void test_in_place(void)
 	unload(&p);
 }
 
+/* One module with `?` callees run again and again with other sizes, on
+ * both engines: each run checks it with its inputs' sizes, and the calls
+ * run the sized copies of their callees (a while loop doubling its `?`
+ * state three times, a call negating it). */
+static void test_unbounded_callee_runs(void)
+{
+	static const char text[] =
+		"cond {\n  s = (s32[], f32[?]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+		"  k = s32[] constant(3)\n  ROOT lt = pred[] compare(i, k), direction=LT\n}\n\n"
+		"body {\n  s = (s32[], f32[?]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+		"  x = f32[?] get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+		"  y = f32[?] add(x, x)\n  ROOT r = (s32[], f32[?]) tuple(j, y)\n}\n\n"
+		"neg {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n\n"
+		"ENTRY e {\n  x = f32[?] parameter(0)\n  z = s32[] constant(0)\n  s = (s32[], f32[?]) tuple(z, x)\n"
+		"  w = (s32[], f32[?]) while(s), condition=cond, body=body\n  v = f32[?] get-tuple-element(w), index=1\n"
+		"  ROOT n = f32[?] call(v), to_apply=neg\n}\n";
+	static const struct {
+		const char *in, *out;
+	} runs[] = {
+		{ "f32[2] {1, 2}", "f32[2] {-8, -16}" },
+		{ "f32[5] {1, 0, -1, 2, 3}", "f32[5] {-8, -0, 8, -16, -24}" },
+		{ "f32[0] {}", "f32[0] {}" },
+		{ "f32[2] {3, 4}", "f32[2] {-24, -32}" },
+	};
+	prog p;
+	load(&p, text);
+	for (int engine = 0; engine < 2; engine++) {
+		for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+			hloi_literal **in = NULL, *out = NULL;
+			size_t n = 0;
+			CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "inputs", runs[k].in, strlen(runs[k].in)),
+					      HLOI_OK);
+			hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+			o.engine = engine ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+			hloi_status st = hloi_module_run(p.m, p.ctx, in, n, &o, &out);
+			CU_ASSERT_EQUAL(st, HLOI_OK);
+			if (st == HLOI_OK) {
+				strbuf b = STRBUF_INIT;
+				literal_print(&b, out, 1, 0);
+				CU_ASSERT_STRING_EQUAL(sb_str(&b), runs[k].out);
+				sb_free(&b);
+			} else {
+				hloi_context_print_diagnostics(p.ctx, stderr, 0);
+			}
+			literal_destroy(out);
+			hloi_literal_array_free(in, n);
+		}
+	}
+	/* three sizes seen (2, 5, 0): three copies of body, the second run of
+	 * 2 elements taking the first's */
+	int copies = 0;
+	for (const computation *c = module_find_computation(p.m, "body")->sized_copies; c; c = c->next_sized)
+		copies++;
+	CU_ASSERT_EQUAL(copies, 3);
+	unload(&p);
+}
+
 static const unit_test semantics_tests[] = {
 	{ "int_wraparound", test_int_wraparound },
 	{ "int_divide_remainder", test_int_divide_remainder },
@@ -1526,6 +1583,7 @@ static const unit_test engine_tests[] = {
 	{ "data_ops", test_data_ops },
 	{ "in_place", test_in_place },
 	{ "random_tuple_inputs", test_random_tuple_inputs },
+	{ "unbounded_callee_runs", test_unbounded_callee_runs },
 	{ NULL, NULL },
 };
 
