@@ -377,7 +377,12 @@ typedef struct hloi_check_options {
 	 * then runs with explicit converts (hloi_module_check inserts them):
 	 * the operands of an elementwise or data-movement op are converted to
 	 * its result type, another op computes in its inferred type and
-	 * converts its result. */
+	 * converts its result. Also a reduce, reduce-window or map whose
+	 * computation has another float type than its operands (scatter,
+	 * select-and-scatter, sort and the collectives take one without it,
+	 * as XLA's verifier does); such a computation takes its values
+	 * converted to its parameters' types and its results are converted
+	 * back. */
 	int allow_mixed_precision;
 } hloi_check_options;
 #define HLOI_CHECK_OPTIONS_VERSION 4

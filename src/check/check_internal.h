@@ -88,6 +88,10 @@ int ck_check_computation(checker *c, computation *comp);
  * and init values; reports at to_apply= and returns nonzero on an error. */
 int ck_verify_reducer(checker *c, const instr *in, const computation *f, const shape *const *inits,
 		      const etype *input_types, int n);
+/* Without allow_mixed_precision: parameter k of f has the element type of
+ * operand k of `in`, k < n (XLA's verifier for reduce, reduce-window and
+ * map); reports at to_apply= and returns nonzero otherwise. */
+int ck_to_apply_types(checker *c, const instr *in, const computation *f, int n);
 /* XLA's InferWindowOutputShape: the dims of window w over `base` into out;
  * reports and returns nonzero when the window does not fit. */
 int ck_window_output(checker *c, const instr *in, const window *w, const shape *base, int64_t *out);

@@ -264,75 +264,6 @@ int infer_gather(checker *c, instr *in, shape *inf)
 
 /* --- scatter ---------------------------------------------------------------- */
 
-/* XLA's VerifyReducerShape for n operands whose element types are init[]
- * (the operands) and input[] (the updates). Hloi asks for the exact element
- * types where XLA ignores floating-point precision (the verifier refuses
- * mixed precision anyway). */
-static int verify_reducer(checker *c, loc at, const computation *comp, int n, const etype *init,
-			  const etype *input)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	if (comp->nparams != 2 * n) {
-		ck_error(c, at, "Reduction function must take %d parameters, but takes %d parameter(s).", 2 * n,
-			 comp->nparams);
-		return 1;
-	}
-	const shape *acc = comp->root->result;
-	const shape *sub[64];
-	if (n > 64) {
-		ck_unsupported(c, at, "unsupported scatter of more than 64 operands");
-		return 1;
-	}
-	if (!shape_is_tuple(acc)) {
-		if (n != 1) {
-			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but produces a scalar", n);
-			return 1;
-		}
-		sub[0] = acc;
-	} else {
-		if (acc->ntuple != n) {
-			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but has %d elements", n,
-				 acc->ntuple);
-			return 1;
-		}
-		for (int i = 0; i < n; i++)
-			sub[i] = &acc->tuple[i];
-	}
-	for (int i = 0; i < n; i++)
-		if (shape_is_tuple(sub[i]) || sub[i]->rank != 0) {
-			ck_error(c, at, "Reduction function must return a scalar or tuple of scalars but returns shape: %s",
-				 ck_shape(a, acc));
-			return 1;
-		}
-	for (int i = 0; i < n; i++) {
-		const shape *pi = comp->params[i]->result, *pn = comp->params[n + i]->result;
-		shape iv, uv;
-		shape_make_array(&iv, init[i], 0, NULL);
-		shape_make_array(&uv, input[i], 0, NULL);
-		if (!shape_compatible(sub[i], pi)) {
-			ck_error(c, at, "Reduction function's %d-th parameter shape differs from the result shape: %s vs %s", i,
-				 ck_shape(a, pi), ck_shape(b, sub[i]));
-			return 1;
-		}
-		if (!shape_compatible(sub[i], &iv)) {
-			ck_error(c, at, "Reduction function's accumulator shape at index %d differs from the init_value shape: %s vs %s",
-				 i, ck_shape(a, sub[i]), ck_shape(b, &iv));
-			return 1;
-		}
-		if (!shape_compatible(&uv, pn)) {
-			ck_error(c, at, "Reduction function's %d-th parameter shape differs from the input type element type: %s vs %s",
-				 n + i, ck_shape(a, pn), ck_shape(b, &uv));
-			return 1;
-		}
-		if (!shape_compatible(sub[i], pn)) {
-			ck_error(c, at, "Reduction function's %d-th parameter shape must match the result shape, but got %s vs %s.",
-				 n + i, ck_shape(a, pn), ck_shape(b, sub[i]));
-			return 1;
-		}
-	}
-	return 0;
-}
-
 int infer_scatter(checker *c, instr *in, shape *inf)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -533,12 +464,22 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		return 1; /* reported already */
 	if (ck_ensure_checked(c, in, callee, ta->vat))
 		return 1;
-	etype init[64], input[64];
-	for (int i = 0; i < n && i < 64; i++) {
-		init[i] = in->ops[i].def->result->type;
+	/* XLA's InferScatterShape: the init values are the operands' elements,
+	 * the inputs the updates' (floating-point precision may differ: the
+	 * computation's values are converted, as the README says) */
+	shape *init = arena_array(&c->m->arena, (size_t)n, sizeof *init);
+	const shape **inits = arena_array(&c->m->arena, (size_t)n, sizeof *inits);
+	etype *input = arena_array(&c->m->arena, (size_t)n, sizeof *input);
+	if (!init || !inits || !input) {
+		c->oom = 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		shape_make_array(&init[i], in->ops[i].def->result->type, 0, NULL);
+		inits[i] = &init[i];
 		input[i] = in->ops[n + 1 + i].def->result->type;
 	}
-	if (verify_reducer(c, ck_attr_loc(c, ta->vat, "to_apply"), callee, n, init, input))
+	if (ck_verify_reducer(c, in, callee, inits, input, n))
 		return 1;
 	if (mv_mixed_precision(c, in))
 		return 1;

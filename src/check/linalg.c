@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "check/movement.h"
 
 static loc attr_at(checker *c, const instr *in, attr_id id)
 {
@@ -418,6 +419,11 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 			 ck_shape(a, src), ck_shape(b, &reduced));
 		return 1;
 	}
+	/* the verifier's mixed-precision rule covers the operands, not the
+	 * computations (their precision may differ: the values are converted);
+	 * custom-calls are on its list of exceptions */
+	if (in->op != OP_CUSTOM_CALL && mv_mixed_precision(c, in))
+		return 1;
 	shape_make_array(inf, x->type, x->rank, x->dims);
 	return 0;
 }

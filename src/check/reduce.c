@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "check/movement.h"
 #include "text/attr_text.h"
 #include "util/checked.h"
 #include "util/strbuf.h"
@@ -129,6 +130,32 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 	return 0;
 }
 
+/* XLA's verifier without allow_mixed_precision (hlo_verifier.cc,
+ * SameElementTypesForOperandsAndToApplyParameters): parameter k of f has
+ * operand k's element type, for the first n operands. For reduce and
+ * reduce-window this pairs the accumulators with the inputs and the
+ * elements with the init values, as XLA does; with the reducer's own
+ * checks it asks one float type of them all. */
+int ck_to_apply_types(checker *c, const instr *in, const computation *f, int n)
+{
+	/* the verifier's custom-call rule does not look at the computations of
+	 * DynamicReduceWindowSamePadding */
+	if (c->mixed || in->op == OP_CUSTOM_CALL)
+		return 0;
+	for (int k = 0; k < n && k < f->nparams; k++) {
+		const shape *p = f->params[k]->result, *o = in->ops[k].def->result;
+		etype pt = shape_is_tuple(p) ? ET_TUPLE : p->type, ot = shape_is_tuple(o) ? ET_TUPLE : o->type;
+		if (pt == ot)
+			continue;
+		strbuf m = STRBUF_INIT;
+		sb_printf(&m, "Shape mismatch between to_apply computation parameter and operand %d in ", k);
+		mv_instr_text(&m, in);
+		sb_puts(&m, ".");
+		return mv_report(c, to_apply_loc(c, in), &m);
+	}
+	return 0;
+}
+
 /* The result of a reduction: one array of dims (rank, dims) per output,
  * typed as the reducer's result (a tuple for several), with the written
  * layouts where the instruction has them. */
@@ -219,7 +246,8 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 		inits[i] = in->ops[n + i].def->result;
 		types[i] = in->ops[i].def->result->type;
 	}
-	if (ck_verify_reducer(c, in, f, inits, types, n))
+	if (ck_verify_reducer(c, in, f, inits, types, n) || mv_mixed_precision(c, in) ||
+	    ck_to_apply_types(c, in, f, in->nops))
 		return 1;
 	int reduced[HLOI_MAX_RANK] = { 0 };
 	for (int j = 0; j < dims->n; j++) {
@@ -357,7 +385,9 @@ int infer_reduce_window(checker *c, instr *in, shape *inf)
 		inits[i] = in->ops[n + i].def->result;
 		types[i] = in->ops[i].def->result->type;
 	}
-	if (ck_verify_reducer(c, in, f, inits, types, n))
+	/* reduce-window is on the verifier's list of ops whose operands may
+	 * mix float types; its computation's parameters may not */
+	if (ck_verify_reducer(c, in, f, inits, types, n) || ck_to_apply_types(c, in, f, in->nops))
 		return 1;
 	static const window none = { 0, NULL };
 	const attr *wa = instr_attr(in, ATTR_WINDOW);
@@ -468,6 +498,8 @@ int infer_map(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 	}
+	if (mv_mixed_precision(c, in) || ck_to_apply_types(c, in, f, in->nops))
+		return 1;
 	shape_make_array(inf, res->type, arg->rank, arg->dims);
 	return 0;
 }

@@ -369,13 +369,22 @@ void applier_start(const applier *a, uint64_t *st)
 		memset(st, 0, (size_t)a->nslots * sizeof *st);
 }
 
+void apply_convert(etype dt, void *out, etype st, const void *in)
+{
+	if (dt == st)
+		memcpy(out, in, (size_t)etype_byte_width(st));
+	else
+		sc_convert(dt, out, st, in);
+}
+
 void applier_param(const applier *a, uint64_t *st, int k, etype t, const void *p)
 {
-	etype pt = a->ptype[k];
-	if (t == pt)
-		memcpy(&st[k], p, (size_t)etype_byte_width(t));
-	else
-		sc_convert(pt, &st[k], t, p);
+	apply_convert(a->ptype[k], &st[k], t, p);
+}
+
+void applier_result_to(const applier *a, const uint64_t *st, int r, etype t, void *out)
+{
+	apply_convert(t, out, a->rtype[r], applier_result(a, st, r));
 }
 
 void applier_param_from_result(const applier *a, uint64_t *st, int k, int r)

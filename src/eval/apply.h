@@ -48,6 +48,11 @@ void applier_start(const applier *a, uint64_t *st);
 /* Parameter k of the next call: the element of type t at p, converted to
  * the parameter's type when they differ (floating-point precision). */
 void applier_param(const applier *a, uint64_t *st, int k, etype t, const void *p);
+/* One element of type st at in written as type dt at out (the bytes when
+ * the types are one, else eval/scalar.h's convert): how an operand's
+ * element enters a computation of another floating-point precision and
+ * how its result is stored back. */
+void apply_convert(etype dt, void *out, etype st, const void *in);
 /* The same, copying result r of the last call (same type). */
 void applier_param_from_result(const applier *a, uint64_t *st, int k, int r);
 /* Runs the computation on the parameters set. Only the driver path can fail
@@ -55,6 +60,9 @@ void applier_param_from_result(const applier *a, uint64_t *st, int k, int r);
 hloi_status applier_run(applier *a, uint64_t *st);
 /* Result r of the last call (of type a->rtype[r]). */
 const void *applier_result(const applier *a, const uint64_t *st, int r);
+/* Result r of the last call written at out as type t (converted when the
+ * computation's result type is another). */
+void applier_result_to(const applier *a, const uint64_t *st, int r, etype t, void *out);
 
 /* Runs fn(ctx, lo, hi) over [0, n) split into contiguous ranges on up to
  * `threads` threads (0: the machine's cores), no range shorter than

@@ -162,7 +162,7 @@ static hloi_status reduce_members(engine *e, const instr *in, hloi_literal *cons
 			applier_param(&ap, state, 1, t, b + i * w);
 			st = applier_run(&ap, state);
 			if (st == HLOI_OK)
-				memcpy(a + i * w, applier_result(&ap, state, 0), (size_t)w);
+				applier_result_to(&ap, state, 0, t, a + i * w);
 		}
 		if (owned)
 			value_drop(e, other);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/index.h"
+#include "eval/apply.h"
 #include "eval/fast.h"
 #include "eval/movement.h"
 #include "eval/scalar.h"
@@ -384,11 +385,13 @@ typedef struct combiner {
 
 /* The fast engine's reading of a one-operand scatter's to_apply: its root
  * is a parameter, or a binary op of the two parameters on their type. */
-static combiner recognise(const computation *comp, etype t)
+static combiner recognise(const computation *comp, etype t, etype ut)
 {
 	combiner cb = { CB_CALL, NULL, 0 };
 	const instr *root = comp->root;
-	if (comp->nparams != 2)
+	/* a computation of another float precision: its values are converted */
+	if (comp->nparams != 2 || ut != t || comp->params[0]->result->type != t ||
+	    comp->params[1]->result->type != t || root->result->type != t)
 		return cb;
 	if (root->op == OP_PARAMETER) {
 		cb.kind = root->parameter_number == 0 ? CB_KEEP : CB_REPLACE;
@@ -447,7 +450,7 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 		  instr_ints(in, ATTR_SCATTER_INDICES_BATCHING_DIMS));
 	combiner cb = { CB_CALL, NULL, 0 };
 	if (e->fast && n == 1)
-		cb = recognise(in->callee, arrays[0]->shape.type);
+		cb = recognise(in->callee, arrays[0]->shape.type, upd[0]->shape.type);
 	if (cb.kind == CB_KEEP)
 		return HLOI_OK;
 
@@ -461,24 +464,22 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 		else
 			sd[nsd++] = d;
 	}
-	hloi_literal *args[128];
+	/* CB_CALL: the computation through eval/apply.h, the current values
+	 * and the updates converted to its parameters' types, its results to
+	 * the operands' */
+	applier ap;
+	uint64_t *state = NULL;
 	hloi_status st = HLOI_OK;
-	int nargs = 0;
+	memset(&ap, 0, sizeof ap);
 	if (cb.kind == CB_CALL) {
-		if (2 * n > 128) {
-			diag_error_where(e->ctx, NULL, "scatter of more than 64 operands (instruction '%s')", in->name);
-			return HLOI_EUNSUPPORTED;
+		if ((st = applier_init(&ap, e, in->callee)) != HLOI_OK)
+			return st;
+		state = hloi_calloc((size_t)ap.nslots + 1, sizeof *state);
+		if (!state) {
+			st = value_oom(e, (int64_t)ap.nslots * 8);
+			goto cleanup;
 		}
-		if (e->depth >= EVAL_MAX_DEPTH) {
-			diag_error_where(e->ctx, NULL, "calls nested deeper than %d (instruction '%s')", EVAL_MAX_DEPTH,
-					 in->name);
-			return HLOI_EUNSUPPORTED;
-		}
-		for (; nargs < 2 * n; nargs++) {
-			st = value_new(e, in->callee->params[nargs]->result, &args[nargs]);
-			if (st != HLOI_OK)
-				goto cleanup;
-		}
+		applier_start(&ap, state);
 	}
 	int64_t u[HLOI_MAX_RANK] = { 0 }, b[HLOI_MAX_RANK], start[HLOI_MAX_RANK], oi[HLOI_MAX_RANK];
 	int64_t w[64];
@@ -509,22 +510,14 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 					cb.fn(cur, cur, up);
 			} else {
 				for (int i = 0; i < n; i++) {
-					memcpy(args[i]->data, literal_element(arrays[i], oi), (size_t)w[i]);
-					memcpy(args[n + i]->data, literal_element(upd[i], u), (size_t)w[i]);
+					applier_param(&ap, state, i, arrays[i]->shape.type, literal_element(arrays[i], oi));
+					applier_param(&ap, state, n + i, upd[i]->shape.type, literal_element(upd[i], u));
 				}
-				hloi_literal *r = NULL;
-				int owned = 0;
-				e->depth++;
-				st = eval_computation(e, in->callee, args, NULL, &r, &owned);
-				e->depth--;
-				if (st != HLOI_OK)
+				if ((st = applier_run(&ap, state)) != HLOI_OK)
 					goto cleanup;
-				for (int i = 0; i < n; i++) {
-					const hloi_literal *ri = shape_is_tuple(&r->shape) ? r->elems[i] : r;
-					memcpy(literal_element(arrays[i], oi), ri->data, (size_t)w[i]);
-				}
-				if (owned)
-					value_drop(e, r);
+				for (int i = 0; i < n; i++)
+					applier_result_to(&ap, state, i, arrays[i]->shape.type,
+							  literal_element(arrays[i], oi));
 			}
 			/* next window index */
 			int j = 0;
@@ -549,8 +542,9 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 			break;
 	}
 cleanup:
-	for (int i = 0; i < nargs; i++)
-		value_drop(e, args[i]);
+	hloi_free(state);
+	if (ap.e)
+		applier_free(&ap);
 	return st;
 }
 

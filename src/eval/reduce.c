@@ -74,6 +74,17 @@ opcode reduce_monoid(const computation *comp)
 	return r->op;
 }
 
+/* Whether a one-input reducer's parameters are of the input's and the init
+ * value's types: the shortcuts (XLA's double sum, the fast engine's
+ * monoids) compute in the operands' type, so a reducer of another float
+ * precision goes through the computation, its values converted. */
+static int reducer_takes(const computation *comp, const hloi_literal *x, const hloi_literal *init)
+{
+	return comp->nparams == 2 && !shape_is_tuple(comp->params[0]->result) &&
+	       comp->params[0]->result->type == init->shape.type && !shape_is_tuple(comp->params[1]->result) &&
+	       comp->params[1]->result->type == x->shape.type;
+}
+
 /* The element at buffer position pos of array lit. */
 static inline const unsigned char *at(const hloi_literal *lit, int64_t pos)
 {
@@ -218,7 +229,7 @@ static hloi_status reduce_one(const red *r, uint64_t *st, int64_t o, int64_t *ba
 		}
 	}
 	for (int k = 0; k < n; k++)
-		memcpy(at_mut(r->out[k], obase[k]), &st[k], (size_t)etype_byte_width(r->out[k]->shape.type));
+		apply_convert(r->out[k]->shape.type, at_mut(r->out[k], obase[k]), ap->ptype[k], &st[k]);
 	return HLOI_OK;
 }
 
@@ -275,8 +286,8 @@ static hloi_status reduce_apply(engine *e, const instr *in, const computation *f
 	int64_t nout = 1;
 	for (int j = 0; j < r.orank; j++)
 		nout *= r.odims[j];
-	r.xla_add = n == 1 && reduce_is_scalar_add(f) && etype_is_float(ops[1]->shape.type) &&
-		    etype_is_float(outs[0]->shape.type);
+	r.xla_add = n == 1 && reduce_is_scalar_add(f) && reducer_takes(f, ops[0], ops[1]) &&
+		    etype_is_float(ops[1]->shape.type) && etype_is_float(outs[0]->shape.type);
 	r.ist = hloi_calloc((size_t)n * HLOI_MAX_RANK, sizeof *r.ist);
 	r.ost = hloi_calloc((size_t)n * HLOI_MAX_RANK, sizeof *r.ost);
 	if (!r.ist || !r.ost) {
@@ -343,7 +354,7 @@ hloi_status kernel_reduce(engine *e, frame *f, const instr *in, hloi_literal *co
 	hloi_status st = new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)
 		return st;
-	opcode op = n == 1 && e->fast ? reduce_monoid(fn) : OP_COUNT;
+	opcode op = n == 1 && e->fast && reducer_takes(fn, ops[0], ops[1]) ? reduce_monoid(fn) : OP_COUNT;
 	if (op == OP_COUNT || fast_reduce(e, in, op, ops[0], ops[1], outs[0], NULL) != 0)
 		st = reduce_apply(e, in, fn, ops, outs);
 	hloi_free(outs);
@@ -424,7 +435,8 @@ static hloi_status rwin_one(const rwin *r, uint64_t *st, int64_t o, int64_t *off
 		int64_t pos = 0;
 		for (int d = 0; d < r->rank; d++)
 			pos += oi[d] * r->ost[k * HLOI_MAX_RANK + d];
-		memcpy(at_mut(r->out[k], pos), &st[k], (size_t)etype_byte_width(r->out[k]->shape.type));
+		/* the accumulator, of the reducer's type, into the init value's */
+		apply_convert(r->out[k]->shape.type, at_mut(r->out[k], pos), ap->ptype[k], &st[k]);
 	}
 	return HLOI_OK;
 }
@@ -452,7 +464,7 @@ hloi_status kernel_reduce_window(engine *e, frame *f, const instr *in, hloi_lite
 	hloi_status st = new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)
 		return st;
-	opcode op = n == 1 && e->fast ? reduce_monoid(fn) : OP_COUNT;
+	opcode op = n == 1 && e->fast && reducer_takes(fn, ops[0], ops[1]) ? reduce_monoid(fn) : OP_COUNT;
 	if (op != OP_COUNT && fast_reduce_window(e, in, op, ops[0], ops[1], outs[0], NULL) == 0)
 		goto finish;
 	rwin r;
@@ -553,7 +565,7 @@ static hloi_status map_one(const mapper *m, uint64_t *st, int64_t o)
 	int64_t pos = 0;
 	for (int d = 0; d < m->rank; d++)
 		pos += idx[d] * m->ost[d];
-	memcpy(at_mut(m->out, pos), applier_result(m->ap, st, 0), (size_t)etype_byte_width(m->out->shape.type));
+	applier_result_to(m->ap, st, 0, m->out->shape.type, at_mut(m->out, pos));
 	return HLOI_OK;
 }
 

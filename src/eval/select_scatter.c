@@ -58,10 +58,9 @@ hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi
 	if (!res && (st = value_new(e, rs, &res)) != HLOI_OK)
 		return st;
 	int64_t count, idx[HLOI_MAX_RANK] = { 0 };
-	sc_num iv = sc_read(init->shape.type, init->data);
 	if (shape_element_count(rs, &count) == 0 && count > 0)
 		do
-			sc_write(rs->type, literal_element(res, idx), iv);
+			apply_convert(rs->type, literal_element(res, idx), init->shape.type, init->data);
 		while (index_next(r, rs->dims, idx));
 
 	applier as, ac;
@@ -112,7 +111,7 @@ hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi
 		applier_param(&ac, stc, 1, rs->type, p);
 		if ((st = applier_run(&ac, stc)) != HLOI_OK)
 			goto done;
-		sc_write(rs->type, p, sc_read(ac.rtype[0], applier_result(&ac, stc, 0)));
+		applier_result_to(&ac, stc, 0, rs->type, p);
 	} while (index_next(r, src->shape.dims, si));
 done:
 	hloi_free(sts);

@@ -11,6 +11,15 @@ on the operands converted to that type. Random shapes (rank 0 to 3), NaNs,
 infinities and values equal across the two types; both engines; results
 compared bit for bit.
 
+Reducers of another float type than their operands (reduce, reduce-window,
+scatter, map; XLA's VerifyReducerShape ignores floating-point precision):
+the computation runs in its own types, each value converted on entry to
+its parameter's type and the result converted to where it is kept (reduce:
+the reducer's type; reduce-window: the init value's; scatter: the
+operand's; map: the computation's), then to a declared type of another
+float precision. Emulated in NumPy step by step in XLA's order (f16 ops in
+NumPy round once, as hloi's), on finite values.
+
 usage: numpy_mixed.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
 """
@@ -50,9 +59,92 @@ def text(t, dims):
     return "%s[%s]" % (t, ",".join(map(str, dims)))
 
 
+REDUCERS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum}
+
+
+def reducer(tr, op):
+    return "red {\n  p = %s[] parameter(0)\n  q = %s[] parameter(1)\n  ROOT r = %s[] %s(p, q)\n}\n\n" % (
+        tr, tr, tr, op)
+
+
+def finite(g, dims, t):
+    """Values of type t around 1, whose sums and products round."""
+    return np.asarray((g.standard_normal(dims) * 0.75 + 1).astype(NP[t]), dtype=NP[t])
+
+
+def fold(acc, xs, f, tr):
+    """acc = f(acc, x) for each x of xs in turn, in type tr."""
+    for x in xs:
+        acc = f(acc, np.asarray(x).astype(NP[tr])).astype(NP[tr])
+    return acc
+
+
+def gen_reducer_case(rng, g, index):
+    tx, tr = rng.sample(sorted(NP), 2)
+    ti, td = rng.choice(sorted(NP)), rng.choice(sorted(NP))
+    op = rng.choice(sorted(REDUCERS))
+    f = REDUCERS[op]
+    kind = rng.choice(["reduce", "reduce-window", "scatter", "map"])
+    c = {"index": index, "engine": rng.choice(["fast", "reference"]), "options": ["--allow-mixed-precision"]}
+    with np.errstate(all="ignore"):
+        if kind == "reduce":
+            dims = [rng.randint(1, 5) for _ in range(rng.randint(1, 3))]
+            rdims = sorted(rng.sample(range(len(dims)), rng.randint(1, len(dims))))
+            kept = [d for d in range(len(dims)) if d not in rdims]
+            x, init = finite(g, dims, tx), finite(g, [], ti)
+            xt = np.transpose(x, kept + rdims).reshape([dims[d] for d in kept] + [-1])
+            acc = np.full([dims[d] for d in kept], init.astype(NP[tr]), dtype=NP[tr])
+            want = fold(acc, np.moveaxis(xt, -1, 0), f, tr).astype(NP[td])
+            body = "  ROOT r = %s reduce(x, i), dimensions={%s}, to_apply=red\n" % (
+                text(td, [dims[d] for d in kept]), ",".join(map(str, rdims)))
+            inputs, params = [x, init], [(tx, "x", dims), (ti, "i", [])]
+        elif kind == "reduce-window":
+            dims = [rng.randint(1, 6) for _ in range(rng.randint(1, 2))]
+            size = [rng.randint(1, d) for d in dims]
+            stride = [rng.randint(1, 2) for _ in dims]
+            out = [(d - w) // s + 1 for d, w, s in zip(dims, size, stride)]
+            x, init = finite(g, dims, tx), finite(g, [], ti)
+            want = np.empty(out, dtype=NP[ti])
+            for o in np.ndindex(*out):
+                win = x[tuple(slice(o[k] * stride[k], o[k] * stride[k] + size[k]) for k in range(len(dims)))]
+                want[o] = fold(init.astype(NP[tr]), win.reshape(-1), f, tr).astype(NP[ti])
+            want = want.astype(NP[td])
+            body = "  ROOT r = %s reduce-window(x, i), window={size=%s stride=%s}, to_apply=red\n" % (
+                text(td, out), "x".join(map(str, size)), "x".join(map(str, stride)))
+            inputs, params = [x, init], [(tx, "x", dims), (ti, "i", [])]
+        elif kind == "scatter":
+            n, k = rng.randint(1, 5), rng.randint(1, 8)
+            tu = rng.choice(sorted(NP))
+            x, u = finite(g, [n], tx), finite(g, [k], tu)
+            idx = np.asarray([[rng.randrange(n)] for _ in range(k)], dtype=np.int32)
+            want = x.copy()
+            for j in range(k):
+                p = idx[j][0]
+                want[p] = f(want[p].astype(NP[tr]), u[j].astype(NP[tr])).astype(NP[tr]).astype(NP[tx])
+            want = want.astype(NP[td])
+            body = ("  ROOT r = %s scatter(x, idx, u), update_window_dims={}, inserted_window_dims={0}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=red\n") % text(td, [n])
+            inputs, params = [x, idx, u], [(tx, "x", [n]), ("s32", "idx", [k, 1]), (tu, "u", [k])]
+        else:
+            dims = [rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
+            tb = rng.choice(sorted(NP))
+            a, b = finite(g, dims, tx), finite(g, dims, tb)
+            want = np.asarray(f(a.astype(NP[tr]), b.astype(NP[tr]))).astype(NP[tr]).astype(NP[td])
+            body = "  ROOT r = %s map(a, b), dimensions={%s}, to_apply=red\n" % (
+                text(td, dims), ",".join(map(str, range(len(dims)))))
+            inputs, params = [a, b], [(tx, "a", dims), (tb, "b", dims)]
+    c["program"] = "HloModule mixed_%d\n\n%sENTRY e {\n%s%s}\n" % (
+        index, reducer(tr, op),
+        "".join("  %s = %s parameter(%d)\n" % (nm, text(t, dd), j) for j, (t, nm, dd) in enumerate(params)), body)
+    c["inputs"], c["want"] = inputs, np.asarray(want)
+    return c
+
+
 def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
+    if rng.random() < 0.4:
+        return gen_reducer_case(rng, g, index)
     dims = [rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
     ta, tb = rng.sample(sorted(NP), 2)
     hi = ta if RANK[ta] > RANK[tb] else tb

@@ -1483,6 +1483,76 @@ static const unit_test type_tests[] = {
 	{ NULL, NULL },
 };
 
+/* Reducers of another float type (XLA's VerifyReducerShape ignores
+ * floating-point precision; without allow_mixed_precision its verifier asks
+ * reduce, reduce-window and map for the operands' exact types). */
+#define MIXED_COMPS                                                                                    \
+	"add16 {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT r = bf16[] add(a, b)\n}\n" \
+	"ge16 {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"                                   \
+	"  ROOT r = pred[] compare(a, b), direction=GE\n}\n"                                               \
+	"adds {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT r = s32[] add(a, b)\n}\n"    \
+	"ENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  i = s32[2,1] parameter(1)\n"     \
+	"  u = f32[2] parameter(2)\n  src = f32[2] parameter(3)\n"
+
+static void mixed_case(int allow, const char *root, hloi_status want, const char *msg, const char *type,
+		       etype mixed)
+{
+	char text[2048];
+	snprintf(text, sizeof text, "%s  ROOT r = %s\n}\n", MIXED_COMPS, root);
+	checked r;
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_FATAL(hloi_context_new(&r.ctx) == HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(text_parse_module(&r.m, r.ctx, "t.hlo", text, strlen(text)), HLOI_OK);
+	hloi_check_options o = HLOI_CHECK_OPTIONS_INIT;
+	o.allow_mixed_precision = allow;
+	r.st = check_module(r.m, r.ctx, &o);
+	CU_ASSERT_EQUAL(r.st, want);
+	if (msg) {
+		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), msg);
+	} else if (r.st == HLOI_OK) {
+		const instr *in = find(&r, "r");
+		CU_ASSERT_STRING_EQUAL(shape_text(in->result, 0), type);
+		CU_ASSERT_EQUAL(in->mixed_type, mixed);
+	}
+	if (r.st != want || (msg && strcmp(diag_msg(&r, 0), msg) != 0))
+		fprintf(stderr, "\n%s: status %d, '%s'\n", root, (int)r.st, diag_msg(&r, 0));
+	done(&r);
+}
+
+static void test_mixed_reducers(void)
+{
+	/* refused without the option: parameter k against operand k */
+	mixed_case(0, "bf16[] reduce(x, z), dimensions={0}, to_apply=add16", HLOI_ETYPE,
+		   "Shape mismatch between to_apply computation parameter and operand 0 in %r = bf16[] reduce(f32[4]{0} %x, f32[] %z).",
+		   NULL, ET_INVALID);
+	mixed_case(0, "f32[2] reduce-window(x, z), window={size=2 stride=2}, to_apply=add16", HLOI_ETYPE,
+		   "Shape mismatch between to_apply computation parameter and operand 0 in %r = f32[2]{0} reduce-window(f32[4]{0} %x, f32[] %z).",
+		   NULL, ET_INVALID);
+	mixed_case(0, "bf16[4] map(x, x), dimensions={0}, to_apply=add16", HLOI_ETYPE,
+		   "Shape mismatch between to_apply computation parameter and operand 0 in %r = bf16[4]{0} map(f32[4]{0} %x, f32[4]{0} %x).",
+		   NULL, ET_INVALID);
+	/* accepted without it where XLA only infers shapes */
+	mixed_case(0,
+		   "f32[4] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, "
+		   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add16",
+		   HLOI_OK, NULL, "f32[4]", ET_INVALID);
+	mixed_case(0, "f32[4] select-and-scatter(x, src, z), window={size=2 stride=2}, select=ge16, scatter=add16",
+		   HLOI_OK, NULL, "f32[4]", ET_INVALID);
+	mixed_case(0, "f32[4] sort(x), dimensions={0}, to_apply=ge16", HLOI_OK, NULL, "f32[4]", ET_INVALID);
+	mixed_case(0, "f32[4] all-reduce(x), to_apply=add16", HLOI_OK, NULL, "f32[4]", ET_INVALID);
+	/* with it: reduce has the reducer's type, reduce-window the init
+	 * value's; a declared type of another precision stands */
+	mixed_case(1, "bf16[] reduce(x, z), dimensions={0}, to_apply=add16", HLOI_OK, NULL, "bf16[]", ET_INVALID);
+	mixed_case(1, "f32[] reduce(x, z), dimensions={0}, to_apply=add16", HLOI_OK, NULL, "f32[]", ET_BF16);
+	mixed_case(1, "f32[2] reduce-window(x, z), window={size=2 stride=2}, to_apply=add16", HLOI_OK, NULL, "f32[2]",
+		   ET_INVALID);
+	mixed_case(1, "bf16[4] map(x, x), dimensions={0}, to_apply=add16", HLOI_OK, NULL, "bf16[4]", ET_INVALID);
+	/* what stays refused with it: another kind of type */
+	mixed_case(1, "s32[] reduce(x, z), dimensions={0}, to_apply=adds", HLOI_ETYPE,
+		   "Reduction function's accumulator shape at index 0 differs from the init_value shape: s32[] vs f32[]", NULL,
+		   ET_INVALID);
+}
+
 static const unit_test ir_tests[] = {
 	{ "names", test_names },
 	{ "parameters", test_parameters },
@@ -1500,6 +1570,7 @@ static const unit_test op_tests[] = {
 	{ "data_ops", test_data_ops },
 	{ "tuples_and_calls", test_tuples_and_calls },
 	{ "inferred_rules", test_inferred_rules },
+	{ "mixed_reducers", test_mixed_reducers },
 	{ "alias", test_alias },
 	{ NULL, NULL },
 };
