@@ -16,12 +16,6 @@ static loc attr_at(checker *c, const instr *in, attr_id id)
 	return a ? ck_attr_loc(c, a->vat, attr_name(id)) : in->op_at;
 }
 
-/* XLA's SameElementTypeIgnoringFpPrecision. */
-static int same_type_ignoring_fp(etype a, etype b)
-{
-	return a == b || (etype_is_float(a) && etype_is_float(b));
-}
-
 /* An array operand k, or 0 after reporting "Expected array argument". */
 static const shape *array_operand(checker *c, const instr *in, int k, const char *what)
 {
@@ -270,7 +264,7 @@ static int batch_norm(checker *c, instr *in, const char *op, const bn_operand *o
 				 op, ops[k].name, x->rank, ops[k].name, s->rank);
 			return 1;
 		}
-		if (!same_type_ignoring_fp(s->type, x->type)) {
+		if (!etype_same_ignoring_fp(s->type, x->type)) {
 			ck_error(c, in->ops[k].at,
 				 "The inputs should have the same element type for %s, but the element type of %s is %s and the element type of operand is %s.",
 				 op, ops[k].name, ck_type_upper(up, sizeof up, s->type),
@@ -387,7 +381,7 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 	}
 	for (int k = 0; k < 2; k++) {
 		const shape *p = sel->params[k]->result;
-		if (shape_is_tuple(p) || p->rank != 0 || !same_type_ignoring_fp(p->type, x->type)) {
+		if (shape_is_tuple(p) || p->rank != 0 || !etype_same_ignoring_fp(p->type, x->type)) {
 			shape el;
 			shape_make_array(&el, x->type, 0, NULL);
 			ck_error(c, sat,
@@ -413,7 +407,7 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	shape reduced;
 	shape_make_array(&reduced, x->type, x->rank, out);
-	if (!same_type_ignoring_fp(src->type, x->type) || !shape_same_dims(src, &reduced)) {
+	if (!etype_same_ignoring_fp(src->type, x->type) || !shape_same_dims(src, &reduced)) {
 		ck_error(c, in->ops[1].at,
 			 "Source shape does not match the shape of window-reduced operand: source(%s), window-reduced operand(%s).",
 			 ck_shape(a, src), ck_shape(b, &reduced));

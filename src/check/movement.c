@@ -54,11 +54,6 @@ static int is_fp(etype t)
 	return etype_get_kind(t) == KIND_FLOAT;
 }
 
-int mv_same_type_ignoring_fp(etype a, etype b)
-{
-	return a == b || (is_fp(a) && is_fp(b));
-}
-
 void mv_instr_text(strbuf *b, const instr *in)
 {
 	shape r = in->has_shape ? *in->shape : *in->result;
@@ -253,7 +248,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 				 first->rank, ck_shape(a, first), s->rank, ck_shape(b, s));
 			return 1;
 		}
-		if (!mv_same_type_ignoring_fp(first->type, s->type)) {
+		if (!etype_same_ignoring_fp(first->type, s->type)) {
 			ck_error(c, in->ops[k].at, "Cannot concatenate arrays with different element types: %s vs %s.",
 				 mv_type_name(ta, first->type), mv_type_name(tb, s->type));
 			return 1;
@@ -327,7 +322,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 		sb_puts(&m, ".");
 		return mv_report(c, at, &m);
 	}
-	if (!mv_same_type_ignoring_fp(op->type, pv->type)) {
+	if (!etype_same_ignoring_fp(op->type, pv->type)) {
 		ck_error(c, in->op_at, "The element types of the operands to Pad do not match.");
 		return 1;
 	}
@@ -650,7 +645,7 @@ int infer_dynamic_update_slice(checker *c, instr *in, shape *inf)
 			 up->rank, op->rank);
 		return 1;
 	}
-	if (!mv_same_type_ignoring_fp(op->type, up->type)) {
+	if (!etype_same_ignoring_fp(op->type, up->type)) {
 		ck_error(c, in->ops[1].at,
 			 "Dynamic update slice update element type does not match argument. operand.element_type: %s vs update.element_type: %s.",
 			 mv_type_name(ta, op->type), mv_type_name(tb, up->type));

@@ -19,8 +19,6 @@ int mv_report(checker *c, loc at, strbuf *m);
 const char *mv_type_name(char *buf, etype t);
 /* The span of `name={...}` of attribute id, else the opcode. */
 loc mv_attr_at(const checker *c, const instr *in, attr_id id);
-/* XLA's ShapeUtil::SameElementTypeIgnoringFpPrecision. */
-int mv_same_type_ignoring_fp(etype a, etype b);
 /* The verifier's CheckMixedPrecisionOperands: operands whose floating-point
  * element types differ are refused; reports and returns 1. */
 int mv_mixed_precision(checker *c, const instr *in);

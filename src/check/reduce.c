@@ -10,12 +10,6 @@
 #include "util/checked.h"
 #include "util/strbuf.h"
 
-/* XLA's SameElementTypeIgnoringFpPrecision. */
-static int same_type_ignoring_fp(etype a, etype b)
-{
-	return a == b || (etype_is_float(a) && etype_is_float(b));
-}
-
 /* XLA's CompatibleIgnoringFpPrecision. */
 static int compatible_ignoring_fp(const shape *a, const shape *b)
 {
@@ -27,7 +21,7 @@ static int compatible_ignoring_fp(const shape *a, const shape *b)
 				return 0;
 		return 1;
 	}
-	return same_type_ignoring_fp(a->type, b->type) && shape_same_dims(a, b);
+	return etype_same_ignoring_fp(a->type, b->type) && shape_same_dims(a, b);
 }
 
 static shape scalar_of(etype t)
@@ -431,7 +425,7 @@ int infer_map(checker *c, instr *in, shape *inf)
 		const shape *s = in->ops[k].def->result;
 		if (shape_same_dims(s, arg))
 			continue;
-		if (same_type_ignoring_fp(s->type, arg->type)) {
+		if (etype_same_ignoring_fp(s->type, arg->type)) {
 			if (s->rank == 0)
 				continue;
 			if (arg->rank == 0) {
@@ -491,7 +485,7 @@ int infer_map(checker *c, instr *in, shape *inf)
 				 ck_shape(a, p));
 			return 1;
 		}
-		if (!same_type_ignoring_fp(p->type, in->ops[i].def->result->type)) {
+		if (!etype_same_ignoring_fp(p->type, in->ops[i].def->result->type)) {
 			ck_error(c, fat,
 				 "Mapped computation's parameter type has to match argument element type; got parameter %d shape: %s, argument shape: %s.",
 				 i, ck_shape(a, p), ck_shape(b, arg));

@@ -13,12 +13,6 @@ static loc to_apply_loc(const checker *c, const instr *in)
 	return a ? ck_attr_loc(c, a->vat, "to_apply") : in->op_at;
 }
 
-/* XLA's CompatibleIgnoringFpPrecision for two scalars' element types. */
-static int same_type_ignoring_fp(etype a, etype b)
-{
-	return a == b || (etype_is_float(a) && etype_is_float(b));
-}
-
 /* sort(operands...), dimensions={d}, is_stable=..., to_apply=compare */
 int infer_sort(checker *c, instr *in, shape *inf)
 {
@@ -79,7 +73,7 @@ int infer_sort(checker *c, instr *in, shape *inf)
 	for (int p = 0; p < f->nparams; p++) {
 		const shape *ps = f->params[p]->result;
 		etype want = in->ops[p / 2].def->result->type;
-		if (shape_is_tuple(ps) || ps->rank != 0 || !same_type_ignoring_fp(want, ps->type)) {
+		if (shape_is_tuple(ps) || ps->rank != 0 || !etype_same_ignoring_fp(want, ps->type)) {
 			shape e;
 			shape_make_array(&e, want, 0, NULL);
 			ck_error(c, fat, "Expected the %d-th parameter of the compare computation of sort to have shape %s, but got %s",

@@ -89,6 +89,11 @@ int etype_is_float(etype t)
 	return etype_get_kind(t) == KIND_FLOAT;
 }
 
+int etype_same_ignoring_fp(etype a, etype b)
+{
+	return a == b || (etype_is_float(a) && etype_is_float(b));
+}
+
 int etype_is_integer(etype t)
 {
 	etype_kind k = etype_get_kind(t);

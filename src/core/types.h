@@ -53,6 +53,9 @@ int etype_is_evaluated(etype t);
 /* npy descr ("<f4"), or NULL when the type has none. */
 const char *etype_npy_descr(etype t);
 int etype_is_float(etype t);    /* f16 bf16 f32 f64 and f8 types */
+/* XLA's SameElementTypeIgnoringFpPrecision: the same type, or two float
+ * types. */
+int etype_same_ignoring_fp(etype a, etype b);
 int etype_is_integer(etype t);  /* signed or unsigned, not pred */
 int etype_is_signed(etype t);   /* signed integers */
 /* The value of the 8-, 16-, 32- or 64-bit integer at p (u64 reinterpreted);
