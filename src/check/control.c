@@ -1,9 +1,11 @@
 /* Shape rules of tuples and of the ops that call computations (XLA's
  * shape_inference.cc): tuple, get-tuple-element, call, fusion, while,
  * conditional. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "check/movement.h"
 
 int infer_tuple(checker *c, instr *in, shape *inf)
 {
@@ -362,6 +364,21 @@ static void delete_dim(shape *out, const shape *s, int64_t d)
 	shape_make_array(out, s->type, n, dims);
 }
 
+/* One of XLA's verifier messages for scan (hlo_verifier.cc, HandleScan):
+ * the formatted text, then " in " and the instruction as XLA prints it.
+ * Returns 1. */
+static int scan_error(checker *c, const instr *in, loc at, const char *fmt, ...)
+{
+	strbuf m = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&m, fmt, ap);
+	va_end(ap);
+	sb_puts(&m, " in ");
+	mv_instr_text(&m, in);
+	return mv_report(c, at, &m);
+}
+
 /* scan(inputs..., inits...), dimensions={d}, num_carries=C, to_apply=f
  * (XLA's HloScanInstruction; ScanExpander gives its meaning): the last C
  * operands are the carries' initial values, the others arrays of one
@@ -395,11 +412,9 @@ int infer_scan(checker *c, instr *in, shape *inf)
 		if (!ck_array_operand(c, in, k))
 			return 1;
 		const shape *x = in->ops[k].def->result;
-		if (d < 0 || d >= x->rank) {
-			ck_error(c, in->ops[k].at, "scan dimension %lld is out of bounds for input %d of shape %s",
-				 (long long)d, k, ck_shape(a, x));
-			return 1;
-		}
+		if (d < 0 || d >= x->rank)
+			return scan_error(c, in, in->ops[k].at, "Scan dimension %lld out of bounds for operand %d",
+					  (long long)d, k);
 		if (len >= 0 && x->dims[d] != len) {
 			ck_error(c, in->ops[k].at,
 				 "scan inputs must have one length along dimension %lld: input %d is %s, input 0 has %lld",
@@ -410,10 +425,14 @@ int infer_scan(checker *c, instr *in, shape *inf)
 	}
 	if (f->nparams != in->nops) {
 		ck_error(c, instr_attr_loc(in, ATTR_TO_APPLY),
-			 "scan has %d inputs and %lld carries, but computation %s takes %d parameter%s", nin,
-			 (long long)ncar, f->name, f->nparams, f->nparams == 1 ? "" : "s");
+			 "Expected computation %s called from %s to have %d parameters, has %d", f->name,
+			 in->name ? in->name : "scan", in->nops, f->nparams);
 		return 1;
 	}
+	/* XLA's verifier asks each parameter for its value's exact shape,
+	 * element type included, with and without allow_mixed_precision: a
+	 * computation of another float type than the inputs or the inits is
+	 * refused (ShapesSame, ShapeUtil::Compatible) */
 	for (int k = 0; k < in->nops; k++) {
 		shape want;
 		const shape *x = in->ops[k].def->result;
@@ -422,11 +441,10 @@ int infer_scan(checker *c, instr *in, shape *inf)
 		else
 			want = *x;
 		const shape *p = f->params[k]->result;
-		if (!shape_compatible(&want, p)) {
-			ck_error(c, in->ops[k].at, "parameter %d of computation %s is %s, but scan passes it %s", k,
-				 f->name, ck_shape(a, p), ck_shape(b, &want));
-			return 1;
-		}
+		if (!shape_compatible(&want, p))
+			return scan_error(c, in, in->ops[k].at,
+					  "Parameter %d of to_apply computation shape %s does not match %s shape %s", k,
+					  ck_shape(a, p), k < nin ? "input element" : "init", ck_shape(b, &want));
 	}
 	const shape *r = f->root->result;
 	int nres = shape_is_tuple(r) ? r->ntuple : 1;
@@ -446,12 +464,11 @@ int infer_scan(checker *c, instr *in, shape *inf)
 		const shape *y = shape_is_tuple(r) ? &r->tuple[i] : r;
 		if (i >= nout) {
 			const shape *init = in->ops[nin + i - nout].def->result;
-			if (!shape_compatible(y, init)) {
-				ck_error(c, in->ops[nin + i - nout].at,
-					 "carry %d of scan is %s, but computation %s gives %s for it", i - nout,
-					 ck_shape(a, init), f->name, ck_shape(b, y));
-				return 1;
-			}
+			const shape *p = f->params[nin + i - nout]->result;
+			if (!shape_compatible(y, p))
+				return scan_error(c, in, instr_attr_loc(in, ATTR_TO_APPLY),
+						  "Computation %s result element %d shape %s does not match parameter %d shape %s",
+						  f->name, i, ck_shape(a, y), nin + i - nout, ck_shape(b, p));
 			el[i] = *init;
 			continue;
 		}
@@ -466,6 +483,11 @@ int infer_scan(checker *c, instr *in, shape *inf)
 			dims[j] = j == d ? len : y->dims[k++];
 		shape_make_array(&el[i], y->type, y->rank + 1, dims);
 	}
+	/* inputs and inits of two float types: refused without
+	 * allow_mixed_precision (kScan is not on the verifier's list of
+	 * exceptions), run as they are with it */
+	if (mv_mixed_precision(c, in))
+		return 1;
 	if (shape_is_tuple(r)) {
 		memset(inf, 0, sizeof *inf);
 		inf->type = ET_TUPLE;
