@@ -18,7 +18,11 @@ its parameter's type and the result converted to where it is kept (reduce:
 the reducer's type; reduce-window: the init value's; scatter: the
 operand's; map: the computation's), then to a declared type of another
 float precision. Emulated in NumPy step by step in XLA's order (f16 ops in
-NumPy round once, as hloi's), on finite values.
+NumPy round once, as hloi's), on finite values. scan, whose computation XLA
+asks for its values' exact types, takes an input of one float type into a
+carry of another (two float types among its operands, which the option
+allows), the computation converting the input itself, and a declared
+result of a third.
 
 usage: numpy_mixed.py HLOI [--cases N] [--seed S] [--jobs J] [--keep DIR]
 Exits 77 (ctest's skip) when NumPy is missing, 1 on a mismatch.
@@ -84,7 +88,9 @@ def gen_reducer_case(rng, g, index):
     ti, td = rng.choice(sorted(NP)), rng.choice(sorted(NP))
     op = rng.choice(sorted(REDUCERS))
     f = REDUCERS[op]
-    kind = rng.choice(["reduce", "reduce-window", "scatter", "map"])
+    kind = rng.choice(["reduce", "reduce-window", "scatter", "map", "scan"])
+    if kind == "scan":
+        return gen_scan_case(rng, g, index, tx, tr, td, op)
     c = {"index": index, "engine": rng.choice(["fast", "reference"]), "options": ["--allow-mixed-precision"]}
     with np.errstate(all="ignore"):
         if kind == "reduce":
@@ -137,6 +143,32 @@ def gen_reducer_case(rng, g, index):
         index, reducer(tr, op),
         "".join("  %s = %s parameter(%d)\n" % (nm, text(t, dd), j) for j, (t, nm, dd) in enumerate(params)), body)
     c["inputs"], c["want"] = inputs, np.asarray(want)
+    return c
+
+
+def gen_scan_case(rng, g, index, tx, tr, td, op):
+    """scan of an input of type tx into one carry of type tr (its init's
+    and the computation's parameter's: XLA asks them to be one), the
+    computation converting each input element to tr itself; the result, the
+    last carry, declared td (computed in tr, then converted)."""
+    dims = [rng.randint(1, 5) for _ in range(rng.randint(1, 3))]
+    d = rng.randrange(len(dims))
+    rev = rng.random() < 0.5
+    el = dims[:d] + dims[d + 1:]
+    x, init = finite(g, dims, tx), finite(g, el, tr)
+    with np.errstate(all="ignore"):
+        steps = np.moveaxis(x, d, 0)
+        want = fold(init, steps[::-1] if rev else steps, REDUCERS[op], tr).astype(NP[td])
+    comp = ("step {\n  x = %s parameter(0)\n  c = %s parameter(1)\n  xc = %s convert(x)\n"
+            "  ROOT n = %s %s(c, xc)\n}\n\n") % (text(tx, el), text(tr, el), text(tr, el), text(tr, el), op)
+    body = "  ROOT r = %s scan(x, i), dimensions={%d}, num_carries=1, is_reverse=%s, to_apply=step\n" % (
+        text(td, el), d, "true" if rev else "false")
+    params = [(tx, "x", dims), (tr, "i", el)]
+    c = {"index": index, "engine": rng.choice(["fast", "reference"]), "options": ["--allow-mixed-precision"]}
+    c["program"] = "HloModule mixed_%d\n\n%sENTRY e {\n%s%s}\n" % (
+        index, comp, "".join("  %s = %s parameter(%d)\n" % (nm, text(t, dd), j) for j, (t, nm, dd) in enumerate(params)),
+        body)
+    c["inputs"], c["want"] = [x, init], np.asarray(want)
     return c
 
 
