@@ -382,7 +382,8 @@ typedef struct hloi_check_options {
 	 * select-and-scatter, sort and the collectives take one without it,
 	 * as XLA's verifier does); such a computation takes its values
 	 * converted to its parameters' types and its results are converted
-	 * back. */
+	 * back. A scan's computation needs its inputs' and inits' exact types
+	 * either way (XLA's HandleScan). */
 	int allow_mixed_precision;
 } hloi_check_options;
 #define HLOI_CHECK_OPTIONS_VERSION 4
