@@ -1204,11 +1204,11 @@ static int size_async_chain(checker *c, instr *in, computation *f, const name_ta
 		bad = 1;
 	} else if (!bad && later) {
 		c->async_deferred = in;
-	}
-	else if (!bad)
+	} else if (!bad) {
 		/* fewer operands than parameters: the done reports it, and
 		 * sized_callee, wanting them all, keeps f */
 		*instr_called_slot(in, ATTR_CALLS, 0) = sized_callee(c, f, args, k);
+	}
 	hloi_free(args);
 	return bad;
 }
