@@ -1132,12 +1132,123 @@ static void size_slot(checker *c, const instr *in, computation **slot, int first
 		hloi_free(args);
 }
 
+/* The next op of in's async chain: the async-update or async-done after
+ * it in its computation that continues it, or NULL. */
+static instr *async_next(const checker *c, const instr *in)
+{
+	const computation *comp = c->cur_comp;
+	for (int i = in->position + 1; comp && i < comp->ninstrs; i++) {
+		instr *x = comp->instrs[i];
+		if ((x->op == OP_ASYNC_UPDATE || x->op == OP_ASYNC_DONE) && x->nops > 0 &&
+		    !strcmp(x->ops[0].name, in->name))
+			return x;
+	}
+	return NULL;
+}
+
+/* The operands a chain of async ops brings its computation f, in XLA's
+ * order (its parser's UpdateAsyncWrappedComputation): the start's, then
+ * each async-update's after the op it continues, from the start up to
+ * `last`, into args (f->nparams of them at most); their count. The
+ * operands are sized by the op `at` of the chain being checked when
+ * defined before it; *later is set when one is not and f's parameter for
+ * it declares `?`, *bad when one is already in error (reported there). */
+static int async_chain_args(const checker *c, const instr *start, const instr *last, const instr *at,
+			    const computation *f, const name_table *nt, const uint8_t *ok, const shape **args,
+			    int *later, int *bad)
+{
+	int k = 0;
+	for (const instr *x = start; x && k < f->nparams; x = x == last ? NULL : async_next(c, x)) {
+		for (int j = x == start ? 0 : 1; j < x->nops && k < f->nparams; j++, k++) {
+			const instr *p = f->params[k];
+			const instr *d = nt_find(nt, x->ops[j].name);
+			if (p && p->has_shape && !shape_has_unbounded(p->shape))
+				args[k] = p->shape; /* nothing to size */
+			else if (!d || d->position >= at->position)
+				*later = 1;
+			else if (!ok[d->position])
+				*bad = 1;
+			else
+				args[k] = d->result;
+		}
+		if (x->op == OP_ASYNC_DONE)
+			break;
+	}
+	return k;
+}
+
+/* An async-start whose computation f takes more parameters than the start
+ * has operands (XLA's newer syntax): f's copy is sized by the operands of
+ * the whole chain. When they are all defined before the start, at the
+ * start; else the async-update that brings the last of them sizes it
+ * (size_async_update), and the start checks f only there. 1 when
+ * reported. */
+static int size_async_chain(checker *c, instr *in, computation *f, const name_table *nt, const uint8_t *ok)
+{
+	const shape **args = hloi_calloc((size_t)f->nparams, sizeof *args);
+	if (!args) {
+		c->oom = 1;
+		return 1;
+	}
+	const instr *last = in;
+	for (const instr *x = async_next(c, in); x; x = async_next(c, x))
+		last = x;
+	int later = 0, bad = 0;
+	int k = async_chain_args(c, in, last, in, f, nt, ok, args, &later, &bad);
+	if (!bad && later && in->has_shape && f->root && shape_has_unbounded(f->root->result) &&
+	    !async_result_pending(in->shape, f->root->result)) {
+		/* the start's result is f's, which the start cannot size */
+		ck_unsupported(c, in->op_at,
+			       "unsupported `?` in the result of this async-start: an async-update brings operands defined after it that size computation %s, so its result must be written () until then",
+			       f->name);
+		bad = 1;
+	} else if (!bad && later) {
+		c->async_deferred = in;
+	} else if (!bad) {
+		/* fewer operands than parameters: the done reports it, and
+		 * sized_callee, wanting them all, keeps f */
+		*instr_called_slot(in, ATTR_CALLS, 0) = sized_callee(c, f, args, k);
+	}
+	hloi_free(args);
+	return bad;
+}
+
+/* The async-update that brings the last of its chain's operands, when the
+ * start left its computation unsized: the computation's copy sized by the
+ * chain's operands, in the start's slot, checked here. 1 when reported. */
+static int size_async_update(checker *c, instr *in, const name_table *nt, const uint8_t *ok)
+{
+	instr *start = in;
+	while (start->op != OP_ASYNC_START && start->nops > 0 && start->ops[0].def)
+		start = start->ops[0].def;
+	computation **slot = start->op == OP_ASYNC_START ? instr_called_slot(start, ATTR_CALLS, 0) : NULL;
+	computation *f = slot ? *slot : NULL;
+	if (!f || f->sized_from || !f->params || start->nops >= f->nparams)
+		return 0;
+	const shape **args = hloi_calloc((size_t)f->nparams, sizeof *args);
+	if (!args) {
+		c->oom = 1;
+		return 1;
+	}
+	int later = 0, bad = 0;
+	int k = async_chain_args(c, start, in, in, f, nt, ok, args, &later, &bad);
+	int r = bad;
+	if (!bad && !later && k == f->nparams) {
+		*slot = sized_callee(c, f, args, k);
+		start->callee = *slot;
+		r = *slot != f && ck_ensure_checked(c, in, *slot, in->op_at);
+	}
+	hloi_free(args);
+	return r;
+}
+
 /* A run (check_module_sized): each computation in calls whose parameters
  * declare `?` becomes its copy sized by the operands this call passes it
- * (call, fusion and async-start: all operands; while's condition and body:
- * the state; a conditional's branch: its operand). 1 when reported: a `?`
- * parameter an async-update brings (the start has no size for it). */
-static int size_call_site(checker *c, instr *in)
+ * (call, fusion: all operands; async-start: the operands of its chain;
+ * while's condition and body: the state; a conditional's branch: its
+ * operand). The async-update and async-done of a chain find the copy
+ * through their async-start. 1 when reported. */
+static int size_call_site(checker *c, instr *in, const name_table *nt, const uint8_t *ok)
 {
 	switch (in->op) {
 	case OP_CALL:
@@ -1145,18 +1256,17 @@ static int size_call_site(checker *c, instr *in)
 		break;
 	case OP_ASYNC_START: {
 		computation *f = instr_called(in, ATTR_CALLS, 0);
+		c->async_deferred = NULL;
 		if (f && f->params && in->nops < f->nparams) {
-			for (int k = in->nops; k < f->nparams; k++)
-				if (f->params[k] && f->params[k]->has_shape && shape_has_unbounded(f->params[k]->shape)) {
-					ck_unsupported(c, in->op_at,
-						       "unsupported `?` in parameter %d of computation %s: the async updates bring it, and a run sizes a callee's `?` parameters from the operands of its async-start",
-						       k, f->name);
-					return 1;
-				}
+			if (size_async_chain(c, in, f, nt, ok))
+				return 1;
+		} else {
+			size_slot(c, in, instr_called_slot(in, ATTR_CALLS, 0), 0, in->nops);
 		}
-		size_slot(c, in, instr_called_slot(in, ATTR_CALLS, 0), 0, in->nops);
 		break;
 	}
+	case OP_ASYNC_UPDATE:
+		return size_async_update(c, in, nt, ok);
 	case OP_FUSION:
 		size_slot(c, in, instr_called_slot(in, ATTR_CALLS, 0), 0, in->nops);
 		break;
@@ -1215,7 +1325,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			ok[in->position] = 1;
 		return;
 	}
-	if (c->input_shapes && in->ncalled > 0 && size_call_site(c, in))
+	if (c->input_shapes && (in->ncalled > 0 || in->op == OP_ASYNC_UPDATE) && size_call_site(c, in, nt, ok))
 		return;
 	if (c->oom)
 		return;

@@ -41,6 +41,10 @@ typedef struct checker {
 	 * parameter takes its input's size; NULL for a check without them */
 	const shape *const *input_shapes;
 	size_t ninputs;
+	/* a run: the async-start whose computation its chain's last
+	 * async-update sizes (an operand of the chain defined after the
+	 * start), so the start's own check does not check it unsized */
+	const instr *async_deferred;
 } checker;
 
 /* The participant counts of a run: the options' (version >= 3), else the

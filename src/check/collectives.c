@@ -1092,7 +1092,7 @@ int infer_async_start(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	computation *f = instr_called(start, ATTR_CALLS, 0);
-	if (!f || (start == in && ck_ensure_checked(c, in, f, ck_attr_loc(c, ca->vat, "calls"))))
+	if (!f || (start == in && c->async_deferred != in && ck_ensure_checked(c, in, f, ck_attr_loc(c, ca->vat, "calls"))))
 		return 1;
 	int nbefore = before ? before->ntuple : 0, nnew = before ? in->nops - 1 : in->nops;
 	int n = nbefore + nnew;

@@ -6,7 +6,9 @@ other operand has 1 there (it broadcasts along the `?`), concatenate, pad,
 transpose, slice, dot (contracting over a `?` dimension or keeping one) and
 reduce; `?` operands into called computations whose parameters are `?`
 (call from two sites of different sizes, fusion, a while loop carrying
-one, conditional branches of their own sizes) and dynamic-reshape to `?`
+one, conditional branches of their own sizes, async chains whose
+async-updates bring the `?` operands, XLA's newer syntax) and
+dynamic-reshape to `?`
 dimensions (sizes the run knows, and a size computed); both engines, run
 in one `hloi test`. The run checks each module
 again with its inputs' sizes, so results print and are written at those
@@ -32,7 +34,7 @@ def gen_case(seed, index):
     rng = random.Random(seed * 1000003 + index)
     g = np.random.default_rng(seed * 7919 + index)
     kind = rng.choice(["add", "concat", "pad", "transpose", "slice", "contract", "keep", "reduce",
-                       "call", "fusion", "while", "cond", "reshape"])
+                       "call", "fusion", "while", "cond", "reshape", "async"])
     m, n = rng.randint(1, 5), rng.randint(1, 4)
     size, size2 = rng.randint(0, 6), rng.randint(0, 6)
     if kind == "add":
@@ -115,6 +117,27 @@ def gen_case(seed, index):
         body = ("  x = f32[?,%d] parameter(0)\n  y = f32[?] parameter(1)\n  i = s32[] constant(%d)\n"
                 "  ROOT c = f32[] conditional(i, x, y), branch_computations={b0, b1}\n" % (m, i))
         inputs, expect = [x, y], np.array(x.sum() if i == 0 else -y.sum())
+    elif kind == "async":
+        # XLA's newer async syntax: async-updates bring `?` operands after
+        # the start, one defined before it (y) and one after (z); f reached
+        # by two chains of their own sizes, and call-start()'s computation
+        x, y = g.standard_normal((size, m)), g.standard_normal((size2, m))
+        t = "f32[?,%d]" % m
+        callee = ("f {\n  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  q = %s multiply(p0, p0)\n"
+                  "  ROOT c = %s concatenate(q, p1), dimensions={0}\n}\n\n" % (t, t, t, t))
+        body = ("  x = {t} parameter(0)\n  y = {t} parameter(1)\n"
+                "  sa = (({t}), {t}, s32[]) async-start(x), calls=f\n"
+                "  va = (({t}, {t}), {t}, s32[]) async-update(sa, y)\n  ea = {t} async-done(va)\n"
+                "  sb = ((), (), s32[]) async-start(), calls=f\n  vb = (({t}), (), s32[]) async-update(sb, y)\n"
+                "  z = {t} negate(x)\n  vc = (({t}, {t}), (), s32[]) async-update(vb, z)\n"
+                "  eb = {t} async-done(vc)\n"
+                "  cs = ((), (), s32[]) call-start(), to_apply={{\n    a = {t} parameter(0)\n"
+                "    b = {t} parameter(1)\n    ROOT m = {t} multiply(a, b)\n  }}\n"
+                "  cu = (({t}), (), s32[]) call-update(cs, z)\n  w = {t} add(z, z)\n"
+                "  cv = (({t}, {t}), (), s32[]) call-update(cu, w)\n  cd = {t} call-done(cv)\n"
+                "  ROOT r = ({t}, {t}, {t}) tuple(ea, eb, cd)\n").format(t=t)
+        inputs = [x, y]
+        expect = [np.concatenate([x * x, y]), np.concatenate([y * y, -x]), 2 * x * x]
     else:
         # dynamic-reshape: sizes the run knows (a constant, get-dimension-size
         # of the sized dimension), and one computed (rows * m)
@@ -124,7 +147,7 @@ def gen_case(seed, index):
                 "  n = s32[] multiply(rows, m)\n  flat = f32[?] dynamic-reshape(x, n)\n"
                 "  ROOT out = (f32[?,?], f32[?]) tuple(t, flat)\n" % (m, m))
         inputs, expect = [x], [x.reshape(m, size), x.reshape(-1)]
-    if kind not in ("call", "fusion", "while", "cond"):
+    if kind not in ("call", "fusion", "while", "cond", "async"):
         callee = ADD if kind == "reduce" else ""
     program = "HloModule unb_%d\n\n%sENTRY e {\n%s}\n" % (index, callee, body)
     return {"index": index, "kind": kind, "program": program,

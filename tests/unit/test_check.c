@@ -1369,6 +1369,17 @@ static hloi_status sized_1d(checked *r, const int64_t *n, int count)
 	return check_module_sized(r->m, r->ctx, ins, (size_t)count);
 }
 
+/* text checks; checked again with the one-dimensional input of size n,
+ * it is refused with status want and first message msg. */
+static void sized_refused(const char *text, int64_t n, hloi_status want, const char *msg)
+{
+	checked r;
+	CU_ASSERT_EQUAL(run(&r, text), HLOI_OK);
+	CU_ASSERT_EQUAL(sized_1d(&r, &n, 1), want);
+	CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0), msg);
+	done(&r);
+}
+
 /* `?` into called computations' parameters: accepted by the check as XLA's
  * ShapeUtil::Compatible; a run checks one copy of the callee per distinct
  * signature of sizes its call sites give, kept for later runs */
@@ -1404,14 +1415,8 @@ static void test_unbounded_callees(void)
 	static const char grows[] = "cond {\n  s = f32[?] parameter(0)\n  ROOT t = pred[] constant(false)\n}\n\n"
 				    "body {\n  s = f32[?] parameter(0)\n  ROOT c = f32[?] concatenate(s, s), dimensions={0}\n}\n\n"
 				    "ENTRY e {\n  x = f32[?] parameter(0)\n  ROOT w = f32[?] while(x), condition=cond, body=body\n}\n";
-	CU_ASSERT_EQUAL(run(&r, grows), HLOI_OK);
-	{
-		int64_t n[1] = { 2 };
-		CU_ASSERT_EQUAL(sized_1d(&r, n, 1), HLOI_ETYPE);
-		CU_ASSERT_STRING_EQUAL(diag_msg(&r, 0),
-				       "The parameter of condition and body, the result of the body, and init must all have the same shape; got Condition: (s: f32[2]) -> pred[]; body: (s: f32[2]) -> f32[4]; init: f32[2]..");
-	}
-	done(&r);
+	sized_refused(grows, 2, HLOI_ETYPE,
+		      "The parameter of condition and body, the result of the body, and init must all have the same shape; got Condition: (s: f32[2]) -> pred[]; body: (s: f32[2]) -> f32[4]; init: f32[2]..");
 
 	/* a static parameter against a `?` operand: checked, sized by the run */
 	static const char fixed[] = "c {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n\n"
@@ -1440,6 +1445,54 @@ static void test_unbounded_callees(void)
 		CU_ASSERT_EQUAL(instr_called(c, ATTR_BRANCH_COMPUTATIONS, 1)->params[0]->result->dims[0], 6);
 	}
 	done(&r);
+}
+
+/* `?` parameters an async-update brings (XLA's newer async syntax): the
+ * chain's computation is sized by the start's operands and then each
+ * update's, one copy per chain's signature, which the start, the updates
+ * and the done all refer to; sized at the update that brings an operand
+ * defined after the start */
+static void test_unbounded_async_chains(void)
+{
+	checked r;
+	static const char chains[] = "f {\n  p0 = f32[?] parameter(0)\n  p1 = f32[?] parameter(1)\n  ROOT a = f32[?] add(p0, p1)\n}\n\n"
+				     "ENTRY e {\n  x = f32[?] parameter(0)\n  y = f32[?] parameter(1)\n"
+				     "  s = ((f32[?]), f32[?], s32[]) async-start(x), calls=f\n"
+				     "  u = ((f32[?], f32[?]), f32[?], s32[]) async-update(s, x)\n  d = f32[?] async-done(u)\n"
+				     "  st = ((), (), s32[]) async-start(), calls=f\n  z = f32[?] negate(y)\n"
+				     "  ut = ((f32[?], f32[?]), (), s32[]) async-update(st, y, z)\n  dt = f32[?] async-done(ut)\n"
+				     "  ROOT t = (f32[?], f32[?]) tuple(d, dt)\n}\n";
+	CU_ASSERT_EQUAL(run(&r, chains), HLOI_OK);
+	for (int pass = 0; pass < 2; pass++) {
+		int64_t n[2] = { pass ? 4 : 3, 5 };
+		CU_ASSERT_EQUAL_FATAL(sized_1d(&r, n, 2), HLOI_OK);
+		const computation *f1 = instr_called(find(&r, "s"), ATTR_CALLS, 0);
+		const computation *f2 = instr_called(find(&r, "st"), ATTR_CALLS, 0);
+		CU_ASSERT_PTR_NOT_EQUAL_FATAL(f1, f2); /* a copy per chain's sizes */
+		CU_ASSERT_PTR_EQUAL(f1->sized_from, module_find_computation(r.m, "f"));
+		CU_ASSERT_PTR_EQUAL(f2->sized_from, module_find_computation(r.m, "f"));
+		CU_ASSERT_PTR_EQUAL(find(&r, "st")->callee, f2);
+		CU_ASSERT_EQUAL(f1->params[1]->result->dims[0], n[0]); /* brought by u */
+		CU_ASSERT_EQUAL(f2->params[0]->result->dims[0], 5);
+		CU_ASSERT_EQUAL(f2->params[1]->result->dims[0], 5); /* z, after st */
+		const shape *su = find(&r, "u")->result;
+		CU_ASSERT_EQUAL(su->tuple[0].tuple[1].dims[0], n[0]);
+		CU_ASSERT_EQUAL(su->tuple[1].dims[0], n[0]);
+		CU_ASSERT_EQUAL(su->tuple[1].dim_kind[0], DIM_STATIC);
+		CU_ASSERT_EQUAL(find(&r, "d")->result->dims[0], n[0]);
+		CU_ASSERT_EQUAL(find(&r, "dt")->result->dims[0], 5);
+		CU_ASSERT_EQUAL(find(&r, "dt")->result->dim_kind[0], DIM_STATIC);
+	}
+	done(&r);
+
+	/* a start whose written result is f's `?` before an update brings an
+	 * operand defined after it: refused at the start */
+	static const char late[] = "f {\n  p0 = f32[?] parameter(0)\n  p1 = f32[?] parameter(1)\n  ROOT a = f32[?] add(p0, p1)\n}\n\n"
+				   "ENTRY e {\n  x = f32[?] parameter(0)\n  s = ((f32[?]), f32[?], s32[]) async-start(x), calls=f\n"
+				   "  z = f32[?] negate(x)\n  u = ((f32[?], f32[?]), f32[?], s32[]) async-update(s, z)\n"
+				   "  ROOT d = f32[?] async-done(u)\n}\n";
+	sized_refused(late, 2, HLOI_EUNSUPPORTED,
+		      "unsupported `?` in the result of this async-start: an async-update brings operands defined after it that size computation f, so its result must be written () until then");
 }
 
 /* dynamic-reshape with `?`: the check compares the element counts only
@@ -1562,6 +1615,7 @@ static const unit_test ir_tests[] = {
 	{ "unsupported", test_unsupported },
 	{ "unbounded", test_unbounded },
 	{ "unbounded_callees", test_unbounded_callees },
+	{ "unbounded_async_chains", test_unbounded_async_chains },
 	{ "unbounded_dynamic_reshape", test_unbounded_dynamic_reshape },
 	{ NULL, NULL },
 };
