@@ -1289,6 +1289,42 @@ static int size_call_site(checker *c, instr *in, const name_table *nt, const uin
 	return 0;
 }
 
+/* allow_mixed_precision, a tuple result: a declared tuple of arrays whose
+ * elements differ from the inferred ones only in float types stands (XLA's
+ * CompatibleIgnoringFpPrecision, element by element); the inferred tuple is
+ * kept in in->mixed_tuple (the run computes it, then converts) and inf
+ * takes the declared types. Returns 1 when so. */
+static int mixed_tuple(checker *c, instr *in, shape *inf)
+{
+	const shape *d = in->shape;
+	if (!shape_is_tuple(inf) || !shape_is_tuple(d) || d->ntuple != inf->ntuple)
+		return 0;
+	int differ = 0;
+	for (int i = 0; i < d->ntuple; i++) {
+		const shape *de = &d->tuple[i], *ie = &inf->tuple[i];
+		if (!shape_is_array(de) || !shape_is_array(ie) || !shape_same_dims(de, ie) ||
+		    !etype_same_ignoring_fp(de->type, ie->type) || de->is_buffer || ie->is_buffer)
+			return 0;
+		differ |= de->type != ie->type;
+	}
+	if (!differ)
+		return 0;
+	shape *el = arena_array(&c->m->arena, (size_t)inf->ntuple, sizeof *el);
+	const shape *kept = module_intern_shape(c->m, inf);
+	if (!el || !kept) {
+		c->oom = 1;
+		return 0;
+	}
+	for (int i = 0; i < inf->ntuple; i++) {
+		el[i] = inf->tuple[i];
+		el[i].type = d->tuple[i].type;
+	}
+	in->mixed_tuple = kept;
+	inf->tuple = el;
+	c->nmixed++;
+	return 1;
+}
+
 static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok)
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
@@ -1334,6 +1370,7 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	memset(&inf, 0, sizeof inf);
 	c->keep_layout = 0;
 	in->mixed_type = ET_INVALID;
+	in->mixed_tuple = NULL;
 	int err = infer_rules[in->op](c, in, &inf);
 	if (err || c->oom)
 		return;
@@ -1354,6 +1391,8 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 			c->nmixed++;
 			same = 1;
 		}
+		if (!same && c->mixed && mixed_tuple(c, in, &inf))
+			same = 1;
 		if (!same && !shape_is_tuple(&inf) &&
 		    (makes_dynamic(in) || shape_has_unbounded(&inf) || shape_has_unbounded(in->shape)))
 			same = dynamic_kinds(in, &inf);

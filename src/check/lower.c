@@ -364,13 +364,85 @@ static etype operand_target(const instr *in)
 	return converts_operands(in->op) && is_float_array(in->result) ? in->result->type : ET_INVALID;
 }
 
+/* The instructions after position i of c, and c's root, take `to` where
+ * they took `from`. */
+static void uses_to(computation *c, int i, instr *from, instr *to)
+{
+	for (int j = i + 1; j < c->ninstrs; j++)
+		for (int k = 0; k < c->instrs[j]->nops; k++)
+			if (c->instrs[j]->ops[k].def == from) {
+				c->instrs[j]->ops[k].def = to;
+				c->instrs[j]->ops[k].name = to->name;
+			}
+	if (c->root == from) {
+		c->root = to;
+		to->is_root = from->is_root;
+		from->is_root = 0;
+	}
+}
+
+/* A tuple result declared with other float types than inferred (the
+ * checker's in->mixed_tuple): `in` computes the inferred tuple, and a tuple
+ * of its elements, each converted to the declared type where it differs
+ * (`NAME.element.K`, `NAME.mixed.K`, `NAME.mixed`), is what the declared
+ * result was. Appends them after `in`; returns the tuple, NULL when out of
+ * memory. */
+static instr *mixed_tuple_result(lowerer *lw, instr *in)
+{
+	const shape *declared = in->result, *inferred = in->mixed_tuple;
+	int n = inferred->ntuple;
+	in->result = inferred;
+	in->shape = inferred;
+	lw->out[lw->nout++] = in;
+	operand *ops = arena_array(&lw->m->arena, (size_t)n, sizeof *ops);
+	if (!ops) {
+		lw->oom = 1;
+		return NULL;
+	}
+	for (int k = 0; k < n; k++) {
+		const shape *ie = &inferred->tuple[k], *de = &declared->tuple[k];
+		instr *e = new_instr(lw, in, OP_GET_TUPLE_ELEMENT, in->name, "element", in, ie->type, ie->rank, ie->dims);
+		if (!e || instr_set_int(&lw->m->arena, e, ATTR_INDEX, k)) {
+			lw->oom = 1;
+			return NULL;
+		}
+		instr *v = e;
+		if (de->type != ie->type) {
+			const shape *ds = module_intern_shape(lw->m, de);
+			v = ds ? new_instr(lw, in, OP_CONVERT, in->name, "mixed", e, de->type, de->rank, de->dims) : NULL;
+			if (!v) {
+				lw->oom = 1;
+				return NULL;
+			}
+			v->result = ds;
+			v->shape = ds;
+		}
+		memset(&ops[k], 0, sizeof ops[k]);
+		ops[k].name = v->name;
+		ops[k].at = in->op_at;
+		ops[k].def = v;
+	}
+	instr *t = new_instr(lw, in, OP_TUPLE, in->name, "mixed", in, ET_F32, 0, NULL);
+	if (!t)
+		return NULL;
+	t->nops = n;
+	t->ops = ops;
+	t->result = declared;
+	t->shape = declared;
+	return t;
+}
+
 static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 {
 	lw->nout = 0;
 	/* at most one convert per operand, or one after the instruction */
 	size_t cap = (size_t)c->ninstrs;
-	for (int i = 0; i < c->ninstrs; i++)
+	for (int i = 0; i < c->ninstrs; i++) {
 		cap += (size_t)(c->instrs[i]->nops > 1 ? c->instrs[i]->nops : 1);
+		/* a tuple result: an element, a convert each, and the tuple */
+		if (c->instrs[i]->mixed_tuple)
+			cap += 2 * (size_t)c->instrs[i]->mixed_tuple->ntuple + 1;
+	}
 	if (begin_list(lw, c, cap))
 		return;
 	for (int i = 0; i < c->ninstrs && !lw->oom; i++) {
@@ -412,17 +484,13 @@ static void mixed_computation(lowerer *lw, computation *c, size_t *changed)
 				break;
 			cv->result = declared;
 			cv->shape = declared;
-			for (int j = i + 1; j < c->ninstrs; j++)
-				for (int k = 0; k < c->instrs[j]->nops; k++)
-					if (c->instrs[j]->ops[k].def == in) {
-						c->instrs[j]->ops[k].def = cv;
-						c->instrs[j]->ops[k].name = cv->name;
-					}
-			if (c->root == in) {
-				c->root = cv;
-				cv->is_root = in->is_root;
-				in->is_root = 0;
-			}
+			uses_to(c, i, in, cv);
+			(*changed)++;
+		} else if (in->mixed_tuple) {
+			instr *t = mixed_tuple_result(lw, in);
+			if (!t)
+				break;
+			uses_to(c, i, in, t);
 			(*changed)++;
 		} else {
 			lw->out[lw->nout++] = in;

@@ -367,13 +367,15 @@ computation *instr_called(const instr *in, attr_id id, int j)
 	return slot ? *slot : NULL;
 }
 
-int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)
+/* in's attribute `id`, added when missing, its value cleared; NULL when out
+ * of memory. */
+static attr *attr_slot(arena *a, instr *in, attr_id id, attr_kind kind)
 {
 	attr *at = (attr *)instr_attr(in, id);
 	if (!at) {
 		attr *na = arena_array(a, (size_t)in->nattrs + 1, sizeof *na);
 		if (!na)
-			return -1;
+			return NULL;
 		if (in->nattrs)
 			memcpy(na, in->attrs, (size_t)in->nattrs * sizeof *na);
 		at = &na[in->nattrs];
@@ -382,8 +384,25 @@ int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)
 		in->nattrs++;
 	}
 	at->id = (uint16_t)id;
-	at->kind = AK_INTS;
+	at->kind = kind;
 	memset(&at->u, 0, sizeof at->u);
+	return at;
+}
+
+int instr_set_int(arena *a, instr *in, attr_id id, int64_t v)
+{
+	attr *at = attr_slot(a, in, id, AK_INT);
+	if (!at)
+		return -1;
+	at->u.i = v;
+	return 0;
+}
+
+int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n)
+{
+	attr *at = attr_slot(a, in, id, AK_INTS);
+	if (!at)
+		return -1;
 	at->u.ints.present = 1;
 	at->u.ints.n = n;
 	if (n > 0) {

@@ -106,6 +106,9 @@ struct instr {
 	int position;          /* index in its computation */
 	etype mixed_type;      /* checker, allow_mixed_precision: the inferred float
 				* type where the declared one differs, else ET_INVALID */
+	const shape *mixed_tuple; /* the same for a tuple result: the inferred
+				* tuple (interned) where declared elements' float
+				* types differ, else NULL */
 	const shape *result;   /* inferred shape, with its layout, interned; shape_none
 				* before the check */
 	int ncalled;           /* the computations it calls, in XLA's order */
@@ -314,6 +317,8 @@ cmp_type instr_comparison_type(const instr *in);
 /* Sets (adds or replaces) int list attribute `id` of `in` with n values
  * copied into arena `a`; -1 when out of memory. */
 int instr_set_ints(arena *a, instr *in, attr_id id, const int64_t *v, int n);
+/* Sets (or adds) an integer attribute; -1 when out of memory. */
+int instr_set_int(arena *a, instr *in, attr_id id, int64_t v);
 void instr_remove_attr(instr *in, attr_id id);
 /* Where to point a diagnostic about attribute `id` (its value, else the
  * instruction). */
