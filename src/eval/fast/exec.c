@@ -631,7 +631,10 @@ int fx_input_strides(const shape *s, const int8_t *map, int rank, const int64_t 
 			continue;
 		if (s->dims[j] != dims[d])
 			return 1;
-		st[d] = own[j];
+		/* two operand dimensions into one result dimension (a broadcast
+		 * with dimensions={0,0}, which XLA's verifier accepts) read its
+		 * diagonal: their strides add */
+		st[d] += own[j];
 	}
 	return 0;
 }
