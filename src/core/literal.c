@@ -181,33 +181,63 @@ hloi_status literal_create_elided(hloi_literal **out, const shape *s)
 	return HLOI_OK;
 }
 
+/* A tuple literal of shape `s` whose elements are still NULL (the caller
+ * fills elems[i] and tuple_shapes[i]); on failure *out is NULL. */
+static hloi_status tuple_shell(hloi_literal **out, const shape *s)
+{
+	*out = NULL;
+	size_t n = s->ntuple > 0 ? (size_t)s->ntuple : 0;
+	hloi_literal *lit = hloi_calloc(1, sizeof *lit);
+	if (!lit)
+		return HLOI_ENOMEM;
+	lit->shape = *s;
+	lit->shape.ntuple = (int)n;
+	lit->shape.tuple = NULL;
+	lit->nelems = n;
+	if (n) {
+		lit->elems = hloi_calloc(n, sizeof *lit->elems);
+		lit->tuple_shapes = hloi_calloc(n, sizeof *lit->tuple_shapes);
+		if (!lit->elems || !lit->tuple_shapes) {
+			literal_destroy(lit);
+			return HLOI_ENOMEM;
+		}
+		lit->shape.tuple = lit->tuple_shapes;
+	}
+	*out = lit;
+	return HLOI_OK;
+}
+
 static hloi_status clone_rec(hloi_literal **out, const hloi_literal *lit)
 {
+	*out = NULL;
 	if (lit->elided && !shape_is_tuple(&lit->shape))
 		return literal_create_elided(out, &lit->shape);
 	hloi_literal *c = NULL;
-	/* an array's bytes are all copied below: no need to zero them first */
-	int copied = !shape_is_tuple(&lit->shape) && lit->nbytes && lit->data;
-	hloi_status st = create_rec(&c, &lit->shape, 0, !copied);
-	if (st != HLOI_OK) {
-		*out = NULL;
-		return st;
+	hloi_status st;
+	if (shape_is_tuple(&lit->shape)) {
+		/* elements are cloned one by one, never created first */
+		st = tuple_shell(&c, &lit->shape);
+		for (size_t i = 0; i < lit->nelems && st == HLOI_OK; i++) {
+			st = clone_rec(&c->elems[i], lit->elems[i]);
+			if (st == HLOI_OK)
+				c->tuple_shapes[i] = c->elems[i]->shape;
+		}
+		if (st != HLOI_OK) {
+			literal_destroy(c);
+			return st;
+		}
+		c->elided = lit->elided;
+		*out = c;
+		return HLOI_OK;
 	}
+	/* an array's bytes are all copied below: no need to zero them first */
+	int copied = lit->nbytes && lit->data;
+	st = create_rec(&c, &lit->shape, 0, !copied);
+	if (st != HLOI_OK)
+		return st;
 	c->elided = lit->elided;
 	memcpy(c->dynamic_size, lit->dynamic_size, sizeof c->dynamic_size);
-	if (shape_is_tuple(&lit->shape)) {
-		for (size_t i = 0; i < lit->nelems; i++) {
-			literal_destroy(c->elems[i]);
-			c->elems[i] = NULL;
-			st = clone_rec(&c->elems[i], lit->elems[i]);
-			if (st != HLOI_OK) {
-				literal_destroy(c);
-				*out = NULL;
-				return st;
-			}
-			c->tuple_shapes[i] = c->elems[i]->shape;
-		}
-	} else if (copied && c->data) {
+	if (copied && c->data) {
 		if (c->nbytes == lit->nbytes)
 			memcpy(c->data, lit->data, lit->nbytes);
 		else
@@ -1404,22 +1434,7 @@ static void conv_fill(conv *c, hloi_literal *lit, const lit_node *n, int depth)
 		conv_fail(c, HLOI_EPARSE);
 		return;
 	}
-	if (shape_is_tuple(s)) {
-		if (n->kind != LIT_TUPLE) {
-			diag_error(c->ctx, c->src, n->at, "expects '(' in front of tuple elements");
-			conv_fail(c, HLOI_EPARSE);
-			return;
-		}
-		if ((size_t)n->n != lit->nelems) {
-			diag_error(c->ctx, c->src, n->at,
-				   "expects %zu elements in the tuple literal, but sees %d", lit->nelems, n->n);
-			conv_fail(c, HLOI_EPARSE);
-			return;
-		}
-		for (size_t i = 0; i < lit->nelems && c->st == HLOI_OK; i++)
-			conv_fill(c, lit->elems[i], n->kids[i], depth + 1);
-		return;
-	}
+	/* tuples are built element by element (from_tree_rec) */
 	if (!etype_is_evaluated(s->type)) {
 		diag_error(c->ctx, c->src, n->at, "unsupported element type '%s'",
 			   etype_name(s->type) ? etype_name(s->type) : "?");
@@ -1474,8 +1489,54 @@ static int64_t count_values(const lit_node *n, int64_t limit, int depth)
 	return total;
 }
 
+static hloi_status array_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
+				   const shape *s);
+
+/* A tuple literal is built element by element, each checked as an array
+ * literal is before its buffer is allocated: a tuple holding a huge shape
+ * written with a few values (or elided) must not allocate either. */
+static hloi_status from_tree_rec(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
+				 const shape *s, int depth)
+{
+	*out = NULL;
+	if (!shape_is_tuple(s))
+		return array_from_tree(out, ctx, src, tree, s);
+	if (depth > LIT_MAX_DEPTH) {
+		diag_error(ctx, src, tree->at, "literal is nested too deeply");
+		return HLOI_EPARSE;
+	}
+	if (tree->kind != LIT_TUPLE) {
+		diag_error(ctx, src, tree->at, "expects '(' in front of tuple elements");
+		return HLOI_EPARSE;
+	}
+	size_t n = s->ntuple > 0 ? (size_t)s->ntuple : 0;
+	if ((size_t)tree->n != n) {
+		diag_error(ctx, src, tree->at, "expects %zu elements in the tuple literal, but sees %d", n, tree->n);
+		return HLOI_EPARSE;
+	}
+	hloi_literal *lit;
+	hloi_status st = tuple_shell(&lit, s);
+	for (size_t i = 0; i < n && st == HLOI_OK; i++) {
+		st = from_tree_rec(&lit->elems[i], ctx, src, tree->kids[i], &s->tuple[i], depth + 1);
+		if (st == HLOI_OK)
+			lit->tuple_shapes[i] = lit->elems[i]->shape;
+	}
+	if (st != HLOI_OK) {
+		literal_destroy(lit);
+		return st;
+	}
+	*out = lit;
+	return HLOI_OK;
+}
+
 hloi_status literal_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
 			      const shape *s)
+{
+	return from_tree_rec(out, ctx, src, tree, s, 0);
+}
+
+static hloi_status array_from_tree(hloi_literal **out, hloi_context *ctx, int src, const lit_node *tree,
+				   const shape *s)
 {
 	*out = NULL;
 	hloi_literal *lit = NULL;

@@ -21,6 +21,7 @@ static atomic_size_t last_failure;  /* bytes of the last refused request */
  * Signed: a block malloc'd elsewhere and given to hloi_free takes the count
  * below what is held, never under zero. */
 static atomic_llong live;
+static atomic_llong peak;
 static atomic_size_t ceiling;
 static atomic_int ceiling_hit;      /* the last failure was the ceiling's */
 static atomic_size_t held_at_failure; /* what was held then */
@@ -118,10 +119,30 @@ static int over_ceiling(size_t n, size_t old)
 	return more > cap || alloc_live() > cap - more;
 }
 
+/* Adds `delta` to the bytes held and raises the peak to the new total. */
+static void add_live(long long delta)
+{
+	long long now = atomic_fetch_add_explicit(&live, delta, memory_order_relaxed) + delta;
+	long long top = atomic_load_explicit(&peak, memory_order_relaxed);
+	while (now > top &&
+	       !atomic_compare_exchange_weak_explicit(&peak, &top, now, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
 static void count(void *p, size_t old)
 {
-	long long delta = (long long)malloc_usable_size(p) - (long long)old;
-	atomic_fetch_add_explicit(&live, delta, memory_order_relaxed);
+	add_live((long long)malloc_usable_size(p) - (long long)old);
+}
+
+size_t alloc_peak(void)
+{
+	long long n = atomic_load_explicit(&peak, memory_order_relaxed);
+	return n > 0 ? (size_t)n : 0;
+}
+
+void alloc_reset_peak(void)
+{
+	atomic_store_explicit(&peak, atomic_load_explicit(&live, memory_order_relaxed), memory_order_relaxed);
 }
 
 void alloc_advise_huge(void *p, size_t n)
@@ -184,7 +205,7 @@ void *hloi_huge_alloc(size_t n)
 #ifdef MADV_HUGEPAGE
 	(void)madvise(p, n, MADV_HUGEPAGE);
 #endif
-	atomic_fetch_add_explicit(&live, (long long)n, memory_order_relaxed);
+	add_live((long long)n);
 	return p;
 }
 

@@ -34,6 +34,10 @@ void alloc_set_ceiling(size_t bytes);
 size_t alloc_ceiling(void);
 size_t alloc_live(void);
 int alloc_ceiling_hit(void);
+/* The most bytes held at once since the last alloc_reset_peak (which
+ * starts it at what is held now): the fuzz replays' memory limit. */
+size_t alloc_peak(void);
+void alloc_reset_peak(void);
 /* The bytes held when the last allocation failed. */
 size_t alloc_held_at_failure(void);
 /* The last failure in words for a message, e.g. "an allocation of 4194304

@@ -11,6 +11,11 @@
 #include <sys/stat.h>
 
 #include "fuzz_common.h"
+#include "util/alloc.h"
+
+/* libFuzzer's default -rss_limit_mb (and so -malloc_limit_mb): an input
+ * that makes hloi hold more is a finding there, and so here. */
+#define REPLAY_MEMORY_LIMIT ((size_t)2048 << 20)
 
 typedef struct replay {
 	const char *ext;  /* suffix filter (comma-separated), or NULL */
@@ -75,8 +80,15 @@ static void run_file(replay *r, const char *path)
 	}
 	if (len)
 		memcpy(exact, buf, len);
+	alloc_reset_peak();
 	LLVMFuzzerTestOneInput(exact, len);
 	free(exact);
+	if (alloc_peak() > REPLAY_MEMORY_LIMIT) {
+		/* what libFuzzer reports as out-of-memory (-rss_limit_mb) */
+		fprintf(stderr, "replay: %s: held %zu bytes at once, over the fuzz runs' limit of %zu\n", path,
+			alloc_peak(), (size_t)REPLAY_MEMORY_LIMIT);
+		abort();
+	}
 	r->files++;
 cleanup:
 	free(buf);

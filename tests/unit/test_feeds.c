@@ -162,7 +162,7 @@ static void test_queue_then_callback(void)
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EINVAL);
 		CU_ASSERT_PTR_NULL(r);
 		const char *msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "infeed 'b' in computation 'main' finds the infeed queue empty (after 1 value)"));
+		CU_ASSERT(msg && strstr(msg, "infeed 'b' in computation 'main' finds the infeed queue empty (after 1 value)"));
 		hloi_context_clear(ctx);
 
 		/* a failing callback: its own message, else one naming the infeed */
@@ -170,12 +170,12 @@ static void test_queue_then_callback(void)
 		s.fail_message = 1;
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EIO);
 		msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "the host has no data"));
+		CU_ASSERT(msg && strstr(msg, "the host has no data"));
 		hloi_context_clear(ctx);
 		s.fail_message = 0;
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EIO);
 		msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "infeed 'b': the infeed callback failed"));
+		CU_ASSERT(msg && strstr(msg, "infeed 'b': the infeed callback failed"));
 		hloi_context_clear(ctx);
 
 		/* a value of another shape */
@@ -184,7 +184,7 @@ static void test_queue_then_callback(void)
 		s.give = wrong;
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EINVAL);
 		msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "infeed 'b' reads s32[], but value 1 of the infeed queue is f32[2]"));
+		CU_ASSERT(msg && strstr(msg, "infeed 'b' reads s32[], but value 1 of the infeed queue is f32[2]"));
 		hloi_context_clear(ctx);
 		hloi_literal_free(wrong);
 		pthread_mutex_destroy(&s.mu);
@@ -228,7 +228,7 @@ static void test_version_3_options(void)
 	m = load(ctx, feeds);
 	CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, (const hloi_run_options *)(const void *)&v3, &r), HLOI_EINVAL);
 	const char *msg = hloi_context_last_error(ctx);
-	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "infeed 'a' in computation 'main' finds the infeed queue empty"));
+	CU_ASSERT(msg && strstr(msg, "infeed 'a' in computation 'main' finds the infeed queue empty"));
 	hloi_module_free(m);
 	hloi_context_free(ctx);
 }
@@ -406,12 +406,12 @@ static void test_host_transfers(void)
 		s.give = NULL;
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EINVAL);
 		const char *msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "receives from the host on channel 3, which gives no value"));
+		CU_ASSERT(msg && strstr(msg, "receives from the host on channel 3, which gives no value"));
 		/* a failing callback without a message gets one */
 		s.fail = HLOI_EIO;
 		CU_ASSERT_EQUAL(hloi_module_run(m, ctx, NULL, 0, &o, &r), HLOI_EIO);
 		msg = hloi_context_last_error(ctx);
-		CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "the host recv callback failed"));
+		CU_ASSERT(msg && strstr(msg, "the host recv callback failed"));
 		/* no send callback: the values are dropped */
 		s.fail = HLOI_OK;
 		s.give = give;
