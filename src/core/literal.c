@@ -1518,8 +1518,11 @@ static hloi_status from_tree_rec(hloi_literal **out, hloi_context *ctx, int src,
 	hloi_status st = tuple_shell(&lit, s);
 	for (size_t i = 0; i < n && st == HLOI_OK; i++) {
 		st = from_tree_rec(&lit->elems[i], ctx, src, tree->kids[i], &s->tuple[i], depth + 1);
-		if (st == HLOI_OK)
+		if (st == HLOI_OK) {
 			lit->tuple_shapes[i] = lit->elems[i]->shape;
+			/* a tuple's values are unknown if any element's are */
+			lit->elided |= lit->elems[i]->elided;
+		}
 	}
 	if (st != HLOI_OK) {
 		literal_destroy(lit);

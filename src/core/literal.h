@@ -42,7 +42,8 @@ struct hloi_literal {
 	size_t nelems;          /* tuples: element count */
 	struct hloi_literal **elems; /* tuples: elements (owned) */
 	shape *tuple_shapes;    /* tuples: a copy of the element shapes (owned) */
-	int elided;             /* from `{...}`: the values are unknown */
+	int elided;             /* from `{...}`: the values are unknown (tuples:
+				 * some element's, which has no buffer) */
 	/* arrays with `<=N` dimensions: each such dimension's size at run time
 	 * (set-dimension-size, dynamic-reshape); literal_create sets the bound.
 	 * The buffer is the bound's; elements past a size are padding, never

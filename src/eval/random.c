@@ -316,6 +316,37 @@ hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const sha
 	return HLOI_OK;
 }
 
+/* Replaces each elided array in `lit` (itself, or the elements of a tuple
+ * with an elided element, at any depth) by random values; the written
+ * elements keep theirs. Leaf j of a tuple (depth first) draws the stream
+ * seed ^ (0x9E3779B97F4A7C15 * (j + 1)). */
+static hloi_status fill_elided_rec(hloi_literal **slot, hloi_context *ctx, uint64_t seed, uint64_t *leaf,
+				   int top)
+{
+	hloi_literal *lit = *slot;
+	if (!shape_is_tuple(&lit->shape)) {
+		uint64_t j = (*leaf)++;
+		if (!lit->elided)
+			return HLOI_OK;
+		hloi_literal *r = NULL;
+		hloi_status st = eval_random_literal(&r, ctx, &lit->shape,
+						     top ? seed : seed ^ (0x9E3779B97F4A7C15ull * (j + 1)));
+		if (st != HLOI_OK)
+			return st;
+		literal_destroy(lit);
+		*slot = r;
+		return HLOI_OK;
+	}
+	for (size_t i = 0; i < lit->nelems; i++) {
+		hloi_status st = fill_elided_rec(&lit->elems[i], ctx, seed, leaf, 0);
+		if (st != HLOI_OK)
+			return st;
+		lit->tuple_shapes[i] = lit->elems[i]->shape;
+	}
+	lit->elided = 0;
+	return HLOI_OK;
+}
+
 /* Constant k of the module (in module order: computations, then
  * instructions) draws its own stream, seed ^ (0xD1B54A32D192ED03 * (k + 1)),
  * so a constant's values do not depend on the parameters or on the other
@@ -344,24 +375,21 @@ hloi_status eval_fill_elided_constants(module *m, hloi_context *ctx, uint64_t se
 						 in->name, (unsigned long long)budget);
 				return HLOI_ENOMEM;
 			}
-			hloi_literal *lit = NULL;
-			hloi_status st = eval_random_literal(&lit, ctx, in->result, seed ^ (0xD1B54A32D192ED03ull * k));
-			if (st != HLOI_OK)
-				return st;
 			/* the module owns its constants' values */
 			int slot = -1;
 			for (int v = 0; v < m->nvalues && slot < 0; v++)
 				if (m->values[v] == old)
 					slot = v;
 			if (slot < 0) {
-				literal_destroy(lit);
 				diag_error_where(ctx, NULL, "constant '%s' is not owned by its module", in->name);
 				return HLOI_EINVAL;
 			}
-			m->values[slot] = lit;
-			literal_destroy(old);
-			in->value = lit;
-			m->constant_bytes += literal_buffer_bytes(lit);
+			uint64_t before = literal_buffer_bytes(old), leaf = 0;
+			hloi_status st = fill_elided_rec(&m->values[slot], ctx, seed ^ (0xD1B54A32D192ED03ull * k), &leaf, 1);
+			in->value = m->values[slot];
+			m->constant_bytes += literal_buffer_bytes(in->value) - before;
+			if (st != HLOI_OK)
+				return st;
 			(*filled)++;
 		}
 	return HLOI_OK;

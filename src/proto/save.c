@@ -274,6 +274,11 @@ static Xla__LiteralProto *literal_out(saver *S, const hloi_literal *lit, int dep
 	}
 	if (!shape_is_array(s))
 		return lp;
+	if (lit->elided) {
+		/* a whole elided constant is marked HLOI_KEY_ELIDED instead */
+		sfail(S, NULL, "an elided literal ({...}) inside a tuple or an attribute cannot be written as a proto");
+		return NULL;
+	}
 	int64_t count64;
 	if (shape_element_count(s, &count64)) {
 		sfail(S, NULL, "literal too large");
@@ -883,6 +888,10 @@ static Xla__LiteralProto *hook_literal_out(void *ctx, const attr *a)
 {
 	saver *S = ctx;
 	const attr_literal *l = &a->u.lit;
+	if (l->value && l->value->elided) {
+		sfail(S, &a->vat, "an elided literal ({...}) cannot be written as a proto");
+		return NULL;
+	}
 	if (l->value)
 		return literal_out(S, l->value, 0);
 	if (!l->tree || !l->shp || S->quiet) {
@@ -897,6 +906,11 @@ static Xla__LiteralProto *hook_literal_out(void *ctx, const attr *a)
 	if (st != HLOI_OK) {
 		if (S->st == HLOI_OK)
 			S->st = st;
+		return NULL;
+	}
+	if (tmp->elided) {
+		literal_destroy(tmp);
+		sfail(S, &a->vat, "an elided literal ({...}) cannot be written as a proto");
 		return NULL;
 	}
 	Xla__LiteralProto *lp = literal_out(S, tmp, 0);
@@ -989,7 +1003,8 @@ static int instr_fields(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 		}
 		if (r == FO_BAD) {
 			loc at = value_loc(a, o.err_off);
-			rc = sfail(S, &at, "%s", sb_str(&err));
+			/* a hook that failed has said why */
+			rc = sb_str(&err)[0] || S->st == HLOI_OK ? sfail(S, &at, "%s", sb_str(&err)) : -1;
 			break;
 		}
 		/* no field of XLA's holds it: kept as text */
@@ -1123,7 +1138,10 @@ static int instr_common(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 	if (in->op == OP_PARAMETER)
 		ip->parameter_number = in->parameter_number;
 	if (in->op == OP_CONSTANT) {
-		int elided = in->value ? in->value->elided : in->literal && in->literal->kind == LIT_ELIDED;
+		/* an elided array; a tuple with an elided element is refused
+		 * below (the proto has no way to say which) */
+		int elided = in->value ? in->value->elided && !shape_is_tuple(&in->value->shape)
+				       : in->literal && in->literal->kind == LIT_ELIDED;
 		if (elided) {
 			if (kv_add(S, fa, HLOI_KEY_ELIDED, "true"))
 				return -1;
@@ -1132,6 +1150,12 @@ static int instr_common(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 			const hloi_literal *v = constant_value(S, in, &t);
 			if (!v)
 				return -1;
+			if (v->elided) {
+				literal_destroy(t);
+				return sfail(S, in->literal ? &in->literal->at : &in->op_at,
+					     "tuple constant '%s' has an elided element ({...}), which a proto cannot hold",
+					     in->name);
+			}
 			ip->literal = literal_out(S, v, 0);
 			literal_destroy(t);
 			if (!ip->literal)
@@ -1144,6 +1168,62 @@ static int instr_common(saver *S, const instr *in, Xla__HloInstructionProto *ip,
 	if (callees_of(S, in, &cl) < 0 || callee_spelling(S, in, &cl, ops, fa))
 		return -1;
 	return 0;
+}
+
+/* --- strings: UTF-8, as protobuf (and the loader) require --------------------- */
+
+/* Whether every string field below `msg` is UTF-8; on the first that is
+ * not, its path below `msg` (`frontend_attributes.map[1].value`) is left
+ * in `path` and 0 returned. HLO text may hold any byte in a quoted string
+ * or an attribute kept as written; a proto string may not. */
+static int strings_utf8(const ProtobufCMessage *msg, strbuf *path, int depth)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	const char *base = (const char *)msg;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		size_t n = 1;
+		void *const *v = (void *const *)(base + f->offset);
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)(base + f->quantifier_offset);
+			v = *(void *const *const *)(base + f->offset);
+		} else if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+			   *(const uint32_t *)(base + f->quantifier_offset) != f->id) {
+			continue;
+		}
+		for (size_t k = 0; k < n && v; k++) {
+			if (!v[k])
+				continue;
+			size_t mark = path->len;
+			sb_printf(path, "%s%s", mark ? "." : "", f->name);
+			if (f->label == PROTOBUF_C_LABEL_REPEATED)
+				sb_printf(path, "[%zu]", k);
+			int ok = f->type == PROTOBUF_C_TYPE_STRING
+					 ? proto_utf8_valid((const unsigned char *)v[k], strlen(v[k]))
+					 : depth >= PROTO_MAX_DEPTH || strings_utf8(v[k], path, depth + 1);
+			if (!ok)
+				return 0;
+			path->len = mark;
+		}
+	}
+	return 1;
+}
+
+/* Fails (located at `at`, or at the instruction or module being written)
+ * when a string field below `msg` is not UTF-8. */
+static int check_strings(saver *S, const loc *at, const ProtobufCMessage *msg)
+{
+	strbuf path = STRBUF_INIT;
+	int ok = strings_utf8(msg, &path, 0);
+	int rc = 0;
+	if (path.oom)
+		rc = soom(S);
+	else if (!ok)
+		rc = sfail(S, at, "field %s is not valid UTF-8, which a proto string must be", sb_str(&path));
+	sb_free(&path);
+	return rc;
 }
 
 /* XLA's HloInstruction::ToProto sets metadata, frontend_attributes and
@@ -1207,6 +1287,8 @@ static Xla__HloInstructionProto *instr_out(saver *S, const computation *c, const
 	if (instr_always(S, ip))
 		return NULL;
 	if (rest_out(S, &ip->base, in->pb_rest, in->pb_rest_len))
+		return NULL;
+	if (check_strings(S, &in->name_at, &ip->base))
 		return NULL;
 	return ip;
 }
@@ -2292,6 +2374,10 @@ hloi_status proto_build_module(Xla__HloModuleProto **out, arena *a, const module
 		   : !(mp->frontend_attributes = snew(&S, &xla__frontend_attributes__descriptor)))
 		goto out;
 	if (rest_out(&S, &mp->base, m->pb_rest, m->pb_rest_len))
+		goto out;
+	/* (the instructions were checked as they were made) */
+	S.comp = S.inst = NULL;
+	if (check_strings(&S, NULL, &mp->base))
 		goto out;
 	*out = mp;
 out:

@@ -1,9 +1,10 @@
 /* Fuzz target: HLO text -> parse -> check, then the canonical printer and
  * the Graphviz writer (`hloi dot`: the module as written, as checked, and
- * with the fused regions of its evaluation plan) on a parsed module.
- * Diagnostics are printed (to /dev/null) so the caret code sees every
- * location. */
-#include "fuzz_common.h"
+ * with the fused regions of its evaluation plan) on a parsed module, and
+ * the proto writers on a checked one (`hloi convert`: what they write loads
+ * and is written again byte for byte). Diagnostics are printed (to
+ * /dev/null) so the caret code sees every location. */
+#include "fuzz_proto.h"
 
 /* Writes the module as DOT (with its plan when `plan`); only the memory
  * budget may refuse it (the sink does not fail), anything else aborts. */
@@ -41,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_print_module(m);
 			fuzz_print_dot(m, 0);
 			fuzz_print_dot(m, 1);
+			fuzz_proto_rewrite(m, ctx, 0);
+			fuzz_proto_rewrite(m, ctx, 1);
 		}
 	}
 	fuzz_flush(ctx);

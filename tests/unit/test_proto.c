@@ -199,6 +199,30 @@ static int omits_shape(const module *m)
 	return 0;
 }
 
+static int tree_has_elided(const lit_node *n, int depth)
+{
+	if (n->kind == LIT_ELIDED)
+		return 1;
+	for (int i = 0; n->kind == LIT_TUPLE && i < n->n && depth < 64; i++)
+		if (tree_has_elided(n->kids[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+/* Whether a constant is a tuple with an elided element, which a proto
+ * cannot hold (the writer refuses it; an elided array is marked). */
+static int has_elided_tuple_constant(const module *m)
+{
+	for (int c = 0; c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+			const instr *in = m->comps[c]->instrs[i];
+			if (in->op == OP_CONSTANT && in->literal && in->literal->kind == LIT_TUPLE &&
+			    tree_has_elided(in->literal, 0))
+				return 1;
+		}
+	return 0;
+}
+
 /* The inferred result shapes as if the text had written them. */
 static void write_inferred_shapes(module *m)
 {
@@ -237,7 +261,13 @@ static void roundtrip_file(const char *path, rt_stats *stats)
 		hloi_context_clear(ctx);
 	}
 	if (proto_save_binary(&pb1, &n1, m1, ctx) != HLOI_OK) {
-		/* only for programs the checker rejects too */
+		/* only for programs the checker rejects too, and for tuple
+		 * constants with an elided element */
+		const char *why = hloi_context_last_error(ctx);
+		if (has_elided_tuple_constant(m1)) {
+			CU_ASSERT(why && strstr(why, "has an elided element ({...}), which a proto cannot hold"));
+			goto done;
+		}
 		hloi_context_clear(ctx);
 		CU_ASSERT(check_module(m1, ctx, NULL) == HLOI_ETYPE);
 		goto done;
