@@ -782,9 +782,17 @@ static void test_from_tree_tuples_elided(void)
 	CU_ASSERT_EQUAL(f.lit->nbytes, 0);
 	CU_ASSERT_EQUAL(hloi_context_error_count(f.ctx), 0);
 	expect_print(f.lit, 0, 1, "{...}");
+	/* a tuple with an elided element is elided (its values are not all
+	 * known); the element has no buffer, the written one its value */
 	CU_ASSERT_FATAL(from_text(&f, "(2, {...})", &t) == HLOI_OK);
-	CU_ASSERT_EQUAL(f.lit->elided, 0);
+	CU_ASSERT_EQUAL(f.lit->elided, 1);
+	CU_ASSERT_EQUAL(f.lit->elems[0]->elided, 0);
 	CU_ASSERT_EQUAL(f.lit->elems[1]->elided, 1);
+	CU_ASSERT_PTR_NULL(f.lit->elems[1]->data);
+	CU_ASSERT_EQUAL(f.lit->elems[1]->nbytes, 0);
+	expect_print(f.lit, 0, 1, "( 2, {...} )");
+	CU_ASSERT_FATAL(from_text(&f, "(2, {1, 3})", &t) == HLOI_OK);
+	CU_ASSERT_EQUAL(f.lit->elided, 0);
 	shape sc = mk(ET_F32, 0, NULL);
 	CU_ASSERT_EQUAL(from_text(&f, "{...}", &sc), HLOI_EPARSE);
 	EXPECT_MSG(&f, "expects nested array in rank 0, but sees larger");
