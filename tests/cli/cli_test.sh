@@ -107,6 +107,14 @@ expect 4 "--print-inputs of a huge zero-element input" -- "$hloi" run "$zs" --in
 contains "$tmp/err" "cannot print argument 0 (p) f32[100000000,0] as text" "refused input names the argument"
 if [ -s "$tmp/out" ]; then bad "refused --print-inputs printed something"; else ok; fi
 
+# refused_convert IN OUT DESCRIPTION MESSAGE: convert exits 3 saying MESSAGE
+# and leaves no OUT
+refused_convert() {
+	expect 3 "$3" -- "$hloi" convert "$1" "$2"
+	contains "$tmp/err" "$4" "$3: what and where"
+	if [ -e "$2" ]; then bad "$3: left a file"; else ok; fi
+}
+
 # --- an attribute convert cannot read says what it expected where (the
 # reader's expected text is built on its caller's stack)
 cat > "$tmp/oa.hlo" <<'EOF'
@@ -116,8 +124,8 @@ ENTRY e {
   ROOT c = f32[2] custom-call(p), custom_call_target="Sharding", output_to_operand_aliasing={x: (0, {})}
 }
 EOF
-expect 3 "convert of a malformed output_to_operand_aliasing" -- "$hloi" convert "$tmp/oa.hlo" "$tmp/oa.pb"
-contains "$tmp/err" "oa.hlo:4:94: error: malformed output_to_operand_aliasing: expects '{'" "malformed attribute: what and where"
+refused_convert "$tmp/oa.hlo" "$tmp/oa.pb" "convert of a malformed output_to_operand_aliasing" \
+	"oa.hlo:4:94: error: malformed output_to_operand_aliasing: expects '{'"
 
 # --- an elided literal a proto cannot hold: an element of a tuple constant,
 # a literal= attribute (once a crash: their values have no buffer)
@@ -127,9 +135,8 @@ ENTRY main {
   ROOT c = (f32[2], (pred[3])) constant(({1.5, -2}, ({...})))
 }
 EOF
-expect 3 "convert of a tuple constant with an elided element" -- "$hloi" convert "$tmp/et.hlo" "$tmp/et.pb"
-contains "$tmp/err" "et.hlo:3:41: error: tuple constant 'c' has an elided element ({...}), which a proto cannot hold" "elided tuple element: what and where"
-if [ -e "$tmp/et.pb" ]; then bad "refused convert left a file"; else ok; fi
+refused_convert "$tmp/et.hlo" "$tmp/et.pb" "convert of a tuple constant with an elided element" \
+	"et.hlo:3:41: error: tuple constant 'c' has an elided element ({...}), which a proto cannot hold"
 cat >"$tmp/ea.hlo" <<'EOF'
 HloModule t
 ENTRY main {
@@ -137,16 +144,15 @@ ENTRY main {
   ROOT c = f32[2] custom-call(p), custom_call_target="foo", literal=s32[3] {...}
 }
 EOF
-expect 3 "convert of an elided literal= attribute" -- "$hloi" convert "$tmp/ea.hlo" "$tmp/ea.pbtxt"
-contains "$tmp/err" "ea.hlo:4:69: error: an elided literal ({...}) cannot be written as a proto" "elided attribute: what and where"
+refused_convert "$tmp/ea.hlo" "$tmp/ea.pbtxt" "convert of an elided literal= attribute" \
+	"ea.hlo:4:69: error: an elided literal ({...}) cannot be written as a proto"
 if [ "$(grep -c error "$tmp/err")" = 1 ]; then ok; else bad "elided attribute: one error expected"; cat "$tmp/err"; fi
 
 # --- an attribute kept as written holds bytes that are not UTF-8: a proto
 # string may not (the file would not load), so convert refuses, located
 printf 'HloModule t\nENTRY main {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, p), frobnicate=x\377y\n}\n' >"$tmp/nu.hlo"
-expect 3 "convert of an attribute that is not UTF-8" -- "$hloi" convert "$tmp/nu.hlo" "$tmp/nu.pb"
-contains "$tmp/err" "nu.hlo:4:8: error: field frontend_attributes.map[1].value is not valid UTF-8, which a proto string must be" "not UTF-8: what and where"
-if [ -e "$tmp/nu.pb" ]; then bad "refused convert left a file"; else ok; fi
+refused_convert "$tmp/nu.hlo" "$tmp/nu.pb" "convert of an attribute that is not UTF-8" \
+	"nu.hlo:4:8: error: field frontend_attributes.map[1].value is not valid UTF-8, which a proto string must be"
 
 # --- a proto constant f32[1099511627776,0]: as text it is refused (exit 4)
 # before anything is written; proto to proto, check, run and dot work
