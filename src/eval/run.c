@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/engine.h"
-#include "eval/plan.h"
+#include "eval/base/engine.h"
+#include "eval/plan/plan.h"
 #include "util/alloc.h"
 
 /* Whether `in` may write straight into dest although an operand lives in

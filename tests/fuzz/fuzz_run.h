@@ -23,7 +23,7 @@
 #define HLOI_FUZZ_RUN_H
 
 #include "fuzz_common.h"
-#include "eval/vmath.h"
+#include "eval/fast/vmath.h"
 #include "ir/ir.h"
 
 #define FUZZ_MAX_INPUT_BYTES (1u << 20)

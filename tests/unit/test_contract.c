@@ -19,7 +19,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/eval.h"
-#include "eval/scalar.h"
+#include "eval/scalar/scalar.h"
 #include "text/parse.h"
 #include "unit.h"
 #include "util/strbuf.h"

@@ -11,7 +11,7 @@
 #include "check/check.h"
 #include "core/literal.h"
 #include "eval/eval.h"
-#include "eval/rng.h"
+#include "eval/kernels/rng.h"
 #include "text/parse.h"
 #include "unit.h"
 

@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-#include "eval/fast.h"
-#include "eval/unary.h"
+#include "eval/fast/fast.h"
+#include "eval/scalar/unary.h"
 #include "ir/ir.h"
 
 #define FX_MAX_ARGS 3

@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/clones.h"
-#include "eval/engine.h"
+#include "eval/scalar/clones.h"
+#include "eval/base/engine.h"
 #include "eval/fast/fx.h"
-#include "eval/scalar.h"
+#include "eval/scalar/scalar.h"
 
 #define FX_VEC 32
 

@@ -1,0 +1,356 @@
+/* The engine's memory: every buffer it holds is counted against one budget
+ * (--max-memory), and the most it held is its peak; values are freed after
+ * their last use, and the last freed array of some size is kept for the
+ * next value of that size. Tuples and reshape views share their operands'
+ * buffers (shells). Also the copies between layouts that inputs, tuples and
+ * aliased results need. */
+#include <string.h>
+#include <unistd.h>
+
+#include "core/index.h"
+#include "eval/base/engine.h"
+#include "eval/fast/fast.h"
+#include "util/alloc.h"
+#include "util/strbuf.h"
+
+/* Freed arrays at least this large are kept for reuse (smaller ones cost
+ * malloc nothing to get back). */
+#define EVAL_SPARE_MIN ((int64_t)64 << 10)
+
+uint64_t eval_default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+	if (pages <= 0 || size <= 0)
+		return UINT64_MAX;
+	return (uint64_t)pages / 2 * (uint64_t)size;
+}
+
+/* Reserves `bytes` of the budget; a refusal names the instruction being
+ * evaluated, what it needs and what is held. */
+static hloi_status reserve(engine *e, int64_t bytes)
+{
+	uint64_t need = e->live + (uint64_t)bytes;
+	if (bytes < 0 || need < e->live || need > e->budget) {
+		char what[512] = "";
+		if (e->cur)
+			snprintf(what, sizeof what, " at instruction '%s' in computation '%s'", e->cur->name,
+				 e->cur_comp ? e->cur_comp->name : "?");
+		if (bytes < 0 || need < e->live)
+			diag_error_where(e->ctx, NULL, "memory budget exceeded%s: need more than %llu bytes, budget %llu bytes",
+					 what, (unsigned long long)INT64_MAX, (unsigned long long)e->budget);
+		else
+			diag_error_where(e->ctx, NULL,
+					 "memory budget exceeded%s: need %llu bytes (a new buffer of %llu bytes; %llu held, %llu of them inputs and constants), budget %llu bytes",
+					 what, (unsigned long long)need, (unsigned long long)bytes,
+					 (unsigned long long)e->live, (unsigned long long)e->held,
+					 (unsigned long long)e->budget);
+		return HLOI_ENOMEM;
+	}
+	e->live = need;
+	if (need > e->peak)
+		e->peak = need;
+	return HLOI_OK;
+}
+
+/* The executor's scratch (a few rows and tiles per thread, bounded by its
+ * tuning) counts in the peak but is not refused by the budget, which
+ * bounds values: a program whose values fit runs. */
+hloi_status value_reserve(engine *e, int64_t bytes)
+{
+	e->live += bytes > 0 ? (uint64_t)bytes : 0;
+	if (e->live > e->peak)
+		e->peak = e->live;
+	return HLOI_OK;
+}
+
+void value_unreserve(engine *e, int64_t bytes)
+{
+	e->live -= bytes > 0 ? (uint64_t)bytes : 0;
+}
+
+/* Buffer bytes of a value (tuples: the sum over their elements); -1 on overflow. */
+int64_t value_bytes(const shape *s)
+{
+	if (shape_is_tuple(s)) {
+		int64_t total = 0;
+		for (int i = 0; i < s->ntuple; i++) {
+			int64_t b = value_bytes(&s->tuple[i]);
+			if (b < 0 || total > INT64_MAX - b)
+				return -1;
+			total += b;
+		}
+		return total;
+	}
+	int64_t bytes;
+	return shape_byte_size(s, &bytes) ? -1 : bytes;
+}
+
+hloi_status value_oom(engine *e, int64_t bytes)
+{
+	diag_error_where(e->ctx, NULL, "out of memory allocating %lld bytes", (long long)bytes);
+	return HLOI_ENOMEM;
+}
+
+void value_free_spare(engine *e)
+{
+	if (!e->spare)
+		return;
+	e->live -= (uint64_t)e->spare->nbytes;
+	literal_destroy(e->spare);
+	e->spare = NULL;
+}
+
+/* A new value of shape `s`, within the budget: the spare array when its
+ * buffer has the size asked for (it is still counted in e->live). Its
+ * elements are left unset; padding holds the padding value. */
+hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
+{
+	int64_t bytes = value_bytes(s);
+	if (e->spare && !shape_is_tuple(s) && s->has_layout && bytes == (int64_t)e->spare->nbytes) {
+		hloi_literal *lit = e->spare;
+		e->spare = NULL;
+		lit->shape = *s;
+		lit->elided = 0;
+		literal_fill_padding(lit);
+		*out = lit;
+		return HLOI_OK;
+	}
+	/* the spare's memory is better spent on this value than refused */
+	if (e->spare && (bytes < 0 || e->live + (uint64_t)bytes > e->budget))
+		value_free_spare(e);
+	hloi_status st = reserve(e, bytes);
+	if (st != HLOI_OK)
+		return st;
+	st = literal_create_uninit(out, s);
+	if (st != HLOI_OK) {
+		e->live -= (uint64_t)bytes;
+		if (st == HLOI_ENOMEM)
+			return value_oom(e, bytes);
+		strbuf b = STRBUF_INIT;
+		shape_print(&b, s, 1);
+		diag_error_where(e->ctx, NULL, "cannot make a value of shape %s", b.oom ? "?" : sb_str(&b));
+		sb_free(&b);
+		return st;
+	}
+	return HLOI_OK;
+}
+
+/* Frees a value new_value made, or keeps it as the spare. */
+void value_drop(engine *e, hloi_literal *lit)
+{
+	if (!lit)
+		return;
+	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
+	    value_bytes(&lit->shape) == (int64_t)lit->nbytes) {
+		value_free_spare(e);
+		e->spare = lit;
+		return;
+	}
+	int64_t bytes = value_bytes(&lit->shape);
+	e->live -= bytes > 0 ? (uint64_t)bytes : 0;
+	literal_destroy(lit);
+}
+
+void value_release(engine *e, frame *f, int pos)
+{
+	if (f->vals[pos] && f->owned[pos] == VAL_OWNED)
+		value_drop(e, f->vals[pos]);
+	else if (f->vals[pos] && f->owned[pos] == VAL_SHELL)
+		value_shell_free(f->vals[pos]);
+	f->vals[pos] = NULL;
+	f->owned[pos] = VAL_BORROWED;
+}
+
+/* Shells hold no buffer of their own, so they are not counted against the
+ * budget: what they point to already is. */
+hloi_status value_tuple_shell(engine *e, const shape *s, hloi_literal *const *elems, int n, hloi_literal **out)
+{
+	hloi_literal *t = hloi_calloc(1, sizeof *t);
+	*out = NULL;
+	if (!t)
+		return value_oom(e, (int64_t)sizeof *t);
+	t->shape = *s;
+	t->shape.ntuple = n;
+	t->shape.tuple = NULL;
+	t->nelems = (size_t)n;
+	if (n > 0) {
+		t->elems = hloi_calloc((size_t)n, sizeof *t->elems);
+		t->tuple_shapes = hloi_calloc((size_t)n, sizeof *t->tuple_shapes);
+		if (!t->elems || !t->tuple_shapes) {
+			value_shell_free(t);
+			return value_oom(e, (int64_t)n * (int64_t)(sizeof *t->elems + sizeof *t->tuple_shapes));
+		}
+		for (int k = 0; k < n; k++) {
+			t->elems[k] = elems[k];
+			t->tuple_shapes[k] = elems[k]->shape;
+		}
+		t->shape.tuple = t->tuple_shapes;
+	}
+	*out = t;
+	return HLOI_OK;
+}
+
+hloi_status value_view(engine *e, const shape *s, const hloi_literal *of, hloi_literal **out)
+{
+	hloi_literal *v = hloi_calloc(1, sizeof *v);
+	*out = NULL;
+	if (!v)
+		return value_oom(e, (int64_t)sizeof *v);
+	v->shape = *s;
+	v->data = of->data;
+	v->nbytes = of->nbytes;
+	v->elided = of->elided;
+	memcpy(v->dynamic_size, of->dynamic_size, sizeof v->dynamic_size);
+	*out = v;
+	return HLOI_OK;
+}
+
+void value_shell_free(hloi_literal *lit)
+{
+	if (!lit)
+		return;
+	hloi_free(lit->elems);
+	hloi_free(lit->tuple_shapes);
+	hloi_free(lit);
+}
+
+/* Equal layouts everywhere (tuples element by element). */
+int value_same_layouts(const shape *a, const shape *b)
+{
+	if (shape_is_tuple(a) || shape_is_tuple(b)) {
+		if (!shape_is_tuple(a) || !shape_is_tuple(b) || a->ntuple != b->ntuple)
+			return 0;
+		for (int i = 0; i < a->ntuple; i++)
+			if (!value_same_layouts(&a->tuple[i], &b->tuple[i]))
+				return 0;
+		return 1;
+	}
+	return layout_equal(&a->layout, &b->layout);
+}
+
+/* Copies the values of src into dst (same type and dims; any layouts). */
+void value_copy(hloi_literal *dst, const hloi_literal *src)
+{
+	if (shape_is_tuple(&dst->shape)) {
+		for (size_t i = 0; i < dst->nelems && i < src->nelems; i++)
+			value_copy(dst->elems[i], src->elems[i]);
+		return;
+	}
+	memcpy(dst->dynamic_size, src->dynamic_size, sizeof dst->dynamic_size);
+	if (dst->data == src->data)
+		return;
+	if (layout_equal(&dst->shape.layout, &src->shape.layout)) {
+		if (dst->nbytes && dst->nbytes == src->nbytes)
+			memcpy(dst->data, src->data, dst->nbytes);
+		return;
+	}
+	if (fast_relayout(dst, src, 1, NULL) == 0)
+		return;
+	int64_t n;
+	if (shape_element_count(&dst->shape, &n) || n == 0)
+		return;
+	size_t w = (size_t)etype_byte_width(dst->shape.type);
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	do
+		memcpy(literal_element(dst, idx), literal_element(src, idx), w);
+	while (index_next(dst->shape.rank, dst->shape.dims, idx));
+}
+
+/* Copies the array src into dst (same type and dims, another layout) with
+ * the fast engine's tiled copy; nonzero when it does not cover the case. */
+static int relayout_fast(const engine *e, hloi_literal *dst, hloi_literal *src)
+{
+	if (!e->fast || shape_is_tuple(&dst->shape) || dst->shape.type != src->shape.type)
+		return 1;
+	return fast_relayout(dst, src, e->threads, NULL);
+}
+
+/* `lit` in the layouts of `target`: lit itself (*owned = 0) when they agree,
+ * else a converted copy (*owned = 1). */
+hloi_status value_conform(engine *e, hloi_literal *lit, const shape *target, hloi_literal **out, int *owned)
+{
+	*owned = 0;
+	*out = lit;
+	int bounded = shape_is_array(target) && !shape_is_static(target);
+	if (value_same_layouts(&lit->shape, target) && (!bounded || shape_same_dims(&lit->shape, target)))
+		return HLOI_OK;
+	hloi_status st = value_new(e, target, out);
+	if (st != HLOI_OK) {
+		*out = NULL;
+		return st;
+	}
+	*owned = 1;
+	if (bounded) {
+		/* an input for a `<=N` parameter: its elements at their indices
+		 * in a buffer of the bounds, its sizes the dynamic sizes */
+		value_zero(*out);
+		literal_fill_padding(*out);
+		literal_copy_within_sizes(*out, lit);
+		return HLOI_OK;
+	}
+	if (lit->elided || relayout_fast(e, *out, lit) != 0)
+		value_copy(*out, lit);
+	(*out)->elided = lit->elided;
+	return HLOI_OK;
+}
+
+hloi_status value_result(engine *e, frame *f, const instr *in, hloi_literal **res)
+{
+	hloi_status st = value_new(e, in->result, res);
+	if (st != HLOI_OK)
+		return st;
+	f->vals[in->position] = *res;
+	f->owned[in->position] = VAL_OWNED;
+	return HLOI_OK;
+}
+
+void value_zero(hloi_literal *v)
+{
+	if (shape_is_tuple(&v->shape)) {
+		for (size_t i = 0; i < v->nelems; i++)
+			value_zero(v->elems[i]);
+		return;
+	}
+	if (v->data && v->nbytes)
+		memset(v->data, 0, v->nbytes);
+}
+
+/* A copy of `lit` of its own, within the budget. */
+hloi_status value_clone(engine *e, const hloi_literal *lit, hloi_literal **out)
+{
+	hloi_status st = value_new(e, &lit->shape, out);
+	if (st != HLOI_OK)
+		return st;
+	value_copy(*out, lit);
+	return HLOI_OK;
+}
+
+hloi_status eval_scratch_begin(engine *e, const instr *in, hloi_literal *dest, int64_t bytes, hloi_literal **res,
+			       void **scratch)
+{
+	*res = dest;
+	*scratch = NULL;
+	if (!dest) {
+		hloi_status st = value_new(e, in->result, res);
+		if (st != HLOI_OK)
+			return st;
+	}
+	hloi_status st = value_reserve(e, bytes);
+	if (st == HLOI_OK && !(*scratch = hloi_malloc((size_t)(bytes ? bytes : 1)))) {
+		value_unreserve(e, bytes);
+		st = value_oom(e, bytes);
+	}
+	if (st != HLOI_OK && *res != dest)
+		value_drop(e, *res);
+	return st;
+}
+
+hloi_status eval_scratch_finish(engine *e, frame *f, const instr *in, hloi_literal *dest, hloi_literal *res,
+				void *scratch, int64_t bytes)
+{
+	hloi_free(scratch);
+	value_unreserve(e, bytes);
+	f->vals[in->position] = res;
+	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
+	return HLOI_OK;
+}
