@@ -14,7 +14,6 @@
 #include "core/literal.h"
 #include "core/shape.h"
 #include "eval/eval.h"
-#include "eval/runtime/spmd.h"
 #include "hloi.h"
 #include "io/file.h"
 #include "io/npy.h"

@@ -1,9 +1,53 @@
-/* Engines: evaluate a checked module's entry computation. */
+/* Engines: evaluate a checked module's entry computation. The interface
+ * the API (src/api/) uses: this header and the ones it includes.
+ *
+ * src/eval/ by role, lowest first; a file includes headers of its own role
+ * and of lower roles only (tests/cli/layers_test.py checks it):
+ *
+ *   scalar/   element semantics, no engine: scalar.h (every element
+ *             operation, written once), cplx.h, unary.h (the unary family's
+ *             parameters), clones.h (per-CPU clones), reference.c/.h (the
+ *             per-element oracle, SPEC §9: elementwise ops, iota, reshape,
+ *             transpose by index conversion)
+ *   fast/     the fast executor, on literals, no engine: fast.h (its entry
+ *             points), fx.h, exec.c (fused regions, strided copies,
+ *             relayout), rows.c (row kernels), unary.c (the unary family),
+ *             reduce.c/.h (reductions by a known monoid), vmath (vector
+ *             math), parallel.c (ranges of work on threads)
+ *   base/     the engine's state: engine.h (engine, frame, the driver's
+ *             hook), values.c (the budget, buffers, copies between layouts),
+ *             limits (stop flag, step limit, default budget), random.c
+ *             (pseudo-random inputs and constants)
+ *   lib/      bindings of outside libraries: blas (OpenBLAS opened with
+ *             dlopen), lapack (the LAPACK custom-call targets)
+ *   plan/     the plan of a computation: schedule, fused regions, liveness,
+ *             buffer reuse, peak memory, and `hloi plan`'s text and DOT
+ *   kernels/  the reference kernels, one file per op family: kernel.h (the
+ *             kernel signature and the kernel of each opcode), kernel.c
+ *             (kernel_array, kernel_none), apply (a computation applied to
+ *             scalars), control (parameters, constants, call, while,
+ *             conditional, scan, the step count), custom_call.c (the
+ *             custom-call targets' registry), data, movement, dynamic, ...
+ *   runtime/  participants and the host: spmd (participants on threads,
+ *             rendezvous), collectives, sendrecv, feeds (infeed, outfeed)
+ *   eval/     the driver: run.c runs a plan step by step, a fused region
+ *             through fast/, any other instruction through the kernel table
+ *             (ir/opcodes.def's `eval` column), frees values after their
+ *             last use; eval.h.
+ *
+ * The roles below the driver evaluate a computation (call, while, map,
+ * reduce's to_apply, ...) through the engine's `computation` hook
+ * (base/engine.h), which the driver sets; the participants run through the
+ * function the driver gives spmd_run.
+ */
 #ifndef HLOI_EVAL_EVAL_H
 #define HLOI_EVAL_EVAL_H
 
 #include <stdint.h>
 
+#include "eval/base/limits.h"
+#include "eval/base/random.h"
+#include "eval/plan/plan.h"
 #include "hloi.h"
 #include "ir/ir.h"
 #include "util/strbuf.h"
@@ -36,37 +80,15 @@ hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const 
 			      const hloi_run_options *opts, const struct fast_tuning *tuning, hloi_literal *into,
 			      hloi_literal **out, eval_stats *stats);
 
-/* The evaluation plan of the checked module (entry computation, then each
- * computation it calls) as text, as `hloi plan` prints it: steps, fused
- * regions with their instructions, inputs, outputs and buffers reused, the
- * executor's walk (rows or tiles, threads, scratch) and the peak memory.
- * opts: the engine (the reference engine fuses nothing) and threads. */
-hloi_status eval_plan_text(strbuf *b, const module *m, const hloi_run_options *opts);
-/* The planned peak bytes of one run: the parameters, the most the values
- * hold at once (the result included) and the executor's scratch. */
-hloi_status eval_plan_peak(const module *m, const hloi_run_options *opts, uint64_t *out);
-/* The module as Graphviz DOT (text/dot.h) with each fused region of two or
- * more instructions drawn as a cluster. */
-hloi_status eval_plan_dot(strbuf *b, const module *m, const hloi_run_options *opts);
-
 /* The parameter a checked module's whole result is written into
  * (input_output_alias with output index {}), or -1. */
 int eval_aliased_parameter(const module *m);
 
-/* The default memory budget: half of physical memory. */
-uint64_t eval_default_budget(void);
-
-/* Deterministic pseudo-random inputs for every parameter of the checked
- * module: the same seed always gives the same values. */
-hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module *m,
-			       hloi_context *ctx, uint64_t seed);
-
-/* A deterministic pseudo-random value of shape s (the values
- * eval_random_inputs draws, from `seed`). */
-hloi_status eval_random_literal(hloi_literal **out, hloi_context *ctx, const shape *s, uint64_t seed);
-
-/* Gives every elided constant (`{...}`) of the checked module deterministic
- * pseudo-random values drawn from `seed`; *filled counts them. */
-hloi_status eval_fill_elided_constants(module *m, hloi_context *ctx, uint64_t seed, size_t *filled);
+/* Runs the checked module as m->replicas x m->partitions participants:
+ * inputs holds ninputs per participant, participant-major (by flattened
+ * id); out[p] gets participant p's result. Each participant's diagnostics
+ * come into ctx prefixed with the participant (runtime/spmd.c). */
+hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+				     const hloi_run_options *opts, hloi_literal **out);
 
 #endif

@@ -9,51 +9,12 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/base/engine.h"
+#include "eval/eval.h"
+#include "eval/kernels/kernel.h"
 #include "eval/plan/plan.h"
+#include "eval/runtime/feeds.h"
+#include "eval/runtime/spmd.h"
 #include "util/alloc.h"
-
-/* Whether `in` may write straight into dest although an operand lives in
- * dest's buffer: only ops that read each element where they write it
- * (`in_place`), at the same dims and layout, identity dimension map. */
-static int dest_is_safe(const instr *in, hloi_literal *const *ops, const hloi_literal *dest, int in_place)
-{
-	for (int k = 0; k < in->nops; k++) {
-		const hloi_literal *op = ops[k];
-		if (!op || shape_is_tuple(&op->shape) || !op->data || op->data != dest->data)
-			continue;
-		if (!in_place || !shape_same_dims(&op->shape, &dest->shape) ||
-		    !layout_equal(&op->shape.layout, &dest->shape.layout) ||
-		    etype_byte_width(op->shape.type) != etype_byte_width(dest->shape.type))
-			return 0;
-		for (int j = 0; j < op->shape.rank; j++)
-			if (in->ops[k].out_dim[j] != j)
-				return 0;
-	}
-	return 1;
-}
-
-/* The operand whose buffer `in` may take over for its result, or -1: a
- * value the frame owns, read here for the last time, of the result's exact
- * type, dims and layout, and read at the position written (dest_is_safe);
- * for ops that read each element where they write it. */
-static int reusable_operand(const frame *f, const instr *in, hloi_literal *const *ops)
-{
-	if (shape_is_tuple(in->result))
-		return -1;
-	for (int k = 0; k < in->nops; k++) {
-		int d = in->ops[k].def->position;
-		const hloi_literal *op = ops[k];
-		if (f->owned[d] != VAL_OWNED || f->last_use[d] != in->position || !op || shape_is_tuple(&op->shape) ||
-		    !op->data || op->elided || op->shape.type != in->result->type ||
-		    !shape_same_dims(&op->shape, in->result) || !layout_equal(&op->shape.layout, &in->result->layout))
-			continue;
-		/* the other operands that share the buffer (dims, layout, map) */
-		if (dest_is_safe(in, ops, op, 1))
-			return k;
-	}
-	return -1;
-}
 
 /* The kernel of every opcode, from the table (ir/opcodes.def). */
 static const kernel_fn kernels[OP_COUNT] = {
@@ -61,48 +22,6 @@ static const kernel_fn kernels[OP_COUNT] = {
 #include "ir/opcodes.def"
 #undef X
 };
-
-hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *dest,
-			 int in_place, fill_fn fill)
-{
-	int pos = in->position;
-	hloi_literal *res = NULL;
-	int direct = dest && dest_is_safe(in, ops, dest, in_place);
-	int k = dest || !in_place ? -1 : reusable_operand(f, in, ops);
-	if (direct) {
-		res = dest;
-	} else if (k >= 0) {
-		/* in place: the operand's buffer becomes this value */
-		res = ops[k];
-		f->owned[in->ops[k].def->position] = VAL_BORROWED;
-	} else {
-		hloi_status st = value_new(e, in->result, &res);
-		if (st != HLOI_OK)
-			return st;
-	}
-	fill(e, in, ops, res);
-	if (dest && !direct) {
-		/* computed aside because it reads dest out of place */
-		value_copy(dest, res);
-		value_drop(e, res);
-		res = dest;
-	}
-	f->vals[pos] = res;
-	f->owned[pos] = res != dest ? VAL_OWNED : VAL_BORROWED;
-	return HLOI_OK;
-}
-
-hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
-{
-	(void)f;
-	(void)ops;
-	(void)args;
-	(void)dest;
-	/* the checker refuses such modules; only a caller that skipped it gets here */
-	diag_error_where(e->ctx, NULL, "unsupported opcode '%s' (instruction '%s')", opcode_name(in->op), in->name);
-	return HLOI_EUNSUPPORTED;
-}
 
 /* Whether the kernel of `in` places elements through index_strides, which
  * tiled layouts do not have (core/index.h): every op but those whose
@@ -589,11 +508,12 @@ static hloi_status take_root(engine *e, frame *f, const instr *root, hloi_litera
 	return st;
 }
 
-/* Evaluates comp on args. The root's value comes back in *out: owned by the
+/* Evaluates comp on args (eval_computation, base/engine.h: the engine's
+ * `computation`). The root's value comes back in *out: owned by the
  * caller when *out_owned, else borrowed (an argument, a constant, or dest).
  * With dest, the root's result is written into dest and *out is dest. */
-hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
-			     hloi_literal **out, int *out_owned)
+static hloi_status run_computation(engine *e, const computation *comp, hloi_literal *const *args,
+				   hloi_literal *dest, hloi_literal **out, int *out_owned)
 {
 	hloi_status st = HLOI_OK;
 	frame f;
@@ -776,6 +696,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.threads = opts ? opts->threads : 0;
 	e.tuning = tuning;
 	e.spmd = member;
+	e.computation = run_computation;
 	eval_limits_init(&e.limits, opts);
 	eval_feeds_init(&e.feeds, opts);
 
@@ -846,7 +767,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	hloi_literal *dest = ap >= 0 ? args[ap] : into;
 	hloi_literal *r = NULL;
 	int owned = 0;
-	st = eval_computation(&e, comp, args, dest, &r, &owned);
+	st = run_computation(&e, comp, args, dest, &r, &owned);
 	if (st != HLOI_OK)
 		goto cleanup;
 	if (into) {
@@ -955,8 +876,16 @@ hloi_status eval_module_tuned(module *m, hloi_context *ctx, hloi_literal *const 
 	return run_module(m, ctx, inputs, ninputs, opts, tuning, NULL, out, stats, NULL);
 }
 
-hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			       const hloi_run_options *opts, struct spmd_member *member, hloi_literal **out)
+/* eval_module for one participant of a run of several (runtime/spmd.c):
+ * the driver with `member` set in the engine. */
+static hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+				      const hloi_run_options *opts, spmd_member *member, hloi_literal **out)
 {
 	return run_module(m, ctx, inputs, ninputs, opts, NULL, NULL, out, NULL, member);
+}
+
+hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+				     const hloi_run_options *opts, hloi_literal **out)
+{
+	return spmd_run(m, ctx, inputs, ninputs, opts, eval_module_member, out);
 }

@@ -467,8 +467,8 @@ static int run_case(uint64_t seed, int large)
 		reduce_tuning tu = { 1 + rnd(&r, 9), 1, 1 + rnd(&r, 5) };
 		if (literal_create(&direct, root->result) != HLOI_OK)
 			goto done;
-		int rc = c.window ? fast_reduce_window(&e, root, op, in[0], in[1], direct, &tu)
-				  : fast_reduce(&e, root, op, in[0], in[1], direct, &tu);
+		int rc = c.window ? fast_reduce_window(e.threads, root, op, in[0], in[1], direct, &tu)
+				  : fast_reduce(e.threads, root, op, in[0], in[1], direct, &tu);
 		if (rc == 0 && !same(&c, ref, direct, n, mag)) {
 			fprintf(stderr, "case %llu: direct fast (strip %lld, block %lld, %d threads) != reference:\n%s",
 				(unsigned long long)seed, (long long)tu.strip, (long long)tu.block, e.threads, text);

@@ -1,40 +1,20 @@
-/* The engine's internal interface, shared by the files of src/eval/:
+/* The engine's state, shared by every role of src/eval/ from base/ up:
+ * the engine of a run (budget, limits, plans, participants, feeds), the
+ * frame of a computation being evaluated, and the values it holds
+ * (base/values.c). The role map of src/eval/ is in eval/eval.h.
  *
- *   plan.c       the plan of a computation: schedule, fused regions,
- *                liveness, buffer reuse, peak memory (plan.h)
- *   run.c        the driver: runs a plan step by step, a fused region
- *                through the executor of eval/fast/, any other instruction
- *                through the kernel table; frees every value after its last
- *                use; writes aliased results in place
- *   values.c     memory: the budget, value buffers, the spare buffer, shared
- *                values (tuples, views), copies between layouts
- *   control.c    kernels of parameters, constants, calls, while,
- *                conditional and scan; the step count (eval_step)
- *   reduce.c     reduce, reduce-window and map in XLA's order of combination
- *   reduce_fast.c   the fast engine's reductions by a known monoid
- *   apply.c      a computation applied to scalars, element by element
- *   data.c       kernels of the data-movement ops and of tuples
- *   movement.c   slice, pad, concatenate, dynamic slices, reverse ... as
- *                strided copies (fast_copy where the engine is the fast one)
- *   elementwise.c   the kernel of the elementwise ops outside regions
- *   dynamic.c    set-dimension-size and dynamic-reshape (`<=N` sizes)
- *   feeds.c      infeed and outfeed: the run's queue and callbacks
- *   fast/        the fast engine: row kernels, the region executor, the
- *                strided copy of the data-movement ops
- *   reference.c  the per-element oracle (SPEC §9)
- *   scalar.h     the semantics of every element operation, written once
- *
- * A kernel is named by the `eval` column of ir/opcodes.def; the driver
- * never knows which engine computed a value.
+ * The driver (eval/run.c) evaluates computations; the roles below it reach
+ * it only through the engine's `computation` hook (eval_computation
+ * below), which the driver sets when it makes an engine.
  */
 #ifndef HLOI_EVAL_ENGINE_H
 #define HLOI_EVAL_ENGINE_H
 
 #include <stdint.h>
 
-#include "eval/eval.h"
-#include "eval/fast/fast.h"
 #include "eval/base/limits.h"
+#include "eval/fast/fast.h"
+#include "hloi.h"
 #include "ir/ir.h"
 
 /* Calls nested deeper than this are refused (the checker rejects recursion,
@@ -62,7 +42,14 @@ typedef struct eval_feeds {
 	void *host_data;
 } eval_feeds;
 
-typedef struct engine {
+typedef struct engine engine;
+
+/* Evaluates comp on args: the driver's evaluation of a computation (see
+ * eval_computation). */
+typedef hloi_status (*eval_computation_fn)(engine *e, const computation *comp, hloi_literal *const *args,
+					   hloi_literal *dest, hloi_literal **out, int *out_owned);
+
+struct engine {
 	module *m;
 	hloi_context *ctx;
 	uint64_t budget;     /* bytes the engine may hold at once */
@@ -91,8 +78,9 @@ typedef struct engine {
 	struct spmd_member *spmd; /* the participant this engine runs, with the
 				   * others of the run (spmd.h); NULL on one device */
 	struct p2p_state *p2p;    /* send and recv under way (sendrecv.c) */
-	eval_feeds feeds;    /* infeed and outfeed (feeds.c) */
-} engine;
+	eval_feeds feeds;    /* infeed and outfeed (runtime/feeds.c) */
+	eval_computation_fn computation; /* the driver's (run.c), set with the engine */
+};
 
 /* How a frame holds a value (frame.owned). */
 enum {
@@ -110,6 +98,19 @@ typedef struct frame {
 	const int *last_use; /* position of each value's last reader */
 	const struct eval_plan *plan;
 } frame;
+
+/* --- the driver, through the engine ---------------------------------------- */
+
+/* Evaluates comp on args. The root's value comes back in *out: owned by the
+ * caller when *out_owned, else borrowed (an argument, a constant, or dest).
+ * With dest, the root's result is written into dest and *out is dest.
+ * Calls, loops, conditionals and per-element applications evaluate their
+ * computations so; the driver does the work (e->computation). */
+static inline hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args,
+					   hloi_literal *dest, hloi_literal **out, int *out_owned)
+{
+	return e->computation(e, comp, args, dest, out, out_owned);
+}
 
 /* --- values (values.c) ------------------------------------------------------ */
 
@@ -159,116 +160,5 @@ hloi_status eval_scratch_begin(engine *e, const instr *in, hloi_literal *dest, i
 			       void **scratch);
 hloi_status eval_scratch_finish(engine *e, frame *f, const instr *in, hloi_literal *dest, hloi_literal *res,
 				void *scratch, int64_t bytes);
-
-/* --- the driver (run.c) ----------------------------------------------------- */
-
-/* Evaluates comp on args. The root's value comes back in *out: owned by the
- * caller when *out_owned, else borrowed (an argument, a constant, or dest).
- * With dest, the root's result is written into dest and *out is dest. */
-hloi_status eval_computation(engine *e, const computation *comp, hloi_literal *const *args, hloi_literal *dest,
-			     hloi_literal **out, int *out_owned);
-
-/* eval_module for one participant of a run of several (spmd.c): the
- * driver with `member` set in the engine. */
-hloi_status eval_module_member(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-			       const hloi_run_options *opts, struct spmd_member *member, hloi_literal **out);
-
-/* --- steps (control.c) ------------------------------------------------------ */
-
-/* Called before instruction `in` of `comp` is evaluated, and by a while loop
- * once per iteration: counts one step against the run's limit (unless in a
- * per-element application that is not inside another, e->uncounted == 1)
- * and returns HLOI_ESTOPPED with an
- * error naming the innermost loop and its computation when the limit is
- * reached or the run was stopped. */
-hloi_status eval_step(engine *e, const computation *comp, const instr *in);
-
-/* --- infeed and outfeed (feeds.c) ------------------------------------------- */
-
-/* Reads the queue and callbacks of `opts` (version 4 and later; else none). */
-void eval_feeds_init(eval_feeds *f, const hloi_run_options *opts);
-/* Whether a value has elements whose values are unknown ({...}) or none:
- * what an infeed or a host recv refuses from the host. */
-int eval_value_incomplete(const hloi_literal *v);
-/* A host callback's failure status st for `in`; one that recorded no error
- * in the context (its count was `errors` before the call) gets one naming
- * the callback (`which`). Returns st. */
-hloi_status eval_callback_failed(engine *e, const instr *in, size_t errors, hloi_status st, const char *which);
-
-/* --- random numbers (rng.c) ------------------------------------------------- */
-
-/* Frees the run's random-number states. */
-void eval_rng_free(engine *e);
-/* Frees the state of send and recv (sendrecv.c). */
-void eval_p2p_free(engine *e);
-
-/* --- kernels ------------------------------------------------------------------ */
-
-/* What a kernel gets: the instruction, its operands' values (in->nops of
- * them), the computation's arguments (for parameters) and, for the root of
- * an aliased computation, where its result must end up (or NULL). It sets
- * f->vals[in->position] and f->owned[in->position]. */
-typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				 hloi_literal *const *args, hloi_literal *dest);
-
-/* The kernels named by ir/opcodes.def's `eval` column; kernel_none
- * reports an opcode hloi does not evaluate. */
-#define X(E, text, arity, cat, infer, ev) hloi_status kernel_##ev(engine *, frame *, const instr *, \
-	hloi_literal *const *, hloi_literal *const *, hloi_literal *);
-#include "ir/opcodes.def"
-#undef X
-/* (declared apart: no row of the table may name it) */
-hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest);
-
-/* An array result computed by `fill` into a buffer of in->result's shape:
- * dest when it is safe to write there, an operand's buffer when this is its
- * last use and the op reads every element where it writes it (`in_place`),
- * else a new value. */
-typedef void (*fill_fn)(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out);
-hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *dest,
-			 int in_place, fill_fn fill);
-
-/* Dynamic dimensions (dynamic.c): whether evaluating `in` on `ops`
- * involves `<=N` sizes, and its evaluation then: kernel k on the operands
- * (a reduce's padding set to its init value first; a reshape laid out
- * anew), the result's sizes taken from its operands'. */
-int eval_is_dynamic(const instr *in, hloi_literal *const *ops);
-hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest, kernel_fn k);
-/* XLA's SliceToDynamic and PadToStatic custom-calls (dynamic.c). */
-hloi_status eval_slice_to_dynamic(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-hloi_status eval_pad_to_static(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-/* XLA's DynamicConvolutionForward and DynamicReduceWindowSamePadding
- * custom-calls: the op on the elements within the input's sizes, its
- * window padded for them (dynamic.c). */
-hloi_status eval_dynamic_conv_forward(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-hloi_status eval_dynamic_reduce_window_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-/* XLA's DynamicSelectAndScatterSamePadding custom-call (dynamic.c). */
-hloi_status eval_dynamic_select_and_scatter_same(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-/* XLA's DynamicConvolutionInputGrad and DynamicConvolutionKernelGrad
- * custom-calls: the convolution of the gradients, the padding masked and
- * the window padded for the sizes (dynamic.c). */
-hloi_status eval_dynamic_conv_input_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-hloi_status eval_dynamic_conv_kernel_grad(engine *e, frame *f, const instr *in, hloi_literal *const *ops);
-
-/* top-k of x along its last dimension into a new (values, s32 indices)
- * tuple of in->result's shape: the k largest (or smallest) by total order,
- * the lower index first among equals (topk and the TopK custom-call). */
-hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *x, int64_t k, int largest);
-
-/* compare's type=, or the default for the operands' element type. */
-cmp_type eval_cmp_type(const instr *in, etype t);
-
-/* --- the reference engine (reference.c) --------------------------------------- */
-
-/* out[i] = op(operands at i) through index conversion, for every elementwise
- * op (binary, compare, select, convert, copy, broadcast, bitcast-convert). */
-void ref_elementwise(const instr *in, hloi_literal *out, hloi_literal *const *ops);
-/* Whether ref_elementwise evaluates `in` for its operand and result types. */
-int ref_elementwise_supported(const instr *in);
-void ref_reshape(hloi_literal *out, const hloi_literal *op);
-void ref_transpose(const instr *in, hloi_literal *out, const hloi_literal *op);
-void ref_iota(const instr *in, hloi_literal *out);
 
 #endif

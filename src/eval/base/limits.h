@@ -29,4 +29,7 @@ void eval_limits_init(eval_limits *l, const hloi_run_options *opts);
  * or the step limit is exhausted; else HLOI_OK. */
 hloi_status eval_limits_step(eval_limits *l, hloi_context *ctx, const computation *comp, const instr *in);
 
+/* The default memory budget: half of physical memory (base/values.c). */
+uint64_t eval_default_budget(void);
+
 #endif

@@ -18,7 +18,8 @@
 #include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
-#include "eval/eval.h"
+#include "eval/base/limits.h"
+#include "eval/base/random.h"
 #include "util/alloc.h"
 
 static uint64_t splitmix64(uint64_t *state)

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "core/index.h"
-#include "eval/base/engine.h"
 #include "eval/fast/fx.h"
 #include "util/alloc.h"
 

@@ -7,6 +7,7 @@
 #ifndef HLOI_EVAL_FAST_H
 #define HLOI_EVAL_FAST_H
 
+#include "eval/scalar/unary.h"
 #include "ir/ir.h"
 
 /* Sizes the engine picks its strategies by; fast_default_tuning fills in the
@@ -67,5 +68,29 @@ void fast_stream_fence(void);
 int fast_can_stream(void);
 /* Whether a destination of `bytes` is written with non-temporal stores. */
 int fast_streams(int64_t bytes);
+
+/* --- the unary family (eval/fast/unary.c; the ops of eval/scalar/unary.h) --- */
+
+/* Computes `in` (an op of that family, checked) into `out` (allocated
+ * with in->result's shape and layout, padding filled) from its operand
+ * values, on `threads` threads (0: the machine's cores). `out` may share its
+ * buffer with an operand of the same dims, layout and element width.
+ * `tuning` may be NULL (the defaults; tests shrink the sizes so that small
+ * arrays take every path). Returns 0 when done; nonzero when the fast engine
+ * does not cover the case, and then the caller uses the reference engine. */
+int fast_unary(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads);
+/* The fast engine's row kernel for `in` (an op of the family, checked) by
+ * its operands' types, or NULL when it has none: what a fused region runs
+ * for it. */
+ew_row_fn fast_unary_row(const instr *in);
+int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
+		     const fast_tuning *tuning);
+
+/* Runs fn(ctx, lo, hi) over [0, n) split into contiguous ranges on up to
+ * `threads` threads (0: the machine's cores), no range shorter than
+ * min_per_thread; a thread that cannot start has its range run by the
+ * caller (eval/fast/parallel.c). */
+void eval_parallel(int threads, int64_t n, int64_t min_per_thread, void (*fn)(void *ctx, int64_t lo, int64_t hi),
+		   void *ctx);
 
 #endif

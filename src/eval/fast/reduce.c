@@ -29,9 +29,9 @@
 
 #include "core/half.h"
 #include "core/index.h"
-#include "eval/kernels/apply.h"
+#include "eval/fast/fast.h"
+#include "eval/fast/reduce.h"
 #include "eval/scalar/clones.h"
-#include "eval/kernels/reduce.h"
 #include "eval/scalar/scalar.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -489,7 +489,14 @@ static void run_blocks(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
-int fast_reduce(const engine *e, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+/* Whether the array shape s has a buffer of one byte or more. */
+static int has_bytes(const shape *s)
+{
+	int64_t bytes;
+	return !shape_byte_size(s, &bytes) && bytes > 0;
+}
+
+int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
 		hloi_literal *out, const reduce_tuning *t)
 {
 	rplan p;
@@ -498,7 +505,7 @@ int fast_reduce(const engine *e, const instr *in, opcode op, const hloi_literal 
 	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape))
 		return 1;
 	p.k = rf_lookup(op, ty, 0);
-	if (!p.k || (!x->data && value_bytes(&x->shape) > 0) || !init->data)
+	if (!p.k || (!x->data && has_bytes(&x->shape)) || !init->data)
 		return 1;
 	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
 	int64_t min_per = t && t->min_per_thread > 0 ? t->min_per_thread : RF_MIN_PER_THREAD;
@@ -550,7 +557,6 @@ int fast_reduce(const engine *e, const instr *in, opcode op, const hloi_literal 
 	p.wo = p.wx;
 	if (p.nr == 0)
 		p.col = 1;
-	int threads = e->threads;
 	if (p.col) {
 		rdim strip = p.nk ? p.kd[0] : (rdim){ 1, 0, 0 };
 		int64_t outer = 1;
@@ -693,7 +699,7 @@ static void win_units(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
-int fast_reduce_window(const engine *e, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
 		       hloi_literal *out, const reduce_tuning *t)
 {
 	wplan p;
@@ -735,6 +741,6 @@ int fast_reduce_window(const engine *e, const instr *in, opcode op, const hloi_l
 	p.strip = n0 < strip_max ? n0 : strip_max;
 	p.nstrips = (n0 + p.strip - 1) / p.strip;
 	int64_t units = nout / n0 * p.nstrips, per = p.strip * p.wn;
-	eval_parallel(e->threads, units, per ? min_per / per + 1 : units, win_units, &p);
+	eval_parallel(threads, units, per ? min_per / per + 1 : units, win_units, &p);
 	return 0;
 }

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/scalar/clones.h"
-#include "eval/base/engine.h"
 #include "eval/fast/fx.h"
+#include "eval/scalar/clones.h"
+#include "eval/scalar/reference.h"
 #include "eval/scalar/scalar.h"
 
 #define FX_VEC 32

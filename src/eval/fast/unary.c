@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include "core/index.h"
-#include "eval/scalar/clones.h"
 #include "eval/fast/fast.h"
+#include "eval/fast/vmath.h"
+#include "eval/scalar/clones.h"
 #include "eval/scalar/scalar.h"
 #include "eval/scalar/unary.h"
-#include "eval/fast/vmath.h"
 
 #define FU_VEC 32
 #define FU_MAX_OPS 3

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 
 typedef struct apply_prog apply_prog;
 
@@ -63,12 +63,5 @@ const void *applier_result(const applier *a, const uint64_t *st, int r);
 /* Result r of the last call written at out as type t (converted when the
  * computation's result type is another). */
 void applier_result_to(const applier *a, const uint64_t *st, int r, etype t, void *out);
-
-/* Runs fn(ctx, lo, hi) over [0, n) split into contiguous ranges on up to
- * `threads` threads (0: the machine's cores), no range shorter than
- * min_per_thread; a thread that cannot start has its range run by the
- * caller. */
-void eval_parallel(int threads, int64_t n, int64_t min_per_thread, void (*fn)(void *ctx, int64_t lo, int64_t hi),
-		   void *ctx);
 
 #endif

@@ -17,7 +17,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/scalar/cplx.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "util/alloc.h"
 
 static double rd(const hloi_literal *v, const int64_t *idx)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "util/alloc.h"
 
 hloi_status kernel_parameter(engine *e, frame *f, const instr *in, hloi_literal *const *ops,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/literal.h"
+#include "eval/kernels/kernel.h"
 #include "eval/lib/lapack.h"
 
 static hloi_status cc_kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)

@@ -12,7 +12,7 @@
  * index conversion (reference.c). */
 #include <string.h>
 
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/fast/fast.h"
 #include "eval/plan/plan.h"
 

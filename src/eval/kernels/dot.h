@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/scalar/scalar.h"
 
 /* The accumulation type of a result type: pred -> pred (an OR of ANDs),

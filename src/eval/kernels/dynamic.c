@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/plan/plan.h"
 #include "util/alloc.h"
 

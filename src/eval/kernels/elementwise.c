@@ -2,7 +2,7 @@
  * bitcast-convert, broadcast; the unary ops, clamp, complex,
  * reduce-precision, stochastic-convert): the fast engine where it covers
  * the case, else the reference engine, both from eval/scalar.h's semantics. */
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/fast/fast.h"
 #include "eval/scalar/unary.h"
 

@@ -18,7 +18,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/scalar/cplx.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "util/alloc.h"
 
 static int is_pow2(int64_t n)

@@ -18,7 +18,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/scalar/cplx.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "util/alloc.h"
 
 /* The batch loop: idx over dims[0 .. rank-2) with the two minor ones 0. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "core/shape.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 
 /* An integral element of type t at p as int64_t, as XLA's evaluator reads
  * start indices (static_cast<int64_t>: u64 values above INT64_MAX become

@@ -355,7 +355,7 @@ hloi_status kernel_reduce(engine *e, frame *f, const instr *in, hloi_literal *co
 	if (st != HLOI_OK)
 		return st;
 	opcode op = n == 1 && e->fast && reducer_takes(fn, ops[0], ops[1]) ? reduce_monoid(fn) : OP_COUNT;
-	if (op == OP_COUNT || fast_reduce(e, in, op, ops[0], ops[1], outs[0], NULL) != 0)
+	if (op == OP_COUNT || fast_reduce(e->threads, in, op, ops[0], ops[1], outs[0], NULL) != 0)
 		st = reduce_apply(e, in, fn, ops, outs);
 	hloi_free(outs);
 	if (st != HLOI_OK) {
@@ -465,7 +465,7 @@ hloi_status kernel_reduce_window(engine *e, frame *f, const instr *in, hloi_lite
 	if (st != HLOI_OK)
 		return st;
 	opcode op = n == 1 && e->fast && reducer_takes(fn, ops[0], ops[1]) ? reduce_monoid(fn) : OP_COUNT;
-	if (op != OP_COUNT && fast_reduce_window(e, in, op, ops[0], ops[1], outs[0], NULL) == 0)
+	if (op != OP_COUNT && fast_reduce_window(e->threads, in, op, ops[0], ops[1], outs[0], NULL) == 0)
 		goto finish;
 	rwin r;
 	applier ap;

@@ -11,7 +11,7 @@
 #include "core/half.h"
 #include "core/index.h"
 #include "core/literal.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/kernels/rng.h"
 #include "util/alloc.h"
 

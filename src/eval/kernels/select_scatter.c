@@ -12,7 +12,7 @@
 #include "core/index.h"
 #include "core/literal.h"
 #include "eval/kernels/apply.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/scalar/scalar.h"
 #include "util/alloc.h"
 

@@ -3,7 +3,7 @@
 #ifndef HLOI_EVAL_SPARSE_H
 #define HLOI_EVAL_SPARSE_H
 
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 
 /* The dense operand k (0 lhs, 1 rhs) of convolution `in` from its sparse
  * values and metadata under sd: a new value (value_drop it) in *out.

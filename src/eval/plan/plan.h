@@ -119,4 +119,19 @@ int64_t plan_peak_bytes(const eval_plan *p, int threads, const fast_tuning *tuni
 /* Appends the plan in its text form (hloi plan). */
 void plan_print(strbuf *b, const eval_plan *p, int threads, const fast_tuning *tuning);
 
+/* --- what the API asks of the plan (plan.c) --------------------------------- */
+
+/* The evaluation plan of the checked module (entry computation, then each
+ * computation it calls) as text, as `hloi plan` prints it: steps, fused
+ * regions with their instructions, inputs, outputs and buffers reused, the
+ * executor's walk (rows or tiles, threads, scratch) and the peak memory.
+ * opts: the engine (the reference engine fuses nothing) and threads. */
+hloi_status eval_plan_text(strbuf *b, const module *m, const hloi_run_options *opts);
+/* The planned peak bytes of one run: the parameters, the most the values
+ * hold at once (the result included) and the executor's scratch. */
+hloi_status eval_plan_peak(const module *m, const hloi_run_options *opts, uint64_t *out);
+/* The module as Graphviz DOT (text/dot.h) with each fused region of two or
+ * more instructions drawn as a cluster. */
+hloi_status eval_plan_dot(strbuf *b, const module *m, const hloi_run_options *opts);
+
 #endif

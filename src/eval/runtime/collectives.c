@@ -44,7 +44,7 @@
 
 #include "core/index.h"
 #include "eval/kernels/apply.h"
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 #include "eval/kernels/movement.h"
 #include "eval/runtime/spmd.h"
 #include "ir/groups.h"

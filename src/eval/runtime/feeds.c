@@ -6,7 +6,7 @@
  * to the outfeed callback. Both engines run these kernels. */
 #include <string.h>
 
-#include "eval/base/engine.h"
+#include "eval/runtime/feeds.h"
 #include "eval/runtime/spmd.h"
 #include "ir/attrs.h"
 #include "util/arena.h"

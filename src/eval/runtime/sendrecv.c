@@ -24,7 +24,7 @@
  * kernels. */
 #include <string.h>
 
-#include "eval/base/engine.h"
+#include "eval/runtime/feeds.h"
 #include "eval/runtime/spmd.h"
 #include "ir/attrs.h"
 #include "ir/groups.h"

@@ -390,6 +390,7 @@ typedef struct job {
 	hloi_literal *const *inputs;
 	size_t ninputs;
 	hloi_run_options opts;
+	spmd_member_fn run;         /* the driver's run of one participant */
 	hloi_literal *out;
 	hloi_status st;
 	int started;
@@ -399,7 +400,7 @@ static void *participant_main(void *arg)
 {
 	job *j = arg;
 	spmd *s = j->member.s;
-	j->st = eval_module_member(j->m, j->ctx, j->inputs, j->ninputs, &j->opts, &j->member, &j->out);
+	j->st = j->run(j->m, j->ctx, j->inputs, j->ninputs, &j->opts, &j->member, &j->out);
 	pthread_mutex_lock(&s->mu);
 	s->ended[j->member.id] = 1;
 	s->failed[j->member.id] = j->st != HLOI_OK;
@@ -439,8 +440,8 @@ static int online_cores(void)
 	return n > 0 ? (int)n : 1;
 }
 
-hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-				     const hloi_run_options *opts, hloi_literal **out)
+hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+		     const hloi_run_options *opts, spmd_member_fn run, hloi_literal **out)
 {
 	int64_t n = m->replicas * m->partitions;
 	if (!m->checked || n < 1 || n > HLOI_MAX_PARTICIPANTS) {
@@ -483,6 +484,7 @@ hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal 
 		j->member.replica = p / m->partitions;
 		j->member.partition = p % m->partitions;
 		j->m = m;
+		j->run = run;
 		j->inputs = inputs + (size_t)p * ninputs;
 		j->ninputs = ninputs;
 		j->opts = each;

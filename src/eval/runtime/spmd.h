@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "eval/base/engine.h"
+#include "eval/kernels/kernel.h"
 
 typedef struct spmd spmd;
 
@@ -75,11 +75,17 @@ hloi_status spmd_post(engine *e, const p2p_key *k, const instr *send, hloi_liter
  * deadlock, another participant failed, the run was stopped. */
 hloi_status spmd_take(engine *e, const instr *in, const instr *recv, const p2p_key *k, p2p_msg **msg);
 
-/* Runs the checked module as m->replicas x m->partitions participants:
- * inputs holds ninputs per participant, participant-major (by flattened
- * id); out[p] gets participant p's result. Each participant's diagnostics
- * come into ctx prefixed with the participant. */
-hloi_status eval_module_participants(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
-				     const hloi_run_options *opts, hloi_literal **out);
+/* The driver's run of one participant: eval_module with `member` set in
+ * the engine (eval/run.c). */
+typedef hloi_status (*spmd_member_fn)(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+				      const hloi_run_options *opts, spmd_member *member, hloi_literal **out);
+
+/* Runs the checked module as m->replicas x m->partitions participants, each
+ * on a thread of its own through `run` (eval_module_participants, eval.h). */
+hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
+		     const hloi_run_options *opts, spmd_member_fn run, hloi_literal **out);
+
+/* Frees the state of send and recv (sendrecv.c). */
+void eval_p2p_free(engine *e);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/index.h"
-#include "eval/base/engine.h"
+#include "eval/scalar/reference.h"
 #include "eval/scalar/scalar.h"
 #include "eval/scalar/unary.h"
 

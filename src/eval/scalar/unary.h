@@ -2,11 +2,12 @@
  * clamp, complex, reduce-precision and stochastic-convert. Their per-element
  * semantics are eval/scalar.h's (SC_UNARY_OPS_* and friends); this header
  * holds what both engines share about them: the instruction's parameters,
- * and the fast engine's entry (fast_unary.c). */
+ * (the fast engine's entry, fast_unary, is in eval/fast/fast.h). */
 #ifndef HLOI_EVAL_UNARY_H
 #define HLOI_EVAL_UNARY_H
 
-#include "eval/fast/fast.h"
+#include <stdint.h>
+
 #include "ir/ir.h"
 
 /* What an element function needs besides its operands. */
@@ -27,20 +28,5 @@ void ew_params_of(const instr *in, ew_params *p);
 
 /* Whether `in` is one of the ops this header is about. */
 int ew_is_unary_family(opcode op);
-
-/* Computes `in` (an op of the family above, checked) into `out` (allocated
- * with in->result's shape and layout, padding filled) from its operand
- * values, on `threads` threads (0: the machine's cores). `out` may share its
- * buffer with an operand of the same dims, layout and element width.
- * `tuning` may be NULL (the defaults; tests shrink the sizes so that small
- * arrays take every path). Returns 0 when done; nonzero when the fast engine
- * does not cover the case, and then the caller uses the reference engine. */
-int fast_unary(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads);
-/* The fast engine's row kernel for `in` (an op of the family, checked) by
- * its operands' types, or NULL when it has none: what a fused region runs
- * for it. */
-ew_row_fn fast_unary_row(const instr *in);
-int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *ops, int threads,
-		     const fast_tuning *tuning);
 
 #endif

@@ -1,0 +1,32 @@
+/* The fast engine's reductions by a known monoid (fast/reduce.c): add,
+ * multiply, maximum, minimum, and, or, which kernels/reduce.c picks out of a
+ * reducer computation (reduce_monoid). */
+#ifndef HLOI_EVAL_FAST_REDUCE_H
+#define HLOI_EVAL_FAST_REDUCE_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* Sizes the fast reductions split their work by; tests shrink them so that
+ * small arrays take every path. */
+typedef struct reduce_tuning {
+	int64_t strip;          /* elements of a column strip (at most REDUCE_STRIP_MAX) */
+	int64_t min_per_thread; /* elements read per thread at least */
+	int64_t block;          /* rows of a block of a column reduction */
+} reduce_tuning;
+#define REDUCE_STRIP_MAX 4096
+
+/* reduce of x with init by monoid `op` into out (allocated with the
+ * result's shape): vectorised and threaded. Returns 0 when done, nonzero
+ * when it does not cover the case (the caller then combines in XLA's
+ * order). `t` may be NULL (the defaults); `threads` as eval_parallel's. */
+int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+		hloi_literal *out, const reduce_tuning *t);
+
+/* reduce-window of x with init by monoid `op` into out, in XLA's order
+ * (bit for bit the reference engine's values). 0 when done. */
+int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+		       hloi_literal *out, const reduce_tuning *t);
+
+#endif
