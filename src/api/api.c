@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "check/check.h"
-#include "check/lower.h"
 #include "core/float8.h"
 #include "core/half.h"
 #include "core/index.h"
@@ -19,6 +18,7 @@
 #include "io/npy.h"
 #include "ir/ir.h"
 #include "proto/proto.h"
+#include "rewrite/lower.h"
 #include "text/dot.h"
 #include "text/parse.h"
 #include "text/print.h"

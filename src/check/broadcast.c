@@ -69,23 +69,6 @@ static int unbounded_pair(const shape *x, int i, const shape *y, int j, shape *r
 	return 1;
 }
 
-int ck_unbounded_merge(shape *acc, const shape *s)
-{
-	if (acc->rank != s->rank)
-		return 1;
-	for (int d = 0; d < s->rank; d++) {
-		if (s->dim_kind[d] == DIM_UNBOUNDED)
-			continue;
-		if (acc->dim_kind[d] == DIM_UNBOUNDED) {
-			acc->dims[d] = s->dims[d];
-			acc->dim_kind[d] = s->dim_kind[d];
-		} else if (acc->dims[d] != s->dims[d] || acc->dim_kind[d] != s->dim_kind[d]) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static void set_identity(operand *op, int rank, int offset)
 {
 	for (int j = 0; j < rank; j++)

@@ -3,8 +3,8 @@
  * gates), converts constants, and reports every error it finds. */
 #include "check/check.h"
 
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/check_internal.h"
@@ -12,119 +12,7 @@
 #include "util/alloc.h"
 #include "util/strbuf.h"
 
-/* --- reporting ------------------------------------------------------------ */
-
-static void emit(checker *c, diag_severity sev, loc at, const char *fmt, va_list ap)
-{
-	strbuf b = STRBUF_INIT;
-	sb_vprintf(&b, fmt, ap);
-	if (b.oom) {
-		c->oom = 1;
-	} else if (c->text) {
-		diag_emit(c->ctx, sev, c->m->src, at, "%s", sb_str(&b));
-	} else {
-		/* a module loaded from a proto: name the file, computation and
-		 * instruction instead (SPEC §7) */
-		strbuf w = STRBUF_INIT;
-		sb_puts(&w, c->m->filename ? c->m->filename : "<module>");
-		if (c->cur_comp)
-			sb_printf(&w, ": computation '%s'", c->cur_comp->name);
-		if (c->cur_instr)
-			sb_printf(&w, ", instruction '%s'", c->cur_instr->name);
-		if (w.oom) {
-			c->oom = 1;
-		} else {
-			diag_emit_where(c->ctx, sev, sb_str(&w), "%s", sb_str(&b));
-		}
-		sb_free(&w);
-	}
-	sb_free(&b);
-}
-
-void ck_error(checker *c, loc at, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(c, DIAG_ERROR, at, fmt, ap);
-	va_end(ap);
-	c->nerrors++;
-}
-
-void ck_unsupported(checker *c, loc at, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(c, DIAG_ERROR, at, fmt, ap);
-	va_end(ap);
-	c->nunsupported++;
-}
-
-void ck_note(checker *c, loc at, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(c, DIAG_NOTE, at, fmt, ap);
-	va_end(ap);
-}
-
-const char *ck_shape(char *buf, const shape *s)
-{
-	strbuf b = STRBUF_INIT;
-	shape_print(&b, s, 0);
-	snprintf(buf, CK_SHAPE_TEXT, "%s", b.oom ? "?" : sb_str(&b));
-	sb_free(&b);
-	return buf;
-}
-
-loc ck_attr_loc(const checker *c, loc value, const char *name)
-{
-	size_t k = strlen(name);
-	if (!c->text || value.end > c->text->len || value.start > value.end)
-		return value;
-	const char *t = c->text->text;
-	if (value.end - value.start > k && memcmp(t + value.start, name, k) == 0)
-		return value;  /* already the whole attribute */
-	if (value.start > k && t[value.start - 1] == '=' &&
-	    memcmp(t + value.start - k - 1, name, k) == 0)
-		value.start -= k + 1;
-	return value;
-}
-
-void ck_identity_out_dims(instr *in)
-{
-	for (int k = 0; k < in->nops; k++)
-		for (int j = 0; j < in->ops[k].def->result->rank && j < HLOI_MAX_RANK; j++)
-			in->ops[k].out_dim[j] = (int8_t)j;
-}
-
-/* An operand that must be an array (not a tuple). */
-int ck_array_operand(checker *c, const instr *in, int k)
-{
-	char a[CK_SHAPE_TEXT];
-	const shape *s = in->ops[k].def->result;
-	if (shape_is_tuple(s)) {
-		ck_error(c, in->op_at, "%s expects an array operand, but operand %d is the tuple %s",
-			 opcode_name(in->op), k, ck_shape(a, s));
-		return 0;
-	}
-	return 1;
-}
-
-int ck_needs_shape(checker *c, const instr *in)
-{
-	if (!in->has_shape) {
-		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
-		return 0;
-	}
-	if (shape_is_tuple(in->shape)) {
-		char a[CK_SHAPE_TEXT];
-		ck_error(c, in->op_at, "%s cannot produce the tuple shape %s", opcode_name(in->op),
-			 ck_shape(a, in->shape));
-		return 0;
-	}
-	return 1;
-}
-
+/* --- where the declared shape is written ---------------------------------- */
 
 static int is_space(char ch)
 {
@@ -393,21 +281,6 @@ static int set_result_ex(checker *c, instr *in, const shape *inf, int keep_layou
 }
 
 
-int ck_store_value(checker *c, hloi_literal *lit)
-{
-	module *m = c->m;
-	int n = m->nvalues;
-	if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
-		size_t cap = n == 0 ? 4 : 2 * (size_t)n;
-		hloi_literal **v = hloi_realloc(m->values, cap * sizeof *v);
-		if (!v)
-			return -1;
-		m->values = v;
-	}
-	m->values[m->nvalues++] = lit;
-	return 0;
-}
-
 static int constant(checker *c, instr *in)
 {
 	if (in->value)
@@ -487,6 +360,11 @@ static const infer_fn infer_rules[OP_COUNT] = {
 #include "ir/opcodes.def"
 #undef X
 };
+
+int ck_infer_as(checker *c, opcode op, instr *in, shape *inf)
+{
+	return infer_rules[op](c, in, inf);
+}
 
 /* Resolves the computations `in` calls (AK_COMP and AK_COMPS attributes, in
  * the table's order: to_apply, calls, condition, body, branches, ...). */
@@ -1561,6 +1439,68 @@ cleanup:
 	return usable;
 }
 
+/* Where a sized copy of a computation failed: the call site and the
+ * parameter shapes it was checked with. */
+static void sized_note(checker *c, const computation *cp, loc at)
+{
+	strbuf b = STRBUF_INIT;
+	for (int k = 0; k < cp->sized_from->nparams; k++) {
+		sb_puts(&b, k ? ", " : "(");
+		shape_print(&b, cp->sized_args[k], 0);
+	}
+	sb_putc(&b, ')');
+	if (b.oom)
+		c->oom = 1;
+	else
+		ck_note(c, at, "computation %s checked with the sizes this call gives its parameters: %s", cp->name,
+			sb_str(&b));
+	sb_free(&b);
+}
+
+/* Checks a callee before its caller; 0 when its root is usable. */
+int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at)
+{
+	(void)in;
+	if (callee->sized_from) {
+		/* a copy sized for its call sites: checked once per check */
+		if (callee->sized_epoch != c->m->check_epoch) {
+			if (c->depth >= 64) {
+				ck_unsupported(c, at, "unsupported nesting of calls deeper than 64");
+				return 1;
+			}
+			callee->sized_epoch = c->m->check_epoch;
+			callee->sized_state = 1;
+			c->depth++;
+			int usable = ck_check_computation(c, callee);
+			c->depth--;
+			callee->sized_state = usable ? 2 : 3;
+			if (!usable)
+				sized_note(c, callee, at);
+		}
+		return callee->sized_state == 2 ? 0 : 1;
+	}
+	int idx = -1;
+	for (int i = 0; i < c->m->ncomps; i++)
+		if (c->m->comps[i] == callee)
+			idx = i;
+	if (idx < 0 || !c->comp_state)
+		return 1;
+	if (c->comp_state[idx] == 1) {
+		ck_error(c, at, "computation %s calls itself (recursion is not supported)", callee->name);
+		return 1;
+	}
+	if (c->comp_state[idx] == 0) {
+		if (c->depth >= 64) {
+			ck_unsupported(c, at, "unsupported nesting of calls deeper than 64");
+			return 1;
+		}
+		c->depth++;
+		ck_check_computation(c, callee);
+		c->depth--;
+	}
+	return c->comp_state[idx] == 2 ? 0 : 1;
+}
+
 /* --- input_output_alias (SPEC §3.3: PyTorch's in-place rule) --------------- */
 
 static void index_text(strbuf *b, const int64_t *v, int n)
@@ -1710,6 +1650,47 @@ static void check_alias(checker *c, const alias_entry *al)
 	if (err)
 		ck_note(c, al->at, "the result is written into parameter %lld's buffer (input_output_alias)",
 			(long long)al->parameter_number);
+}
+
+/* --- participants --------------------------------------------------------- */
+
+/* The module's replica_count or num_partitions header attribute (1 when
+ * absent), and where it was written. */
+static int64_t module_count(const module *m, const char *name, loc *at)
+{
+	for (int i = 0; i < m->nheader_attrs; i++) {
+		const raw_attr *r = &m->header_attrs[i];
+		if (strcmp(r->name, name) != 0)
+			continue;
+		char *end = NULL;
+		long long v = strtoll(r->value, &end, 10);
+		if (at)
+			*at = r->at;
+		return end && end != r->value ? (int64_t)v : 1;
+	}
+	return 1;
+}
+
+int ck_participants(checker *c, const hloi_check_options *opts)
+{
+	static const char *const names[] = { "replica_count", "num_partitions" };
+	int64_t n[2];
+	for (int k = 0; k < 2; k++) {
+		loc at = { 0, 0 };
+		n[k] = module_count(c->m, names[k], &at);
+		if (n[k] < 1) {
+			ck_error(c, at, "%s=%lld: a module runs on at least one %s", names[k], (long long)n[k],
+				 k ? "partition" : "replica");
+			return 1;
+		}
+	}
+	if (opts && opts->version >= 3 && opts->replicas > 0)
+		n[0] = opts->replicas;
+	if (opts && opts->version >= 3 && opts->partitions > 0)
+		n[1] = opts->partitions;
+	c->replicas = n[0];
+	c->partitions = n[1];
+	return 0;
 }
 
 static hloi_status check_with(module *m, hloi_context *ctx, const hloi_check_options *opts,

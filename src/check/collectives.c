@@ -20,23 +20,6 @@
 #include "ir/groups.h"
 #include "util/alloc.h"
 
-/* The module's replica_count or num_partitions header attribute (1 when
- * absent), and where it was written. */
-static int64_t module_count(const module *m, const char *name, loc *at)
-{
-	for (int i = 0; i < m->nheader_attrs; i++) {
-		const raw_attr *r = &m->header_attrs[i];
-		if (strcmp(r->name, name) != 0)
-			continue;
-		char *end = NULL;
-		long long v = strtoll(r->value, &end, 10);
-		if (at)
-			*at = r->at;
-		return end && end != r->value ? (int64_t)v : 1;
-	}
-	return 1;
-}
-
 /* XLA's GetSubgroupSize: the size of the first replica group, or the
  * number of participants the mode implies when there is none; 0 when the
  * groups are kept as written (unknown). */
@@ -68,28 +51,6 @@ static int64_t subgroup_size(const checker *c, const instr *in)
 	default:
 		return c->replicas * c->partitions;
 	}
-}
-
-int ck_participants(checker *c, const hloi_check_options *opts)
-{
-	static const char *const names[] = { "replica_count", "num_partitions" };
-	int64_t n[2];
-	for (int k = 0; k < 2; k++) {
-		loc at = { 0, 0 };
-		n[k] = module_count(c->m, names[k], &at);
-		if (n[k] < 1) {
-			ck_error(c, at, "%s=%lld: a module runs on at least one %s", names[k], (long long)n[k],
-				 k ? "partition" : "replica");
-			return 1;
-		}
-	}
-	if (opts && opts->version >= 3 && opts->replicas > 0)
-		n[0] = opts->replicas;
-	if (opts && opts->version >= 3 && opts->partitions > 0)
-		n[1] = opts->partitions;
-	c->replicas = n[0];
-	c->partitions = n[1];
-	return 0;
 }
 
 /* How a run names the participants, for the messages. */

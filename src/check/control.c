@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "check/check_internal.h"
-#include "check/movement.h"
 
 int infer_tuple(checker *c, instr *in, shape *inf)
 {
@@ -46,68 +45,6 @@ int infer_get_tuple_element(checker *c, instr *in, shape *inf)
 	*inf = op->tuple[index];
 	c->keep_layout = 1;
 	return 0;
-}
-
-/* Where a sized copy of a computation failed: the call site and the
- * parameter shapes it was checked with. */
-static void sized_note(checker *c, const computation *cp, loc at)
-{
-	strbuf b = STRBUF_INIT;
-	for (int k = 0; k < cp->sized_from->nparams; k++) {
-		sb_puts(&b, k ? ", " : "(");
-		shape_print(&b, cp->sized_args[k], 0);
-	}
-	sb_putc(&b, ')');
-	if (b.oom)
-		c->oom = 1;
-	else
-		ck_note(c, at, "computation %s checked with the sizes this call gives its parameters: %s", cp->name,
-			sb_str(&b));
-	sb_free(&b);
-}
-
-/* Checks a callee before its caller; 0 when its root is usable. */
-int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at)
-{
-	(void)in;
-	if (callee->sized_from) {
-		/* a copy sized for its call sites: checked once per check */
-		if (callee->sized_epoch != c->m->check_epoch) {
-			if (c->depth >= 64) {
-				ck_unsupported(c, at, "unsupported nesting of calls deeper than 64");
-				return 1;
-			}
-			callee->sized_epoch = c->m->check_epoch;
-			callee->sized_state = 1;
-			c->depth++;
-			int usable = ck_check_computation(c, callee);
-			c->depth--;
-			callee->sized_state = usable ? 2 : 3;
-			if (!usable)
-				sized_note(c, callee, at);
-		}
-		return callee->sized_state == 2 ? 0 : 1;
-	}
-	int idx = -1;
-	for (int i = 0; i < c->m->ncomps; i++)
-		if (c->m->comps[i] == callee)
-			idx = i;
-	if (idx < 0 || !c->comp_state)
-		return 1;
-	if (c->comp_state[idx] == 1) {
-		ck_error(c, at, "computation %s calls itself (recursion is not supported)", callee->name);
-		return 1;
-	}
-	if (c->comp_state[idx] == 0) {
-		if (c->depth >= 64) {
-			ck_unsupported(c, at, "unsupported nesting of calls deeper than 64");
-			return 1;
-		}
-		c->depth++;
-		ck_check_computation(c, callee);
-		c->depth--;
-	}
-	return c->comp_state[idx] == 2 ? 0 : 1;
 }
 
 /* call (to_apply=) and fusion (calls=): the callee runs with the operands as
@@ -375,8 +312,8 @@ static int scan_error(checker *c, const instr *in, loc at, const char *fmt, ...)
 	sb_vprintf(&m, fmt, ap);
 	va_end(ap);
 	sb_puts(&m, " in ");
-	mv_instr_text(&m, in);
-	return mv_report(c, at, &m);
+	ck_instr_text(&m, in);
+	return ck_report(c, at, &m);
 }
 
 /* scan(inputs..., inits...), dimensions={d}, num_carries=C, to_apply=f
@@ -486,7 +423,7 @@ int infer_scan(checker *c, instr *in, shape *inf)
 	/* inputs and inits of two float types: refused without
 	 * allow_mixed_precision (kScan is not on the verifier's list of
 	 * exceptions), run as they are with it */
-	if (mv_mixed_precision(c, in))
+	if (ck_mixed_precision(c, in))
 		return 1;
 	if (shape_is_tuple(r)) {
 		memset(inf, 0, sizeof *inf);

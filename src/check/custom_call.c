@@ -658,7 +658,7 @@ static int windowed_rule(checker *c, instr *in, const char *name, shape *want, i
 {
 	if (!count_operands(c, in, name, 2))
 		return 1;
-	if (conv ? infer_convolution(c, in, want) : infer_reduce_window(c, in, want))
+	if (conv ? ck_infer_as(c, OP_CONVOLUTION, in, want) : ck_infer_as(c, OP_REDUCE_WINDOW, in, want))
 		return 1;
 	const char *pt = instr_text(in, ATTR_PADDING_TYPE);
 	const shape *x = opnd(in, 0), *r = in->shape;
@@ -696,7 +696,7 @@ static int cc_check_dynamic_reduce_window_same(checker *c, instr *in, const char
 static int cc_check_dynamic_select_and_scatter_same(checker *c, instr *in, const char *name, etype t, shape *want)
 {
 	(void)t;
-	if (!count_operands(c, in, name, 3) || infer_select_and_scatter(c, in, want))
+	if (!count_operands(c, in, name, 3) || ck_infer_as(c, OP_SELECT_AND_SCATTER, in, want))
 		return 1;
 	const shape *x = opnd(in, 0);
 	for (int d = 0; d < x->rank && d < want->rank; d++)
@@ -737,7 +737,7 @@ static int cc_check_dynamic_conv_input_grad(checker *c, instr *in, const char *n
 	instr conv = *in;
 	conv.ops = in->ops + 1;
 	conv.nops = 2;
-	if (infer_convolution(c, &conv, want))
+	if (ck_infer_as(c, OP_CONVOLUTION, &conv, want))
 		return 1;
 	const shape *sz = opnd(in, 0), *g = opnd(in, 1), *k = opnd(in, 2);
 	if (!shape_is_array(sz) || sz->type != ET_S32 || sz->rank != 1 || !shape_is_static(sz) ||
@@ -771,7 +771,8 @@ static int cc_check_dynamic_conv_kernel_grad(checker *c, instr *in, const char *
 {
 	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
 	(void)t;
-	if (!count_operands(c, in, name, 2) || !grad_padding_type(c, in, name) || infer_convolution(c, in, want))
+	if (!count_operands(c, in, name, 2) || !grad_padding_type(c, in, name) ||
+	    ck_infer_as(c, OP_CONVOLUTION, in, want))
 		return 1;
 	const shape *x = opnd(in, 0), *g = opnd(in, 1);
 	const conv_dims *cd = instr_attr(in, ATTR_DIM_LABELS)->conv;

@@ -5,17 +5,6 @@
 
 #include "check/check_internal.h"
 
-/* XLA's PrimitiveType_Name of t (`F32`, `PRED`, `F8E4M3FN`) in buf. */
-const char *ck_type_upper(char *buf, size_t size, etype t)
-{
-	const char *tn = etype_name(t);
-	size_t i = 0;
-	for (; tn && tn[i] && i + 1 < size; i++)
-		buf[i] = (char)(tn[i] >= 'a' && tn[i] <= 'z' ? tn[i] - 'a' + 'A' : tn[i]);
-	buf[i] = '\0';
-	return buf;
-}
-
 /* SPEC §4's gates; the same sets as SC_OPS_* in eval/scalar.h. */
 static int type_gate(checker *c, const instr *in, etype t)
 {

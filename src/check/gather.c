@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check/movement.h"
+#include "check/check_internal.h"
 
 /* The attribute's list, or reports it missing. */
 static const int_list *required(checker *c, const instr *in, attr_id id, int *err)
@@ -60,9 +60,9 @@ static int list_error(checker *c, loc at, const char *prefix, const int_list *l,
 {
 	strbuf m = STRBUF_INIT;
 	sb_puts(&m, prefix);
-	mv_join(&m, l->v, l->n, sep);
+	ck_join_ints(&m, l->v, l->n, sep);
 	sb_puts(&m, suffix);
-	return mv_report(c, at, &m);
+	return ck_report(c, at, &m);
 }
 
 /* The StableHLO constraint "is_unique(concatenate(a, b))". */
@@ -98,8 +98,8 @@ int infer_gather(checker *c, instr *in, shape *inf)
 	const int_list *obd = ck_ints(in, ATTR_OPERAND_BATCHING_DIMS);
 	const int_list *sbd = ck_ints(in, ATTR_START_INDICES_BATCHING_DIMS);
 	loc op_at = in->op_at;
-	if (mv_expect_array(c, in, 0, "input tensor operand of gather op") ||
-	    mv_expect_array(c, in, 1, "gather indices operand of gather op"))
+	if (ck_expect_array(c, in, 0, "input tensor operand of gather op") ||
+	    ck_expect_array(c, in, 1, "gather indices operand of gather op"))
 		return 1;
 	const shape *input = in->ops[0].def->result, *idx = in->ops[1].def->result;
 	if (!etype_is_integer(idx->type)) {
@@ -108,7 +108,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	if (idx->rank < ivd || ivd < 0) {
-		ck_error(c, mv_attr_at(c, in, ATTR_INDEX_VECTOR_DIM),
+		ck_error(c, ck_attr_at(c, in, ATTR_INDEX_VECTOR_DIM),
 			 "Gather index leaf dimension must be within [0, rank(start_indices) + 1). rank(start_indices) is %d and gather index leaf dimension is %lld.",
 			 idx->rank, (long long)ivd);
 		return 1;
@@ -121,7 +121,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 		ex[exr++] = 1;
 
 	/* ValidateGatherDimensionNumbers */
-	loc at = mv_attr_at(c, in, ATTR_OFFSET_DIMS);
+	loc at = ck_attr_at(c, in, ATTR_OFFSET_DIMS);
 	if (!sorted(offset))
 		return list_error(c, at, "Output window dimensions in gather op must be ascending; got: ", offset, ", ",
 				  ".");
@@ -136,12 +136,12 @@ int infer_gather(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 	if (sim->n != ex[ivd]) {
-		ck_error(c, mv_attr_at(c, in, ATTR_START_INDEX_MAP),
+		ck_error(c, ck_attr_at(c, in, ATTR_START_INDEX_MAP),
 			 "Gather op has %d elements in start_index_map and the bound of dimension index_vector_dim=%lld of start_indices is %lld. These two numbers must be equal.",
 			 sim->n, (long long)ivd, (long long)ex[ivd]);
 		return 1;
 	}
-	at = mv_attr_at(c, in, ATTR_START_INDEX_MAP);
+	at = ck_attr_at(c, in, ATTR_START_INDEX_MAP);
 	for (int i = 0; i < sim->n; i++)
 		if (sim->v[i] < 0 || sim->v[i] >= input->rank) {
 			ck_error(c, at, "Invalid start_index_map; domain is [0, %d), got: %d->%lld.", input->rank, i,
@@ -151,7 +151,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 	if (any_repeat(sim))
 		return list_error(c, at, "Repeated dimensions are not allowed in start_index_map; got: ", sim, ", ",
 				  ".");
-	at = mv_attr_at(c, in, ATTR_COLLAPSED_SLICE_DIMS);
+	at = ck_attr_at(c, in, ATTR_COLLAPSED_SLICE_DIMS);
 	for (int i = 0; i < collapsed->n; i++)
 		if (collapsed->v[i] < 0 || collapsed->v[i] >= input->rank) {
 			ck_error(c, at, "Invalid collapsed_slice_dims set in gather op; valid range is [0, %d), got: %lld.",
@@ -169,7 +169,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 			 obd->n, sbd->n);
 		return 1;
 	}
-	at = mv_attr_at(c, in, ATTR_OPERAND_BATCHING_DIMS);
+	at = ck_attr_at(c, in, ATTR_OPERAND_BATCHING_DIMS);
 	for (int i = 0; i < obd->n; i++)
 		if (obd->v[i] < 0 || obd->v[i] >= input->rank) {
 			ck_error(c, at, "Invalid operand_batching_dims set in gather op; valid range is [0, %d), got: %lld.",
@@ -181,7 +181,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 	if (adjacent_repeat(obd))
 		return list_error(c, at, "Repeated dimensions not allowed in operand_batching_dims in gather op; got: ",
 				  obd, ", ", ".");
-	at = mv_attr_at(c, in, ATTR_START_INDICES_BATCHING_DIMS);
+	at = ck_attr_at(c, in, ATTR_START_INDICES_BATCHING_DIMS);
 	for (int i = 0; i < sbd->n; i++)
 		if (sbd->v[i] < 0 || sbd->v[i] >= exr) {
 			ck_error(c, at, "Invalid start_indices_batching_dims; domain is [0, %d), got: %d->%lld.", exr, i,
@@ -193,7 +193,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 				  ", ", ".");
 
 	/* InferGatherShape */
-	at = mv_attr_at(c, in, ATTR_SLICE_SIZES);
+	at = ck_attr_at(c, in, ATTR_SLICE_SIZES);
 	if (sizes->n != input->rank) {
 		ck_error(c, at,
 			 "Gather op must have one slice size for every input dimension; got: len(slice_sizes)=%d, input_shape.rank=%d.",
@@ -205,13 +205,13 @@ int infer_gather(checker *c, instr *in, shape *inf)
 		sb_printf(&m,
 			  "All components of the offset index in a gather op must either be a offset dimension or explicitly collapsed or explicitly batched; got len(slice_sizes)=%d, output_slice_sizes=",
 			  sizes->n);
-		mv_join(&m, offset->v, offset->n, ",");
+		ck_join_ints(&m, offset->v, offset->n, ",");
 		sb_puts(&m, ", collapsed_slice_dims=");
-		mv_join(&m, collapsed->v, collapsed->n, ",");
+		ck_join_ints(&m, collapsed->v, collapsed->n, ",");
 		sb_puts(&m, ", operand_batching_dims=");
-		mv_join(&m, obd->v, obd->n, ",");
+		ck_join_ints(&m, obd->v, obd->n, ",");
 		sb_puts(&m, ".");
-		return mv_report(c, op_at, &m);
+		return ck_report(c, op_at, &m);
 	}
 	for (int i = 0; i < sizes->n; i++)
 		if (sizes->v[i] < 0 || sizes->v[i] > input->dims[i]) {
@@ -235,7 +235,7 @@ int infer_gather(checker *c, instr *in, shape *inf)
 	if (overlap(c, op_at, "gather", "collapsed_slice_dims", collapsed, "operand_batching_dims", obd, "C6"))
 		return 1;
 	if (contains(sbd, ivd)) {
-		ck_error(c, mv_attr_at(c, in, ATTR_START_INDICES_BATCHING_DIMS),
+		ck_error(c, ck_attr_at(c, in, ATTR_START_INDICES_BATCHING_DIMS),
 			 "gather: index_vector_dim %lld is in start_indices_batching_dims (StableHLO gather constraint C15)",
 			 (long long)ivd);
 		return 1;
@@ -291,7 +291,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	const int_list *sibd = ck_ints(in, ATTR_SCATTER_INDICES_BATCHING_DIMS);
 	int n = in->nops / 2;
 	loc op_at = in->op_at;
-	if (mv_expect_array(c, in, n, "scatter indices of scatter op"))
+	if (ck_expect_array(c, in, n, "scatter indices of scatter op"))
 		return 1;
 	const shape *idx = in->ops[n].def->result;
 	if (!etype_is_integer(idx->type)) {
@@ -299,7 +299,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	if (idx->rank < ivd || ivd < 0) {
-		ck_error(c, mv_attr_at(c, in, ATTR_INDEX_VECTOR_DIM),
+		ck_error(c, ck_attr_at(c, in, ATTR_INDEX_VECTOR_DIM),
 			 "Scatter index leaf dimension must be within [0, rank(scatter_indices) + 1). rank(scatter_indices) is %d and scatter index leaf dimension is %lld.",
 			 idx->rank, (long long)ivd);
 		return 1;
@@ -313,10 +313,10 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	for (int i = 0; i < n; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "operand %d of scatter op", i);
-		if (mv_expect_array(c, in, i, what))
+		if (ck_expect_array(c, in, i, what))
 			return 1;
 		snprintf(what, sizeof what, "updates %d of scatter op", i);
-		if (mv_expect_array(c, in, n + 1 + i, what))
+		if (ck_expect_array(c, in, n + 1 + i, what))
 			return 1;
 		const shape *op = in->ops[i].def->result, *up = in->ops[n + 1 + i].def->result;
 		int64_t max_sizes[HLOI_MAX_RANK];
@@ -337,7 +337,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		}
 
 		/* ValidateScatterDimensionNumbers */
-		loc at = mv_attr_at(c, in, ATTR_UPDATE_WINDOW_DIMS);
+		loc at = ck_attr_at(c, in, ATTR_UPDATE_WINDOW_DIMS);
 		if (!sorted(uwd))
 			return list_error(c, at, "update_window_dims in scatter op must be sorted; got: ", uwd, ", ", ".");
 		if (adjacent_repeat(uwd))
@@ -348,7 +348,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 					 up->rank, (long long)uwd->v[k]);
 				return 1;
 			}
-		at = mv_attr_at(c, in, ATTR_INSERTED_WINDOW_DIMS);
+		at = ck_attr_at(c, in, ATTR_INSERTED_WINDOW_DIMS);
 		if (!sorted(iwd))
 			return list_error(c, at, "inserted_window_dims in scatter op must be sorted; got: ", iwd, ", ", ".");
 		if (adjacent_repeat(iwd))
@@ -364,7 +364,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 				 uwd->n + iwd->n + ibd->n, op->rank);
 			return 1;
 		}
-		at = mv_attr_at(c, in, ATTR_SCATTER_DIMS_TO_OPERAND_DIMS);
+		at = ck_attr_at(c, in, ATTR_SCATTER_DIMS_TO_OPERAND_DIMS);
 		if (sdod->n != ex[ivd]) {
 			ck_error(c, at,
 				 "Scatter op has %d elements in scatter_dims_to_operand_dims and the bound of dimension index_vector_dim=%lld of scatter_indices is %lld. These two numbers must be equal.",
@@ -386,7 +386,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 				 ibd->n, sibd->n);
 			return 1;
 		}
-		at = mv_attr_at(c, in, ATTR_INPUT_BATCHING_DIMS);
+		at = ck_attr_at(c, in, ATTR_INPUT_BATCHING_DIMS);
 		if (!sorted(ibd))
 			return list_error(c, at, "input_batching_dims in scatter op must be sorted; got: ", ibd, ", ", ".");
 		if (adjacent_repeat(ibd))
@@ -397,7 +397,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 					 op->rank, (long long)ibd->v[k]);
 				return 1;
 			}
-		at = mv_attr_at(c, in, ATTR_SCATTER_INDICES_BATCHING_DIMS);
+		at = ck_attr_at(c, in, ATTR_SCATTER_INDICES_BATCHING_DIMS);
 		for (int k = 0; k < sibd->n; k++)
 			if (sibd->v[k] < 0 || sibd->v[k] >= exr) {
 				ck_error(c, at, "Invalid scatter_indices_batching_dims set in scatter op; valid range is [0, %d), got: %lld.",
@@ -452,7 +452,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	if (overlap(c, op_at, "scatter", "inserted_window_dims", iwd, "input_batching_dims", ibd, "C9"))
 		return 1;
 	if (contains(sibd, ivd)) {
-		ck_error(c, mv_attr_at(c, in, ATTR_SCATTER_INDICES_BATCHING_DIMS),
+		ck_error(c, ck_attr_at(c, in, ATTR_SCATTER_INDICES_BATCHING_DIMS),
 			 "scatter: index_vector_dim %lld is in scatter_indices_batching_dims (StableHLO scatter constraint C16)",
 			 (long long)ivd);
 		return 1;
@@ -481,7 +481,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 	}
 	if (ck_verify_reducer(c, in, callee, inits, input, n))
 		return 1;
-	if (mv_mixed_precision(c, in))
+	if (ck_mixed_precision(c, in))
 		return 1;
 
 	/* the result: the operand's shape, or a tuple of the operands' shapes

@@ -8,13 +8,6 @@
 #include <string.h>
 
 #include "check/check_internal.h"
-#include "check/movement.h"
-
-static loc attr_at(checker *c, const instr *in, attr_id id)
-{
-	const attr *a = instr_attr(in, id);
-	return a ? ck_attr_loc(c, a->vat, attr_name(id)) : in->op_at;
-}
 
 /* An array operand k, or 0 after reporting "Expected array argument". */
 static const shape *array_operand(checker *c, const instr *in, int k, const char *what)
@@ -51,11 +44,11 @@ int infer_fft(checker *c, instr *in, shape *inf)
 	}
 	int rfft = strcmp(type, "RFFT") == 0, irfft = strcmp(type, "IRFFT") == 0;
 	if (!rfft && !irfft && strcmp(type, "FFT") != 0 && strcmp(type, "IFFT") != 0) {
-		ck_error(c, attr_at(c, in, ATTR_FFT_TYPE), "expects fft_type but sees: %s", type);
+		ck_error(c, ck_attr_at(c, in, ATTR_FFT_TYPE), "expects fft_type but sees: %s", type);
 		return 1;
 	}
 	int n = len->n;
-	loc lat = attr_at(c, in, ATTR_FFT_LENGTH);
+	loc lat = ck_attr_at(c, in, ATTR_FFT_LENGTH);
 	if (n < 1 || n > 3) {
 		ck_error(c, lat, "FFT only supports ranks 1-3; got %d.", n);
 		return 1;
@@ -195,7 +188,7 @@ int infer_triangular_solve(checker *c, instr *in, shape *inf)
 		}
 	const char *tr = instr_text(in, ATTR_TRANSPOSE_A);
 	if (tr && strcmp(tr, "NO_TRANSPOSE") != 0 && strcmp(tr, "TRANSPOSE") != 0 && strcmp(tr, "ADJOINT") != 0) {
-		ck_error(c, attr_at(c, in, ATTR_TRANSPOSE_A), "Invalid transpose option value for triangular solve (%s).",
+		ck_error(c, ck_attr_at(c, in, ATTR_TRANSPOSE_A), "Invalid transpose option value for triangular solve (%s).",
 			 tr);
 		return 1;
 	}
@@ -233,7 +226,7 @@ static int batch_norm(checker *c, instr *in, const char *op, const bn_operand *o
 		ck_error(c, in->op_at, "attribute epsilon is expected but not seen");
 		return 1;
 	}
-	loc fat = attr_at(c, in, ATTR_FEATURE_INDEX);
+	loc fat = ck_attr_at(c, in, ATTR_FEATURE_INDEX);
 	if (fi >= x->rank) {
 		ck_error(c, fat,
 			 "Expected feature_index of %s to be smaller than the rank of operand_shape; got feature_index %lld, and rank %d.",
@@ -353,12 +346,12 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	const shape *src = in->ops[1].def->result, *init = in->ops[2].def->result;
 	computation *sel = instr_called(in, ATTR_SELECT, 0), *sc = instr_called(in, ATTR_SCATTER, 0);
-	loc sat = attr_at(c, in, ATTR_SELECT), scat = attr_at(c, in, ATTR_SCATTER);
+	loc sat = ck_attr_at(c, in, ATTR_SELECT), scat = ck_attr_at(c, in, ATTR_SCATTER);
 	if (in->op == OP_CUSTOM_CALL) {
 		/* DynamicSelectAndScatterSamePadding: called_computations={select, scatter} */
 		sel = instr_called(in, ATTR_CALLED_COMPUTATIONS, 0);
 		sc = instr_called(in, ATTR_CALLED_COMPUTATIONS, 1);
-		sat = scat = attr_at(c, in, ATTR_CALLED_COMPUTATIONS);
+		sat = scat = ck_attr_at(c, in, ATTR_CALLED_COMPUTATIONS);
 		if (!sel || !sc) {
 			ck_error(c, sat, "called_computations={select, scatter} is expected");
 			return 1;
@@ -416,7 +409,7 @@ int infer_select_and_scatter(checker *c, instr *in, shape *inf)
 	/* the verifier's mixed-precision rule covers the operands, not the
 	 * computations (their precision may differ: the values are converted);
 	 * custom-calls are on its list of exceptions */
-	if (in->op != OP_CUSTOM_CALL && mv_mixed_precision(c, in))
+	if (in->op != OP_CUSTOM_CALL && ck_mixed_precision(c, in))
 		return 1;
 	shape_make_array(inf, x->type, x->rank, x->dims);
 	return 0;
@@ -434,13 +427,13 @@ int infer_set_dimension_size(checker *c, instr *in, shape *inf)
 		return 1;
 	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
 	if (!dl || dl->n != 1) {
-		ck_error(c, dl ? attr_at(c, in, ATTR_DIMENSIONS) : in->op_at,
+		ck_error(c, dl ? ck_attr_at(c, in, ATTR_DIMENSIONS) : in->op_at,
 			 "set-dimension-size expects one dimension in dimensions={d}");
 		return 1;
 	}
 	int64_t d = dl->v[0];
 	if (d < 0 || d >= x->rank) {
-		ck_error(c, attr_at(c, in, ATTR_DIMENSIONS), "SetDimensionSize dimension out of bounds: %lld.",
+		ck_error(c, ck_attr_at(c, in, ATTR_DIMENSIONS), "SetDimensionSize dimension out of bounds: %lld.",
 			 (long long)d);
 		return 1;
 	}

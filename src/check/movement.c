@@ -4,104 +4,12 @@
  * and opt-barrier. Every rule infers the result from the operands, so the
  * result shape may be left out in the text (but for bitcast, whose result
  * is whatever the program says it reinterprets the bytes as). */
-#include "check/movement.h"
-
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "check/check_internal.h"
 #include "core/index.h"
 #include "util/checked.h"
-
-/* --- helpers (check/movement.h) ---------------------------------------------- */
-
-void mv_join(strbuf *b, const int64_t *v, int n, const char *sep)
-{
-	for (int i = 0; i < n; i++)
-		sb_printf(b, "%s%lld", i ? sep : "", (long long)v[i]);
-}
-
-int mv_report(checker *c, loc at, strbuf *m)
-{
-	if (m->oom)
-		c->oom = 1;
-	else
-		ck_error(c, at, "%s", sb_str(m));
-	sb_free(m);
-	return 1;
-}
-
-const char *mv_type_name(char *buf, etype t)
-{
-	const char *n = etype_name(t);
-	size_t i = 0;
-	for (; n && n[i] && i < 31; i++)
-		buf[i] = (char)toupper((unsigned char)n[i]);
-	buf[i] = 0;
-	return buf;
-}
-
-loc mv_attr_at(const checker *c, const instr *in, attr_id id)
-{
-	const attr *a = instr_attr(in, id);
-	if (!a)
-		return in->op_at;
-	return ck_attr_loc(c, a->vat, attr_name(id));
-}
-
-static int is_fp(etype t)
-{
-	return etype_get_kind(t) == KIND_FLOAT;
-}
-
-void mv_instr_text(strbuf *b, const instr *in)
-{
-	shape r = in->has_shape ? *in->shape : *in->result;
-	if (!shape_is_tuple(&r) && (!r.has_layout || r.layout.n_minor_to_major != r.rank))
-		layout_set_default(&r);
-	sb_printf(b, "%%%s = ", in->name);
-	shape_print(b, &r, 1);
-	sb_printf(b, " %s(", opcode_name(in->op));
-	for (int k = 0; k < in->nops; k++) {
-		if (k)
-			sb_puts(b, ", ");
-		shape_print(b, in->ops[k].def->result, 1);
-		sb_printf(b, " %%%s", in->ops[k].def->name);
-	}
-	sb_putc(b, ')');
-}
-
-int mv_mixed_precision(checker *c, const instr *in)
-{
-	if (c->mixed)
-		return 0;
-	etype fp = ET_INVALID;
-	for (int k = 0; k < in->nops; k++) {
-		const shape *s = in->ops[k].def->result;
-		if (shape_is_tuple(s) || !is_fp(s->type))
-			continue;
-		if (fp == ET_INVALID) {
-			fp = s->type;
-		} else if (fp != s->type) {
-			strbuf m = STRBUF_INIT;
-			sb_puts(&m, "Seen floating point types of different precisions in ");
-			mv_instr_text(&m, in);
-			sb_puts(&m, ", but mixed precision is disallowed.");
-			return mv_report(c, in->op_at, &m);
-		}
-	}
-	return 0;
-}
-
-int mv_expect_array(checker *c, const instr *in, int k, const char *what)
-{
-	char a[CK_SHAPE_TEXT];
-	const shape *s = in->ops[k].def->result;
-	if (!shape_is_tuple(s))
-		return 0;
-	ck_error(c, in->ops[k].at, "Expected array argument for %s, but got %s.", what, ck_shape(a, s));
-	return 1;
-}
 
 /* --- slice ---------------------------------------------------------------------- */
 
@@ -112,11 +20,11 @@ int infer_slice(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute slice is expected but not seen");
 		return 1;
 	}
-	if (mv_expect_array(c, in, 0, "operand of slice"))
+	if (ck_expect_array(c, in, 0, "operand of slice"))
 		return 1;
 	const shape *op = in->ops[0].def->result;
 	const slice_dims *sd = &sa->u.slice;
-	loc at = mv_attr_at(c, in, ATTR_SLICE);
+	loc at = ck_attr_at(c, in, ATTR_SLICE);
 	if (sd->n != op->rank) {
 		ck_error(c, at, "Slice index count does not match argument rank: %d vs %d.", sd->n, op->rank);
 		return 1;
@@ -145,13 +53,13 @@ int infer_slice(checker *c, instr *in, shape *inf)
 			char a[CK_SHAPE_TEXT];
 			strbuf m = STRBUF_INIT;
 			sb_printf(&m, "%s in slice operation; argument shape: %s; starts: {", why, ck_shape(a, op));
-			mv_join(&m, sd->start, sd->n, ",");
+			ck_join_ints(&m, sd->start, sd->n, ",");
 			sb_puts(&m, "}; limits: {");
-			mv_join(&m, sd->limit, sd->n, ",");
+			ck_join_ints(&m, sd->limit, sd->n, ",");
 			sb_puts(&m, "}; strides: {");
-			mv_join(&m, sd->stride, sd->n, ",");
+			ck_join_ints(&m, sd->stride, sd->n, ",");
 			sb_puts(&m, "}.");
-			return mv_report(c, at, &m);
+			return ck_report(c, at, &m);
 		}
 		if (stride <= 0) {
 			ck_error(c, at, "Stride (%lld) must be positive.", (long long)stride);
@@ -223,7 +131,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
 		return 1;
 	}
-	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
+	loc at = ck_attr_at(c, in, ATTR_DIMENSIONS);
 	if (dl->n != 1) {
 		ck_error(c, at, "concatenate expects exactly one dimension in dimensions=, but has %d", dl->n);
 		return 1;
@@ -240,7 +148,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 	}
 	int64_t total = 0;
 	for (int k = 0; k < in->nops; k++) {
-		if (mv_expect_array(c, in, k, "operand of concatenation"))
+		if (ck_expect_array(c, in, k, "operand of concatenation"))
 			return 1;
 		const shape *s = in->ops[k].def->result;
 		if (s->rank != first->rank) {
@@ -250,7 +158,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 		}
 		if (!etype_same_ignoring_fp(first->type, s->type)) {
 			ck_error(c, in->ops[k].at, "Cannot concatenate arrays with different element types: %s vs %s.",
-				 mv_type_name(ta, first->type), mv_type_name(tb, s->type));
+				 ck_type_upper(ta, sizeof ta, first->type), ck_type_upper(tb, sizeof tb, s->type));
 			return 1;
 		}
 		for (int d = 0; d < first->rank; d++) {
@@ -268,7 +176,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 	}
-	if (mv_mixed_precision(c, in))
+	if (ck_mixed_precision(c, in))
 		return 1;
 	int64_t dims[HLOI_MAX_RANK];
 	memcpy(dims, first->dims, sizeof dims);
@@ -303,7 +211,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute padding is expected but not seen");
 		return 1;
 	}
-	loc at = mv_attr_at(c, in, ATTR_PADDING);
+	loc at = ck_attr_at(c, in, ATTR_PADDING);
 	const shape *op = in->ops[0].def->result, *pv = in->ops[1].def->result;
 	const pad_dims *p = &pa->u.pad;
 	if (shape_is_tuple(op)) {
@@ -320,7 +228,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 			  ck_shape(a, op));
 		padding_text(&m, p);
 		sb_puts(&m, ".");
-		return mv_report(c, at, &m);
+		return ck_report(c, at, &m);
 	}
 	if (!etype_same_ignoring_fp(op->type, pv->type)) {
 		ck_error(c, in->op_at, "The element types of the operands to Pad do not match.");
@@ -331,7 +239,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 			strbuf m = STRBUF_INIT;
 			sb_puts(&m, "Interior padding cannot be negative: ");
 			padding_text(&m, p);
-			return mv_report(c, at, &m);
+			return ck_report(c, at, &m);
 		}
 	}
 	int64_t dims[HLOI_MAX_RANK];
@@ -358,7 +266,7 @@ int infer_pad(checker *c, instr *in, shape *inf)
 		}
 		dims[i] = size;
 	}
-	if (mv_mixed_precision(c, in))
+	if (ck_mixed_precision(c, in))
 		return 1;
 	shape_make_array(inf, op->type, op->rank, dims);
 	for (int i = 0; i < op->rank; i++)
@@ -377,10 +285,10 @@ int infer_reverse(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
 		return 1;
 	}
-	if (mv_expect_array(c, in, 0, "operand of reverse"))
+	if (ck_expect_array(c, in, 0, "operand of reverse"))
 		return 1;
 	const shape *op = in->ops[0].def->result;
-	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
+	loc at = ck_attr_at(c, in, ATTR_DIMENSIONS);
 	for (int i = 0; i < dl->n; i++)
 		for (int j = 0; j < i; j++)
 			if (dl->v[i] == dl->v[j]) {
@@ -442,7 +350,7 @@ static int check_permute_indices(checker *c, const instr *in, const shape *op, c
 		ck_error(c, in->op_at, "attribute indices is expected but not seen (shuffle mode=permute)");
 		return 1;
 	}
-	loc at = mv_attr_at(c, in, ATTR_INDICES);
+	loc at = ck_attr_at(c, in, ATTR_INDICES);
 	const hloi_literal *ind = shuffle_indices(c, in, ia);
 	if (!ind)
 		return 1;
@@ -491,10 +399,10 @@ int infer_shuffle(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute mode is expected but not seen");
 		return 1;
 	}
-	if (mv_expect_array(c, in, 0, "operand of shuffle"))
+	if (ck_expect_array(c, in, 0, "operand of shuffle"))
 		return 1;
 	const shape *op = in->ops[0].def->result;
-	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
+	loc at = ck_attr_at(c, in, ATTR_DIMENSIONS);
 	for (int i = 0; i < dl->n; i++) {
 		if (dl->v[i] < 0 || dl->v[i] >= op->rank) {
 			ck_error(c, at, "shuffle dimension %lld is out of bounds in shape %s", (long long)dl->v[i],
@@ -514,7 +422,7 @@ int infer_shuffle(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 		if (sl->n != dl->n) {
-			ck_error(c, mv_attr_at(c, in, ATTR_SHIFTS),
+			ck_error(c, ck_attr_at(c, in, ATTR_SHIFTS),
 				 "shuffle mode=rotate expects a shift for each of its %d dimension%s, got %d", dl->n,
 				 dl->n == 1 ? "" : "s", sl->n);
 			return 1;
@@ -523,7 +431,7 @@ int infer_shuffle(checker *c, instr *in, shape *inf)
 		if (check_permute_indices(c, in, op, dl))
 			return 1;
 	} else {
-		ck_error(c, mv_attr_at(c, in, ATTR_MODE), "unknown shuffle mode '%s' (expects rotate or permute)", mode);
+		ck_error(c, ck_attr_at(c, in, ATTR_MODE), "unknown shuffle mode '%s' (expects rotate or permute)", mode);
 		return 1;
 	}
 	shape_make_array(inf, op->type, op->rank, op->dims);
@@ -597,12 +505,12 @@ int infer_dynamic_slice(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "Expected at least one operand.");
 		return 1;
 	}
-	if (mv_expect_array(c, in, 0, "operand of dynamic slice"))
+	if (ck_expect_array(c, in, 0, "operand of dynamic slice"))
 		return 1;
 	const shape *op = in->ops[0].def->result;
 	if (check_start_indices(c, in, 1, "Dynamic slice"))
 		return 1;
-	loc at = mv_attr_at(c, in, ATTR_DYNAMIC_SLICE_SIZES);
+	loc at = ck_attr_at(c, in, ATTR_DYNAMIC_SLICE_SIZES);
 	if (sl->n != op->rank) {
 		ck_error(c, at, "Dynamic slice index count does not match argument rank: %d vs %d.", sl->n, op->rank);
 		return 1;
@@ -636,7 +544,7 @@ int infer_dynamic_update_slice(checker *c, instr *in, shape *inf)
 			 ck_shape(a, op));
 		return 1;
 	}
-	if (mv_expect_array(c, in, 1, "update of dynamic update slice"))
+	if (ck_expect_array(c, in, 1, "update of dynamic update slice"))
 		return 1;
 	if (check_start_indices(c, in, 2, "Dynamic update slice"))
 		return 1;
@@ -648,7 +556,7 @@ int infer_dynamic_update_slice(checker *c, instr *in, shape *inf)
 	if (!etype_same_ignoring_fp(op->type, up->type)) {
 		ck_error(c, in->ops[1].at,
 			 "Dynamic update slice update element type does not match argument. operand.element_type: %s vs update.element_type: %s.",
-			 mv_type_name(ta, op->type), mv_type_name(tb, up->type));
+			 ck_type_upper(ta, sizeof ta, op->type), ck_type_upper(tb, sizeof tb, up->type));
 		return 1;
 	}
 	for (int d = 0; d < op->rank; d++) {
@@ -658,7 +566,7 @@ int infer_dynamic_update_slice(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 	}
-	if (mv_mixed_precision(c, in))
+	if (ck_mixed_precision(c, in))
 		return 1;
 	shape_make_array(inf, op->type, op->rank, op->dims);
 	/* the result is read where it is written for operand 0 only (in place) */
@@ -678,7 +586,7 @@ int infer_bitcast(checker *c, instr *in, shape *inf)
 {
 	if (!ck_needs_shape(c, in))
 		return 1;
-	if (mv_expect_array(c, in, 0, "operand of bitcast"))
+	if (ck_expect_array(c, in, 0, "operand of bitcast"))
 		return 1;
 	const shape *op = in->ops[0].def->result;
 	shape r = *in->shape;
@@ -687,14 +595,14 @@ int infer_bitcast(checker *c, instr *in, shape *inf)
 	int64_t ob = 0, rb = 0;
 	if (shape_byte_size(op, &ob) || shape_byte_size(&r, &rb) || ob != rb) {
 		strbuf m = STRBUF_INIT;
-		mv_instr_text(&m, in);
+		ck_instr_text(&m, in);
 		sb_printf(&m, ": Bitcast cannot have different shape sizes of output (%lld) and operand (%lld) (",
 			  (long long)rb, (long long)ob);
 		shape_print(&m, &r, 1);
 		sb_puts(&m, ") (");
 		shape_print(&m, op, 1);
 		sb_puts(&m, ")");
-		return mv_report(c, in->op_at, &m);
+		return ck_report(c, in->op_at, &m);
 	}
 	*inf = r;
 	c->keep_layout = 1;
@@ -711,7 +619,7 @@ int infer_get_dimension_size(checker *c, instr *in, shape *inf)
 		ck_error(c, in->op_at, "attribute dimensions is expected but not seen");
 		return 1;
 	}
-	loc at = mv_attr_at(c, in, ATTR_DIMENSIONS);
+	loc at = ck_attr_at(c, in, ATTR_DIMENSIONS);
 	if (dl->n != 1) {
 		ck_error(c, at, "get-dimension-size expects exactly one dimension in dimensions=, but has %d", dl->n);
 		return 1;

@@ -1,42 +1,15 @@
 /* Shape rules of the ops that apply a computation to elements (XLA's
  * shape_inference.cc at openxla/xla 841f8d2d: VerifyReducerShape,
  * InferReduceShape, InferReduceWindowShape, InferWindowOutputShape,
- * InferMapShape): reduce, reduce-window, map. The messages are XLA's. */
+ * InferMapShape): reduce, reduce-window, map. The messages are XLA's.
+ * VerifyReducerShape and InferWindowOutputShape, which the collectives,
+ * scatter and select-and-scatter share, are in common.c. */
 #include <string.h>
 
 #include "check/check_internal.h"
-#include "check/movement.h"
 #include "text/attr_text.h"
 #include "util/checked.h"
 #include "util/strbuf.h"
-
-/* XLA's CompatibleIgnoringFpPrecision. */
-static int compatible_ignoring_fp(const shape *a, const shape *b)
-{
-	if (shape_is_tuple(a) || shape_is_tuple(b)) {
-		if (!shape_is_tuple(a) || !shape_is_tuple(b) || a->ntuple != b->ntuple)
-			return 0;
-		for (int i = 0; i < a->ntuple; i++)
-			if (!compatible_ignoring_fp(&a->tuple[i], &b->tuple[i]))
-				return 0;
-		return 1;
-	}
-	return etype_same_ignoring_fp(a->type, b->type) && shape_same_dims(a, b);
-}
-
-static shape scalar_of(etype t)
-{
-	shape s;
-	shape_make_array(&s, t, 0, NULL);
-	return s;
-}
-
-/* The span of `to_apply=NAME`, where reducer errors point. */
-static loc to_apply_loc(const checker *c, const instr *in)
-{
-	const attr *a = instr_attr(in, ATTR_TO_APPLY);
-	return a ? ck_attr_loc(c, a->vat, "to_apply") : in->op_at;
-}
 
 /* The computation of to_apply=, checked; NULL (reported) when missing or
  * unusable. */
@@ -47,81 +20,9 @@ static computation *reducer(checker *c, instr *in)
 		return NULL;
 	}
 	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
-	if (!f || ck_ensure_checked(c, in, f, to_apply_loc(c, in)))
+	if (!f || ck_ensure_checked(c, in, f, ck_to_apply_loc(c, in)))
 		return NULL;
 	return f;
-}
-
-/* VerifyReducerShape: f takes n accumulators and n elements and returns the
- * n new accumulators (a scalar, or a tuple of n scalars) of the init values'
- * types, the elements being of the inputs' types (floating-point precision
- * may differ). */
-int ck_verify_reducer(checker *c, const instr *in, const computation *f, const shape *const *inits,
-		      const etype *input_types, int n)
-{
-	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
-	loc at = to_apply_loc(c, in);
-	if (f->nparams != 2 * n) {
-		ck_error(c, at, "Reduction function must take %d parameters, but takes %d parameter(s).", 2 * n,
-			 f->nparams);
-		return 1;
-	}
-	const shape *acc = f->root->result;
-	const shape **sub = arena_array(&c->m->arena, (size_t)n, sizeof *sub);
-	if (!sub) {
-		c->oom = 1;
-		return 1;
-	}
-	if (!shape_is_tuple(acc)) {
-		if (n != 1) {
-			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but produces a scalar",
-				 n);
-			return 1;
-		}
-		sub[0] = acc;
-	} else {
-		if (acc->ntuple != n) {
-			ck_error(c, at, "Reduction function must produce a tuple with %d elements, but has %d elements", n,
-				 acc->ntuple);
-			return 1;
-		}
-		for (int i = 0; i < n; i++)
-			sub[i] = &acc->tuple[i];
-	}
-	for (int i = 0; i < n; i++) {
-		if (shape_is_tuple(sub[i]) || sub[i]->rank != 0) {
-			ck_error(c, at, "Reduction function must return a scalar or tuple of scalars but returns shape: %s",
-				 ck_shape(a, acc));
-			return 1;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		const shape *pi = f->params[i]->result, *pn = f->params[n + i]->result;
-		if (!shape_compatible(sub[i], pi)) {
-			ck_error(c, at, "Reduction function's %d-th parameter shape differs from the result shape: %s vs %s",
-				 i, ck_shape(a, pi), ck_shape(b, sub[i]));
-			return 1;
-		}
-		if (!compatible_ignoring_fp(sub[i], inits[i])) {
-			ck_error(c, at,
-				 "Reduction function's accumulator shape at index %d differs from the init_value shape: %s vs %s",
-				 i, ck_shape(a, sub[i]), ck_shape(b, inits[i]));
-			return 1;
-		}
-		shape el = scalar_of(input_types[i]);
-		if (!compatible_ignoring_fp(&el, pn)) {
-			ck_error(c, at,
-				 "Reduction function's %d-th parameter shape differs from the input type element type: %s vs %s",
-				 n + i, ck_shape(a, pn), ck_shape(b, &el));
-			return 1;
-		}
-		if (!compatible_ignoring_fp(sub[i], pn)) {
-			ck_error(c, at, "Reduction function's %d-th parameter shape must match the result shape, but got %s vs %s.",
-				 n + i, ck_shape(a, pn), ck_shape(b, sub[i]));
-			return 1;
-		}
-	}
-	return 0;
 }
 
 /* XLA's verifier without allow_mixed_precision (hlo_verifier.cc,
@@ -143,9 +44,9 @@ int ck_to_apply_types(checker *c, const instr *in, const computation *f, int n)
 			continue;
 		strbuf m = STRBUF_INIT;
 		sb_printf(&m, "Shape mismatch between to_apply computation parameter and operand %d in ", k);
-		mv_instr_text(&m, in);
+		ck_instr_text(&m, in);
 		sb_puts(&m, ".");
-		return mv_report(c, to_apply_loc(c, in), &m);
+		return ck_report(c, ck_to_apply_loc(c, in), &m);
 	}
 	return 0;
 }
@@ -240,7 +141,7 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 		inits[i] = in->ops[n + i].def->result;
 		types[i] = in->ops[i].def->result->type;
 	}
-	if (ck_verify_reducer(c, in, f, inits, types, n) || mv_mixed_precision(c, in) ||
+	if (ck_verify_reducer(c, in, f, inits, types, n) || ck_mixed_precision(c, in) ||
 	    ck_to_apply_types(c, in, f, in->nops))
 		return 1;
 	int reduced[HLOI_MAX_RANK] = { 0 };
@@ -266,72 +167,6 @@ int infer_reduce(checker *c, instr *in, shape *inf)
 			if (kind[d] == DIM_UNBOUNDED)
 				r->dim_kind[d] = DIM_UNBOUNDED;
 	}
-	return err;
-}
-
-/* window_util::DilatedBound and StridedBound; -1 on overflow or a negative
- * bound (XLA stops on a CHECK there). */
-static int64_t dilated_bound(int64_t bound, int64_t dilation)
-{
-	int64_t r;
-	if (bound == 0)
-		return 0;
-	if (ck_mul_i64(bound - 1, dilation, &r) || ck_add_i64(r, 1, &r))
-		return -1;
-	return r;
-}
-
-/* The output dims of a window over base dims (XLA's InferWindowOutputShape);
- * reports and returns nonzero when the window is invalid. */
-int ck_window_output(checker *c, const instr *in, const window *w, const shape *base, int64_t *out)
-{
-	char a[CK_SHAPE_TEXT];
-	strbuf wt = STRBUF_INIT;
-	attr_print_window(&wt, w);
-	const char *ws = wt.oom ? "{...}" : sb_str(&wt);
-	const attr *wa = instr_attr(in, ATTR_WINDOW);
-	loc at = wa ? ck_attr_loc(c, wa->vat, "window") : in->op_at;
-	int err = 1;
-	if (w->n != base->rank) {
-		ck_error(c, at, "Window has dimension %d but base shape has dimension %d.", w->n, base->rank);
-		goto done;
-	}
-	for (int i = 0; i < w->n; i++) {
-		const window_dim *d = &w->d[i];
-		if (d->size <= 0) {
-			ck_error(c, at, "Window %s has a non-positive dimension.", ws);
-			goto done;
-		}
-		if (d->stride <= 0) {
-			ck_error(c, at, "Window %s has a non-positive stride.", ws);
-			goto done;
-		}
-		if (d->lhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
-			goto done;
-		}
-		if (d->rhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
-			goto done;
-		}
-		int64_t base_d = dilated_bound(base->dims[i], d->lhs_dilate);
-		int64_t win = dilated_bound(d->size, d->rhs_dilate);
-		int64_t padded;
-		if (base_d < 0 || win < 0 || ck_add_i64(base_d, d->pad_lo, &padded) ||
-		    ck_add_i64(padded, d->pad_hi, &padded)) {
-			ck_error(c, at, "Window %s is too large for dimension %d of %s.", ws, i, ck_shape(a, base));
-			goto done;
-		}
-		if (padded < 0) {
-			ck_error(c, at, "Window %s pads dimension %d of size %lld to a negative size (%lld).", ws, i,
-				 (long long)base->dims[i], (long long)padded);
-			goto done;
-		}
-		out[i] = padded == 0 || win > padded ? 0 : (padded - win) / d->stride + 1;
-	}
-	err = 0;
-done:
-	sb_free(&wt);
 	return err;
 }
 
@@ -410,7 +245,7 @@ int infer_map(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
-	loc fat = to_apply_loc(c, in);
+	loc fat = ck_to_apply_loc(c, in);
 	if (!f || ck_ensure_checked(c, in, f, fat))
 		return 1;
 	if (in->nops == 0) {
@@ -492,7 +327,7 @@ int infer_map(checker *c, instr *in, shape *inf)
 			return 1;
 		}
 	}
-	if (mv_mixed_precision(c, in) || ck_to_apply_types(c, in, f, in->nops))
+	if (ck_mixed_precision(c, in) || ck_to_apply_types(c, in, f, in->nops))
 		return 1;
 	shape_make_array(inf, res->type, arg->rank, arg->dims);
 	return 0;

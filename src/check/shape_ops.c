@@ -1,24 +1,11 @@
 /* Shape rules of the data-movement ops (XLA's shape_inference.cc):
- * broadcast, iota, reshape, transpose; and the rule of the opcodes whose
- * result is the written shape. */
+ * broadcast, iota, reshape, transpose. (The rule of the opcodes whose
+ * result is the written shape, infer_declared, is in common.c.) */
 #include <stdint.h>
 #include <string.h>
 
 #include "check/check_internal.h"
 #include "util/strbuf.h"
-
-/* The written result shape (parameter, constant, and the opcodes whose own
- * rule hloi does not have yet). */
-int infer_declared(checker *c, instr *in, shape *inf)
-{
-	if (!in->has_shape) {
-		ck_error(c, in->op_at, "cannot infer shape for opcode: %s", opcode_name(in->op));
-		return 1;
-	}
-	*inf = *in->shape;
-	c->keep_layout = 1;
-	return 0;
-}
 
 int infer_broadcast(checker *c, instr *in, shape *inf)
 {

@@ -6,13 +6,6 @@
 
 #include "check/check_internal.h"
 
-/* The span of `to_apply=NAME`, where comparator errors point. */
-static loc to_apply_loc(const checker *c, const instr *in)
-{
-	const attr *a = instr_attr(in, ATTR_TO_APPLY);
-	return a ? ck_attr_loc(c, a->vat, "to_apply") : in->op_at;
-}
-
 /* sort(operands...), dimensions={d}, is_stable=..., to_apply=compare */
 int infer_sort(checker *c, instr *in, shape *inf)
 {
@@ -56,7 +49,7 @@ int infer_sort(checker *c, instr *in, shape *inf)
 		return 1;
 	}
 	computation *f = instr_called(in, ATTR_TO_APPLY, 0);
-	loc fat = to_apply_loc(c, in);
+	loc fat = ck_to_apply_loc(c, in);
 	if (!f || ck_ensure_checked(c, in, f, fat))
 		return 1;
 	const shape *r = f->root->result;

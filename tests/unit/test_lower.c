@@ -1,4 +1,4 @@
-/* Unit tests for `hloi lower` (check/lower.c) and --strict's attribute rules
+/* Unit tests for `hloi lower` (rewrite/lower.c) and --strict's attribute rules
  * (check/strict.c): each kind of implicit broadcast (vector InDim, scalar,
  * degenerate, InDim + degenerate, compare, NumPy mode), the stretching
  * broadcast and select's scalar pred lower to the expected instructions; the
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check/check.h"
-#include "check/lower.h"
+#include "rewrite/lower.h"
 #include "core/literal.h"
 #include "eval/eval.h"
 #include "text/parse.h"

@@ -1,7 +1,7 @@
 /* `hloi lower`: rewrites a checked module into plain HLO the way XlaBuilder
  * emits it, so that it passes --strict and evaluates to the same values. */
-#ifndef HLOI_CHECK_LOWER_H
-#define HLOI_CHECK_LOWER_H
+#ifndef HLOI_REWRITE_LOWER_H
+#define HLOI_REWRITE_LOWER_H
 
 #include "hloi.h"
 #include "ir/ir.h"

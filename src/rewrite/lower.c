@@ -4,7 +4,7 @@
  * `reshape` dropping its stretched size-1 dims, then a `broadcast` mapping
  * the kept dims. A stretching `broadcast` instruction is split the same way,
  * and the scalar pred of a `select` gets a broadcast too. */
-#include "check/lower.h"
+#include "rewrite/lower.h"
 
 #include <limits.h>
 #include <stdio.h>
