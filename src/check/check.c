@@ -356,7 +356,7 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 /* The shape rule of every opcode, from the table (ir/opcodes.def). */
 typedef int (*infer_fn)(checker *c, instr *in, shape *inf);
 static const infer_fn infer_rules[OP_COUNT] = {
-#define X(E, text, arity, cat, infer, ev) [OP_##E] = infer_##infer,
+#define X(E, text, arity, cat, infer, ev, flags, types) [OP_##E] = infer_##infer,
 #include "ir/opcodes.def"
 #undef X
 };

@@ -57,7 +57,7 @@ static int reusable_operand(const frame *f, const instr *in, hloi_literal *const
 
 /* The kernel of every opcode, from the table (ir/opcodes.def). */
 static const kernel_fn kernels[OP_COUNT] = {
-#define X(E, text, arity, cat, infer, ev) [OP_##E] = kernel_##ev,
+#define X(E, text, arity, cat, infer, ev, flags, types) [OP_##E] = kernel_##ev,
 #include "ir/opcodes.def"
 #undef X
 };
