@@ -111,29 +111,7 @@ hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *cons
  * control flow) and bitcast, whose meaning is the buffer's bytes. */
 static int needs_untiled(opcode op)
 {
-	if (eval_is_elementwise(op))
-		return 0;
-	switch (op) {
-	case OP_PARAMETER:
-	case OP_CONSTANT:
-	case OP_TUPLE:
-	case OP_GET_TUPLE_ELEMENT:
-	case OP_CALL:
-	case OP_WHILE:
-	case OP_CONDITIONAL:
-	case OP_FUSION:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-	case OP_OPTIMIZATION_BARRIER:
-	case OP_BITCAST:
-	case OP_SORT:
-	case OP_TOPK:
-	case OP_GET_DIMENSION_SIZE:
-		return 0;
-	default:
-		return 1;
-	}
+	return !opcode_has(op, OPF_TILED);
 }
 
 static int is_tiled_array(const shape *s)
