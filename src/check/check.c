@@ -597,6 +597,7 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 	const shape *x = in->ops[0].def->result;
 	if (!x || !shape_is_array(x))
 		return;
+	/* op-specific: each op's own `<=N` result rule */
 	switch (in->op) {
 	case OP_PAD:
 	case OP_REVERSE:
@@ -1054,6 +1055,7 @@ static int size_async_update(checker *c, instr *in, const name_table *nt, const 
  * through their async-start. 1 when reported. */
 static int size_call_site(checker *c, instr *in, const name_table *nt, const uint8_t *ok)
 {
+	/* op-specific: each op's own callee slots */
 	switch (in->op) {
 	case OP_CALL:
 		size_slot(c, in, instr_called_slot(in, ATTR_TO_APPLY, 0), 0, in->nops);

@@ -519,6 +519,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0 || p->region_of[i] >= 0)
 			continue;
+		/* op-specific: how each op's value holds memory */
 		switch (in->op) {
 		case OP_PARAMETER:
 		case OP_CONSTANT:
