@@ -356,7 +356,7 @@ static void written_operand_shapes(checker *c, instr *in, const uint8_t *ok)
 /* The shape rule of every opcode, from the table (ir/opcodes.def). */
 typedef int (*infer_fn)(checker *c, instr *in, shape *inf);
 static const infer_fn infer_rules[OP_COUNT] = {
-#define X(E, text, arity, cat, infer, ev) [OP_##E] = infer_##infer,
+#define X(E, text, arity, cat, infer, ev, flags, types) [OP_##E] = infer_##infer,
 #include "ir/opcodes.def"
 #undef X
 };
@@ -426,69 +426,23 @@ static int is_target(const instr *in, cc_target target)
 /* the ops whose shape rules take `<=N` and `?` operand dimensions alike */
 static int follows_operand_sizes(opcode op)
 {
-	switch (op) {
-	case OP_SELECT:
-	case OP_CLAMP:
-	case OP_CONVERT:
-	case OP_COPY:
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_RESHAPE:
-	case OP_SLICE:
-	case OP_DOT:
-		return 1;
-	default:
-		return opcode_is_elementwise_category(op);
-	}
+	return opcode_has(op, OPF_FOLLOWS_SIZES);
 }
 
 /* whether `in` may have a `<=N` result */
 static int makes_dynamic(const instr *in)
 {
-	switch (in->op) {
-	case OP_SET_DIMENSION_SIZE:
-	case OP_DYNAMIC_RESHAPE:
-		return 1;
-	case OP_CUSTOM_CALL:
+	/* op-specific: a custom-call by its target */
+	if (in->op == OP_CUSTOM_CALL)
 		return is_target(in, CC_SLICE_TO_DYNAMIC) || is_target(in, CC_DYNAMIC_CONV_FORWARD) ||
 		       is_target(in, CC_DYNAMIC_REDUCE_WINDOW_SAME) || is_target(in, CC_DYNAMIC_SELECT_AND_SCATTER_SAME) ||
 		       is_target(in, CC_DYNAMIC_CONV_INPUT_GRAD);
-	default:
-		break;
-	}
-	if (follows_operand_sizes(in->op) || opcode_dynamic_on_sizes(in))
-		return 1;
-	switch (in->op) {
-	case OP_REDUCE:
-	case OP_GATHER:
-	case OP_DYNAMIC_SLICE:
-	case OP_DYNAMIC_UPDATE_SLICE:
-	/* control flow: the sizes travel with the values */
-	case OP_TUPLE:
-	case OP_GET_TUPLE_ELEMENT:
-	case OP_WHILE:
-	case OP_CONDITIONAL:
-	case OP_CALL:
-	case OP_PARAMETER:
-	/* computations and elementwise ops whose sizes flow as they do
-	 * through call: fusion, the async wrappers, map, opt-barrier,
-	 * reduce-precision, copy-start/-done and all-reduce (XLA's dynamic
-	 * dimension inference passes their operands' sizes on) */
-	case OP_FUSION:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-	case OP_MAP:
-	case OP_OPTIMIZATION_BARRIER:
-	case OP_REDUCE_PRECISION:
-	case OP_COPY_START:
-	case OP_COPY_DONE:
-	case OP_ALL_REDUCE:
-	case OP_SCATTER:
-		return 1;
-	default:
-		return 0;
-	}
+	/* the rest by their rows: set-dimension-size and dynamic-reshape make
+	 * sizes; the others follow, compute within or pass them on (control
+	 * flow: the sizes travel with the values; fusion, the async wrappers,
+	 * map, opt-barrier, reduce-precision, copy-start/-done and all-reduce:
+	 * XLA's dynamic dimension inference passes their operands' sizes on) */
+	return follows_operand_sizes(in->op) || opcode_dynamic_on_sizes(in) || opcode_has(in->op, OPF_PASSES_SIZES);
 }
 
 /* The `<=N` operand dimensions XLA's dynamic dimension inference leaves
@@ -643,6 +597,7 @@ static void dynamic_result(checker *c, const instr *in, shape *inf)
 	const shape *x = in->ops[0].def->result;
 	if (!x || !shape_is_array(x))
 		return;
+	/* op-specific: each op's own `<=N` result rule */
 	switch (in->op) {
 	case OP_PAD:
 	case OP_REVERSE:
@@ -702,28 +657,8 @@ static int takes_unbounded(const instr *in)
 		const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
 		return t && custom_call_builtin(t) < 0 && !custom_call_user(t);
 	}
-	switch (in->op) {
-	case OP_PARAMETER:  /* a callee's: a run sizes it per call site (size_call_site) */
-	case OP_CALL:
-	case OP_FUSION:
-	case OP_WHILE:
-	case OP_CONDITIONAL:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-	case OP_DYNAMIC_RESHAPE:
-	case OP_REDUCE:
-	case OP_CONCATENATE:
-	case OP_PAD:
-	case OP_REVERSE:
-	case OP_TUPLE:
-	case OP_GET_TUPLE_ELEMENT:
-	case OP_GET_DIMENSION_SIZE:
-	case OP_SET_DIMENSION_SIZE:
-		return 1;
-	default:
-		return follows_operand_sizes(in->op);
-	}
+	/* a callee's parameter: a run sizes it per call site (size_call_site) */
+	return opcode_has(in->op, OPF_TAKES_UNBOUNDED) || follows_operand_sizes(in->op);
 }
 
 /* An op without a `?` rule here whose result is written: its check waits
@@ -825,16 +760,8 @@ static int dynamic_kinds(const instr *in, shape *inf)
 static int buffers_refused(checker *c, const instr *in, const shape *inf)
 {
 	char a[CK_SHAPE_TEXT];
-	switch (in->op) {
-	case OP_PARAMETER:
-	case OP_TUPLE:
-	case OP_GET_TUPLE_ELEMENT:
-	case OP_CALL:
-	case OP_CUSTOM_CALL:
+	if (opcode_has(in->op, OPF_BUFFERS))
 		return 0;
-	default:
-		break;
-	}
 	for (int k = 0; k < in->nops; k++)
 		if (shape_has_buffer(in->ops[k].def->result)) {
 			ck_error(c, in->ops[k].at,
@@ -1128,6 +1055,7 @@ static int size_async_update(checker *c, instr *in, const name_table *nt, const 
  * through their async-start. 1 when reported. */
 static int size_call_site(checker *c, instr *in, const name_table *nt, const uint8_t *ok)
 {
+	/* op-specific: each op's own callee slots */
 	switch (in->op) {
 	case OP_CALL:
 		size_slot(c, in, instr_called_slot(in, ATTR_TO_APPLY, 0), 0, in->nops);

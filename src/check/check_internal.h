@@ -136,7 +136,7 @@ int ck_infer_as(checker *c, opcode op, instr *in, shape *inf);
  * the result of `in` from its operands and attributes into *inf (element
  * type, dims; layouts only where c->keep_layout says so), reporting errors;
  * 0 when fine. infer_declared (the written shape) is in common.c. */
-#define X(E, text, arity, cat, infer, ev) int infer_##infer(checker *c, instr *in, shape *inf);
+#define X(E, text, arity, cat, infer, ev, flags, types) int infer_##infer(checker *c, instr *in, shape *inf);
 #include "ir/opcodes.def"
 #undef X
 

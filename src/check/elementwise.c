@@ -5,89 +5,89 @@
 
 #include "check/check_internal.h"
 
-/* SPEC §4's gates; the same sets as SC_OPS_* in eval/scalar.h. */
-static int type_gate(checker *c, const instr *in, etype t)
+/* The message of type_message m for element type t of `in` (XLA's
+ * shape inference words). */
+static void type_message_error(checker *c, const instr *in, type_message m, etype t)
 {
-	etype_kind k = etype_get_kind(t);
-	const char *tn = etype_name(t);
-	switch (in->op) {
-	case OP_SUBTRACT:
-	case OP_DIVIDE:
-	case OP_REMAINDER:
-	case OP_POWER:
-	case OP_ATAN2:
-	case OP_SHIFT_LEFT:
-	case OP_SHIFT_RIGHT_ARITHMETIC:
-	case OP_SHIFT_RIGHT_LOGICAL:
-		if (k == KIND_PRED) {
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be arithmetic type for operation %s; got PRED.",
-				 opcode_name(in->op));
-			return 1;
-		}
+	const char *on = opcode_name(in->op), *tn = etype_name(t);
+	char up[32];
+	ck_type_upper(up, sizeof up, t);
+	switch (m) {
+	case TM_FLOATING:
+		ck_error(c, in->op_at, "Expected element type in shape to be floating for %s operation; got %s.", on, up);
 		break;
-	case OP_AND:
-	case OP_OR:
-	case OP_XOR:
-		if (k != KIND_PRED && k != KIND_SINT && k != KIND_UINT) {
-			ck_error(c, in->op_at,
-				 "Expected pred or integral type in argument to and/or/xor operation; got %s.", tn);
-			return 1;
-		}
+	case TM_FLOATING_OR_COMPLEX:
+		ck_error(c, in->op_at, "Expected element type in shape to be floating or complex for %s operation; got %s.",
+			 on, up);
 		break;
-	default:
+	case TM_NUMBER:
+		ck_error(c, in->op_at,
+			 "Expected element type in shape to be integral, floating or complex for %s operation; got %s.", on,
+			 up);
+		break;
+	case TM_SIGNED:
+		ck_error(c, in->op_at, "Expected element type in shape to be signed or complex for %s operation; got %s.", on,
+			 up);
+		break;
+	case TM_CLZ:
+		ck_error(c, in->op_at, "Expected an integral element type in argument to Clz operation; got %s.", up);
+		break;
+	case TM_POPCNT:
+		ck_error(c, in->op_at, "Expected an integral element type in argument to PopulationCount operation; got %s.",
+			 up);
+		break;
+	case TM_NOT:
+		ck_error(c, in->op_at, "Expected pred or an integral element type in argument to Not operation; got %s.", up);
+		break;
+	case TM_IS_FINITE:
+		ck_error(c, in->op_at, "Expected element type in shape to be floating point for IsFinite operation; got %s.",
+			 up);
+		break;
+	case TM_LOGICAL:
+		ck_error(c, in->op_at, "Expected pred or integral type in argument to and/or/xor operation; got %s.", tn);
+		break;
+	case TM_INTEGRAL:
+		ck_error(c, in->op_at, "Expected integral type for operation %s; got %s.", on, tn);
+		break;
+	case TM_FLOATING_POINT:
+		ck_error(c, in->op_at, "Expected floating-point type for operation %s; got %s.", on, tn);
+		break;
+	case TM_COMPLEX_COMPOSE:
+		ck_error(c, in->op_at,
+			 "Expected element type in shape to be floating for complex compose operation; got %s.", up);
+		break;
+	case TM_NONE:
+		ck_error(c, in->op_at, "Unknown operation for unary shape inference: \"%s\".", on);
 		break;
 	}
-	switch (in->op) {
-	case OP_SHIFT_LEFT:
-	case OP_SHIFT_RIGHT_ARITHMETIC:
-	case OP_SHIFT_RIGHT_LOGICAL:
-		if (k != KIND_SINT && k != KIND_UINT) {
-			ck_error(c, in->op_at, "Expected integral type for operation %s; got %s.",
-				 opcode_name(in->op), tn);
-			return 1;
-		}
-		break;
-	case OP_ATAN2:
-		if (k != KIND_FLOAT && k != KIND_COMPLEX) {
-			ck_error(c, in->op_at, "Expected floating-point type for operation atan2; got %s.", tn);
-			return 1;
-		}
-		break;
-	case OP_MULHI:
-		/* shape inference lets every type through; XLA's evaluator takes
-		 * integers only */
-		if (k != KIND_SINT && k != KIND_UINT) {
-			char up[32];
-			ck_error(c, in->op_at, "Unsupported type for mulhi: %s", ck_type_upper(up, sizeof up, t));
-			return 1;
-		}
-		break;
-	case OP_COMPLEX:
-		if (k != KIND_FLOAT) {
-			char up[32];
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be floating for complex compose operation; got %s.",
-				 ck_type_upper(up, sizeof up, t));
-			return 1;
-		}
-		if (t != ET_F32 && t != ET_F64) {
-			ck_unsupported(c, in->op_at, "Complex component type is not implemented.");
-			return 1;
-		}
-		break;
-	case OP_MAXIMUM:
-	case OP_MINIMUM:
-	case OP_REMAINDER:
-		/* shape inference lets complex through; XLA's evaluator refuses */
-		if (k == KIND_COMPLEX) {
-			ck_error(c, in->op_at, "Unsupported type for %s: %s", opcode_name(in->op),
-				 t == ET_C64 ? "C64" : "C128");
-			return 1;
-		}
-		break;
-	default:
-		break;
+}
+
+/* SPEC §4's gates, from the opcode's `types` column (ir/opcodes.def): a
+ * PRED operand of an arithmetic op, then a kind XLA's shape inference
+ * does not take, then one its evaluator does not compute; 1 when refused.
+ * The kinds computed are eval/scalar.h's (tests/unit/test_opcodes.c). */
+static int type_gate(checker *c, const instr *in, etype t)
+{
+	const op_types *g = opcode_types(in->op);
+	etype_kind k = etype_get_kind(t);
+	char up[32];
+	if (k == KIND_PRED && opcode_has(in->op, OPF_ARITHMETIC)) {
+		ck_error(c, in->op_at, "Expected element type in shape to be arithmetic type for operation %s; got PRED.",
+			 opcode_name(in->op));
+		return 1;
+	}
+	if (!(g->takes & TK_OF(k))) {
+		type_message_error(c, in, g->message, t);
+		return 1;
+	}
+	if (!(g->evaluates & TK_OF(k))) {
+		ck_error(c, in->op_at, "Unsupported type for %s: %s", opcode_name(in->op), ck_type_upper(up, sizeof up, t));
+		return 1;
+	}
+	/* op-specific: complex(re, im) is built for f32 and f64 parts only */
+	if (in->op == OP_COMPLEX && t != ET_F32 && t != ET_F64) {
+		ck_unsupported(c, in->op_at, "Complex component type is not implemented.");
+		return 1;
 	}
 	return 0;
 }
@@ -183,120 +183,19 @@ int infer_binary(checker *c, instr *in, shape *inf)
 /* --- unary ops --------------------------------------------------------------- */
 
 /* XLA's InferUnaryOpShape: which element types each unary op takes and what
- * it returns (is-finite: pred; abs, real, imag of complex: the part type),
- * with its messages; then what XLA's evaluator refuses (expm1 and log1p of
- * complex). */
+ * it returns (OPF_PRED_RESULT: pred; OPF_PART_RESULT, of complex: the part
+ * type), with its messages; then what XLA's evaluator refuses (expm1 and
+ * log1p of complex): the gate of the opcode's row. */
 static int unary_type(checker *c, const instr *in, etype t, etype *rt)
 {
-	etype_kind k = etype_get_kind(t);
-	int fl = k == KIND_FLOAT, cx = k == KIND_COMPLEX, in_t = k == KIND_SINT || k == KIND_UINT;
-	const char *on = opcode_name(in->op);
-	char up[32];
-	ck_type_upper(up, sizeof up, t);
+	if (type_gate(c, in, t))
+		return 1;
 	*rt = t;
-	switch (in->op) {
-	case OP_FLOOR:
-	case OP_CBRT:
-	case OP_CEIL:
-	case OP_ERF:
-	case OP_ROUND_AFZ:
-	case OP_ROUND_EVEN:
-		if (!fl) {
-			ck_error(c, in->op_at, "Expected element type in shape to be floating for %s operation; got %s.",
-				 on, up);
-			return 1;
-		}
-		return 0;
-	case OP_EXPM1:
-	case OP_LOG1P:
-		if (cx) {
-			ck_error(c, in->op_at, "Unsupported type for %s: %s", on, up);
-			return 1;
-		}
-		/* fall through */
-	case OP_ASIN:
-	case OP_ASINH:
-	case OP_ACOS:
-	case OP_ACOSH:
-	case OP_ATAN:
-	case OP_ATANH:
-	case OP_COSH:
-	case OP_COSINE:
-	case OP_SINH:
-	case OP_SINE:
-	case OP_EXP:
-	case OP_LOG:
-	case OP_LOGISTIC:
-	case OP_RSQRT:
-	case OP_SQRT:
-	case OP_TAN:
-	case OP_TANH:
-		if (!fl && !cx) {
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be floating or complex for %s operation; got %s.", on,
-				 up);
-			return 1;
-		}
-		return 0;
-	case OP_REAL:
-	case OP_IMAG:
-	case OP_ABS:
-		if (cx) {
-			*rt = t == ET_C64 ? ET_F32 : ET_F64;
-			return 0;
-		}
-		if (fl || (in->op == OP_ABS && k == KIND_SINT))
-			return 0;
-		ck_error(c, in->op_at, "Expected element type in shape to be floating or complex for %s operation; got %s.",
-			 on, up);
-		return 1;
-	case OP_CLZ:
-		if (!in_t) {
-			ck_error(c, in->op_at, "Expected an integral element type in argument to Clz operation; got %s.", up);
-			return 1;
-		}
-		return 0;
-	case OP_POPCNT:
-		if (!in_t) {
-			ck_error(c, in->op_at,
-				 "Expected an integral element type in argument to PopulationCount operation; got %s.", up);
-			return 1;
-		}
-		return 0;
-	case OP_NEGATE:
-		if (!in_t && !fl && !cx) {
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be integral, floating or complex for %s operation; got %s.",
-				 on, up);
-			return 1;
-		}
-		return 0;
-	case OP_SIGN:
-		if (k != KIND_SINT && !fl && !cx) {
-			ck_error(c, in->op_at, "Expected element type in shape to be signed or complex for %s operation; got %s.",
-				 on, up);
-			return 1;
-		}
-		return 0;
-	case OP_NOT:
-		if (k != KIND_PRED && !in_t) {
-			ck_error(c, in->op_at, "Expected pred or an integral element type in argument to Not operation; got %s.",
-				 up);
-			return 1;
-		}
-		return 0;
-	case OP_IS_FINITE:
-		if (!fl) {
-			ck_error(c, in->op_at,
-				 "Expected element type in shape to be floating point for IsFinite operation; got %s.", up);
-			return 1;
-		}
+	if (opcode_has(in->op, OPF_PRED_RESULT))
 		*rt = ET_PRED;
-		return 0;
-	default:
-		ck_error(c, in->op_at, "Unknown operation for unary shape inference: \"%s\".", on);
-		return 1;
-	}
+	else if (opcode_has(in->op, OPF_PART_RESULT) && etype_get_kind(t) == KIND_COMPLEX)
+		*rt = t == ET_C64 ? ET_F32 : ET_F64;
+	return 0;
 }
 
 /* The operand's dims; the element type by XLA's rules for the opcode. */

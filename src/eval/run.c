@@ -18,7 +18,7 @@
 
 /* The kernel of every opcode, from the table (ir/opcodes.def). */
 static const kernel_fn kernels[OP_COUNT] = {
-#define X(E, text, arity, cat, infer, ev) [OP_##E] = kernel_##ev,
+#define X(E, text, arity, cat, infer, ev, flags, types) [OP_##E] = kernel_##ev,
 #include "ir/opcodes.def"
 #undef X
 };
@@ -30,29 +30,7 @@ static const kernel_fn kernels[OP_COUNT] = {
  * control flow) and bitcast, whose meaning is the buffer's bytes. */
 static int needs_untiled(opcode op)
 {
-	if (eval_is_elementwise(op))
-		return 0;
-	switch (op) {
-	case OP_PARAMETER:
-	case OP_CONSTANT:
-	case OP_TUPLE:
-	case OP_GET_TUPLE_ELEMENT:
-	case OP_CALL:
-	case OP_WHILE:
-	case OP_CONDITIONAL:
-	case OP_FUSION:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-	case OP_OPTIMIZATION_BARRIER:
-	case OP_BITCAST:
-	case OP_SORT:
-	case OP_TOPK:
-	case OP_GET_DIMENSION_SIZE:
-		return 0;
-	default:
-		return 1;
-	}
+	return !opcode_has(op, OPF_TILED);
 }
 
 static int is_tiled_array(const shape *s)

@@ -10,10 +10,16 @@ static const struct {
 	int arity;
 	op_category cat;
 	const char *kernel;   /* the eval column: "none" when not evaluated */
+	unsigned flags;
+	op_types types;
 } ops[] = {
-#define X(E, text, arity, cat, infer, ev) { text, arity, cat, #ev },
+#define TG(takes, message, evaluates) { takes, message, evaluates }
+#define TG_NONE { 0, TM_NONE, 0 }
+#define X(E, text, arity, cat, infer, ev, flags, types) { text, arity, cat, #ev, flags, types },
 #include "ir/opcodes.def"
 #undef X
+#undef TG
+#undef TG_NONE
 };
 
 const char *opcode_name(opcode op)
@@ -50,6 +56,22 @@ int opcode_is_elementwise_category(opcode op)
 int opcode_is_evaluated(opcode op)
 {
 	return op < OP_COUNT && strcmp(ops[op].kernel, "none") != 0;
+}
+
+unsigned opcode_flags(opcode op)
+{
+	return op < OP_COUNT ? ops[op].flags : 0;
+}
+
+int opcode_has(opcode op, unsigned f)
+{
+	return (opcode_flags(op) & f) == f;
+}
+
+const op_types *opcode_types(opcode op)
+{
+	static const op_types none = { 0, TM_NONE, 0 };
+	return op < OP_COUNT ? &ops[op].types : &none;
 }
 
 static const char *const dir_names[] = { NULL, "EQ", "NE", "LT", "LE", "GT", "GE" };
@@ -192,21 +214,7 @@ int async_result_pending(const shape *s, const shape *root)
 
 int opcode_async_wrappable(opcode op)
 {
-	switch (op) {
-	case OP_COUNT:
-	case OP_ALL_GATHER:
-	case OP_ALL_REDUCE:
-	case OP_COLLECTIVE_PERMUTE:
-	case OP_COPY:
-	case OP_RECV:
-	case OP_SEND:
-	case OP_ASYNC_START:
-	case OP_ASYNC_UPDATE:
-	case OP_ASYNC_DONE:
-		return 0;
-	default:
-		return 1;
-	}
+	return op < OP_COUNT && !opcode_has(op, OPF_OWN_ASYNC);
 }
 
 /* The single instruction of an async-start's computation (XLA's
@@ -470,20 +478,8 @@ int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op
 
 int opcode_dynamic_on_sizes(const instr *in)
 {
-	switch (in->op) {
-	case OP_CONCATENATE:
-	case OP_PAD:
-	case OP_REVERSE:
-	case OP_SORT:
-	case OP_REDUCE_WINDOW:
-	case OP_CONVOLUTION:
-	case OP_SELECT_AND_SCATTER:
-		return 1;
-	case OP_REDUCE:
-		return in->nops > 2;
-	default:
-		return 0;
-	}
+	/* reduce: only one of several inputs (op-specific: by operand count) */
+	return opcode_has(in->op, OPF_ON_SIZES) || (in->op == OP_REDUCE && in->nops > 2);
 }
 
 int gather_result_sources(const instr *in, const int64_t *operand_dims, int operand_rank, int indices_rank,

@@ -18,7 +18,7 @@
 #include "util/diag.h"
 
 typedef enum opcode {
-#define X(E, text, arity, cat, infer, ev) OP_##E,
+#define X(E, text, arity, cat, infer, ev, flags, types) OP_##E,
 #include "ir/opcodes.def"
 #undef X
 	OP_COUNT
@@ -35,6 +35,63 @@ op_category opcode_category(opcode op);
 int opcode_is_elementwise_category(opcode op);
 /* Whether the engines evaluate it (its eval column is not `none`). */
 int opcode_is_evaluated(opcode op);
+
+/* The facts of the `flags` column (ir/opcodes.def says what each means). */
+enum {
+	OPF_ELEMENTWISE = 1u << 0,
+	OPF_FOLLOWS_SIZES = 1u << 1,
+	OPF_ON_SIZES = 1u << 2,
+	OPF_PASSES_SIZES = 1u << 3,
+	OPF_TAKES_UNBOUNDED = 1u << 4,
+	OPF_BUFFERS = 1u << 5,
+	OPF_SIDE_EFFECT = 1u << 6,
+	OPF_TILED = 1u << 7,
+	OPF_OWN_ASYNC = 1u << 8,
+	OPF_SHAPE_REQUIRED = 1u << 9,
+	OPF_MIXED = 1u << 10,
+	OPF_ARITHMETIC = 1u << 11,
+	OPF_PRED_RESULT = 1u << 12,
+	OPF_PART_RESULT = 1u << 13,
+};
+#define OPF_EW (OPF_ELEMENTWISE | OPF_FOLLOWS_SIZES | OPF_TILED | OPF_MIXED)
+unsigned opcode_flags(opcode op);  /* 0 for OP_COUNT */
+/* Whether op has every flag of f. */
+int opcode_has(opcode op, unsigned f);
+
+/* The `types` column: element kinds as bits (TK_*), and the families of
+ * XLA's messages for a kind an elementwise op does not take (their texts
+ * are the checker's, check/elementwise.c). */
+#define TK_PRED (1u << KIND_PRED)
+#define TK_SINT (1u << KIND_SINT)
+#define TK_UINT (1u << KIND_UINT)
+#define TK_FLOAT (1u << KIND_FLOAT)
+#define TK_COMPLEX (1u << KIND_COMPLEX)
+#define TK_INT (TK_SINT | TK_UINT)
+#define TK_NUMBER (TK_INT | TK_FLOAT | TK_COMPLEX)
+#define TK_ALL (TK_PRED | TK_NUMBER)
+typedef enum type_message {
+	TM_NONE,                /* no gate (TG_NONE), or every kind taken */
+	TM_FLOATING,            /* "... to be floating for <op> operation ..." */
+	TM_FLOATING_OR_COMPLEX, /* "... to be floating or complex for <op> ..." */
+	TM_NUMBER,              /* "... integral, floating or complex for <op> ..." */
+	TM_SIGNED,              /* "... signed or complex for <op> ..." */
+	TM_CLZ,                 /* "... integral ... to Clz operation ..." */
+	TM_POPCNT,              /* "... integral ... to PopulationCount ..." */
+	TM_NOT,                 /* "... pred or an integral ... to Not ..." */
+	TM_IS_FINITE,           /* "... floating point for IsFinite ..." */
+	TM_LOGICAL,             /* "... pred or integral ... and/or/xor ..." */
+	TM_INTEGRAL,            /* "Expected integral type for operation <op> ..." */
+	TM_FLOATING_POINT,      /* "Expected floating-point type for operation <op> ..." */
+	TM_COMPLEX_COMPOSE,     /* "... floating for complex compose operation ..." */
+} type_message;
+typedef struct op_types {
+	unsigned takes;         /* TK_* XLA's shape inference accepts (0: no gate) */
+	type_message message;   /* for a kind outside takes */
+	unsigned evaluates;     /* TK_* the engines compute */
+} op_types;
+const op_types *opcode_types(opcode op);
+/* The bit of element kind k, to test against op_types' sets. */
+#define TK_OF(k) (1u << (k))
 
 typedef enum cmp_direction { CMP_NONE = 0, CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_direction;
 typedef enum cmp_type { CMPT_NONE = 0, CMPT_FLOAT, CMPT_TOTALORDER, CMPT_SIGNED, CMPT_UNSIGNED } cmp_type;
@@ -260,10 +317,9 @@ int instr_int(const instr *in, attr_id id, int64_t *out);
  * from_dim[r]; returns the result's rank. */
 int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op, int *from_dim);
 /* Whether `in` on `<=N` operands is computed on the elements within their
- * sizes (concatenate, pad, reverse, sort, reduce-window, convolution,
- * select-and-scatter, a
- * reduce of several inputs; eval/dynamic.c): such an op takes and makes
- * `<=N` values. */
+ * sizes (the OPF_ON_SIZES rows: concatenate, pad, reverse, sort,
+ * reduce-window, convolution, select-and-scatter; and a reduce of several
+ * inputs; eval/dynamic.c): such an op takes and makes `<=N` values. */
 int opcode_dynamic_on_sizes(const instr *in);
 
 /* whether list l (NULL: empty) holds v */

@@ -328,21 +328,12 @@ hloi_status lower_module(module *m, hloi_context *ctx)
 
 /* --- mixed precision ------------------------------------------------------------- */
 
-/* The ops whose float operands take the result's type. */
+/* The ops whose float operands take the result's type (OPF_MIXED: the
+ * elementwise ops, select, clamp, the data-movement ops, dot and
+ * convolution, as XLA's evaluator converts their operands). */
 static int converts_operands(opcode op)
 {
-	op_category cat = opcode_category(op);
-	if (cat == OPC_BINARY || cat == OPC_UNARY)
-		return 1;
-	switch (op) {
-	case OP_SELECT: case OP_CLAMP: case OP_COPY: case OP_BROADCAST: case OP_CONCATENATE:
-	case OP_PAD: case OP_TRANSPOSE: case OP_RESHAPE: case OP_SLICE: case OP_REVERSE:
-	case OP_DYNAMIC_SLICE: case OP_DYNAMIC_UPDATE_SLICE:
-	case OP_DOT: case OP_CONVOLUTION:  /* as XLA's evaluator converts their operands */
-		return 1;
-	default:
-		return 0;
-	}
+	return opcode_has(op, OPF_MIXED);
 }
 
 static int is_float_array(const shape *s)

@@ -402,32 +402,11 @@ int p_literal_entry(pstate *st, shape *s, lit_node *lit)
 
 /* Opcodes whose result shape may be left out: XLA's CanInferShape list
  * (hlo_parser.cc), plus the ones XLA chose to require although their shape
- * follows from the operands (slice, dynamic-slice, collectives, ...). */
+ * follows from the operands (slice, dynamic-slice, collectives, ...): the
+ * rows without OPF_SHAPE_REQUIRED. */
 static int can_infer_shape(opcode op)
 {
-	switch (op) {
-	case OP_BITCAST:
-	case OP_BITCAST_CONVERT:
-	case OP_CONSTANT:
-	case OP_CONVERT:
-	case OP_CUSTOM_CALL:
-	case OP_FUSION:
-	case OP_INFEED:
-	case OP_IOTA:
-	case OP_OUTFEED:
-	case OP_PARAMETER:
-	case OP_REDUCE_PRECISION:
-	case OP_RESHAPE:
-	case OP_RNG:
-	case OP_RNG_BIT_GENERATOR:
-	case OP_RNG_GET_AND_UPDATE_STATE:
-	case OP_STOCHASTIC_CONVERT:
-	case OP_BROADCAST:
-	case OP_DYNAMIC_RESHAPE:
-		return 0;
-	default:
-		return 1;
-	}
+	return !opcode_has(op, OPF_SHAPE_REQUIRED);
 }
 
 static int same_name(const pstate *st, const tokval *a, const tokval *b)

@@ -255,6 +255,7 @@ RF_KIND_FLOAT(F64, double)
  * reference order). NULL when not covered. */
 static const rf_kernels *rf_lookup(opcode op, etype t, int exact)
 {
+/* op-specific: the monoid kernels above (an optimisation) */
 #define RF_CASE_INT(E)                                      \
 	case ET_##E:                                        \
 		switch (op) {                               \

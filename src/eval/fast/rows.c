@@ -792,6 +792,7 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 		if (shape_is_tuple(in->ops[k].def->result) || !index_is_strided(in->ops[k].def->result))
 			return 1;
 	m->kind = FX_KERNEL;
+	/* op-specific: this engine's way with each non-scalar elementwise op */
 	switch (in->op) {
 	case OP_IOTA: {
 		int64_t d = 0;

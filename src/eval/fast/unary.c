@@ -163,6 +163,7 @@ static fu_row row_kernel(opcode op, etype t)
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return ru_##fn##_##E;
+/* op-specific: the ops with parameters or a result-keyed type */
 #define EXTRA_KIND_FLOAT(E)                                                \
 	case OP_REDUCE_PRECISION:                                          \
 		return ru_reduce_precision_##E;                            \

@@ -94,6 +94,7 @@ ew_row_fn vmath_row(opcode op, etype t)
 	/* the widest the machine has: 16 lanes with AVX-512 (about 3x the
 	 * AVX2 functions' speed), 8 with AVX2, else 4 */
 	int w = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
+	/* op-specific: the vector functions there are (an optimisation) */
 	switch (op) {
 	case OP_TANH:
 		return w == 16 ? tanh_avx512 : w == 8 ? tanh_avx2 : tanh_sse;

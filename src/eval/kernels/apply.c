@@ -190,6 +190,7 @@ static apply_prog *prog_compile(const computation *comp, int nresults)
 		o->c = s[2];
 		o->to = in->result->type;
 		o->width = etype_byte_width(in->result->type);
+		/* op-specific: this engine's way with each non-scalar elementwise op */
 		switch (in->op) {
 		case OP_PARAMETER:
 			if (in->parameter_number < 0 || in->parameter_number >= comp->nparams)

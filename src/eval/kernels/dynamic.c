@@ -241,6 +241,7 @@ static hloi_status result_sizes(engine *e, const instr *in, hloi_literal *const 
 	}
 	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
 	int64_t sz[HLOI_MAX_RANK];
+	/* op-specific: each op's own size rule */
 	switch (in->op) {
 	case OP_BROADCAST:
 		/* operand dimension i is the result's dimensions[i] */
@@ -547,6 +548,7 @@ static hloi_status sized_result(engine *e, const instr *in, const window *win, i
 		to[d] = rs->dims[d];
 		from[d] = -1;
 	}
+	/* op-specific: each op's own size rule */
 	switch (in->op) {
 	case OP_CONCATENATE: {
 		int64_t cd = dims && dims->n ? dims->v[0] : 0;

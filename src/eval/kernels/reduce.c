@@ -52,6 +52,7 @@ opcode reduce_monoid(const computation *comp)
 	const instr *r = comp->root;
 	if (comp->nparams != 2 || !r || r->nops != 2 || shape_is_tuple(r->result) || r->result->rank != 0)
 		return OP_COUNT;
+	/* op-specific: the monoids reduce_fast.c has kernels for */
 	switch (r->op) {
 	case OP_ADD:
 	case OP_MULTIPLY:

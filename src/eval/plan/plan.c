@@ -99,21 +99,7 @@ static int identity_read(const instr *u, int k)
 
 int eval_is_elementwise(opcode op)
 {
-	if (opcode_is_elementwise_category(op))
-		return 1;
-	switch (op) {
-	case OP_SELECT:
-	case OP_CLAMP:
-	case OP_CONVERT:
-	case OP_BITCAST_CONVERT:
-	case OP_COPY:
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_IOTA:
-		return 1;
-	default:
-		return 0;
-	}
+	return opcode_has(op, OPF_ELEMENTWISE);
 }
 
 /* Whether the fast engine fuses `in`. */
@@ -396,17 +382,7 @@ static void plan_reuse(eval_plan *p, plan_region *g)
  * effects reach other participants. */
 static int side_effect(const instr *in)
 {
-	switch (in->op) {
-	case OP_INFEED:
-	case OP_OUTFEED:
-	case OP_SEND:
-	case OP_RECV:
-	case OP_SEND_DONE:
-	case OP_RECV_DONE:
-		return 1;
-	default:
-		return 0;
-	}
+	return opcode_has(in->op, OPF_SIDE_EFFECT);
 }
 
 hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic)
@@ -543,6 +519,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		const instr *in = comp->instrs[i];
 		if (p->last_use[i] < 0 || p->region_of[i] >= 0)
 			continue;
+		/* op-specific: how each op's value holds memory */
 		switch (in->op) {
 		case OP_PARAMETER:
 		case OP_CONSTANT:

@@ -486,6 +486,7 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 		return st;
 	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
 	int64_t d = dl && dl->n == 1 ? dl->v[0] : -1;
+	/* op-specific: each collective's own exchange */
 	switch (in->op) {
 	case OP_ALL_REDUCE:
 	case OP_ALL_REDUCE_START:
@@ -568,6 +569,7 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 		return HLOI_OK;
 	}
 	hloi_literal *const *const one[1] = { ops };
+	/* op-specific: each collective alone (one participant) */
 	switch (in->op) {
 	case OP_RAGGED_ALL_TO_ALL:
 		return ragged(e, in, res, one, 1, 0);

@@ -381,6 +381,7 @@ hloi_status kernel_p2p(engine *e, frame *f, const instr *in, hloi_literal *const
 	if (!ps)
 		return value_oom(e, (int64_t)sizeof *ps);
 	if (instr_bool(in, ATTR_IS_HOST_TRANSFER, 0)) {
+		/* op-specific: each transfer's own step */
 		switch (in->op) {
 		case OP_SEND:
 			value_copy(res->elems[0], ops[0]);
@@ -394,6 +395,7 @@ hloi_status kernel_p2p(engine *e, frame *f, const instr *in, hloi_literal *const
 			return HLOI_OK;
 		}
 	}
+	/* op-specific: each transfer's own step */
 	switch (in->op) {
 	case OP_SEND:
 		value_copy(res->elems[0], ops[0]);

@@ -159,6 +159,7 @@ static elem_fn unary_lookup(opcode op, etype t)
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return eu_##fn##_##E;
+/* op-specific: the ops with parameters or a result-keyed type */
 #define EXTRA_KIND_FLOAT(E)                                                \
 	case OP_REDUCE_PRECISION:                                          \
 		return eu_reduce_precision_##E;                            \
@@ -391,6 +392,7 @@ static int classify(const instr *in, ew_kind *kind, binop_fn *fn, cmp_fn *cf, cm
 	*fn = NULL;
 	*cf = NULL;
 	*ct = CMPT_NONE;
+	/* op-specific: this engine's way with each non-scalar elementwise op */
 	switch (in->op) {
 	case OP_BROADCAST:
 	case OP_COPY:
