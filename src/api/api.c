@@ -1,6 +1,6 @@
-/* The public API (include/hloi.h): thin wrappers that connect the stages —
- * text front end, checker, engines, value I/O — and own nothing of their
- * own but the shape handles. */
+/* The public API (include/hloi.h, and include/hloi/tool.h for tools): thin
+ * wrappers that connect the stages — text front end, checker, engines,
+ * value I/O — and own nothing of their own but the shape handles. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include "eval/eval.h"
 #include "eval/spmd.h"
 #include "hloi.h"
+#include "hloi/tool.h"
 #include "io/file.h"
 #include "io/npy.h"
 #include "ir/ir.h"

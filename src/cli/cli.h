@@ -1,12 +1,14 @@
 /* The hloi command-line tool: one file per command, all built on the public
- * header only. Commands write to the streams in cli_io so that `hloi test`
- * can run them in-process and capture what they print. */
+ * headers only (hloi.h and hloi/tool.h). Commands write to the streams in
+ * cli_io so that `hloi test` can run them in-process and capture what they
+ * print. */
 #ifndef HLOI_CLI_CLI_H
 #define HLOI_CLI_CLI_H
 
 #include <stdio.h>
 
 #include "hloi.h"
+#include "hloi/tool.h"
 
 /* Exit codes (SPEC §7). */
 enum {
