@@ -107,6 +107,9 @@ int cli_parse_size(const char *s, uint64_t *out);
 
 /* Parses a non-negative decimal integer that fits in int64; -1 if invalid. */
 int cli_parse_int(const char *s, int64_t *out);
+/* Whether `s` ends in `suffix`. */
+int cli_has_suffix(const char *s, const char *suffix);
+
 /* `path` for participant p of a run of several: r.npy -> r.p1.npy (r ->
  * r.p1). malloc'd; NULL when out of memory. */
 char *cli_participant_path(const char *path, size_t p);

@@ -39,12 +39,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 int cmd_convert(int argc, char **argv, cli_io *io)
 {
 	hloi_format from = HLOI_FORMAT_AUTO, to = HLOI_FORMAT_AUTO;
@@ -86,11 +80,11 @@ int cmd_convert(int argc, char **argv, cli_io *io)
 		return cli_usage_error(io, "convert", "unexpected argument '%s'", argv[optind + 2]);
 	const char *in = argv[optind], *out = argv[optind + 1];
 	if (to == HLOI_FORMAT_AUTO) {
-		if (has_suffix(out, ".pb"))
+		if (cli_has_suffix(out, ".pb"))
 			to = HLOI_FORMAT_PB;
-		else if (has_suffix(out, ".pbtxt"))
+		else if (cli_has_suffix(out, ".pbtxt"))
 			to = HLOI_FORMAT_PBTXT;
-		else if (has_suffix(out, ".hlo") || has_suffix(out, ".txt") || strcmp(out, "-") == 0)
+		else if (cli_has_suffix(out, ".hlo") || cli_has_suffix(out, ".txt") || strcmp(out, "-") == 0)
 			to = HLOI_FORMAT_HLO;
 		else
 			return cli_usage_error(io, "convert",

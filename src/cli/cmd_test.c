@@ -170,16 +170,10 @@ static void cases_free(case_list *l)
 	memset(l, 0, sizeof *l);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 static int is_case(const char *name)
 {
-	return ends_with(name, ".hlo") || ends_with(name, ".pb") || ends_with(name, ".pbtxt") ||
-	       ends_with(name, ".shape");
+	return cli_has_suffix(name, ".hlo") || cli_has_suffix(name, ".pb") || cli_has_suffix(name, ".pbtxt") ||
+	       cli_has_suffix(name, ".shape");
 }
 
 static char *join(const char *dir, const char *name)
@@ -187,7 +181,7 @@ static char *join(const char *dir, const char *name)
 	size_t n = strlen(dir) + strlen(name) + 2;
 	char *p = malloc(n);
 	if (p)
-		snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", name);
+		snprintf(p, n, "%s%s%s", dir, cli_has_suffix(dir, "/") ? "" : "/", name);
 	return p;
 }
 

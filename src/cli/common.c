@@ -235,6 +235,12 @@ int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd)
 	return 0;
 }
 
+int cli_has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 /* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */
 char *cli_participant_path(const char *path, size_t p)
 {
