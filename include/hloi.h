@@ -1,6 +1,7 @@
 /* hloi — an interpreter for XLA's HLO intermediate representation.
  *
- * The one public header. Handles are opaque; functions that can fail return
+ * The embedding API (hloi/tool.h adds the less stable calls of the
+ * command-line tool). Handles are opaque; functions that can fail return
  * an hloi_status and record details (message, file, line, column) in the
  * hloi_context passed to them. Ownership rules: an object returned through an
  * `out` parameter belongs to the caller and is released with the matching
@@ -44,34 +45,6 @@ typedef enum hloi_status {
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
 HLOI_API const char *hloi_status_name(hloi_status st);
-
-/* The size in bytes of the last allocation hloi could not get (0 if none
- * failed): what to report when HLOI_ENOMEM comes back without a diagnostic.
- * For tests, HLOI_ALLOC_FAIL_AFTER=N in the environment makes every
- * allocation after the first N fail. */
-HLOI_API size_t hloi_alloc_last_failure(void);
-
-/* A ceiling on everything hloi allocates in this process (the program's
- * text and IR, inputs, values, scratch): an allocation that would take the
- * bytes hloi holds past `bytes` fails as out of memory (HLOI_ENOMEM);
- * 0 (the default) sets none. The command line sets it to the memory budget
- * (--max-memory, else half of physical memory) plus HLOI_MEMORY_SLACK. */
-HLOI_API void hloi_set_memory_ceiling(uint64_t bytes);
-/* The budget a run takes when its options give none: half of physical
- * memory. */
-HLOI_API uint64_t hloi_default_memory_budget(void);
-/* The ceiling, 0 if none. */
-HLOI_API uint64_t hloi_memory_ceiling(void);
-/* The bytes hloi holds now (its heap blocks, as malloc sizes them). */
-HLOI_API uint64_t hloi_memory_held(void);
-/* Whether the last allocation that failed was refused by the ceiling, and
- * what hloi held then. */
-HLOI_API int hloi_alloc_failure_was_ceiling(void);
-HLOI_API uint64_t hloi_alloc_failure_held(void);
-/* What the command line adds to the budget for the ceiling: hloi's own
- * bookkeeping (IR, diagnostics, tiles) beside the buffers the budget
- * counts. */
-#define HLOI_MEMORY_SLACK ((uint64_t)64 << 20)
 
 /* --- Context and diagnostics -------------------------------------------- */
 
@@ -287,25 +260,6 @@ HLOI_API void hloi_literal_free(hloi_literal *lit);
  * allocation failure. */
 HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
 
-/* --- XLA's run_hlo_module literals ---------------------------------------- */
-
-/* Reads the arguments recorded in a RunHloModuleLiterals file (XLA's
- * xla/tools/run_hlo_module.proto; run_hlo_module --output_literals_file
- * writes one): binary, or protobuf text for a `.pbtxt`/`.txt` name or
- * content that is not binary; those of its first iteration. A file holding
- * a bare RunHloModuleIterationLiterals is read too (as run_hlo_module
- * does). *out gets *count literals; free with hloi_literal_array_free.
- * Errors: HLOI_EINVAL (cannot open), HLOI_EPARSE, HLOI_EIO, HLOI_ENOMEM. */
-HLOI_API hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_context *ctx,
-					    const char *path);
-/* Writes a RunHloModuleLiterals with one iteration: `args`, `result` and
- * `reference_result` (may be NULL), as protobuf text when `path` ends in
- * `.pbtxt`, else binary; like hloi_literal_save, a failed write leaves no
- * partial file. Errors: HLOI_EINVAL, HLOI_EIO, HLOI_ENOMEM. */
-HLOI_API hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_literal *const *args,
-					    size_t nargs, const hloi_literal *result,
-					    const hloi_literal *reference_result);
-
 /* --- Modules -------------------------------------------------------------- */
 
 typedef struct hloi_module hloi_module;
@@ -398,11 +352,6 @@ typedef struct hloi_check_options {
  * hloi_module_run. */
 HLOI_API hloi_status hloi_module_check(hloi_module *m, hloi_context *ctx,
 				       const hloi_check_options *opts);
-
-/* 1 when every instruction's result shape is known without a check (the
- * text wrote them all, or the module was read from a proto), else 0:
- * writing a proto then needs no shapes-only check first. */
-HLOI_API int hloi_module_shapes_written(const hloi_module *m);
 
 /* Rewrites the checked module into plain HLO the way XlaBuilder emits it:
  * each implicit broadcast of a binary op or compare becomes an explicit
@@ -649,25 +598,6 @@ HLOI_API hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *
  * once on the same inputs (benchmarks, engine comparisons) must give each
  * run its own copy of that input. */
 HLOI_API int hloi_module_aliased_input(const hloi_module *m);
-
-/* Writes the evaluation plan of the checked module as text (what `hloi
- * plan` prints): for its entry computation and each computation it calls,
- * the steps in order; each fused region with the instructions it computes
- * in one pass, the values it reads (and how: broadcast, another layout),
- * the values it writes (a new buffer, or in place over a dead input) and
- * how the engine walks it (rows or tiles, threads, scratch per thread);
- * then the planned peak memory. `opts` gives the engine (the reference
- * engine fuses nothing) and the threads (NULL: the defaults). Errors:
- * HLOI_EINVAL (not checked), HLOI_EUNSUPPORTED (`?` dimensions no run
- * has sized yet), HLOI_ENOMEM, HLOI_EIO (writing failed). */
-HLOI_API hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx,
-					    const hloi_run_options *opts, FILE *f);
-
-/* The planned peak memory of one run of the checked module, in bytes: its
- * parameters, the most its values hold at once (the result included) and
- * the engine's scratch (rows and tiles, per thread). Errors as above. */
-HLOI_API hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx,
-						 const hloi_run_options *opts, uint64_t *out);
 
 /* hloi_module_print_dot with the fused regions of the evaluation plan
  * (two or more instructions) drawn as clusters. The module must be

@@ -1,6 +1,6 @@
-/* The public API (include/hloi.h): thin wrappers that connect the stages —
- * text front end, checker, engines, value I/O — and own nothing of their
- * own but the shape handles. */
+/* The public API (include/hloi.h, and include/hloi/tool.h for tools): thin
+ * wrappers that connect the stages — text front end, checker, engines,
+ * value I/O — and own nothing of their own but the shape handles. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "core/shape.h"
 #include "eval/eval.h"
 #include "hloi.h"
+#include "hloi/tool.h"
 #include "io/file.h"
 #include "io/npy.h"
 #include "ir/ir.h"
@@ -25,12 +26,7 @@
 #include "util/alloc.h"
 #include "util/arena.h"
 #include "util/diag.h"
-
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
+#include "util/str.h"
 
 /* --- shapes ---------------------------------------------------------------- */
 
@@ -327,7 +323,7 @@ hloi_status hloi_literal_load(hloi_literal ***out, size_t *count, hloi_context *
 {
 	*out = NULL;
 	*count = 0;
-	if (has_suffix(path, ".npy")) {
+	if (str_has_suffix(path, ".npy")) {
 		hloi_literal **arr = hloi_calloc(1, sizeof *arr);
 		if (!arr)
 			return HLOI_ENOMEM;
@@ -418,7 +414,7 @@ static hloi_status save_text(const hloi_literal *const *lits, size_t n, hloi_con
 
 hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const char *path)
 {
-	if (has_suffix(path, ".npy")) {
+	if (str_has_suffix(path, ".npy")) {
 		if (!literal_is_dynamic(lit))
 			return npy_write(lit, ctx, path);
 		/* an array with `<=N` dimensions: the elements within its sizes */
@@ -437,7 +433,7 @@ hloi_status hloi_literal_save(const hloi_literal *lit, hloi_context *ctx, const 
 
 hloi_status hloi_literal_save_list(hloi_literal *const *lits, size_t n, hloi_context *ctx, const char *path)
 {
-	if (has_suffix(path, ".npy")) {
+	if (str_has_suffix(path, ".npy")) {
 		if (n == 1)
 			return hloi_literal_save(lits[0], ctx, path);
 		diag_error_where(ctx, path, "a .npy file holds one array, not %zu values; write them as literal text", n);
@@ -534,7 +530,7 @@ hloi_status hloi_run_literals_load(hloi_literal ***out, size_t *count, hloi_cont
 	hloi_status st = file_read_all(&data, &len, ctx, path);
 	if (st != HLOI_OK)
 		return st;
-	int text = has_suffix(path, ".pbtxt") || has_suffix(path, ".txt") || looks_like_text_proto(data, len);
+	int text = str_has_suffix(path, ".pbtxt") || str_has_suffix(path, ".txt") || looks_like_text_proto(data, len);
 	st = proto_run_literals_read(out, count, ctx, path, (const unsigned char *)data, len, text);
 	hloi_free(data);
 	return st;
@@ -546,7 +542,7 @@ hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path, hloi_lit
 	unsigned char *data = NULL;
 	size_t len = 0;
 	hloi_status st = proto_run_literals_write(&data, &len, ctx, path, args, nargs, result, reference_result,
-						  has_suffix(path, ".pbtxt"));
+						  str_has_suffix(path, ".pbtxt"));
 	if (st == HLOI_OK)
 		st = file_write_all(ctx, path, data, len);
 	hloi_free(data);
@@ -635,11 +631,11 @@ static int looks_like_pbtxt(const char *t, size_t len)
 
 static hloi_format format_from_path(const char *path)
 {
-	if (has_suffix(path, ".hlo") || has_suffix(path, ".txt"))
+	if (str_has_suffix(path, ".hlo") || str_has_suffix(path, ".txt"))
 		return HLOI_FORMAT_HLO;
-	if (has_suffix(path, ".pb"))
+	if (str_has_suffix(path, ".pb"))
 		return HLOI_FORMAT_PB;
-	if (has_suffix(path, ".pbtxt"))
+	if (str_has_suffix(path, ".pbtxt"))
 		return HLOI_FORMAT_PBTXT;
 	return HLOI_FORMAT_AUTO;
 }

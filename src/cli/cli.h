@@ -1,12 +1,14 @@
 /* The hloi command-line tool: one file per command, all built on the public
- * header only. Commands write to the streams in cli_io so that `hloi test`
- * can run them in-process and capture what they print. */
+ * headers only (hloi.h and hloi/tool.h). Commands write to the streams in
+ * cli_io so that `hloi test` can run them in-process and capture what they
+ * print. */
 #ifndef HLOI_CLI_CLI_H
 #define HLOI_CLI_CLI_H
 
 #include <stdio.h>
 
 #include "hloi.h"
+#include "hloi/tool.h"
 
 /* Exit codes (SPEC §7). */
 enum {
@@ -38,39 +40,11 @@ int cmd_plan(int argc, char **argv, cli_io *io);
 int cmd_bench(int argc, char **argv, cli_io *io);
 int cmd_convert(int argc, char **argv, cli_io *io);
 
-/* getopt codes of the options several commands share (their own codes start
- * at 256); cli_common_option handles them. */
-enum {
-	CLI_OPT_STRICT = 200,  /* --strict */
-	CLI_OPT_MODE,          /* --broadcast-mode xla|numpy */
-	CLI_OPT_ENGINE,        /* --engine fast|reference */
-	CLI_OPT_THREADS,       /* --threads N */
-	CLI_OPT_MAX_MEMORY,    /* --max-memory SIZE */
-	CLI_OPT_FORMAT,        /* --format hlo|pb|pbtxt */
-	CLI_OPT_COLOR,         /* --color auto|always|never */
-	CLI_OPT_REPLICAS,      /* --replicas N */
-	CLI_OPT_PARTITIONS,    /* --partitions M */
-	CLI_OPT_MIXED          /* --allow-mixed-precision */
-};
-
-/* Applies shared option `c` with value `arg` for command `cmd`; `check`,
- * `format` and `run` may be NULL when the command has no such options.
- * Returns 0, or the exit code of a usage error. */
 /* The memory budget of this process: hloi's allocations (text, IR,
  * inputs, values, scratch) fail past `budget` + HLOI_MEMORY_SLACK
  * (hloi_set_memory_ceiling). main sets the default budget; --max-memory
  * another. */
 void cli_set_budget(uint64_t budget);
-int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
-		      hloi_format *format, hloi_run_options *run);
-
-/* The usage error for getopt's result `c` when it is ':' (an option without
- * its value) or an unknown option. */
-int cli_bad_option(int c, char **argv, cli_io *io, const char *cmd);
-
-/* Takes the one operand after the options (`what` names it in the error:
- * "PROGRAM", "SHAPE"); returns 0 with *out set, or a usage error's exit code. */
-int cli_one_operand(int argc, char **argv, cli_io *io, const char *cmd, const char *what, const char **out);
 
 /* Finds a command by name; NULL if unknown. */
 cli_command_fn cli_find_command(const char *name);
@@ -105,6 +79,9 @@ int cli_parse_size(const char *s, uint64_t *out);
 
 /* Parses a non-negative decimal integer that fits in int64; -1 if invalid. */
 int cli_parse_int(const char *s, int64_t *out);
+/* Whether `s` ends in `suffix`. */
+int cli_has_suffix(const char *s, const char *suffix);
+
 /* `path` for participant p of a run of several: r.npy -> r.p1.npy (r ->
  * r.p1). malloc'd; NULL when out of memory. */
 char *cli_participant_path(const char *path, size_t p);

@@ -11,7 +11,6 @@
  * A module of several participants (collectives, --replicas/--partitions)
  * times each run of all of them (hloi_module_run_participants), every
  * participant given the same inputs and making results of its own. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +19,7 @@
 #include "cli.h"
 #include "feeds.h"
 #include "inputs.h"
+#include "opts.h"
 #include "program.h"
 #include "progress.h"
 
@@ -79,46 +79,6 @@ static const char help[] =
 	"Example:\n"
 	"  hloi bench tests/bench/add.hlo --iterations 20 --json\n";
 
-enum {
-	OPT_ITER = 256,
-	OPT_WARMUP,
-	OPT_JSON,
-	OPT_FRESH,
-	OPT_RANDOM,
-	OPT_INPUTS,
-	OPT_INPUT,
-	OPT_QUIET,
-	OPT_INFEED,
-	OPT_PARTICIPANT_INFEED,
-	OPT_HOST_RECV
-};
-
-static const struct option options[] = {
-	{ "iterations", required_argument, NULL, OPT_ITER },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "fresh-result", no_argument, NULL, OPT_FRESH },
-	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
-	{ "inputs", required_argument, NULL, OPT_INPUTS },
-	{ "input", required_argument, NULL, OPT_INPUT },
-	{ "infeed", required_argument, NULL, OPT_INFEED },
-	{ "participant-infeed", required_argument, NULL, OPT_PARTICIPANT_INFEED },
-	{ "host-recv", required_argument, NULL, OPT_HOST_RECV },
-	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
-	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
-	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
-	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
-	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 typedef struct bench_args {
 	const char *program;
 	int64_t iterations, warmup;
@@ -131,73 +91,38 @@ typedef struct bench_args {
 	hloi_run_options run;
 } bench_args;
 
+static const cli_opt options[] = {
+	CLI_INT_OPTION("iterations", bench_args, iterations, 1, 1000000, "1 to 1000000"),
+	CLI_INT_OPTION("warmup", bench_args, warmup, 0, 1000000, "0 to 1000000"),
+	CLI_FLAG_OPTION("json", bench_args, json),
+	CLI_FLAG_OPTION("fresh-result", bench_args, fresh),
+	CLI_CALL_FIELD_OPTION("random-inputs", CLI_OPTIONAL_ARG, input_args_opt, 'r', bench_args, in),
+	CLI_CALL_FIELD_OPTION("inputs", CLI_REQUIRED_ARG, input_args_opt, 'I', bench_args, in),
+	CLI_CALL_FIELD_OPTION("input", CLI_REQUIRED_ARG, input_args_opt, 'i', bench_args, in),
+	CLI_CALL_FIELD_OPTION("infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 0, bench_args, feed),
+	CLI_CALL_FIELD_OPTION("participant-infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 1, bench_args, feed),
+	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, bench_args, feed),
+	CLI_SHARED_OPTION("engine", CLI_OPT_ENGINE),
+	CLI_SHARED_OPTION("threads", CLI_OPT_THREADS),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("replicas", CLI_OPT_REPLICAS),
+	CLI_SHARED_OPTION("partitions", CLI_OPT_PARTITIONS),
+	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
+	CLI_SHARED_OPTION("allow-mixed-precision", CLI_OPT_MIXED),
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_FLAG_OPTION("quiet", bench_args, quiet),
+	CLI_OPTIONS_END,
+};
+
 static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 {
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		int64_t n;
-		switch (c) {
-		case OPT_ITER:
-			if (cli_parse_int(optarg, &n) || n < 1 || n > 1000000)
-				return cli_usage_error(io, "bench", "invalid --iterations '%s' (1 to 1000000)", optarg);
-			a->iterations = n;
-			break;
-		case OPT_WARMUP:
-			if (cli_parse_int(optarg, &n) || n > 1000000)
-				return cli_usage_error(io, "bench", "invalid --warmup '%s' (0 to 1000000)", optarg);
-			a->warmup = n;
-			break;
-		case OPT_JSON:
-			a->json = 1;
-			break;
-		case OPT_FRESH:
-			a->fresh = 1;
-			break;
-		case OPT_QUIET:
-			a->quiet = 1;
-			break;
-		case OPT_RANDOM:
-		case OPT_INPUTS:
-		case OPT_INPUT: {
-			int rc = input_args_option(&a->in, c == OPT_INPUT ? 'i' : c == OPT_INPUTS ? 'I' : 'r', optarg, io,
-						   "bench");
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_INFEED:
-		case OPT_PARTICIPANT_INFEED:
-		case OPT_HOST_RECV: {
-			int rc = c == OPT_HOST_RECV ? feed_args_host(&a->feed, optarg, 0, io)
-						    : feed_args_infeed(&a->feed, optarg, c == OPT_PARTICIPANT_INFEED, io);
-			if (rc)
-				return rc;
-			break;
-		}
-		case CLI_OPT_STRICT:
-		case CLI_OPT_MIXED:
-		case CLI_OPT_MODE:
-		case CLI_OPT_ENGINE:
-		case CLI_OPT_THREADS:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_REPLICAS:
-		case CLI_OPT_PARTITIONS:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_COLOR:
-		{
-			int e = cli_common_option(c, optarg, io, "bench", &a->prog.check, &a->prog.format, &a->run);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return -1;
-		default:
-			return cli_bad_option(c, argv, io, "bench");
-		}
+	cli_parser p = { "bench", help, options, io, a, &a->prog.check, &a->prog.format, &a->run };
+	{
+		int e = cli_parse_options(&p, argc, argv);
+		if (e)
+			return e;
 	}
 	{
 		int e = cli_one_operand(argc, argv, io, "bench", "PROGRAM", &a->program);

@@ -1,8 +1,8 @@
 /* hloi check: parse and type-check a program; print "ok" or diagnostics. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "program.h"
 
 static const char help[] =
@@ -29,49 +29,26 @@ static const char help[] =
 	"  hloi check testdata/broadcast/rank_mismatch_hint.hlo\n";
 
 
-static const struct option options[] = {
-	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
-	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
-	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const cli_opt options[] = {
+	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
+	CLI_SHARED_OPTION("allow-mixed-precision", CLI_OPT_MIXED),
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_SHARED_OPTION("replicas", CLI_OPT_REPLICAS),
+	CLI_SHARED_OPTION("partitions", CLI_OPT_PARTITIONS),
+	CLI_OPTIONS_END,
 };
 
 /* Shared by check and fmt: the same options, a different action. */
 static int parse(int argc, char **argv, cli_io *io, const char *cmd, const char *text,
 		 program_opts *po, const char **program)
 {
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_STRICT:
-		case CLI_OPT_MIXED:
-		case CLI_OPT_MODE:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_COLOR:
-		case CLI_OPT_REPLICAS:
-		case CLI_OPT_PARTITIONS:
-		{
-			int e = cli_common_option(c, optarg, io, cmd, &po->check, &po->format, NULL);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(text, io->out);
-			return -1;
-		default:
-			return cli_bad_option(c, argv, io, cmd);
-		}
-	}
+	cli_parser p = { cmd, text, options, io, NULL, &po->check, &po->format, NULL };
+	int rc = cli_parse_options(&p, argc, argv);
+	if (rc)
+		return rc;
 	return cli_one_operand(argc, argv, io, cmd, "PROGRAM", program);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 
 static const char help[] =
 	"usage: hloi convert IN OUT [options]\n"
@@ -28,69 +29,41 @@ static const char help[] =
 	"  hloi convert program.hlo program.pb\n"
 	"  hloi convert program.pbtxt - --to hlo\n";
 
-enum { OPT_FORMAT = 256, OPT_TO, OPT_COLOR };
-
-static const struct option options[] = {
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "to", required_argument, NULL, OPT_TO },
-	{ "color", required_argument, NULL, OPT_COLOR },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int has_suffix(const char *s, const char *suffix)
+/* --to FORMAT: the format written (AUTO: by OUT's extension). */
+static int to_option(cli_parser *p, const cli_opt *o, const char *arg)
 {
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
+	hloi_format *to = cli_opt_field(p, o);
+	if (cli_parse_format(arg, to) || *to == HLOI_FORMAT_AUTO)
+		return cli_usage_error(p->io, "convert", "invalid --to '%s' (hlo, pb or pbtxt)", arg);
+	return 0;
 }
+
+static const cli_opt options[] = {
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_CALL_OPTION("to", CLI_REQUIRED_ARG, to_option, 0),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_OPTIONS_END,
+};
 
 int cmd_convert(int argc, char **argv, cli_io *io)
 {
 	hloi_format from = HLOI_FORMAT_AUTO, to = HLOI_FORMAT_AUTO;
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			if (cli_parse_format(optarg, &from))
-				return cli_usage_error(io, "convert", "invalid --format '%s' (hlo, pb or pbtxt)",
-						       optarg);
-			break;
-		case OPT_TO:
-			if (cli_parse_format(optarg, &to) || to == HLOI_FORMAT_AUTO)
-				return cli_usage_error(io, "convert", "invalid --to '%s' (hlo, pb or pbtxt)", optarg);
-			break;
-		case OPT_COLOR:
-			if (cli_set_color(io, optarg))
-				return cli_usage_error(io, "convert", "invalid --color '%s' (auto, always or never)",
-						       optarg);
-			break;
-		case CLI_OPT_MAX_MEMORY: {
-			int e = cli_common_option(c, optarg, io, "convert", NULL, NULL, NULL);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return EXIT_OK;
-		default:
-			return cli_bad_option(c, argv, io, "convert");
-		}
-	}
+	cli_parser p = { "convert", help, options, io, &to, NULL, &from, NULL };
+	int e = cli_parse_options(&p, argc, argv);
+	if (e)
+		return e < 0 ? EXIT_OK : e;
 	if (argc - optind < 2)
 		return cli_usage_error(io, "convert", "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
 	if (argc - optind > 2)
 		return cli_usage_error(io, "convert", "unexpected argument '%s'", argv[optind + 2]);
 	const char *in = argv[optind], *out = argv[optind + 1];
 	if (to == HLOI_FORMAT_AUTO) {
-		if (has_suffix(out, ".pb"))
+		if (cli_has_suffix(out, ".pb"))
 			to = HLOI_FORMAT_PB;
-		else if (has_suffix(out, ".pbtxt"))
+		else if (cli_has_suffix(out, ".pbtxt"))
 			to = HLOI_FORMAT_PBTXT;
-		else if (has_suffix(out, ".hlo") || has_suffix(out, ".txt") || strcmp(out, "-") == 0)
+		else if (cli_has_suffix(out, ".hlo") || cli_has_suffix(out, ".txt") || strcmp(out, "-") == 0)
 			to = HLOI_FORMAT_HLO;
 		else
 			return cli_usage_error(io, "convert",

@@ -1,10 +1,10 @@
 /* hloi dot: print a program's computation graph as Graphviz DOT. The graph
  * is printed even when the type check fails (from what was written), with
  * the diagnostics and exit code 3. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 
 static const char help[] =
 	"usage: hloi dot PROGRAM [options]\n"
@@ -38,55 +38,33 @@ static const char help[] =
 	"  hloi dot testdata/sources/matrix_plus_vector.hlo | dot -Tpng -o graph.png\n";
 
 
-enum { OPT_PLAN = 256 };
+typedef struct dot_args {
+	int plan; /* --plan */
+} dot_args;
 
-static const struct option options[] = {
-	{ "plan", no_argument, NULL, OPT_PLAN },
-	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
-	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
-	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
-	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const cli_opt options[] = {
+	CLI_FLAG_OPTION("plan", dot_args, plan),
+	CLI_SHARED_OPTION("engine", CLI_OPT_ENGINE),
+	CLI_SHARED_OPTION("threads", CLI_OPT_THREADS),
+	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
+	CLI_SHARED_OPTION("allow-mixed-precision", CLI_OPT_MIXED),
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_OPTIONS_END,
 };
 
 /* Returns 0 with *program set, -1 after --help, or an exit code. */
 static int parse(int argc, char **argv, cli_io *io, hloi_format *format, hloi_check_options *check,
 		 hloi_run_options *run, int *plan, const char **program)
 {
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_PLAN:
-			*plan = 1;
-			break;
-		case CLI_OPT_ENGINE:
-		case CLI_OPT_THREADS:
-		case CLI_OPT_STRICT:
-		case CLI_OPT_MIXED:
-		case CLI_OPT_MODE:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_COLOR:
-		{
-			int e = cli_common_option(c, optarg, io, "dot", check, format, run);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return -1;
-		default:
-			return cli_bad_option(c, argv, io, "dot");
-		}
-	}
+	dot_args a = { 0 };
+	cli_parser p = { "dot", help, options, io, &a, check, format, run };
+	int rc = cli_parse_options(&p, argc, argv);
+	*plan = a.plan;
+	if (rc)
+		return rc;
 	return cli_one_operand(argc, argv, io, "dot", "PROGRAM", program);
 }
 

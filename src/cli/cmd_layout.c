@@ -2,12 +2,12 @@
  * strides, buffer size, and the linear order of the elements, padding
  * included (SOURCES.md B); for tiled layouts (XLA's T(...)) the shape at
  * every tile level and where one element lands in each. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 
 static const char help[] =
 	"usage: hloi layout SHAPE [--index I,J,...] [--linear N]\n"
@@ -31,14 +31,16 @@ static const char help[] =
 	"  hloi layout 'f32[2,3]{0,1:pad(3,5)}'\n"
 	"  hloi layout 'bf16[5,300]{1,0:T(8,128)(2,1)}' --index 4,299\n";
 
-enum { OPT_INDEX = 256, OPT_LINEAR };
+typedef struct layout_args {
+	const char *index;  /* --index I,J,... */
+	const char *linear; /* --linear N */
+} layout_args;
 
-static const struct option options[] = {
-	{ "index", required_argument, NULL, OPT_INDEX },
-	{ "linear", required_argument, NULL, OPT_LINEAR },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const cli_opt options[] = {
+	CLI_STRING_OPTION("index", layout_args, index),
+	CLI_STRING_OPTION("linear", layout_args, linear),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_OPTIONS_END,
 };
 
 enum { MAX_SHOWN = 4096, MAX_SHOWN_TILED = 1024, MAX_LINE = 64 };
@@ -359,36 +361,15 @@ static int parse_index(const char *text, const hloi_shape *s, int64_t *idx)
 
 int cmd_layout(int argc, char **argv, cli_io *io)
 {
-	const char *index_text = NULL, *linear_text = NULL;
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_INDEX:
-			index_text = optarg;
-			break;
-		case OPT_LINEAR:
-			linear_text = optarg;
-			break;
-		case CLI_OPT_COLOR:
-		{
-			int e = cli_common_option(c, optarg, io, "layout", NULL, NULL, NULL);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return EXIT_OK;
-		default:
-			return cli_bad_option(c, argv, io, "layout");
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error(io, "layout", "missing SHAPE");
-	if (optind + 1 < argc)
-		return cli_usage_error(io, "layout", "unexpected argument '%s'", argv[optind + 1]);
+	layout_args a = { NULL, NULL };
+	cli_parser p = { "layout", help, options, io, &a, NULL, NULL, NULL };
+	int e = cli_parse_options(&p, argc, argv);
+	if (e)
+		return e < 0 ? EXIT_OK : e;
+	const char *index_text = a.index, *linear_text = a.linear, *shape_text = NULL;
+	e = cli_one_operand(argc, argv, io, "layout", "SHAPE", &shape_text);
+	if (e)
+		return e;
 	if (index_text && linear_text)
 		return cli_usage_error(io, "layout", "give --index or --linear, not both");
 
@@ -399,7 +380,7 @@ int cmd_layout(int argc, char **argv, cli_io *io)
 		fputs("hloi: out of memory\n", io->err);
 		return EXIT_RUNTIME;
 	}
-	hloi_status st = hloi_shape_parse(&s, ctx, "<shape>", argv[optind]);
+	hloi_status st = hloi_shape_parse(&s, ctx, "<shape>", shape_text);
 	cli_print_diagnostics(io, ctx);
 	if (st != HLOI_OK) {
 		rc = cli_exit_code(st);

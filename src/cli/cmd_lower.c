@@ -1,10 +1,10 @@
 /* hloi lower: rewrite a program's implicit broadcasts into plain HLO
  * (reshape + broadcast + same-shape op, as XlaBuilder emits) that passes
  * --strict, and print it as HLO text. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "program.h"
 
 static const char help[] =
@@ -30,40 +30,21 @@ static const char help[] =
 	"Example:\n"
 	"  hloi lower testdata/sources/matrix_plus_vector.hlo > plain.hlo\n";
 
-static const struct option options[] = {
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const cli_opt options[] = {
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_OPTIONS_END,
 };
 
 /* Returns 0 with *program set, -1 after --help, or an exit code. */
 static int parse(int argc, char **argv, cli_io *io, program_opts *po, const char **program)
 {
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_MODE:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_COLOR:
-		{
-			int e = cli_common_option(c, optarg, io, "lower", &po->check, &po->format, NULL);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return -1;
-		default:
-			return cli_bad_option(c, argv, io, "lower");
-		}
-	}
+	cli_parser p = { "lower", help, options, io, NULL, &po->check, &po->format, NULL };
+	int rc = cli_parse_options(&p, argc, argv);
+	if (rc)
+		return rc;
 	return cli_one_operand(argc, argv, io, "lower", "PROGRAM", program);
 }
 

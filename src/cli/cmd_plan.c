@@ -1,10 +1,10 @@
 /* hloi plan: the evaluation plan of a program — which instructions the fast
  * engine fuses into one pass, which buffers it reuses, how it walks each
  * region and the peak memory (hloi_module_plan_print). */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "program.h"
 
 static const char help[] =
@@ -36,17 +36,16 @@ static const char help[] =
 	"Example:\n"
 	"  hloi plan tests/bench/layernorm.hlo\n";
 
-static const struct option options[] = {
-	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
-	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
-	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
-	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const cli_opt options[] = {
+	CLI_SHARED_OPTION("engine", CLI_OPT_ENGINE),
+	CLI_SHARED_OPTION("threads", CLI_OPT_THREADS),
+	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
+	CLI_SHARED_OPTION("allow-mixed-precision", CLI_OPT_MIXED),
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_OPTIONS_END,
 };
 
 int cmd_plan(int argc, char **argv, cli_io *io)
@@ -54,32 +53,13 @@ int cmd_plan(int argc, char **argv, cli_io *io)
 	program_opts prog;
 	hloi_run_options run = HLOI_RUN_OPTIONS_INIT;
 	const char *program = NULL;
-	int c, rc;
+	int rc;
 	memset(&prog, 0, sizeof prog);
 	prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_ENGINE:
-		case CLI_OPT_THREADS:
-		case CLI_OPT_STRICT:
-		case CLI_OPT_MIXED:
-		case CLI_OPT_MODE:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_COLOR:
-			rc = cli_common_option(c, optarg, io, "plan", &prog.check, &prog.format, &run);
-			if (rc)
-				return rc;
-			break;
-		case 'h':
-			fputs(help, io->out);
-			return EXIT_OK;
-		default:
-			return cli_bad_option(c, argv, io, "plan");
-		}
-	}
+	cli_parser p = { "plan", help, options, io, NULL, &prog.check, &prog.format, &run };
+	rc = cli_parse_options(&p, argc, argv);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
 	rc = cli_one_operand(argc, argv, io, "plan", "PROGRAM", &program);
 	if (rc)
 		return rc;

@@ -1,5 +1,4 @@
 /* hloi run: evaluate a program on inputs and print or save the result. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include "cli.h"
 #include "feeds.h"
 #include "inputs.h"
+#include "opts.h"
 #include "output.h"
 #include "program.h"
 #include "progress.h"
@@ -113,64 +113,6 @@ static const char help[] =
 	"  hloi run testdata/sources/matrix_plus_vector.hlo \\\n"
 	"      --inputs testdata/sources/matrix_plus_vector.inputs\n";
 
-enum {
-	OPT_INPUT = 256,
-	OPT_INPUTS,
-	OPT_RANDOM,
-	OPT_OUTPUT,
-	OPT_PRINT,
-	OPT_PRINT_INPUTS,
-	OPT_COMPARE,
-	OPT_TIMEOUT,
-	OPT_MAX_STEPS,
-	OPT_LITERALS_IN,
-	OPT_LITERALS_OUT,
-	OPT_DUMP_PLAN,
-	OPT_QUIET,
-	OPT_INFEED,
-	OPT_OUTFEED,
-	OPT_PARTICIPANT_INPUT,
-	OPT_PARTICIPANT_INFEED,
-	OPT_HOST_RECV,
-	OPT_HOST_SEND
-};
-
-static const struct option options[] = {
-	{ "input", required_argument, NULL, OPT_INPUT },
-	{ "inputs", required_argument, NULL, OPT_INPUTS },
-	{ "random-inputs", optional_argument, NULL, OPT_RANDOM },
-	{ "output", required_argument, NULL, OPT_OUTPUT },
-	{ "print", no_argument, NULL, OPT_PRINT },
-	{ "print-inputs", no_argument, NULL, OPT_PRINT_INPUTS },
-	{ "print_literals", no_argument, NULL, OPT_PRINT_INPUTS },
-	{ "input_literals_file", required_argument, NULL, OPT_LITERALS_IN },
-	{ "output_literals_file", required_argument, NULL, OPT_LITERALS_OUT },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
-	{ "input_format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "strict", no_argument, NULL, CLI_OPT_STRICT },
-	{ "allow-mixed-precision", no_argument, NULL, CLI_OPT_MIXED },
-	{ "broadcast-mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "engine", required_argument, NULL, CLI_OPT_ENGINE },
-	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
-	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "color", required_argument, NULL, CLI_OPT_COLOR },
-	{ "compare", no_argument, NULL, OPT_COMPARE },
-	{ "dump-plan", no_argument, NULL, OPT_DUMP_PLAN },
-	{ "replicas", required_argument, NULL, CLI_OPT_REPLICAS },
-	{ "partitions", required_argument, NULL, CLI_OPT_PARTITIONS },
-	{ "infeed", required_argument, NULL, OPT_INFEED },
-	{ "outfeed", required_argument, NULL, OPT_OUTFEED },
-	{ "participant-input", required_argument, NULL, OPT_PARTICIPANT_INPUT },
-	{ "participant-infeed", required_argument, NULL, OPT_PARTICIPANT_INFEED },
-	{ "host-recv", required_argument, NULL, OPT_HOST_RECV },
-	{ "host-send", required_argument, NULL, OPT_HOST_SEND },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 typedef struct run_args {
 	const char *program;
 	input_args in;
@@ -191,105 +133,67 @@ typedef struct run_args {
 	feed_list *out1, *out2; /* the outfeed values of the run and of --compare's */
 } run_args;
 
+/* --max-steps N */
+static int max_steps_option(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	int64_t n;
+	(void)o;
+	if (cli_parse_int(arg, &n) || n < 1)
+		return cli_usage_error(p->io, "run", "invalid --max-steps '%s' (1 or more)", arg);
+	p->run->max_steps = (uint64_t)n;
+	return 0;
+}
+
+/* --participant-input P:FILE */
+static int participant_input_option(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	run_args *a = p->args;
+	(void)o;
+	return feed_file_add(&a->pinputs, &a->npinputs, arg, 1, "--participant-input", "run", p->io);
+}
+
+static const cli_opt options[] = {
+	CLI_CALL_FIELD_OPTION("input", CLI_REQUIRED_ARG, input_args_opt, 'i', run_args, in),
+	CLI_CALL_FIELD_OPTION("inputs", CLI_REQUIRED_ARG, input_args_opt, 'I', run_args, in),
+	CLI_CALL_FIELD_OPTION("random-inputs", CLI_OPTIONAL_ARG, input_args_opt, 'r', run_args, in),
+	CLI_STRING_OPTION("output", run_args, output),
+	CLI_FLAG_OPTION("print", run_args, print),
+	CLI_FLAG_OPTION("print-inputs", run_args, print_inputs),
+	CLI_FLAG_OPTION("print_literals", run_args, print_inputs),
+	CLI_CALL_FIELD_OPTION("input_literals_file", CLI_REQUIRED_ARG, input_args_opt, 'L', run_args, in),
+	CLI_STRING_OPTION("output_literals_file", run_args, literals_out),
+	CLI_SECONDS_OPTION("timeout", run_args, timeout),
+	CLI_FLAG_OPTION("quiet", run_args, quiet),
+	CLI_CALL_OPTION("max-steps", CLI_REQUIRED_ARG, max_steps_option, 0),
+	CLI_SHARED_OPTION("input_format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
+	CLI_SHARED_OPTION("allow-mixed-precision", CLI_OPT_MIXED),
+	CLI_SHARED_OPTION("broadcast-mode", CLI_OPT_MODE),
+	CLI_SHARED_OPTION("engine", CLI_OPT_ENGINE),
+	CLI_SHARED_OPTION("threads", CLI_OPT_THREADS),
+	CLI_SHARED_OPTION("max-memory", CLI_OPT_MAX_MEMORY),
+	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
+	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
+	CLI_FLAG_OPTION("compare", run_args, compare),
+	CLI_FLAG_OPTION("dump-plan", run_args, dump_plan),
+	CLI_SHARED_OPTION("replicas", CLI_OPT_REPLICAS),
+	CLI_SHARED_OPTION("partitions", CLI_OPT_PARTITIONS),
+	CLI_CALL_FIELD_OPTION("infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 0, run_args, feed),
+	CLI_STRING_OPTION("outfeed", run_args, feed.outfeed),
+	CLI_CALL_OPTION("participant-input", CLI_REQUIRED_ARG, participant_input_option, 0),
+	CLI_CALL_FIELD_OPTION("participant-infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 1, run_args, feed),
+	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, run_args, feed),
+	CLI_CALL_FIELD_OPTION("host-send", CLI_REQUIRED_ARG, feed_args_host_opt, 1, run_args, feed),
+	CLI_OPTIONS_END,
+};
+
 static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 {
-	int c;
-	optind = 0; /* full re-initialisation: commands may run several times */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_INPUT:
-		case OPT_INPUTS:
-		case OPT_RANDOM: {
-			int rc = input_args_option(&a->in, c == OPT_INPUT ? 'i' : c == OPT_INPUTS ? 'I' : 'r', optarg, io,
-						   "run");
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_OUTPUT:
-			a->output = optarg;
-			break;
-		case OPT_PRINT:
-			a->print = 1;
-			break;
-		case OPT_PRINT_INPUTS:
-			a->print_inputs = 1;
-			break;
-		case OPT_COMPARE:
-			a->compare = 1;
-			break;
-		case OPT_QUIET:
-			a->quiet = 1;
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, &a->timeout))
-				return cli_usage_error(io, "run", "invalid --timeout '%s' (seconds, more than 0)", optarg);
-			break;
-		case OPT_MAX_STEPS: {
-			int64_t n;
-			if (cli_parse_int(optarg, &n) || n < 1)
-				return cli_usage_error(io, "run", "invalid --max-steps '%s' (1 or more)", optarg);
-			a->run.max_steps = (uint64_t)n;
-			break;
-		}
-		case OPT_LITERALS_IN: {
-			int rc = input_args_option(&a->in, 'L', optarg, io, "run");
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_LITERALS_OUT:
-			a->literals_out = optarg;
-			break;
-		case OPT_DUMP_PLAN:
-			a->dump_plan = 1;
-			break;
-		case OPT_INFEED:
-		case OPT_PARTICIPANT_INFEED: {
-			int rc = feed_args_infeed(&a->feed, optarg, c == OPT_PARTICIPANT_INFEED, io);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_OUTFEED:
-			a->feed.outfeed = optarg;
-			break;
-		case OPT_HOST_RECV:
-		case OPT_HOST_SEND: {
-			int rc = feed_args_host(&a->feed, optarg, c == OPT_HOST_SEND, io);
-			if (rc)
-				return rc;
-			break;
-		}
-		case OPT_PARTICIPANT_INPUT: {
-			int rc = feed_file_add(&a->pinputs, &a->npinputs, optarg, 1, "--participant-input", "run", io);
-			if (rc)
-				return rc;
-			break;
-		}
-		case CLI_OPT_STRICT:
-		case CLI_OPT_MIXED:
-		case CLI_OPT_MODE:
-		case CLI_OPT_ENGINE:
-		case CLI_OPT_THREADS:
-		case CLI_OPT_MAX_MEMORY:
-		case CLI_OPT_FORMAT:
-		case CLI_OPT_COLOR:
-		case CLI_OPT_REPLICAS:
-		case CLI_OPT_PARTITIONS:
-		{
-			int e = cli_common_option(c, optarg, io, "run", &a->prog.check, &a->prog.format, &a->run);
-			if (e)
-				return e;
-			break;
-		}
-		case 'h':
-			fputs(help, io->out);
-			return -1;
-		default:
-			return cli_bad_option(c, argv, io, "run");
-		}
+	cli_parser p = { "run", help, options, io, a, &a->prog.check, &a->prog.format, &a->run };
+	{
+		int e = cli_parse_options(&p, argc, argv);
+		if (e)
+			return e;
 	}
 	{
 		int e = cli_one_operand(argc, argv, io, "run", "PROGRAM", &a->program);

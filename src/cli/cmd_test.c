@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "stop.h"
 #include "test_case.h"
 
@@ -77,21 +78,6 @@ static const char help[] =
 	"Example:\n"
 	"  hloi test testdata\n"
 	"  hloi test -j 8 --shard 2/4 --junit report.xml testdata\n";
-
-enum { OPT_UPDATE = 256, OPT_SHARD, OPT_JUNIT, OPT_TIMEOUT, OPT_LIST, OPT_QUIET, OPT_OUTPUTS };
-
-static const struct option options[] = {
-	{ "update", no_argument, NULL, OPT_UPDATE },
-	{ "jobs", required_argument, NULL, 'j' },
-	{ "shard", required_argument, NULL, OPT_SHARD },
-	{ "junit", required_argument, NULL, OPT_JUNIT },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "list", no_argument, NULL, OPT_LIST },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "outputs", required_argument, NULL, OPT_OUTPUTS },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
 
 /* The directory depth below a PATH beyond which cases are not reached. */
 #define TEST_MAX_DEPTH 32
@@ -170,16 +156,10 @@ static void cases_free(case_list *l)
 	memset(l, 0, sizeof *l);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 static int is_case(const char *name)
 {
-	return ends_with(name, ".hlo") || ends_with(name, ".pb") || ends_with(name, ".pbtxt") ||
-	       ends_with(name, ".shape");
+	return cli_has_suffix(name, ".hlo") || cli_has_suffix(name, ".pb") || cli_has_suffix(name, ".pbtxt") ||
+	       cli_has_suffix(name, ".shape");
 }
 
 static char *join(const char *dir, const char *name)
@@ -187,7 +167,7 @@ static char *join(const char *dir, const char *name)
 	size_t n = strlen(dir) + strlen(name) + 2;
 	char *p = malloc(n);
 	if (p)
-		snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", name);
+		snprintf(p, n, "%s%s%s", dir, cli_has_suffix(dir, "/") ? "" : "/", name);
 	return p;
 }
 
@@ -1117,52 +1097,66 @@ static int parse_shard(const char *s, long *k, long *n)
 	return *n >= 1 && *k >= 1 && *k <= *n && *n <= 1000000 ? 0 : -1;
 }
 
+typedef struct test_args {
+	int update, list, quiet;
+	long jobs, shard_k, shard_n;
+	double timeout;
+	const char *junit;
+} test_args;
+
+/* -j N, --jobs N */
+static int jobs_option(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	int64_t v;
+	(void)o;
+	if (cli_parse_int(arg, &v) || v < 1 || v > 256)
+		return cli_usage_error(p->io, "test", "invalid -j '%s' (1 to 256)", arg);
+	((test_args *)p->args)->jobs = (long)v;
+	return 0;
+}
+
+/* --shard K/N */
+static int shard_option(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	test_args *a = p->args;
+	(void)o;
+	if (parse_shard(arg, &a->shard_k, &a->shard_n))
+		return cli_usage_error(p->io, "test", "invalid --shard '%s' (K/N with 1 <= K <= N)", arg);
+	return 0;
+}
+
+/* --outputs DIR */
+static int outputs_option(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	(void)p;
+	(void)o;
+	test_case_outputs_dir = arg;
+	return 0;
+}
+
+static const cli_opt options[] = {
+	CLI_FLAG_OPTION("update", test_args, update),
+	{ .name = "jobs", .short_name = 'j', .arg = CLI_REQUIRED_ARG, .kind = CLI_CALL, .fn = jobs_option },
+	CLI_CALL_OPTION("shard", CLI_REQUIRED_ARG, shard_option, 0),
+	CLI_STRING_OPTION("junit", test_args, junit),
+	CLI_SECONDS_OPTION("timeout", test_args, timeout),
+	CLI_FLAG_OPTION("list", test_args, list),
+	CLI_FLAG_OPTION("quiet", test_args, quiet),
+	CLI_CALL_OPTION("outputs", CLI_REQUIRED_ARG, outputs_option, 0),
+	CLI_OPTIONS_END,
+};
+
 int cmd_test(int argc, char **argv, cli_io *io)
 {
-	int update = 0, list = 0, quiet = 0, c;
-	long jobs = 0, shard_k = 1, shard_n = 1;
-	double timeout = 300;
-	const char *junit = NULL;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hj:", options, NULL)) != -1) {
-		int64_t v;
-		switch (c) {
-		case OPT_UPDATE:
-			update = 1;
-			break;
-		case 'j':
-			if (cli_parse_int(optarg, &v) || v < 1 || v > 256)
-				return cli_usage_error(io, "test", "invalid -j '%s' (1 to 256)", optarg);
-			jobs = (long)v;
-			break;
-		case OPT_SHARD:
-			if (parse_shard(optarg, &shard_k, &shard_n))
-				return cli_usage_error(io, "test", "invalid --shard '%s' (K/N with 1 <= K <= N)", optarg);
-			break;
-		case OPT_JUNIT:
-			junit = optarg;
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, &timeout))
-				return cli_usage_error(io, "test", "invalid --timeout '%s' (seconds, more than 0)", optarg);
-			break;
-		case OPT_LIST:
-			list = 1;
-			break;
-		case OPT_QUIET:
-			quiet = 1;
-			break;
-		case OPT_OUTPUTS:
-			test_case_outputs_dir = optarg;
-			break;
-		case 'h':
-			fputs(help, io->out);
-			return EXIT_OK;
-		default:
-			return cli_bad_option(c, argv, io, "test");
-		}
-	}
+	test_args a = { 0, 0, 0, 0, 1, 1, 300, NULL };
+	cli_parser p = { "test", help, options, io, &a, NULL, NULL, NULL };
+	int e = cli_parse_options(&p, argc, argv);
+	if (e)
+		return e < 0 ? EXIT_OK : e;
+	int update = a.update, list = a.list, quiet = a.quiet;
+	long jobs = a.jobs, shard_k = a.shard_k, shard_n = a.shard_n;
+	double timeout = a.timeout;
+	const char *junit = a.junit;
 	if (optind >= argc)
 		return cli_usage_error(io, "test", "missing PATH");
 	if (test_case_outputs_dir && mkdir(test_case_outputs_dir, 0777) != 0 && errno != EEXIST) {

@@ -1,7 +1,6 @@
 /* Helpers shared by the commands: exit codes, colour, usage errors, option
  * values. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -127,87 +126,6 @@ void cli_set_budget(uint64_t budget)
 	hloi_set_memory_ceiling(ceiling < budget ? UINT64_MAX : ceiling);
 }
 
-int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd, hloi_check_options *check,
-		      hloi_format *format, hloi_run_options *run)
-{
-	int64_t n;
-	switch (c) {
-	case CLI_OPT_STRICT:
-		check->strict = 1;
-		return 0;
-	case CLI_OPT_MIXED:
-		check->allow_mixed_precision = 1;
-		return 0;
-	case CLI_OPT_MODE:
-		if (strcmp(arg, "xla") == 0)
-			check->broadcast_mode = HLOI_BROADCAST_XLA;
-		else if (strcmp(arg, "numpy") == 0)
-			check->broadcast_mode = HLOI_BROADCAST_NUMPY;
-		else
-			return cli_usage_error(io, cmd, "invalid --broadcast-mode '%s' (xla or numpy)", arg);
-		return 0;
-	case CLI_OPT_ENGINE:
-		if (strcmp(arg, "fast") == 0)
-			run->engine = HLOI_ENGINE_FAST;
-		else if (strcmp(arg, "reference") == 0)
-			run->engine = HLOI_ENGINE_REFERENCE;
-		else
-			return cli_usage_error(io, cmd, "invalid --engine '%s' (fast or reference)", arg);
-		return 0;
-	case CLI_OPT_THREADS:
-		if (cli_parse_int(arg, &n) || n > 1024)
-			return cli_usage_error(io, cmd, "invalid --threads '%s' (0 to 1024)", arg);
-		run->threads = (int)n;
-		return 0;
-	case CLI_OPT_MAX_MEMORY: {
-		uint64_t budget;
-		if (cli_parse_size(arg, &budget) || budget == 0)
-			return cli_usage_error(io, cmd, "invalid --max-memory '%s' (bytes, with optional K, M or G)", arg);
-		if (run)
-			run->max_memory = budget;
-		cli_set_budget(budget);
-		return 0;
-	}
-	case CLI_OPT_FORMAT:
-		if (cli_parse_format(arg, format))
-			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", arg);
-		return 0;
-	case CLI_OPT_REPLICAS:
-	case CLI_OPT_PARTITIONS:
-		if (cli_parse_int(arg, &n) || n < 1 || n > HLOI_MAX_PARTICIPANTS)
-			return cli_usage_error(io, cmd, "invalid --%s '%s' (1 to %d)",
-					       c == CLI_OPT_REPLICAS ? "replicas" : "partitions", arg, HLOI_MAX_PARTICIPANTS);
-		if (c == CLI_OPT_REPLICAS)
-			check->replicas = n;
-		else
-			check->partitions = n;
-		return 0;
-	case CLI_OPT_COLOR:
-		if (cli_set_color(io, arg))
-			return cli_usage_error(io, cmd, "invalid --color '%s' (auto, always or never)", arg);
-		return 0;
-	default:
-		return cli_usage_error(io, cmd, "unknown option");
-	}
-}
-
-int cli_bad_option(int c, char **argv, cli_io *io, const char *cmd)
-{
-	if (c == ':')
-		return cli_usage_error(io, cmd, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage_error(io, cmd, "unknown option '%s'", argv[optind - 1]);
-}
-
-int cli_one_operand(int argc, char **argv, cli_io *io, const char *cmd, const char *what, const char **out)
-{
-	if (optind >= argc)
-		return cli_usage_error(io, cmd, "missing %s", what);
-	if (optind + 1 < argc)
-		return cli_usage_error(io, cmd, "unexpected argument '%s'", argv[optind + 1]);
-	*out = argv[optind];
-	return 0;
-}
-
 int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd)
 {
 	const char *comp, *name;
@@ -233,6 +151,12 @@ int cli_module_printable(const hloi_module *m, cli_io *io, const char *cmd)
 			cmd, total, HLOI_PRINT_MAX_EMPTY_SUBARRAYS, most, name, text ? text : "?", comp);
 	free(text);
 	return 0;
+}
+
+int cli_has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 /* `path` for participant p: r.npy -> r.p1.npy (r -> r.p1). */

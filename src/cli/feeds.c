@@ -59,6 +59,16 @@ int feed_args_host(feed_args *a, const char *arg, int send, cli_io *io)
 		    : feed_file_add(&a->host_recv, &a->nhost_recv, arg, 1, flag, cmd_of(a), io);
 }
 
+int feed_args_infeed_opt(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	return feed_args_infeed(cli_opt_field(p, o), arg, o->code, p->io);
+}
+
+int feed_args_host_opt(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	return feed_args_host(cli_opt_field(p, o), arg, o->code, p->io);
+}
+
 void feed_args_release(feed_args *a)
 {
 	free(a->infeed);

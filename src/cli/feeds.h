@@ -9,6 +9,7 @@
 #define HLOI_CLI_FEEDS_H
 
 #include "cli.h"
+#include "opts.h"
 
 /* One infeed file: the shared queue's (participant SIZE_MAX) or one
  * participant's own. */
@@ -41,6 +42,11 @@ int feed_args_infeed(feed_args *a, const char *arg, int per_participant, cli_io 
 /* --host-recv CH:FILE (send 0) or --host-send CH:FILE (1). Returns 0, or
  * a usage error's exit code. */
 int feed_args_host(feed_args *a, const char *arg, int send, cli_io *io);
+/* feed_args_infeed and feed_args_host as cli_opt handlers (CLI_CALL): the
+ * option's code is per_participant or send, its offset that of the
+ * command's feed_args. */
+int feed_args_infeed_opt(cli_parser *p, const cli_opt *o, const char *arg);
+int feed_args_host_opt(cli_parser *p, const cli_opt *o, const char *arg);
 void feed_args_release(feed_args *a);
 
 /* A list of values with the names of the instructions they came from. */

@@ -35,6 +35,11 @@ int input_args_option(input_args *a, int which, const char *arg, cli_io *io, con
 	}
 }
 
+int input_args_opt(cli_parser *p, const cli_opt *o, const char *arg)
+{
+	return input_args_option(cli_opt_field(p, o), o->code, arg, p->io, p->cmd);
+}
+
 int input_args_validate(const input_args *a, cli_io *io, const char *cmd)
 {
 	if ((a->nfiles > 0) + (a->inputs_file != NULL) + (a->literals_file != NULL) + a->random > 1)

@@ -5,6 +5,7 @@
 #define HLOI_CLI_INPUTS_H
 
 #include "cli.h"
+#include "opts.h"
 
 typedef struct input_args {
 	const char **files;      /* --input, in parameter order (array owned) */
@@ -20,6 +21,9 @@ typedef struct input_args {
  * (--random-inputs, arg may be NULL).
  * Returns 0, or a usage error's exit code. */
 int input_args_option(input_args *a, int which, const char *arg, cli_io *io, const char *cmd);
+/* input_args_option as a cli_opt handler (CLI_CALL): the option's code is
+ * `which` and its offset that of the command's input_args. */
+int input_args_opt(cli_parser *p, const cli_opt *o, const char *arg);
 /* A usage error's exit code when more than one source was given, else 0. */
 int input_args_validate(const input_args *a, cli_io *io, const char *cmd);
 void input_args_release(input_args *a);

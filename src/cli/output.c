@@ -7,15 +7,9 @@
 
 #include "stop.h"
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 char *output_element_path(const char *path, const char *index)
 {
-	size_t stem = strlen(path) - (ends_with(path, ".npy") ? 4 : 0);
+	size_t stem = strlen(path) - (cli_has_suffix(path, ".npy") ? 4 : 0);
 	size_t n = stem + strlen(index) + 6;
 	char *p = malloc(n);
 	if (p)
@@ -75,7 +69,7 @@ int output_write(hloi_literal *result, const char *path, hloi_context *ctx, cli_
 {
 	int rc;
 	cli_stop_defer();
-	if (hloi_shape_rank(hloi_literal_shape(result)) >= 0 || !ends_with(path, ".npy") || !strcmp(path, "-")) {
+	if (hloi_shape_rank(hloi_literal_shape(result)) >= 0 || !cli_has_suffix(path, ".npy") || !strcmp(path, "-")) {
 		hloi_status st = hloi_literal_save(result, ctx, path);
 		cli_print_diagnostics(io, ctx);
 		rc = cli_exit_code(st);

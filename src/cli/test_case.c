@@ -73,12 +73,6 @@ static char *fmt(const char *f, ...)
 	return s;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* Splits `s` (len bytes, up to a newline) at white space into `out`. */
 static int split_words(str_list *out, const char *s, size_t len)
 {
@@ -306,13 +300,13 @@ static int file_exists(const char *path)
 /* Builds the case's command line into argv (argv[0] is the command). */
 static int build_argv(str_list *argv, const char *path, const char *text, case_ctx *c)
 {
-	int is_shape = ends_with(path, ".shape");
+	int is_shape = cli_has_suffix(path, ".shape");
 	char *command = NULL;
 	str_list flags = { 0 };
 	int rc = -1;
 	/* directives on the leading lines, in the file's comments: `# ` in a
 	 * .pbtxt (protobuf text format), `// ` otherwise */
-	const char *lead = ends_with(path, ".pbtxt") ? "# " : "// ";
+	const char *lead = cli_has_suffix(path, ".pbtxt") ? "# " : "// ";
 	size_t lead_len = strlen(lead);
 	const char *p = text;
 	while (strncmp(p, lead, lead_len) == 0 && strncmp(p + lead_len, "hloi-", 5) == 0) {

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "hloi/tool.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 #include "util/strbuf.h"

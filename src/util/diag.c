@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hloi/tool.h"
 #include "util/alloc.h"
 #include "util/strbuf.h"
 

@@ -13,6 +13,7 @@ prefix="$tmp/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name hloi.pc -path '*pkgconfig*' | head -n 1 | xargs dirname | xargs dirname)
 test -f "$prefix/include/hloi.h"
+test -f "$prefix/include/hloi/tool.h"
 test -x "$prefix/bin/hloi"
 # the man page and the shell completions, where man, bash-completion and
 # zsh look for them
@@ -28,6 +29,11 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c11 -Wall -Wextra -pedantic -Werror $(pkg-config --cflags hloi) \
 	"$src/tests/example/example.c" -o "$tmp/example_pc" $(pkg-config --libs hloi)
 LD_LIBRARY_PATH="$libdir" "$tmp/example_pc"
+# the tools header, installed beside hloi.h, compiles on its own
+printf '#include <hloi/tool.h>\nint main(void) { return hloi_memory_ceiling() != 0; }\n' >"$tmp/tool.c"
+cc -std=c11 -Wall -Wextra -pedantic -Werror $(pkg-config --cflags hloi) "$tmp/tool.c" -o "$tmp/tool_pc" \
+	$(pkg-config --libs hloi)
+LD_LIBRARY_PATH="$libdir" "$tmp/tool_pc"
 
 echo "== find_package(hloi CONFIG)"
 cmake -S "$src/tests/example" -B "$tmp/downstream" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null

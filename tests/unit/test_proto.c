@@ -20,6 +20,7 @@
 #include "text/print.h"
 #include "unit.h"
 #include "util/alloc.h"
+#include "util/str.h"
 #include "util/strbuf.h"
 
 #define PROTO_DIR HLOI_TESTDATA "/proto"
@@ -51,12 +52,6 @@ static char *literal_text(const hloi_literal *lit)
 	return sb_take(&b);
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* The last error message recorded, or "". */
 static const char *last_error(hloi_context *ctx)
 {
@@ -72,7 +67,7 @@ static hloi_status load_fixture(module **out, hloi_context *ctx, const char *nam
 	size_t len = 0;
 	char *data = read_all(path, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
-	hloi_status st = has_suffix(name, ".pbtxt") ? proto_load_text(out, ctx, name, data, len) :
+	hloi_status st = str_has_suffix(name, ".pbtxt") ? proto_load_text(out, ctx, name, data, len) :
 		proto_load_binary(out, ctx, name, (const unsigned char *)data, len);
 	hloi_free(data);
 	return st;
@@ -404,7 +399,7 @@ static void walk(const char *dir, rt_stats *stats)
 			continue;
 		if (S_ISDIR(sb.st_mode))
 			walk(path, stats);
-		else if (has_suffix(path, ".hlo"))
+		else if (str_has_suffix(path, ".hlo"))
 			roundtrip_file(path, stats);
 	}
 	closedir(d);
