@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "eval/scalar.h"
+#include "eval/scalar/scalar.h"
 #include "ir/ir.h"
 #include "unit.h"
 

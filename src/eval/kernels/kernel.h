@@ -19,7 +19,7 @@ typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_lite
 
 /* The kernels named by ir/opcodes.def's `eval` column; kernel_none
  * reports an opcode hloi does not evaluate. */
-#define X(E, text, arity, cat, infer, ev) hloi_status kernel_##ev(engine *, frame *, const instr *, \
+#define X(E, text, arity, cat, infer, ev, flags, types) hloi_status kernel_##ev(engine *, frame *, const instr *, \
 	hloi_literal *const *, hloi_literal *const *, hloi_literal *);
 #include "ir/opcodes.def"
 #undef X
