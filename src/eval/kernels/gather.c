@@ -323,10 +323,13 @@ static void fill_gather(engine *e, const instr *in, hloi_literal *const *ops, hl
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_gather(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			  hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_gather(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_gather);
 }
 
@@ -548,11 +551,12 @@ cleanup:
 	return st;
 }
 
-hloi_status kernel_scatter(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_scatter(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position, n = in->nops / 2;
 	hloi_literal *res = NULL, *arrays[64];
 	hloi_status st;
