@@ -1,4 +1,4 @@
-/* The engine's driver: runs the plan of a computation (eval/plan.h) step by
+/* The engine's driver: runs the plan of a computation (eval/plan/plan.h) step by
  * step — a fused region through the executor of eval/fast/, any other
  * instruction through the kernel table (engine.h) — frees every value
  * after its last use, lets a step write over a value it reads for the last

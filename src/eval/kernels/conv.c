@@ -5,7 +5,7 @@
  * positions in row-major order over the spatial dims, skipping those that
  * fall into padding or between dilated input elements, and for each the
  * input features of the element's group; products summed from zero in the
- * accumulation type (eval/dot.h), an integer sum clamped to the result
+ * accumulation type (eval/kernels/dot.h), an integer sum clamped to the result
  * type's range.
  *
  * The fast engine lowers each feature (or batch) group to a matrix product

@@ -1,6 +1,6 @@
 /* The kernel of custom-call: the target's kernel from the registry
  * (ir/custom_calls.def, one cc_kernel_<rule> each, in this file and in
- * eval/lapack.c), else the embedder's evaluate callback
+ * eval/lib/lapack.c), else the embedder's evaluate callback
  * (hloi_custom_call_register). Both engines run these kernels. */
 #include <string.h>
 

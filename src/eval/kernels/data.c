@@ -5,7 +5,7 @@
  * The fast engine never copies what it can share: a tuple holds its
  * operands' values, get-tuple-element lends the element, and a reshape that
  * keeps every element at its buffer position is a view of its operand (the
- * plan keeps the shared buffers alive: eval/plan.h). Other reshapes are one
+ * plan keeps the shared buffers alive: eval/plan/plan.h). Other reshapes are one
  * strided copy over the dimensions both shapes refine into, or two tiled
  * copies through row-major order; transpose, copy and iota run on the
  * region executor. The reference engine computes each element through

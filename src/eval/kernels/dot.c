@@ -1,5 +1,5 @@
 /* dot in both engines, and the contraction machinery convolution shares
- * (eval/dot.h).
+ * (eval/kernels/dot.h).
  *
  * The reference engine is XLA's evaluator's loop (HandleDotSlowPath): for
  * each result element, the products over the contracting index (row-major

@@ -1,7 +1,7 @@
 /* Kernels of the elementwise ops (binary ops, compare, select, convert,
  * bitcast-convert, broadcast; the unary ops, clamp, complex,
  * reduce-precision, stochastic-convert): the fast engine where it covers
- * the case, else the reference engine, both from eval/scalar.h's semantics. */
+ * the case, else the reference engine, both from eval/scalar/scalar.h's semantics. */
 #include "eval/kernels/kernel.h"
 #include "eval/fast/fast.h"
 #include "eval/scalar/unary.h"

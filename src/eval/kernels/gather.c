@@ -16,7 +16,7 @@
  * and calls the to_apply computation for every update. The fast engine
  * copies each gathered slice as a strided box (threads over the batch
  * indices) and applies a to_apply that is one binary op of its two
- * parameters (or returns one of them) with eval/scalar.h's function, in the
+ * parameters (or returns one of them) with eval/scalar/scalar.h's function, in the
  * same order, so both give the same bits. */
 #include <pthread.h>
 #include <string.h>
@@ -467,7 +467,7 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 		else
 			sd[nsd++] = d;
 	}
-	/* CB_CALL: the computation through eval/apply.h, the current values
+	/* CB_CALL: the computation through eval/kernels/apply.h, the current values
 	 * and the updates converted to its parameters' types, its results to
 	 * the operands' */
 	applier ap;

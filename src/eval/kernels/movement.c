@@ -15,7 +15,7 @@
 #include "eval/fast/fast.h"
 #include "eval/scalar/scalar.h"
 
-/* --- shared helpers (eval/movement.h) ----------------------------------------- */
+/* --- shared helpers (eval/kernels/movement.h) ----------------------------------------- */
 
 int64_t mv_read_index(etype t, const void *p)
 {
@@ -742,7 +742,7 @@ hloi_status kernel_optimization_barrier(const kernel_ctx *kc)
 		return st;
 	}
 	/* the operand itself: the plan keeps it alive as long as this value
-	 * (eval/plan.h: a value that shares its operand's buffers) */
+	 * (eval/plan/plan.h: a value that shares its operand's buffers) */
 	f->vals[pos] = ops[0];
 	f->owned[pos] = VAL_BORROWED;
 	return HLOI_OK;

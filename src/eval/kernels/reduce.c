@@ -1,5 +1,5 @@
 /* Kernels of reduce, reduce-window and map: a computation applied to the
- * elements (eval/apply.h), combined in the order of XLA's evaluator
+ * elements (eval/kernels/apply.h), combined in the order of XLA's evaluator
  * (xla/hlo/evaluator/hlo_evaluator.cc at openxla/xla 841f8d2d):
  *
  * - reduce: for each result element, the accumulators start at the init
@@ -18,7 +18,7 @@
  * - map: the computation on the operands' elements at each index.
  *
  * The fast engine reduces by a known monoid (add, multiply, max, min, and,
- * or) in reduce_fast.c; everything else, in both engines, goes through the
+ * or) in fast/reduce.c; everything else, in both engines, goes through the
  * loops below: on several threads in the fast engine when the computation
  * compiles to a program (apply.h), so the values are the same. */
 #include <string.h>

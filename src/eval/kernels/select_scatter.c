@@ -6,7 +6,7 @@
  * is selected, and each next one replaces the selection when
  * select(selected, candidate) is false; then the selected result element
  * becomes scatter(source element, result element). Both engines use this
- * kernel; the computations run through eval/apply.h. */
+ * kernel; the computations run through eval/kernels/apply.h. */
 #include <string.h>
 
 #include "core/index.h"

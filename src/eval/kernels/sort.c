@@ -12,7 +12,7 @@
  * The sort is stable whatever is_stable says (deterministic, as XLA's
  * evaluator).
  *
- * The reference engine calls the comparator (eval/apply.h) for every
+ * The reference engine calls the comparator (eval/kernels/apply.h) for every
  * comparison. The fast engine recognises a comparator that is one compare
  * of the two parameters of one operand (LT or GT, FLOAT or TOTALORDER, or
  * the integer default) and compares 8-byte keys built once per element
@@ -141,7 +141,7 @@ static int gen_less(void *v, int64_t i, int64_t j)
 }
 DEFINE_MSORT(msort_gen, int64_t, gen_less)
 
-/* topk's comparison in the reference engine: compare of eval/scalar.h. */
+/* topk's comparison in the reference engine: compare of eval/scalar/scalar.h. */
 typedef uint8_t (*cmp_fn)(const void *a, const void *b, cmp_direction d, cmp_type t);
 #define TK_CMP(E, T)                                                                      \
 	static uint8_t tk_compare_##E(const void *a, const void *b, cmp_direction d, cmp_type t) \

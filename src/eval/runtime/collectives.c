@@ -20,7 +20,7 @@
  *   copy-start / copy-done (operand, operand, u32 0) / element 0
  *   after-all              a token; add-dependency its first operand
  *
- * With several participants (e->spmd, eval/spmd.h) the group meets and
+ * With several participants (e->spmd, eval/runtime/spmd.h) the group meets and
  * each member computes its result from the others' operands, in row-major
  * copies of them:
  *
