@@ -1,4 +1,4 @@
-/* The engine's driver: runs the plan of a computation (eval/plan.h) step by
+/* The engine's driver: runs the plan of a computation (eval/plan/plan.h) step by
  * step — a fused region through the executor of eval/fast/, any other
  * instruction through the kernel table (engine.h) — frees every value
  * after its last use, lets a step write over a value it reads for the last
@@ -100,7 +100,7 @@ static hloi_status eval_untiled(engine *e, frame *f, const instr *in, hloi_liter
 	for (int i = 0; i < in->nops; i++)
 		if (owned[i])
 			f->owned[in->ops[i].def->position] = VAL_BORROWED;
-	st = kernels[in->op](e, f, &copy, cops, args, tiled_result ? NULL : dest);
+	st = kernels[in->op](&(kernel_ctx){ e, f, &copy, cops, args, tiled_result ? NULL : dest });
 	for (int i = in->nops - 1; i >= 0; i--)
 		if (owned[i])
 			f->owned[in->ops[i].def->position] = saved[i];
@@ -154,7 +154,7 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 	tiled |= is_tiled_array(in->result);
 	hloi_status st = tiled && needs_untiled(in->op) ? eval_untiled(e, f, in, ops, args, dest)
 			 : eval_is_dynamic(in, ops)	   ? eval_dynamic(e, f, in, ops, args, dest, k)
-							   : k(e, f, in, ops, args, dest);
+							   : k(&(kernel_ctx){ e, f, in, ops, args, dest });
 	if (ops != small)
 		hloi_free(ops);
 	return st;

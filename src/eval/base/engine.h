@@ -22,7 +22,7 @@
 #define EVAL_MAX_DEPTH 64
 
 /* The state of one rng-get-and-update-state or rng instruction in a run
- * (eval/rng.c). */
+ * (eval/kernels/rng.c). */
 typedef struct eval_rng_state {
 	const instr *in;
 	uint64_t lo, hi;     /* the 128-bit state, low word first */

@@ -4,7 +4,7 @@
  * an input's layout disagrees with the walk's, block x block1 tiles of two
  * dimensions whose strided inputs are gathered per tile with register
  * transposes; threads over the segments or tiles. Also fast_elementwise
- * (eval/fast.h): one instruction as a region of one member. */
+ * (eval/fast/fast.h): one instruction as a region of one member. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * instruction (binary op, compare, select, convert, bitcast-convert, copy,
  * broadcast, transpose, iota) computed by the region executor of
  * eval/fast/ as a region of one member. The evaluation loop runs whole
- * fused regions (eval/plan.h); this entry serves layout conversions and
+ * fused regions (eval/plan/plan.h); this entry serves layout conversions and
  * the tests. */
 #ifndef HLOI_EVAL_FAST_H
 #define HLOI_EVAL_FAST_H

@@ -8,14 +8,14 @@
  * time (or, when an input's layout disagrees, in tiles whose strided inputs
  * are gathered first), computes every member of the segment into a
  * per-thread row in L1 and writes only the outputs: intermediates never
- * reach memory. Each member is one scalar op of eval/scalar.h applied to
+ * reach memory. Each member is one scalar op of eval/scalar/scalar.h applied to
  * values of its own type, in the reference engine's order, so the results
  * are bit-identical to the reference engine for any split into threads,
  * rows or tiles.
  *
  *   rows.c   the row kernels: one per (op, element type), from scalar.h
  *   exec.c   the executor: domain, merged dimensions, tiles, threads; and
- *            fast_elementwise (eval/fast.h), a single op as a region
+ *            fast_elementwise (eval/fast/fast.h), a single op as a region
  */
 #ifndef HLOI_EVAL_FAST_FX_H
 #define HLOI_EVAL_FAST_FX_H
@@ -62,7 +62,7 @@ struct fx_member {
 	int slot;                  /* row buffer of its result, -1 for none */
 	int out;                   /* the output it is, or -1 */
 	const instr *in;           /* the instruction (the generic kernel reads it) */
-	ew_row_fn unary;           /* the unary family's kernel (fast_unary.c) */
+	ew_row_fn unary;           /* the unary family's kernel (fast/unary.c) */
 	ew_params prm;             /* and its parameters */
 };
 

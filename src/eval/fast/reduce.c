@@ -16,7 +16,7 @@
  *
  * Float add accumulates in double (as XLA's evaluator does), rounded once to
  * the result type; the other ops compute in the element type with
- * eval/scalar.h's semantics. Integer, pred, max and min results equal the
+ * eval/scalar/scalar.h's semantics. Integer, pred, max and min results equal the
  * reference engine's (max and min up to which NaN comes out when several
  * are reduced); float add and multiply, combined in another order, agree
  * within the tolerance README documents.
@@ -183,7 +183,7 @@ typedef struct rf_kernels {
 					      rf_row_##NAME, rf_store_##NAME };
 
 /* maximum and minimum of f32 and f64 without branches, so that they
- * vectorise: eval/scalar.h's semantics exactly (a NaN lhs wins, else a NaN
+ * vectorise: eval/scalar/scalar.h's semantics exactly (a NaN lhs wins, else a NaN
  * rhs; of two equal values the AND (max) or OR (min) of their bits, which
  * gives max(-0, +0) = +0 and min(-0, +0) = -0; else the larger/smaller). */
 #define RF_FMINMAX(NAME, T_, U_, CMP, BITOP)                                    \

@@ -1,5 +1,5 @@
 /* Row kernels of the fast engine: one function per (op, element type) made
- * from eval/scalar.h's per-element semantics, over a row of n elements whose
+ * from eval/scalar/scalar.h's per-element semantics, over a row of n elements whose
  * arguments have stride 0 or 1. Contiguous loops run in multiples of FX_VEC
  * elements and then a tail, so that gcc -O2 (its very cheap cost model)
  * vectorises them. Also the bit movers of the executor: copies, fills,
@@ -846,7 +846,7 @@ int fx_member_init(fx_member *m, const instr *in, int generic)
 			m->fn = fx_binary_row(in->op, m->type);
 		break;
 	}
-	/* The unary family: fast_unary.c's row kernels. */
+	/* The unary family: fast/unary.c's row kernels. */
 	if (!generic && !m->fn && ew_is_unary_family(in->op) && (m->unary = fast_unary_row(in))) {
 		ew_params_of(in, &m->prm);
 		m->fn = fx_unary_row;

@@ -1,7 +1,7 @@
-/* The fast engine for the unary family (eval/unary.h): every unary op,
+/* The fast engine for the unary family (eval/scalar/unary.h): every unary op,
  * clamp, complex, reduce-precision and stochastic-convert.
  *
- * Row kernels, one per (op, element type), made from eval/scalar.h's
+ * Row kernels, one per (op, element type), made from eval/scalar/scalar.h's
  * per-element functions over a row of n elements whose operands have
  * stride 0 (one value for the row) or 1; contiguous loops run in multiples
  * of FU_VEC elements, then a tail, so that gcc -O2 vectorises what it can.

@@ -1,4 +1,4 @@
-/* Vectorised f32 tanh, exp and log (eval/vmath.h). */
+/* Vectorised f32 tanh, exp and log (eval/fast/vmath.h). */
 #include "eval/fast/vmath.h"
 
 #include <stdatomic.h>

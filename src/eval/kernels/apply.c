@@ -12,7 +12,7 @@
  * lives on a thread's stack). */
 #define APPLY_MAX_SLOTS 512
 
-/* --- element kernels: eval/scalar.h on bytes ----------------------------- */
+/* --- element kernels: eval/scalar/scalar.h on bytes ----------------------------- */
 
 typedef void (*ap_bin_fn)(void *o, const void *a, const void *b);
 typedef uint8_t (*ap_cmp_fn)(const void *a, const void *b, cmp_direction d, cmp_type t);

@@ -10,7 +10,7 @@
  * at once, each with its own state. Any other computation is evaluated by
  * the engine's driver per call (eval_computation), on one thread. Both give
  * the same values: the program computes each instruction with
- * eval/scalar.h, as the kernels do.
+ * eval/scalar/scalar.h, as the kernels do.
  */
 #ifndef HLOI_EVAL_APPLY_H
 #define HLOI_EVAL_APPLY_H
@@ -49,7 +49,7 @@ void applier_start(const applier *a, uint64_t *st);
  * the parameter's type when they differ (floating-point precision). */
 void applier_param(const applier *a, uint64_t *st, int k, etype t, const void *p);
 /* One element of type st at in written as type dt at out (the bytes when
- * the types are one, else eval/scalar.h's convert): how an operand's
+ * the types are one, else eval/scalar/scalar.h's convert): how an operand's
  * element enters a computation of another floating-point precision and
  * how its result is stored back. */
 void apply_convert(etype dt, void *out, etype st, const void *in);

@@ -49,19 +49,23 @@ static double in_type(etype t, double x)
 	return creal(cplx_read(t, buf));
 }
 
-hloi_status kernel_batch_norm(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_batch_norm(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *x = ops[0];
 	const shape *xs = &x->shape;
 	int64_t fi;
 	const attr *ea = instr_attr(in, ATTR_EPSILON);
 	if (!instr_int(in, ATTR_FEATURE_INDEX, &fi) || !ea || ea->kind != AK_FLOAT || fi < 0 || fi >= xs->rank)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int training = in->op == OP_BATCH_NORM_TRAINING, grad = in->op == OP_BATCH_NORM_GRAD;
 	int64_t nf = xs->dims[fi], total;
 	if (shape_element_count(xs, &total))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int64_t per = nf ? total / nf : 0;  /* elements per feature */
 	/* XLA holds epsilon as a float (HloInstruction and its proto field) */
 	double eps = in_type(xs->type, (double)(float)ea->u.f);

@@ -10,11 +10,12 @@
 #include "eval/kernels/kernel.h"
 #include "util/alloc.h"
 
-hloi_status kernel_parameter(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_parameter(const kernel_ctx *kc)
 {
-	(void)ops;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *args = kc->args;
 	hloi_literal *v = NULL;
 	int owned = 0;
 	hloi_status st = value_conform(e, args[in->parameter_number], in->result, &v, &owned);
@@ -25,12 +26,11 @@ hloi_status kernel_parameter(engine *e, frame *f, const instr *in, hloi_literal 
 	return HLOI_OK;
 }
 
-hloi_status kernel_constant(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			    hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_constant(const kernel_ctx *kc)
 {
-	(void)ops;
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
 	if (!in->value || in->value->elided) {
 		diag_error_where(e->ctx, NULL, "constant '%s' is elided ({...}) and cannot be evaluated; --random-inputs fills it with random values", in->name);
 		return HLOI_EUNSUPPORTED;
@@ -117,10 +117,13 @@ static hloi_status call_into(engine *e, frame *f, const instr *in, const computa
 
 /* Runs a call or fusion: the callee with the operand values as its
  * parameters. */
-hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_call(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return call_into(e, f, in, in->callee, ops, dest);
 }
 
@@ -128,10 +131,13 @@ hloi_status kernel_call(engine *e, frame *f, const instr *in, hloi_literal *cons
  * true, false_computation for false; s32: branch_computations[index], the
  * last one when the index is out of range, as XLA's evaluator does) runs on
  * its operand. */
-hloi_status kernel_conditional(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_conditional(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *index = ops[0];
 	const computation *branch = NULL;
 	int b = 0;
@@ -147,21 +153,23 @@ hloi_status kernel_conditional(engine *e, frame *f, const instr *in, hloi_litera
 		branch = instr_called(in, ATTR_BRANCH_COMPUTATIONS, b);
 	}
 	if (!branch || 1 + b >= in->nops)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	return call_into(e, f, in, branch, &ops[1 + b], dest);
 }
 
 /* while: the state goes through body as long as condition gives true. The
  * while instruction counts a step per iteration, and the steps of its
  * computations count even inside a per-element application. */
-hloi_status kernel_while(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest)
+hloi_status kernel_while(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;  /* the driver copies an aliased root into dest */
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	/* (the driver copies an aliased root into kc->dest) */
 	const computation *cond = instr_called(in, ATTR_CONDITION, 0), *body = instr_called(in, ATTR_BODY, 0);
 	if (!cond || !body)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	if (e->depth >= EVAL_MAX_DEPTH) {
 		diag_error_where(e->ctx, NULL, "calls nested deeper than %d (instruction '%s')", EVAL_MAX_DEPTH,
 				 in->name);
@@ -264,11 +272,12 @@ static void scan_move(hloi_literal *whole, hloi_literal *part, int64_t d, int64_
  * written at i along d, its carries go to the next step; the result holds
  * the outputs and the last carries (the inits when the length is 0, when
  * the outputs are zeros). */
-hloi_status kernel_scan(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_scan(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const computation *body = instr_called(in, ATTR_TO_APPLY, 0);
 	int64_t ncar = 0;
 	instr_int(in, ATTR_NUM_CARRIES, &ncar);
@@ -276,7 +285,7 @@ hloi_status kernel_scan(engine *e, frame *f, const instr *in, hloi_literal *cons
 	int reverse = instr_bool(in, ATTR_IS_REVERSE, 0);
 	int nops = in->nops, nin = nops - (int)ncar;
 	if (!body)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	const shape *rs = body->root->result;
 	int nres = shape_is_tuple(rs) ? rs->ntuple : 1, nout = nres - (int)ncar;
 	if (e->depth >= EVAL_MAX_DEPTH || nops > 64 || nres > 64) {

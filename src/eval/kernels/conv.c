@@ -5,7 +5,7 @@
  * positions in row-major order over the spatial dims, skipping those that
  * fall into padding or between dilated input elements, and for each the
  * input features of the element's group; products summed from zero in the
- * accumulation type (eval/dot.h), an integer sum clamped to the result
+ * accumulation type (eval/kernels/dot.h), an integer sum clamped to the result
  * type's range.
  *
  * The fast engine lowers each feature (or batch) group to a matrix product
@@ -356,10 +356,13 @@ static void fill_conv(engine *e, const instr *in, hloi_literal *const *ops, hloi
  * expanded into the dense one it stands for (eval/sparse.c), the same way
  * for both engines; the convolution then runs on the dense operands. An
  * array operand under a side without idx is already dense. */
-hloi_status kernel_convolution(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_convolution(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const attr *spa = instr_attr(in, ATTR_SPARSITY_CONFIG);
 	if (!spa || spa->kind != AK_SPARSITY)
 		return kernel_array(e, f, in, ops, dest, 0, fill_conv);

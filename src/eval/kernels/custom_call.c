@@ -1,6 +1,6 @@
 /* The kernel of custom-call: the target's kernel from the registry
  * (ir/custom_calls.def, one cc_kernel_<rule> each, in this file and in
- * eval/lapack.c), else the embedder's evaluate callback
+ * eval/lib/lapack.c), else the embedder's evaluate callback
  * (hloi_custom_call_register). Both engines run these kernels. */
 #include <string.h>
 
@@ -11,7 +11,7 @@
 static hloi_status cc_kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
 	(void)t;
-	return kernel_identity(e, f, in, ops, NULL, NULL);
+	return kernel_identity(&(kernel_ctx){ e, f, in, ops, NULL, NULL });
 }
 
 static hloi_status cc_kernel_allocate_buffer(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
@@ -143,11 +143,12 @@ static hloi_status call_user(engine *e, frame *f, const instr *in, hloi_literal 
 	return HLOI_OK;
 }
 
-hloi_status kernel_custom_call(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_custom_call(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const char *t = instr_text(in, ATTR_CUSTOM_CALL_TARGET);
 	int id = custom_call_builtin(t);
 	if (id >= 0)

@@ -5,7 +5,7 @@
  * The fast engine never copies what it can share: a tuple holds its
  * operands' values, get-tuple-element lends the element, and a reshape that
  * keeps every element at its buffer position is a view of its operand (the
- * plan keeps the shared buffers alive: eval/plan.h). Other reshapes are one
+ * plan keeps the shared buffers alive: eval/plan/plan.h). Other reshapes are one
  * strided copy over the dimensions both shapes refine into, or two tiled
  * copies through row-major order; transpose, copy and iota run on the
  * region executor. The reference engine computes each element through
@@ -65,17 +65,23 @@ static void fill_copy(engine *e, const instr *in, hloi_literal *const *ops, hloi
 		ref_elementwise(in, out, ops);
 }
 
-hloi_status kernel_iota(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_iota(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_iota);
 }
 
-hloi_status kernel_reshape(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_reshape(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	int pos = in->position;
 	if (!dest && f->plan && f->plan->view[pos] && ops[0] && !shape_is_tuple(&ops[0]->shape) &&
 	    plan_reshape_is_view(&ops[0]->shape, in->result)) {
@@ -88,10 +94,13 @@ hloi_status kernel_reshape(engine *e, frame *f, const instr *in, hloi_literal *c
 	return kernel_array(e, f, in, ops, dest, 0, fill_reshape);
 }
 
-hloi_status kernel_transpose(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_transpose(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_transpose);
 }
 
@@ -108,10 +117,13 @@ static hloi_status new_copy(engine *e, frame *f, const instr *in, const hloi_lit
 	return HLOI_OK;
 }
 
-hloi_status kernel_copy(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_copy(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	if (shape_is_tuple(in->result))
 		return new_copy(e, f, in, ops[0]);
 	return kernel_array(e, f, in, ops, dest, 1, fill_copy);
@@ -119,21 +131,23 @@ hloi_status kernel_copy(engine *e, frame *f, const instr *in, hloi_literal *cons
 
 /* domain and the identity custom-calls: a copy of the one operand, in the
  * result's layouts (tuples element by element). */
-hloi_status kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			    hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_identity(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	return new_copy(e, f, in, ops[0]);
 }
 
 /* A tuple shares its operands' values (the plan keeps them alive as long
  * as the tuple). */
-hloi_status kernel_tuple(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest)
+hloi_status kernel_tuple(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position;
 	hloi_status st = value_tuple_shell(e, in->result, ops, in->nops, &f->vals[pos]);
 	if (st != HLOI_OK)
@@ -143,12 +157,11 @@ hloi_status kernel_tuple(engine *e, frame *f, const instr *in, hloi_literal *con
 }
 
 /* The element itself, lent (the plan keeps the tuple alive as long). */
-hloi_status kernel_get_tuple_element(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_get_tuple_element(const kernel_ctx *kc)
 {
-	(void)e;
-	(void)args;
-	(void)dest;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const hloi_literal *t = ops[0];
 	int64_t index = -1;
 	instr_int(in, ATTR_INDEX, &index);

@@ -1,5 +1,5 @@
 /* dot in both engines, and the contraction machinery convolution shares
- * (eval/dot.h).
+ * (eval/kernels/dot.h).
  *
  * The reference engine is XLA's evaluator's loop (HandleDotSlowPath): for
  * each result element, the products over the contracting index (row-major
@@ -872,10 +872,13 @@ static void fill_dot(engine *e, const instr *in, hloi_literal *const *ops, hloi_
 		ref_dot(in, out, ops[0], ops[1]);
 }
 
-hloi_status kernel_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_dot(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_dot);
 }
 
@@ -943,10 +946,13 @@ static void fill_ragged_dot(engine *e, const instr *in, hloi_literal *const *ops
 	ref_dot_ex(in, out, ops[0], ops[1], &rg);
 }
 
-hloi_status kernel_ragged_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_ragged_dot(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_ragged_dot);
 }
 
@@ -1012,10 +1018,13 @@ static void fill_ref_dot(engine *e, const instr *in, hloi_literal *const *ops, h
 
 /* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): dot of the dequantized
  * operands, in the result type (the dot's accumulation). */
-hloi_status kernel_scaled_dot(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_scaled_dot(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	hloi_literal *deq[2] = { NULL, NULL };
 	hloi_status st = dequantize(e, ops[0], ops[2], &deq[0]);
 	if (st == HLOI_OK)

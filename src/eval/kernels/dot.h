@@ -1,4 +1,4 @@
-/* The contraction machinery dot (eval/dot.c) and convolution (eval/conv.c)
+/* The contraction machinery dot (eval/kernels/dot.c) and convolution (eval/kernels/conv.c)
  * share: XLA's accumulation types, the multiply-accumulate of one element,
  * strided copies with conversion, a thread splitter, the exact matrix
  * product in XLA's summation order, and the BLAS call.
@@ -110,7 +110,7 @@ int contract_exact(etype t, int64_t nb, int64_t M, int64_t N, int64_t K, const v
 		   row_sink sink, void *ctx, int threads);
 
 /* Whether BLAS computes type t (f32, f64, c64, c128): OpenBLAS is opened
- * by the first call that asks (eval/blas.h); 0 when it cannot be. */
+ * by the first call that asks (eval/lib/blas.h); 0 when it cannot be. */
 int contract_blas_type(etype t);
 /* An M x N x K matrix product of type t through BLAS: C = A B with
  * element strides A (am, ak), B (bk, bn), C (cm, cn). Returns nonzero

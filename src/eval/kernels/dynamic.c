@@ -34,11 +34,12 @@ static int32_t read_s32(const hloi_literal *v)
 /* set-dimension-size(x, size), dimensions={d}: x's elements with dimension
  * d's size set; the size must lie in [0, bound] (XLA leaves a size past the
  * bound undefined; here it is an error). */
-hloi_status kernel_set_dimension_size(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_set_dimension_size(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int64_t d = instr_ints(in, ATTR_DIMENSIONS)->v[0];
 	int32_t size = read_s32(ops[1]);
 	int64_t bound = in->result->dims[d];
@@ -123,11 +124,12 @@ static hloi_status read_sizes(engine *e, const instr *in, hloi_literal *const *o
  * SingleDynamicDimension expects; more is an error (they would be
  * undefined), and so is fewer for a result written with `?` (the sized
  * check made it `<=N`). The result's padding holds zeros. */
-hloi_status kernel_dynamic_reshape(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_dynamic_reshape(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const shape *rs = in->result;
 	const hloi_literal *x = ops[0];
 	int64_t from[HLOI_MAX_RANK], to[HLOI_MAX_RANK], nfrom = 1, nto = 1;
@@ -413,7 +415,7 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 		if (st != HLOI_OK)
 			return st;
 		mops[0] = m;
-		st = k(e, f, in, mops, args, dest);
+		st = k(&(kernel_ctx){ e, f, in, mops, args, dest });
 		value_drop(e, m);
 	} else if (in->op == OP_DOT) {
 		/* the padding of a contracted dimension must add nothing: zeros
@@ -424,12 +426,12 @@ hloi_status eval_dynamic(engine *e, frame *f, const instr *in, hloi_literal *con
 			if (literal_is_dynamic(ops[i]))
 				st = masked(e, ops[i], zero_element, &mops[i]);
 		if (st == HLOI_OK)
-			st = k(e, f, in, mops, args, dest);
+			st = k(&(kernel_ctx){ e, f, in, mops, args, dest });
 		for (int i = 0; i < 2; i++)
 			if (mops[i] != ops[i])
 				value_drop(e, mops[i]);
 	} else {
-		st = k(e, f, in, ops, args, dest);
+		st = k(&(kernel_ctx){ e, f, in, ops, args, dest });
 	}
 	/* the ops that make sizes (set-dimension-size, dynamic-reshape,
 	 * SliceToDynamic) set them themselves */
@@ -773,7 +775,7 @@ static hloi_status eval_sized(engine *e, frame *f, const instr *in, hloi_literal
 			f->owned[in->ops[i].def->position] = VAL_BORROWED;
 	/* (an operand passed as it is may still become the result) */
 	if (st == HLOI_OK)
-		st = k(e, f, &copy, cops, args, NULL);
+		st = k(&(kernel_ctx){ e, f, &copy, cops, args, NULL });
 	for (int i = in->nops - 1; i >= 0; i--)
 		if (cops[i] != ops[i])
 			f->owned[in->ops[i].def->position] = saved[i];
@@ -988,7 +990,7 @@ static hloi_status eval_conv_grad(engine *e, frame *f, const instr *in, hloi_lit
 	if (st == HLOI_OK && win.n)
 		st = with_window(e, &copy, &win, &attrs);
 	if (st == HLOI_OK)
-		st = kernel_convolution(e, f, &copy, mops, NULL, NULL);
+		st = kernel_convolution(&(kernel_ctx){ e, f, &copy, mops, NULL, NULL });
 	hloi_free(attrs);
 	for (int i = 0; i < 2; i++)
 		if (mops[i] != ops[first + i])
@@ -1115,7 +1117,7 @@ static hloi_status eval_scatter_sized(engine *e, frame *f, const instr *in, hloi
 			f->owned[in->position] = VAL_OWNED;
 		}
 	} else if (st == HLOI_OK) {
-		st = k(e, f, in, cops, args, NULL);
+		st = k(&(kernel_ctx){ e, f, in, cops, args, NULL });
 	}
 	for (int i = in->nops - 1; i >= 0; i--)
 		if (cops[i] != ops[i]) {

@@ -1,7 +1,7 @@
 /* Kernels of the elementwise ops (binary ops, compare, select, convert,
  * bitcast-convert, broadcast; the unary ops, clamp, complex,
  * reduce-precision, stochastic-convert): the fast engine where it covers
- * the case, else the reference engine, both from eval/scalar.h's semantics. */
+ * the case, else the reference engine, both from eval/scalar/scalar.h's semantics. */
 #include "eval/kernels/kernel.h"
 #include "eval/fast/fast.h"
 #include "eval/scalar/unary.h"
@@ -17,10 +17,13 @@ static void fill_elementwise(engine *e, const instr *in, hloi_literal *const *op
 	ref_elementwise(in, out, ops);
 }
 
-hloi_status kernel_elementwise(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_elementwise(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	if (!ref_elementwise_supported(in)) {
 		const char *tn = etype_name(in->result->type);
 		diag_error_where(e->ctx, NULL, "cannot evaluate %s on %s (instruction '%s')", opcode_name(in->op),

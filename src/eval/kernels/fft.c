@@ -113,16 +113,19 @@ static void transform_axis(cplx *w, const int64_t *dims, int r, int d, int sign,
 		}
 }
 
-hloi_status kernel_fft(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_fft(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *x = ops[0];
 	const char *type = instr_text(in, ATTR_FFT_TYPE);
 	const int_list *len = instr_ints(in, ATTR_FFT_LENGTH);
 	const shape *xs = &x->shape, *rs = in->result;
 	if (!type || !len || len->n < 1 || len->n > xs->rank || shape_is_tuple(rs) || rs->rank != xs->rank)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int irfft = strcmp(type, "IRFFT") == 0;
 	int sign = strcmp(type, "IFFT") == 0 || irfft ? 1 : -1;
 	int r = xs->rank, nf = len->n;

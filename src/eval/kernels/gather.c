@@ -16,7 +16,7 @@
  * and calls the to_apply computation for every update. The fast engine
  * copies each gathered slice as a strided box (threads over the batch
  * indices) and applies a to_apply that is one binary op of its two
- * parameters (or returns one of them) with eval/scalar.h's function, in the
+ * parameters (or returns one of them) with eval/scalar/scalar.h's function, in the
  * same order, so both give the same bits. */
 #include <pthread.h>
 #include <string.h>
@@ -323,10 +323,13 @@ static void fill_gather(engine *e, const instr *in, hloi_literal *const *ops, hl
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_gather(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			  hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_gather(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_gather);
 }
 
@@ -464,7 +467,7 @@ static hloi_status scatter_apply(engine *e, const instr *in, hloi_literal *const
 		else
 			sd[nsd++] = d;
 	}
-	/* CB_CALL: the computation through eval/apply.h, the current values
+	/* CB_CALL: the computation through eval/kernels/apply.h, the current values
 	 * and the updates converted to its parameters' types, its results to
 	 * the operands' */
 	applier ap;
@@ -548,11 +551,12 @@ cleanup:
 	return st;
 }
 
-hloi_status kernel_scatter(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_scatter(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position, n = in->nops / 2;
 	hloi_literal *res = NULL, *arrays[64];
 	hloi_status st;

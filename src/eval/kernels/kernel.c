@@ -76,13 +76,10 @@ hloi_status kernel_array(engine *e, frame *f, const instr *in, hloi_literal *con
 	return HLOI_OK;
 }
 
-hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_none(const kernel_ctx *kc)
 {
-	(void)f;
-	(void)ops;
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	const instr *in = kc->in;
 	/* the checker refuses such modules; only a caller that skipped it gets here */
 	diag_error_where(e->ctx, NULL, "unsupported opcode '%s' (instruction '%s')", opcode_name(in->op), in->name);
 	return HLOI_EUNSUPPORTED;

@@ -10,22 +10,29 @@
 #include "eval/base/engine.h"
 #include "eval/scalar/reference.h"
 
-/* What a kernel gets: the instruction, its operands' values (in->nops of
- * them), the computation's arguments (for parameters) and, for the root of
- * an aliased computation, where its result must end up (or NULL). It sets
+/* What a kernel gets: the engine, the frame of the computation being
+ * evaluated, the instruction, its operands' values (in->nops of them), the
+ * computation's arguments (for parameters) and, for the root of an aliased
+ * computation, where its result must end up (or NULL). A kernel sets
  * f->vals[in->position] and f->owned[in->position]. */
-typedef hloi_status (*kernel_fn)(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				 hloi_literal *const *args, hloi_literal *dest);
+typedef struct kernel_ctx {
+	engine *e;
+	frame *f;
+	const instr *in;
+	hloi_literal *const *ops;
+	hloi_literal *const *args;
+	hloi_literal *dest;
+} kernel_ctx;
+
+typedef hloi_status (*kernel_fn)(const kernel_ctx *kc);
 
 /* The kernels named by ir/opcodes.def's `eval` column; kernel_none
  * reports an opcode hloi does not evaluate. */
-#define X(E, text, arity, cat, infer, ev, flags, types) hloi_status kernel_##ev(engine *, frame *, const instr *, \
-	hloi_literal *const *, hloi_literal *const *, hloi_literal *);
+#define X(E, text, arity, cat, infer, ev, flags, types) hloi_status kernel_##ev(const kernel_ctx *);
 #include "ir/opcodes.def"
 #undef X
 /* (declared apart: no row of the table may name it) */
-hloi_status kernel_none(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest);
+hloi_status kernel_none(const kernel_ctx *kc);
 
 /* An array result computed by `fill` into a buffer of in->result's shape:
  * dest when it is safe to write there, an operand's buffer when this is its

@@ -48,13 +48,17 @@ static int64_t square_bytes(int64_t n)
 	return n > 0 && n <= INT64_MAX / n / (int64_t)sizeof(cplx) / 2 ? 2 * n * n * (int64_t)sizeof(cplx) : -1;
 }
 
-hloi_status kernel_cholesky(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			    hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_cholesky(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *a = ops[0];
 	const shape *s = &a->shape;
 	if (s->rank < 2 || shape_is_tuple(in->result))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int64_t n = s->dims[s->rank - 1], count;
 	int lower = instr_bool(in, ATTR_LOWER, 0);
 	int64_t bytes = n ? square_bytes(n) : 0;
@@ -100,13 +104,17 @@ hloi_status kernel_cholesky(engine *e, frame *f, const instr *in, hloi_literal *
 	return eval_scratch_finish(e, f, in, dest, res, l, bytes);
 }
 
-hloi_status kernel_triangular_solve(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				    hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_triangular_solve(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *a = ops[0], *b = ops[1];
 	const shape *as = &a->shape, *bs = &b->shape;
 	if (as->rank < 2 || bs->rank != as->rank || shape_is_tuple(in->result))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int r = as->rank;
 	int64_t m = as->dims[r - 1], count;
 	int left = instr_bool(in, ATTR_LEFT_SIDE, 0), lower = instr_bool(in, ATTR_LOWER, 0);

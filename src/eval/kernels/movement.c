@@ -15,7 +15,7 @@
 #include "eval/fast/fast.h"
 #include "eval/scalar/scalar.h"
 
-/* --- shared helpers (eval/movement.h) ----------------------------------------- */
+/* --- shared helpers (eval/kernels/movement.h) ----------------------------------------- */
 
 int64_t mv_read_index(etype t, const void *p)
 {
@@ -140,10 +140,13 @@ static void fill_slice(engine *e, const instr *in, hloi_literal *const *ops, hlo
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_slice(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			 hloi_literal *dest)
+hloi_status kernel_slice(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_slice);
 }
 
@@ -180,10 +183,13 @@ static void fill_concatenate(engine *e, const instr *in, hloi_literal *const *op
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_concatenate(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_concatenate(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_concatenate);
 }
 
@@ -302,10 +308,13 @@ static void fill_pad(engine *e, const instr *in, hloi_literal *const *ops, hloi_
 	copy(e, (char *)out->data + doff * w, ds, (const char *)op->data + soff * w, os, cnt, r, w);
 }
 
-hloi_status kernel_pad(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_pad(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_pad);
 }
 
@@ -342,10 +351,13 @@ static void fill_reverse(engine *e, const instr *in, hloi_literal *const *ops, h
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_reverse(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_reverse(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_reverse);
 }
 
@@ -406,12 +418,15 @@ static void fill_bitcast_resize(engine *e, const instr *in, hloi_literal *const 
 /* bitcast-convert: between types of one width an elementwise op (the bits
  * as they are); between widths the result gains or loses the last
  * dimension (the checker's rule), a move of bytes. */
-hloi_status kernel_bitcast_convert(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_bitcast_convert(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	if (in->result->rank == in->ops[0].def->result->rank)
-		return kernel_elementwise(e, f, in, ops, args, dest);
-	(void)args;
+		return kernel_elementwise(kc);
 	return kernel_array(e, f, in, ops, dest, 0, fill_bitcast_resize);
 }
 
@@ -512,10 +527,13 @@ static void fill_shuffle(engine *e, const instr *in, hloi_literal *const *ops, h
 		fill_permute(in, ops[0], out);
 }
 
-hloi_status kernel_shuffle(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_shuffle(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_shuffle);
 }
 
@@ -567,10 +585,13 @@ static void fill_dynamic_slice(engine *e, const instr *in, hloi_literal *const *
 	} while (index_next(r, out->shape.dims, oi));
 }
 
-hloi_status kernel_dynamic_slice(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				 hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_dynamic_slice(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 0, fill_dynamic_slice);
 }
 
@@ -618,10 +639,13 @@ static void fill_dynamic_update_slice(engine *e, const instr *in, hloi_literal *
 	} while (index_next(r, up->shape.dims, ui));
 }
 
-hloi_status kernel_dynamic_update_slice(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-					hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_dynamic_update_slice(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	return kernel_array(e, f, in, ops, dest, 1, fill_dynamic_update_slice);
 }
 
@@ -633,11 +657,12 @@ hloi_status kernel_dynamic_update_slice(engine *e, frame *f, const instr *in, hl
  * included) and w the result's element width. The result's padding holds
  * its padding value. When this is the operand's last use its buffer
  * becomes the result (no copy). */
-hloi_status kernel_bitcast(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_bitcast(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position;
 	hloi_literal *op = ops[0], *res = NULL;
 	int64_t bytes = value_bytes(in->result);
@@ -680,11 +705,12 @@ hloi_status kernel_bitcast(engine *e, frame *f, const instr *in, hloi_literal *c
 
 /* The dimension's size as s32: a `<=N` dimension's size at run time
  * (eval/dynamic.c), else the static size. */
-hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_get_dimension_size(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position;
 	hloi_literal *res = NULL;
 	hloi_status st = value_new(e, in->result, &res);
@@ -701,11 +727,12 @@ hloi_status kernel_get_dimension_size(engine *e, frame *f, const instr *in, hloi
 
 /* The operand itself, shared (never copied), or converted when the result
  * was written with other layouts. */
-hloi_status kernel_optimization_barrier(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-					hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_optimization_barrier(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int pos = in->position;
 	if (!value_same_layouts(&ops[0]->shape, in->result)) {
 		/* a result written with other layouts than the operand's */
@@ -715,7 +742,7 @@ hloi_status kernel_optimization_barrier(engine *e, frame *f, const instr *in, hl
 		return st;
 	}
 	/* the operand itself: the plan keeps it alive as long as this value
-	 * (eval/plan.h: a value that shares its operand's buffers) */
+	 * (eval/plan/plan.h: a value that shares its operand's buffers) */
 	f->vals[pos] = ops[0];
 	f->owned[pos] = VAL_BORROWED;
 	return HLOI_OK;

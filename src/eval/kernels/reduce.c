@@ -1,5 +1,5 @@
 /* Kernels of reduce, reduce-window and map: a computation applied to the
- * elements (eval/apply.h), combined in the order of XLA's evaluator
+ * elements (eval/kernels/apply.h), combined in the order of XLA's evaluator
  * (xla/hlo/evaluator/hlo_evaluator.cc at openxla/xla 841f8d2d):
  *
  * - reduce: for each result element, the accumulators start at the init
@@ -18,7 +18,7 @@
  * - map: the computation on the operands' elements at each index.
  *
  * The fast engine reduces by a known monoid (add, multiply, max, min, and,
- * or) in reduce_fast.c; everything else, in both engines, goes through the
+ * or) in fast/reduce.c; everything else, in both engines, goes through the
  * loops below: on several threads in the fast engine when the computation
  * compiles to a program (apply.h), so the values are the same. */
 #include <string.h>
@@ -342,15 +342,17 @@ done:
 	return st;
 }
 
-hloi_status kernel_reduce(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			  hloi_literal *dest)
+hloi_status kernel_reduce(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;  /* the driver copies an aliased root into dest */
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	/* (the driver copies an aliased root into kc->dest) */
 	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
 	int n = in->nops / 2;
 	if (!fn || n < 1)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	hloi_literal *res = NULL, **outs = NULL;
 	hloi_status st = new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)
@@ -452,15 +454,16 @@ static void rwin_range(void *ctx, int64_t lo, int64_t hi)
 		rwin_one(r, st, o, off);
 }
 
-hloi_status kernel_reduce_window(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				 hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_reduce_window(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
 	int n = in->nops / 2;
 	if (!fn || n < 1)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	hloi_literal *res = NULL, **outs = NULL;
 	hloi_status st = new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)
@@ -579,14 +582,15 @@ static void map_range(void *ctx, int64_t lo, int64_t hi)
 		map_one(m, st, o);
 }
 
-hloi_status kernel_map(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_map(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
 	if (!fn || in->nops < 1)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	hloi_literal *res = NULL;
 	hloi_status st = value_new(e, in->result, &res);
 	if (st != HLOI_OK)

@@ -286,16 +286,19 @@ static int algorithm(const instr *in)
  * counter state[1]. Philox: key state[0], counter (state[1], state[2]) of
  * a u64[3] state, (state[1], state[0]) of a u64[2] one, whose new state
  * keeps only the counter's low word (XLA's RngBitGeneratorExpander). */
-hloi_status kernel_rng_bit_generator(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_rng_bit_generator(const kernel_ctx *kc)
 {
-	(void)args;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *st0 = ops[0];
 	int alg = algorithm(in);
 	const shape *rs = in->result;
 	if (!alg || !shape_is_tuple(rs) || rs->ntuple != 2 || st0->shape.rank != 1 ||
 	    st0->shape.dims[0] != (alg == 't' ? 2 : st0->shape.dims[0] == 3 ? 3 : 2))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	const shape *bs = &rs->tuple[1];
 	int bits = etype_bit_width(bs->type) == 64 ? 64 : 32;
 	int64_t n;
@@ -333,12 +336,15 @@ hloi_status kernel_rng_bit_generator(engine *e, frame *f, const instr *in, hloi_
 }
 
 /* rng-get-and-update-state: the state before this run of the instruction. */
-hloi_status kernel_rng_state(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_rng_state(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *dest = kc->dest;
 	int64_t delta;
 	if (!instr_int(in, ATTR_DELTA, &delta) || shape_is_tuple(in->result))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	uint64_t s[2];
 	hloi_status st = get_and_update(e, in, delta, s);
 	hloi_literal *res = dest;
@@ -463,15 +469,19 @@ static void normal(uint64_t *w, int wide, int rank, const int64_t *dims, uint64_
  * a + bits mod (b - a)); rng_normal: mean a, deviation b. The Philox
  * stream with key 0 and the instruction's own state, as XLA's CPU backend
  * (README, "Random numbers"). */
-hloi_status kernel_rng(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_rng(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const char *dist = instr_text(in, ATTR_DISTRIBUTION);
 	const shape *rs = in->result;
 	etype t = rs->type;
 	int fl = etype_is_float(t), wide = etype_bit_width(t) == 64, norm = dist && strcmp(dist, "rng_normal") == 0;
 	if (!dist || shape_is_tuple(rs) || (norm && !fl))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int64_t n;
 	if (shape_element_count(rs, &n) || n > INT64_MAX / 16)
 		return value_oom(e, INT64_MAX);
@@ -517,6 +527,5 @@ hloi_status kernel_rng(engine *e, frame *f, const instr *in, hloi_literal *const
 		f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
 	}
 	scratch_free(e, w, bytes);
-	(void)args;
 	return st;
 }

@@ -3,7 +3,7 @@
  * as easy as 1, 2, 3", SC 2011), and the streams of raw bits that
  * rng-bit-generator and rng draw from them, in XLA's order (its
  * xla/hlo/builder/lib/prng.cc, which the CPU backend expands these ops
- * with). eval/rng.c has the kernels; the unit tests call these directly. */
+ * with). eval/kernels/rng.c has the kernels; the unit tests call these directly. */
 #ifndef HLOI_EVAL_RNG_H
 #define HLOI_EVAL_RNG_H
 

@@ -6,7 +6,7 @@
  * is selected, and each next one replaces the selection when
  * select(selected, candidate) is false; then the selected result element
  * becomes scatter(source element, result element). Both engines use this
- * kernel; the computations run through eval/apply.h. */
+ * kernel; the computations run through eval/kernels/apply.h. */
 #include <string.h>
 
 #include "core/index.h"
@@ -36,9 +36,13 @@ static int base_index(const window *w, const shape *base, const int64_t *si, con
 	return 1;
 }
 
-hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_select_and_scatter(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	hloi_literal *dest = kc->dest;
 	const hloi_literal *x = ops[0], *src = ops[1], *init = ops[2];
 	const shape *xs = &x->shape, *rs = in->result;
 	const computation *selc = instr_called(in, ATTR_SELECT, 0), *scc = instr_called(in, ATTR_SCATTER, 0);
@@ -51,7 +55,7 @@ hloi_status kernel_select_and_scatter(engine *e, frame *f, const instr *in, hloi
 	static const window none = { 0, NULL };  /* a scalar's */
 	const window *w = wa && wa->kind == AK_WINDOW ? &wa->u.win : &none;
 	if (!selc || !scc || w->n != xs->rank || src->shape.rank != xs->rank || shape_is_tuple(rs))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	int r = xs->rank;
 	hloi_literal *res = dest;
 	hloi_status st = HLOI_OK;

@@ -12,7 +12,7 @@
  * The sort is stable whatever is_stable says (deterministic, as XLA's
  * evaluator).
  *
- * The reference engine calls the comparator (eval/apply.h) for every
+ * The reference engine calls the comparator (eval/kernels/apply.h) for every
  * comparison. The fast engine recognises a comparator that is one compare
  * of the two parameters of one operand (LT or GT, FLOAT or TOTALORDER, or
  * the integer default) and compares 8-byte keys built once per element
@@ -141,7 +141,7 @@ static int gen_less(void *v, int64_t i, int64_t j)
 }
 DEFINE_MSORT(msort_gen, int64_t, gen_less)
 
-/* topk's comparison in the reference engine: compare of eval/scalar.h. */
+/* topk's comparison in the reference engine: compare of eval/scalar/scalar.h. */
 typedef uint8_t (*cmp_fn)(const void *a, const void *b, cmp_direction d, cmp_type t);
 #define TK_CMP(E, T)                                                                      \
 	static uint8_t tk_compare_##E(const void *a, const void *b, cmp_direction d, cmp_type t) \
@@ -665,15 +665,17 @@ done:
 	return st;
 }
 
-hloi_status kernel_sort(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_sort(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;  /* the driver copies an aliased root into dest */
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
+	/* (the driver copies an aliased root into kc->dest) */
 	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
 	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
 	if (!fn || in->nops < 1 || !dims || dims->n != 1)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	if (too_many_operands(e, in, in->nops))
 		return HLOI_EUNSUPPORTED;
 	hloi_literal *res = NULL, *outs[64];
@@ -746,12 +748,15 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
-hloi_status kernel_topk(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_topk(const kernel_ctx *kc)
 {
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	int64_t k;
 	if (!instr_int(in, ATTR_K, &k))
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	return eval_topk(e, f, in, ops[0], k, instr_bool(in, ATTR_LARGEST, 1));
 }
 

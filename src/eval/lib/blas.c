@@ -1,4 +1,4 @@
-/* OpenBLAS opened on demand (eval/blas.h): dlopen at the first product or
+/* OpenBLAS opened on demand (eval/lib/blas.h): dlopen at the first product or
  * LAPACK call that needs it, its entry points looked up once. The build's
  * OpenBLAS (the directory pkg-config named) is tried first, then the
  * library's soname as the dynamic loader finds it. */

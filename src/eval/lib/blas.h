@@ -1,5 +1,5 @@
 /* OpenBLAS, opened when a dot, convolution or LAPACK target first needs it
- * (eval/blas.c). Linked at build time, OpenBLAS starts its thread pool as
+ * (eval/lib/blas.c). Linked at build time, OpenBLAS starts its thread pool as
  * the program loads, so every command paid for threads that only a few
  * evaluations use; opened on demand, `hloi check`, `fmt`, `convert` and a
  * run without a matrix product never load it. */

@@ -58,7 +58,7 @@
 #include "eval/lib/lapack.h"
 #include "util/checked.h"
 
-/* OpenBLAS's LAPACK, opened by the first target that calls it (eval/blas.h):
+/* OpenBLAS's LAPACK, opened by the first target that calls it (eval/lib/blas.h):
  * each kernel opens it first (lapack_open), so LAPACK(fn) is then fn's
  * entry point. */
 #define LAPACK(fn) (blas_open()->fn)

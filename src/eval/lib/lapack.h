@@ -1,9 +1,10 @@
 /* The kernels of the built-in custom-call targets (ir/custom_calls.def)
- * that live outside eval/custom_call.c: the LAPACK ones (eval/lapack.c).
+ * that live outside eval/kernels/custom_call.c: the LAPACK ones
+ * (eval/lib/lapack.c).
  * Each gets the instruction, its operands and the element type the target
  * works in, and sets the instruction's value as a kernel does. */
-#ifndef HLOI_EVAL_CUSTOM_CALL_H
-#define HLOI_EVAL_CUSTOM_CALL_H
+#ifndef HLOI_EVAL_LIB_LAPACK_H
+#define HLOI_EVAL_LIB_LAPACK_H
 
 #include "eval/base/engine.h"
 

@@ -20,7 +20,7 @@
  *   copy-start / copy-done (operand, operand, u32 0) / element 0
  *   after-all              a token; add-dependency its first operand
  *
- * With several participants (e->spmd, eval/spmd.h) the group meets and
+ * With several participants (e->spmd, eval/runtime/spmd.h) the group meets and
  * each member computes its result from the others' operands, in row-major
  * copies of them:
  *
@@ -552,11 +552,12 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	return st;
 }
 
-hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_collective(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
@@ -602,11 +603,12 @@ hloi_status kernel_collective(engine *e, frame *f, const instr *in, hloi_literal
 
 static hloi_status async_done(engine *e, const instr *in, const hloi_literal *op, hloi_literal *res);
 
-hloi_status kernel_done(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-			hloi_literal *dest)
+hloi_status kernel_done(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
@@ -622,12 +624,11 @@ hloi_status kernel_done(engine *e, frame *f, const instr *in, hloi_literal *cons
 	return HLOI_OK;
 }
 
-hloi_status kernel_device_id(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_device_id(const kernel_ctx *kc)
 {
-	(void)ops;
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
@@ -639,11 +640,12 @@ hloi_status kernel_device_id(engine *e, frame *f, const instr *in, hloi_literal 
 	return HLOI_OK;
 }
 
-hloi_status kernel_copy_start(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			      hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_copy_start(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
@@ -654,21 +656,21 @@ hloi_status kernel_copy_start(engine *e, frame *f, const instr *in, hloi_literal
 	return HLOI_OK;
 }
 
-hloi_status kernel_after_all(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			     hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_after_all(const kernel_ctx *kc)
 {
-	(void)ops;
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
 	hloi_literal *res = NULL;
 	return value_result(e, f, in, &res);
 }
 
-hloi_status kernel_add_dependency(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-				  hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_add_dependency(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st == HLOI_OK)
@@ -718,11 +720,12 @@ static hloi_status async_run(engine *e, const instr *in, const computation *comp
  * its operands and a place for its result (XLA's newer syntax brings the
  * operands in updates and may leave the result `()` until the done);
  * later ones pass the result on. */
-hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			       hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_async_start(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)
@@ -730,7 +733,7 @@ hloi_status kernel_async_start(engine *e, frame *f, const instr *in, hloi_litera
 	const instr *start = async_chain_start(in);
 	const computation *comp = start ? instr_called(start, ATTR_CALLS, 0) : NULL;
 	if (!comp)
-		return kernel_none(e, f, in, ops, args, dest);
+		return kernel_none(kc);
 	value_zero(res);
 	hloi_literal *held = res->elems[0];
 	int nbefore = 0;

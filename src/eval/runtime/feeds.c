@@ -63,12 +63,11 @@ hloi_status eval_callback_failed(engine *e, const instr *in, size_t errors, hloi
 	return st;
 }
 
-hloi_status kernel_infeed(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			  hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_infeed(const kernel_ctx *kc)
 {
-	(void)ops;
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
 	eval_feeds *q = &e->feeds;
 	const shape *want = &in->result->tuple[0];
 	const hloi_literal *v = NULL;
@@ -115,11 +114,12 @@ hloi_status kernel_infeed(engine *e, frame *f, const instr *in, hloi_literal *co
 	return HLOI_OK;
 }
 
-hloi_status kernel_outfeed(engine *e, frame *f, const instr *in, hloi_literal *const *ops,
-			   hloi_literal *const *args, hloi_literal *dest)
+hloi_status kernel_outfeed(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	eval_feeds *q = &e->feeds;
 	hloi_status st = HLOI_OK;
 	if (q->outfeed) {

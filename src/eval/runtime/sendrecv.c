@@ -367,11 +367,12 @@ static hloi_status host_recv(engine *e, struct p2p_state *ps, const frame *f, co
 	return HLOI_OK;
 }
 
-hloi_status kernel_p2p(engine *e, frame *f, const instr *in, hloi_literal *const *ops, hloi_literal *const *args,
-		       hloi_literal *dest)
+hloi_status kernel_p2p(const kernel_ctx *kc)
 {
-	(void)args;
-	(void)dest;
+	engine *e = kc->e;
+	frame *f = kc->f;
+	const instr *in = kc->in;
+	hloi_literal *const *ops = kc->ops;
 	hloi_literal *res = NULL;
 	hloi_status st = value_result(e, f, in, &res);
 	if (st != HLOI_OK)

@@ -2,7 +2,7 @@
  * own — its buffer position becomes a multi-index through the result's
  * layout, each operand's multi-index follows from out_dim (size-1 operand
  * dims read index 0), and goes back to a buffer position through the
- * operand's layout; then the scalar op of eval/scalar.h. Slow and plainly
+ * operand's layout; then the scalar op of eval/scalar/scalar.h. Slow and plainly
  * right: the oracle other engines are tested against. Also the data-movement
  * ops (iota, reshape, transpose) element by element. */
 #include <string.h>
@@ -80,7 +80,7 @@ static cmp_fn compare_lookup(etype t)
 #undef ROW_EVAL
 }
 
-/* The unary family (eval/unary.h): one function per (op, operand type)
+/* The unary family (eval/scalar/unary.h): one function per (op, operand type)
  * taking the operands' element pointers. */
 typedef void (*elem_fn)(void *out, const void *const *a, const ew_params *p);
 

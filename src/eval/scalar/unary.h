@@ -1,6 +1,6 @@
 /* The elementwise ops beyond the binary ones and compare: every unary op,
  * clamp, complex, reduce-precision and stochastic-convert. Their per-element
- * semantics are eval/scalar.h's (SC_UNARY_OPS_* and friends); this header
+ * semantics are eval/scalar/scalar.h's (SC_UNARY_OPS_* and friends); this header
  * holds what both engines share about them: the instruction's parameters,
  * (the fast engine's entry, fast_unary, is in eval/fast/fast.h). */
 #ifndef HLOI_EVAL_UNARY_H
