@@ -443,7 +443,7 @@ typedef hloi_status (*hloi_outfeed_fn)(void *feed_data, hloi_context *ctx, const
 				       const hloi_literal *value);
 
 /* What a host transfer callback learns of the send or recv with
- * is_host_transfer=true that calls it (README, "Host transfers").
+ * is_host_transfer=true that calls it (doc/participants.md, "Host transfers").
  * Everything is borrowed for the call. */
 typedef struct hloi_host_transfer {
 	const char *instruction;  /* the send's or recv's name */
@@ -499,7 +499,7 @@ typedef struct hloi_run_options {
 	 * instructions evaluated so far there before each one (a relaxed
 	 * atomic store), for a progress display on another thread. */
 	volatile uint64_t *progress;
-	/* Since version 4: infeed and outfeed (README, "Infeed and outfeed").
+	/* Since version 4: infeed and outfeed (doc/participants.md, "Infeed and outfeed").
 	 * An infeed instruction takes the next value of the run's infeed
 	 * queue: infeed[0], infeed[1], ... (borrowed; each participant of a
 	 * run of several takes from the start of the same queue), then, once
@@ -516,7 +516,7 @@ typedef struct hloi_run_options {
 	hloi_outfeed_fn outfeed;
 	void *feed_data;
 	/* Since version 5: transfers with the host program (send and recv with
-	 * is_host_transfer=true; README, "Host transfers"). A host recv's data
+	 * is_host_transfer=true; doc/participants.md, "Host transfers"). A host recv's data
 	 * is what host_recv gives (NULL, or no value: the run fails with
 	 * HLOI_EINVAL and an error naming the recv, as XLA's device would wait
 	 * forever); a value whose element type or dimensions differ from the
@@ -584,7 +584,7 @@ HLOI_API size_t hloi_module_partition_count(const hloi_module *m);
  * participant, participant-major, participants in the order of their
  * flattened id (replica * partitions + partition); out[p] (room for N)
  * gets participant p's result (caller frees each). Collectives exchange
- * between the participants (README, "Collectives"). opts->max_memory and
+ * between the participants (doc/participants.md, "Collectives"). opts->max_memory and
  * opts->threads are shared out evenly; opts->progress counts participant
  * 0's instructions. Each participant's diagnostics come into ctx, named
  * "replica R, partition P". On failure every out[p] is NULL. With N = 1,
@@ -637,7 +637,7 @@ HLOI_API hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, 
 /* --- Custom-call targets of the embedder's own ----------------------------- */
 
 /* A custom-call evaluates the code its target names. hloi evaluates a few
- * targets itself (README, "Custom-call targets"); an embedder adds its own
+ * targets itself (doc/semantics.md, "Custom-call targets"); an embedder adds its own
  * by registering them. A registration is process-wide: register before
  * checking or running a module that calls the target, and do not register
  * or unregister while another thread checks or runs one. */

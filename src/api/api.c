@@ -557,7 +557,7 @@ hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, const char *
 	return text_parse_module(out, ctx, name, text, len);
 }
 
-/* SPEC §1: HLO text starts with `HloModule`, `ENTRY`, or a name followed by
+/* doc/spec.md §1: HLO text starts with `HloModule`, `ENTRY`, or a name followed by
  * `{` (after white space and comments). */
 static int looks_like_hlo(const char *t, size_t len)
 {

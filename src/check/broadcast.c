@@ -1,5 +1,5 @@
 /* Broadcasting rules of the checker: binary ops and compare under XLA's
- * client-level rules (SPEC §3.1: scalars, degenerate size-1 dims,
+ * client-level rules (doc/spec.md §3.1: scalars, degenerate size-1 dims,
  * broadcast_dimensions), NumPy mode (§3.2) and --strict; and the HLO
  * broadcast instruction's `dimensions=`. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The checker: resolves names and callees, collects parameters, infers and
- * verifies every instruction's shape (SPEC §3) and element types (§4's
+ * verifies every instruction's shape (doc/spec.md §3) and element types (§4's
  * gates), converts constants, and reports every error it finds. */
 #include "check/check.h"
 
@@ -413,10 +413,10 @@ static int declared_root_in_place(checker *c, const instr *in, const shape *inf)
 /* Dynamic dimensions (`<=N`) run as far as their sizes are defined: the
  * results of set-dimension-size, dynamic-reshape and the SliceToDynamic
  * custom-call carry their sizes; the elementwise ops, broadcast, transpose,
- * reshape, slice, dot and a reduce of one operand pass them on (eval/dynamic.c);
+ * reshape, slice, dot and a reduce of one operand pass them on (eval/kernels/dynamic.c);
  * get-dimension-size and PadToStatic read them; the entry computation's
  * result may be one (or a tuple of them). Any other use is refused at the
- * operand (README: Dynamic dimensions). */
+ * operand (doc/dynamic.md). */
 static int is_target(const instr *in, cc_target target)
 {
 	const char *t = in->op == OP_CUSTOM_CALL ? instr_text(in, ATTR_CUSTOM_CALL_TARGET) : NULL;
@@ -570,7 +570,7 @@ static void dynamic_tuple_result(checker *c, const instr *in, shape *inf)
  * `<=N` operand dimension flows into are `<=N`, as XLA's shape inference
  * makes them (InferPadShape, InferConcatOpShape, InferWindowOutputShape,
  * InferConvolveShape keep is_dynamic_dimension) and its dynamic dimension
- * inference sizes them (eval/dynamic.c gives the sizes). */
+ * inference sizes them (eval/kernels/dynamic.c gives the sizes). */
 static void dynamic_result(checker *c, const instr *in, shape *inf)
 {
 	if (shape_is_tuple(inf) && (in->op == OP_SORT || in->op == OP_REDUCE || in->op == OP_REDUCE_WINDOW)) {
@@ -729,7 +729,7 @@ static void dynamic_operands(checker *c, const instr *in)
 /* A written array shape that differs from the inferred one only in which
  * dimensions are `<=N`: XLA's verifier compares the two ignoring that
  * (ShapeUtil::Compatible). A written `<=N` dimension is kept (its size comes
- * from the operands, or is the bound; eval/dynamic.c); a written static one
+ * from the operands, or is the bound; eval/kernels/dynamic.c); a written static one
  * the operands make dynamic takes the inferred `<=N`, as XLA's dynamic
  * dimension inference follows the size whatever the text writes (its
  * dynamic_padder_test writes `s32[12] set-dimension-size(...)`). 1: accepted
@@ -1429,7 +1429,7 @@ int ck_ensure_checked(checker *c, instr *in, computation *callee, loc at)
 	return c->comp_state[idx] == 2 ? 0 : 1;
 }
 
-/* --- input_output_alias (SPEC §3.3: PyTorch's in-place rule) --------------- */
+/* --- input_output_alias (doc/spec.md §3.3: PyTorch's in-place rule) --------------- */
 
 static void index_text(strbuf *b, const int64_t *v, int n)
 {

@@ -1,5 +1,5 @@
 /* The checker: names, operand counts, element types, shapes, broadcasting
- * (SPEC §3), layouts. Fills the checker fields of the IR. */
+ * (doc/spec.md §3), layouts. Fills the checker fields of the IR. */
 #ifndef HLOI_CHECK_CHECK_H
 #define HLOI_CHECK_CHECK_H
 

@@ -10,7 +10,7 @@
  * replica_count and num_partitions, or the check options'): replica groups
  * and source-target pairs are checked against them with XLA's verifier
  * messages, and a group naming more participants than the run has is
- * reported as unsupported when a run needs it (README, collectives). Mesh
+ * reported as unsupported when a run needs it (doc/participants.md). Mesh
  * replica groups are expanded as XLA does (ir/groups.c); a mesh XLA
  * refuses is an error in XLA's words. */
 #include <stdlib.h>

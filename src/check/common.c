@@ -26,7 +26,7 @@ static void emit(checker *c, diag_severity sev, loc at, const char *fmt, va_list
 		diag_emit(c->ctx, sev, c->m->src, at, "%s", sb_str(&b));
 	} else {
 		/* a module loaded from a proto: name the file, computation and
-		 * instruction instead (SPEC §7) */
+		 * instruction instead (doc/spec.md §7) */
 		strbuf w = STRBUF_INIT;
 		sb_puts(&w, c->m->filename ? c->m->filename : "<module>");
 		if (c->cur_comp)

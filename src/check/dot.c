@@ -463,7 +463,7 @@ static int is_permutation(const int64_t *v, int n)
 /* The dense shape a sparse operand of a convolution stands for under its
  * side of sparsity_config: a (values, metadata) tuple, or values whose
  * metadata is operand `idx` (XLA's newer form); the values' shape with
- * dimension `dim` grown from n to n / nnz * block (README, Sparse
+ * dimension `dim` grown from n to n / nnz * block (doc/semantics.md, Sparse
  * convolution). 0 with *dense set, else 1 after an error. */
 static int sparse_operand(checker *c, const instr *in, int k, const sparsity_side *sd, shape *dense)
 {

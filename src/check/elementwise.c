@@ -1,6 +1,6 @@
 /* Shape rules of the elementwise ops (XLA's shape_inference.cc: binary and
  * unary ops, compare, select, convert, bitcast-convert, copy) and the
- * element-type gates of SPEC §4. */
+ * element-type gates of doc/spec.md §4. */
 #include <string.h>
 
 #include "check/check_internal.h"
@@ -62,10 +62,10 @@ static void type_message_error(checker *c, const instr *in, type_message m, etyp
 	}
 }
 
-/* SPEC §4's gates, from the opcode's `types` column (ir/opcodes.def): a
+/* doc/spec.md §4's gates, from the opcode's `types` column (ir/opcodes.def): a
  * PRED operand of an arithmetic op, then a kind XLA's shape inference
  * does not take, then one its evaluator does not compute; 1 when refused.
- * The kinds computed are eval/scalar.h's (tests/unit/test_opcodes.c). */
+ * The kinds computed are eval/scalar/scalar.h's (tests/unit/test_opcodes.c). */
 static int type_gate(checker *c, const instr *in, etype t)
 {
 	const op_types *g = opcode_types(in->op);

@@ -466,7 +466,7 @@ int infer_scatter(checker *c, instr *in, shape *inf)
 		return 1;
 	/* XLA's InferScatterShape: the init values are the operands' elements,
 	 * the inputs the updates' (floating-point precision may differ: the
-	 * computation's values are converted, as the README says) */
+	 * computation's values are converted, as doc/semantics.md says) */
 	shape *init = arena_array(&c->m->arena, (size_t)n, sizeof *init);
 	const shape **inits = arena_array(&c->m->arena, (size_t)n, sizeof *inits);
 	etype *input = arena_array(&c->m->arena, (size_t)n, sizeof *input);

@@ -2,7 +2,7 @@
  * rng-get-and-update-state. Their result shapes are written (XLA's parser
  * cannot infer them); the messages are XLA's verifier's where it has one
  * (hlo_verifier.cc), and where it has none they say what XLA's expansion
- * of the op needs (README, "Random numbers"). */
+ * of the op needs (doc/semantics.md, "Random numbers"). */
 #include <string.h>
 
 #include "check/check_internal.h"

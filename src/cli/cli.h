@@ -10,7 +10,7 @@
 #include "hloi.h"
 #include "hloi/tool.h"
 
-/* Exit codes (SPEC §7). */
+/* Exit codes (doc/spec.md §7). */
 enum {
 	EXIT_OK = 0,
 	EXIT_MISMATCH = 1,

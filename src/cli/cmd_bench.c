@@ -1,4 +1,4 @@
-/* hloi bench: times evaluation alone (SPEC §7) — the program is loaded and
+/* hloi bench: times evaluation alone (doc/spec.md §7) — the program is loaded and
  * checked and the inputs made once; each iteration times one run with
  * CLOCK_MONOTONIC. The first run allocates the result and later ones run
  * into it (hloi_module_run_into), the steady state of a loop; with

@@ -1,5 +1,5 @@
 /* hloi convert: rewrite a program between HLO text, binary proto and proto
- * text format (SPEC §6). */
+ * text format (doc/spec.md §6). */
 #include <getopt.h>
 #include <string.h>
 

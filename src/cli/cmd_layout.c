@@ -1,6 +1,6 @@
 /* hloi layout: show how a shape's layout places its elements in memory —
  * strides, buffer size, and the linear order of the elements, padding
- * included (SOURCES.md B); for tiled layouts (XLA's T(...)) the shape at
+ * included (doc/sources.md B); for tiled layouts (XLA's T(...)) the shape at
  * every tile level and where one element lands in each. */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -204,7 +204,7 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 }
 
 /* --compare: runs the reference engine too (when `result` came from the
- * fast one) and reports the elements that differ (SPEC §7). Returns
+ * fast one) and reports the elements that differ (doc/spec.md §7). Returns
  * EXIT_OK, EXIT_MISMATCH or the exit code of a failure. */
 static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inputs, size_t ninputs,
 			   const hloi_run_options *run, hloi_literal *result, cli_io *io, hloi_literal **keep_ref)

@@ -1,4 +1,4 @@
-/* hloi test: the golden-file runner (SPEC §8). Every NAME.hlo (and NAME.shape
+/* hloi test: the golden-file runner (doc/spec.md §8). Every NAME.hlo (and NAME.shape
  * for `hloi layout`) below the given paths is run in a process of its own,
  * up to -j at a time, each under a time limit; what it prints (diagnostics,
  * then standard output) must equal NAME.golden. Results are reported in the

@@ -108,7 +108,7 @@ void inputs_free(hloi_literal **lits, size_t n)
 	free(lits);
 }
 
-/* SPEC §10: an explicit budget is checked before anything is made or read
+/* doc/spec.md §10: an explicit budget is checked before anything is made or read
  * (the parameters' shapes say what the inputs will hold); the library's run
  * then counts the inputs, constants and every value in the same budget.
  * Tuple parameters are left to that check. `what`: "the random inputs" or

@@ -1,6 +1,6 @@
 /* A progress line on standard error while a command works for long:
  * shown only on a terminal and without --quiet, first after two seconds,
- * then once a second, and erased when the work ends (README "hloi run"). */
+ * then once a second, and erased when the work ends (doc/cli.md "hloi run"). */
 #ifndef HLOI_CLI_PROGRESS_H
 #define HLOI_CLI_PROGRESS_H
 

@@ -4,7 +4,7 @@
  * docs/tiled_layout.md).
  *
  * Tiling, as hloi implements it. The array's physical dimensions (most
- * major first, SOURCES.md B's padded sizes where the layout has pad(...))
+ * major first, doc/sources.md B's padded sizes where the layout has pad(...))
  * are tiled by each tile in turn; tile T(t1..tk) covers the k most minor
  * dimensions of the current shape:
  *  - a tile longer than the shape sees it with leading dimensions of size 1
@@ -44,7 +44,7 @@ int64_t index_to_linear(const shape *s, const int64_t *idx);
 /* Multi-index of a buffer position (0 <= linear < buffer elements): 0 for
  * an element; for padding, 1 when idx is the index the position would have
  * in an array as large as the padded extent (some idx[d] >= dims[d]:
- * SOURCES.md B's padding or a tile's), 2 for tail padding (L(n), beyond the
+ * doc/sources.md B's padding or a tile's), 2 for tail padding (L(n), beyond the
  * tiled shape; idx all zeros), 3 for padding of a tile longer than the
  * shape outside the shape's dimensions (s32[]{:T(128)} at 5; idx is not
  * meaningful). */

@@ -1,6 +1,6 @@
-/* Shapes and layouts (XLA's Shape and Layout, with SOURCES.md B's padding).
+/* Shapes and layouts (XLA's Shape and Layout, with doc/sources.md B's padding).
  *
- * A layout with both SOURCES.md B's padding and XLA's tiles pads first and
+ * A layout with both doc/sources.md B's padding and XLA's tiles pads first and
  * tiles the padded array (core/index.h): pad(...) gives the physical bounds
  * the tiles cover.
  *
@@ -28,7 +28,7 @@ typedef enum dim_kind {
 	DIM_UNBOUNDED  /* `?` (dims holds -1) */
 } dim_kind;
 
-/* SOURCES.md B: PaddingValue, with the old proto's numbers. */
+/* doc/sources.md B: PaddingValue, with the old proto's numbers. */
 typedef enum pad_value {
 	PAD_INVALID = 0,
 	PAD_ZERO = 1,
@@ -138,7 +138,7 @@ int shape_has_unbounded(const shape *s);
 int layout_equal(const layout *a, const layout *b);
 
 /* Maps a dimension number that may be negative (-1 = last) to 0..rank-1;
- * returns -1 when out of range (SOURCES.md B). */
+ * returns -1 when out of range (doc/sources.md B). */
 int shape_dim_index(const shape *s, int64_t d);
 
 /* Appends the shape's text: `f32[2,3]` or, with layout, `f32[2,3]{0,1:pad(3,5)}`.

@@ -7,7 +7,7 @@
  *   scalar/   element semantics, no engine: scalar.h (every element
  *             operation, written once), cplx.h, unary.h (the unary family's
  *             parameters), clones.h (per-CPU clones), reference.c/.h (the
- *             per-element oracle, SPEC §9: elementwise ops, iota, reshape,
+ *             per-element oracle, doc/spec.md §9: elementwise ops, iota, reshape,
  *             transpose by index conversion)
  *   fast/     the fast executor, on literals, no engine: fast.h (its entry
  *             points), fx.h, exec.c (fused regions, strided copies,

@@ -2,7 +2,7 @@
  * step — a fused region through the executor of eval/fast/, any other
  * instruction through the kernel table (engine.h) — frees every value
  * after its last use, lets a step write over a value it reads for the last
- * time, and writes an aliased result (input_output_alias, SPEC §3.3) or
+ * time, and writes an aliased result (input_output_alias, doc/spec.md §3.3) or
  * the caller's result (run into) straight into its destination. */
 #include <stdio.h>
 #include <stdlib.h>

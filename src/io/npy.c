@@ -244,8 +244,8 @@ static const npy_dtype npy_dtypes[] = {
 	{ "c8", ET_C64 },  { "c16", ET_C128 },
 };
 
-/* The types that travel in a one-byte dtype of another name (README,
- * ".npy files"): sub-byte integers as their values in |i1 / |u1, the small
+/* The types that travel in a one-byte dtype of another name (doc/semantics.md,
+ * "Element types"): sub-byte integers as their values in |i1 / |u1, the small
  * floats as their raw bits in |u1 (f8e5m2 also as |f1, which ml_dtypes
  * writes), and any of them as |V1, the void dtype ml_dtypes' arrays save
  * as, holding XLA's storage (the value in the low bits). */

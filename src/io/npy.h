@@ -6,7 +6,7 @@
 #include "hloi.h"
 
 /* Parses .npy bytes. `expect` (may be NULL) is the parameter's shape; its
- * type decides the dtypes that travel under another name (README): bf16 as
+ * type decides the dtypes that travel under another name (doc/semantics.md, Element types): bf16 as
  * `<u2` bits (or ml_dtypes' `<V2`), s1/s2/s4 values in `|i1`, u1/u2/u4
  * values in `|u1`, the f8/f4 types' raw bits in `|u1` (f8e5m2 also `<f1`),
  * and any one-byte type in ml_dtypes' `|V1` (low bits kept). Sub-byte

@@ -150,7 +150,7 @@ typedef struct attr_literal {
  * 1x4 dimension=0 stride=1} rhs={...}}`): for each operand that is given as
  * a (values, metadata) tuple, or as values with the metadata the
  * convolution's operand `idx` (XLA's newer form), nnz values kept per block
- * of `block` positions along `dim`, the blocks `stride` apart (README,
+ * of `block` positions along `dim`, the blocks `stride` apart (doc/semantics.md,
  * Sparse convolution). */
 typedef struct sparsity_side {
 	int present;

@@ -319,7 +319,7 @@ int dot_result_sources(const instr *in, int lhs_rank, int rhs_rank, int *from_op
 /* Whether `in` on `<=N` operands is computed on the elements within their
  * sizes (the OPF_ON_SIZES rows: concatenate, pad, reverse, sort,
  * reduce-window, convolution, select-and-scatter; and a reduce of several
- * inputs; eval/dynamic.c): such an op takes and makes `<=N` values. */
+ * inputs; eval/kernels/dynamic.c): such an op takes and makes `<=N` values. */
 int opcode_dynamic_on_sizes(const instr *in);
 
 /* whether list l (NULL: empty) holds v */

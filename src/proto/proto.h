@@ -1,4 +1,4 @@
-/* Proto interchange (SPEC §6): XLA-compatible HloModuleProto / HloProto /
+/* Proto interchange (doc/spec.md §6): XLA-compatible HloModuleProto / HloProto /
  * HloSnapshot in binary and text format <-> the IR. The only files that
  * include the generated *.pb-c.h headers are in src/proto/. */
 #ifndef HLOI_PROTO_PROTO_H

@@ -22,7 +22,7 @@
 /* Keys under which hloi keeps, in an instruction's or the module's
  * frontend_attributes, what HLO text says and XLA's fields cannot (so
  * hloi -> proto -> hloi gives the same text back). XLA carries them along
- * unread. README's proto section lists them. */
+ * unread. doc/protos.md lists them. */
 #define HLOI_KEY_PREFIX "hloi."
 /* instructions */
 #define HLOI_KEY_ATTR "hloi.attr."        /* + name: an attribute XLA has no field for, as text */

@@ -10,7 +10,7 @@
 #include "hloi.h"
 #include "ir/ir.h"
 
-/* Parses a whole program (SPEC §2). The text is registered as a source in
+/* Parses a whole program (doc/spec.md §2). The text is registered as a source in
  * ctx (m->src). Errors are recorded with their locations, several per run
  * where the parser can recover; returns HLOI_EPARSE then (and *out = NULL).
  * Unknown attributes are skipped with a warning. */

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""hloi's benchmark (SPEC §9, issue 13): every workload of tests/bench/*.hlo
+"""hloi's benchmark (doc/spec.md §9, issue 13): every workload of tests/bench/*.hlo
 timed with `hloi bench --json` and the same computation in NumPy, side by
 side in one run, against the limit: the bytes of the workload's parameters
 and result moved at the bandwidth of a plain C loop o[i] = a[i] + b[i]
@@ -39,13 +39,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 N = 4096
 
 # name, description, kind, target
-#   kind "op": a single op (SPEC §9 and issue 13): >= 0.8 of the limit and
+#   kind "op": a single op (doc/spec.md §9 and issue 13): >= 0.8 of the limit and
 #              not slower than NumPy out=
 #   kind "layout": a layout change: >= `x` times NumPy's expression,
 #              not slower than NumPy out=, >= 0.5 of the limit
 #   kind "fused": >= 0.7 of the limit and >= `x` times the NumPy expression
 #              (and for a*b+c not slower than NumPy out=)
-#   kind "reduce": a reduction (SPEC §9): not slower than NumPy's expression
+#   kind "reduce": a reduction (doc/spec.md §9): not slower than NumPy's expression
 #              (x = 1), or reported only (x = 0)
 WORKLOADS = [
     ("add", "f32 same-shape add", "op", 1),
@@ -254,7 +254,7 @@ def numpy_case(name):
 
 
 # Contractions: name, description, target as a throughput ratio NumPy time /
-# hloi time (SPEC §9: dot >= 0.8 of NumPy's `a @ b`; issue 15: convolution
+# hloi time (doc/spec.md §9: dot >= 0.8 of NumPy's `a @ b`; issue 15: convolution
 # >= 0.5 of the same convolution written with NumPy). NumPy calls the same
 # OpenBLAS (Debian's libblas.so.3 alternative once libopenblas-dev is in);
 # set OPENBLAS_NUM_THREADS alike for both sides.
@@ -297,7 +297,7 @@ def contraction_case(name):
 # Collectives among several participants (threads of one hloi process, each
 # with the same inputs): name, what each participant computes, the NumPy
 # expression that does the work of all of them. Reported only: no target
-# yet (the README's benchmark section).
+# yet (doc/performance.md, Benchmarks).
 COLLECTIVES = [
     ("all_reduce", "all-reduce sum over 4 replicas of f32[2^22]; 4 x (x0 + x1 + x2 + x3)"),
     ("all_gather", "all-gather over 4 replicas of f32[2^22]; 4 x np.concatenate of 4"),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Black-box tests of the hloi command line: exit codes (SPEC §7), help and
+# Black-box tests of the hloi command line: exit codes (doc/spec.md §7), help and
 # version, input and output files, and failures that golden files cannot
 # express (closed or full output, missing files). Usage: cli_test.sh HLOI TESTDATA
 set -u
@@ -256,7 +256,7 @@ expect 0 "run off a terminal" -- env HLOI_PROGRESS_AFTER=0 "$hloi" run "$tmp/loo
 if grep -q "evaluating" "$tmp/err"; then bad "a progress line off a terminal"; else ok; fi
 
 # --- the memory ceiling: the budget (--max-memory) plus 64 MiB bounds
-# everything hloi holds, parsing and loading included (README "Robustness")
+# everything hloi holds, parsing and loading included (doc/robustness.md)
 awk 'BEGIN { print "HloModule big"; print "ENTRY e {"; print "  p = f32[8] parameter(0)";
 	prev = "p"; for (i = 0; i < 400000; i++) { printf "  a%d = f32[8]{0} add(%s, p), metadata={op_name=\"jit(f)/add\"}\n", i, prev; prev = "a" i }
 	print "  ROOT r = f32[8]{0} negate(" prev ")"; print "}" }' >"$tmp/big.hlo"

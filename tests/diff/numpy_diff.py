@@ -4,7 +4,7 @@ binary op and compare, every evaluated element type, scalars, size-1 and
 size-0 dims, broadcast_dimensions under the XLA and the NumPy rule, layouts
 and padding, Fortran-order inputs) run through `hloi test` (--jobs cases at
 a time, their .npy outputs kept with --outputs), compared with a NumPy model
-of SPEC §4.
+of doc/spec.md §4.
 
 Exact for integers, pred and float add/subtract/multiply/divide/remainder/
 maximum/minimum/compare; power and atan2 within a few ULP (NumPy may use
@@ -58,7 +58,7 @@ OPS = BINARY + ["compare"]
 
 
 def allowed(op, t):
-    """SPEC §4's type gates."""
+    """doc/spec.md §4's type gates."""
     if t == "pred":
         return op in ("add", "multiply", "maximum", "minimum", "and", "or", "xor", "compare")
     if t in INT_TYPES:
@@ -106,7 +106,7 @@ def from_compute(x, t):
         return np.asarray(x, dtype=np.float32).astype(np.float16)
     return np.asarray(x, dtype=NP_DTYPE[t])
 
-# --- reference semantics (SPEC §4) -------------------------------------------------
+# --- reference semantics (doc/spec.md §4) -------------------------------------------------
 
 
 def int_scalar(op, a, b, t):

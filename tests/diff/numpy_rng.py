@@ -7,7 +7,7 @@ the halves concatenated, reshaped and sliced back; Philox's counters as a
 128-bit sum with a select for the carry, its four words concatenated as
 columns; uniform floats from the top mantissa bits, integers by remainder,
 normal values by Box-Muller over the doubled shape. hloi's kernels
-(eval/rng.c) walk the elements instead, so the two meet only in the result.
+(eval/kernels/rng.c) walk the elements instead, so the two meet only in the result.
 
 Programs: rng-bit-generator with every algorithm, both Philox state sizes,
 the 8- to 64-bit integer types, scalars, odd and zero dimensions, random

@@ -1,7 +1,7 @@
 /* Embedding hloi: register a custom-call target of the program's own, parse
  * a program from a string, feed it inputs, run it and read the result —
  * through the public header only. Exits 0 when the result is twice
- * [[8,10,12],[11,13,15]] (SOURCES.md A's matrix plus vector, then the
+ * [[8,10,12],[11,13,15]] (doc/sources.md A's matrix plus vector, then the
  * `times_two` target). */
 #include <hloi.h>
 #include <stdint.h>

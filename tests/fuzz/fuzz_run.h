@@ -5,7 +5,7 @@
  * --compare` compares (floats within abs 1e-3 or rel 1e-3, NaN equal to
  * NaN, integers exactly).
  *
- * What aborts (a finding), by README's contract between the engines:
+ * What aborts (a finding), by the contract between the engines (doc/semantics.md):
  * - one engine fails where the other succeeds, unless the failure is the
  *   budget (HLOI_ENOMEM: the engines hold different scratch) or the step
  *   limit (HLOI_ESTOPPED: the engines need not reach either at the same

@@ -11,7 +11,7 @@
 #include "unit.h"
 #include "util/alloc.h"
 
-/* SOURCES.md A: |1 2 3; 4 5 6| + |7 8 9| with broadcast_dimensions={1}. */
+/* doc/sources.md A: |1 2 3; 4 5 6| + |7 8 9| with broadcast_dimensions={1}. */
 static const char prog_matrix_vector[] =
 	"HloModule matrix_plus_vector\n"
 	"\n"

@@ -1,6 +1,6 @@
-/* Unit tests for the checker: every broadcasting rule of SPEC §3.1 with
- * SOURCES.md A's examples (accepted result shapes, each rejection's exact
- * message), NumPy mode with SOURCES.md C and D's examples, --strict, element
+/* Unit tests for the checker: every broadcasting rule of doc/spec.md §3.1 with
+ * doc/sources.md A's examples (accepted result shapes, each rejection's exact
+ * message), NumPy mode with doc/sources.md C and D's examples, --strict, element
  * type gates, compare types, names, parameters, declared shapes, layouts,
  * the broadcast instruction and unsupported features. */
 #include <stdio.h>
@@ -162,7 +162,7 @@ static void accept_numpy(const char *lhs, const char *rhs, const char *expect)
 	accept_mode(HLOI_BROADCAST_NUMPY, "add", lhs, rhs, NULL, expect);
 }
 
-/* --- XLA's rules (SPEC §3.1, SOURCES.md A) ------------------------------------- */
+/* --- XLA's rules (doc/spec.md §3.1, doc/sources.md A) ------------------------------------- */
 
 static void test_sources_a_accepted(void)
 {
@@ -299,7 +299,7 @@ static void test_out_dims(void)
 	done(&r);
 }
 
-/* --- NumPy mode (SPEC §3.2, SOURCES.md C and D) --------------------------------- */
+/* --- NumPy mode (doc/spec.md §3.2, doc/sources.md C and D) --------------------------------- */
 
 static void test_numpy_mode(void)
 {
@@ -387,7 +387,7 @@ static void test_strict(void)
 	done(&r);
 }
 
-/* --- element type gates and compare (SPEC §4) ------------------------------------- */
+/* --- element type gates and compare (doc/spec.md §4) ------------------------------------- */
 
 static void gate(const char *op, const char *type, const char *msg)
 {
@@ -1328,7 +1328,7 @@ static void test_unbounded(void)
 		       "error: Mismatched bound sizes 3 and 4 in dimension 1");
 	shapes_only = 0;
 	/* UnboundedTranspose, UnboundedReshape(...), UnboundedSlice (a `?`
-	 * dimension; hloi makes a part of a `<=N` one static, README), UnboundedPad */
+	 * dimension; hloi makes a part of a `<=N` one static, doc/dynamic.md), UnboundedPad */
 	unbounded_case("f32[1,?,2,?,<=2]", "transpose(p0), dimensions={4,0,3,2,1}", "f32[<=2,1,?,2,?]");
 	unbounded_case("f32[?]", "f32[2,3] reshape(p0)", "f32[2,3]");
 	unbounded_case("f32[6]", "f32[?,?] reshape(p0)",

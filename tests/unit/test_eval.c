@@ -1,6 +1,6 @@
-/* Unit tests for evaluation: the per-element semantics of eval/scalar.h for
- * every op and evaluated type (SPEC §4's edge cases, exact bits for floats),
- * and the reference engine on SOURCES.md A's examples, layouts, padding,
+/* Unit tests for evaluation: the per-element semantics of eval/scalar/scalar.h for
+ * every op and evaluated type (doc/spec.md §4's edge cases, exact bits for floats),
+ * and the reference engine on doc/sources.md A's examples, layouts, padding,
  * inputs, the memory budget and random inputs. */
 #include <math.h>
 #include <stdint.h>
@@ -494,7 +494,7 @@ static void test_sources_a_values(void)
 	expect_result("ENTRY e {\n  a = f32[2,1] parameter(0)\n  b = f32[1,3] parameter(1)\n  ROOT r = add(a, b)\n}\n",
 		      "f32[2,1] {{10},{20}} f32[1,3] {{1,2,3}}",
 		      "f32[2,3] {\n  { 11, 12, 13 },\n  { 21, 22, 23 }\n}");
-	/* SOURCES.md C in NumPy mode */
+	/* doc/sources.md C in NumPy mode */
 	expect_result("HloModule m, broadcast_mode=numpy\nENTRY e {\n  a = s32[4,3] parameter(0)\n"
 		      "  b = s32[3] parameter(1)\n  ROOT r = add(a, b)\n}\n",
 		      "s32[4,3] {{0,0,0},{10,10,10},{20,20,20},{30,30,30}} s32[3] {1,2,3}",
@@ -573,7 +573,7 @@ static void test_layouts(void)
 	literal_destroy(out);
 	unload(&p);
 
-	/* SOURCES.md B: padded to [3,5], column-major */
+	/* doc/sources.md B: padded to [3,5], column-major */
 	load(&p, "ENTRY e {\n  a = f32[2,3] parameter(0)\n  z = f32[] constant(0)\n"
 		 "  ROOT r = f32[2,3]{0,1:pad(3,5)} add(a, z)\n}\n");
 	CU_ASSERT_EQUAL_FATAL(run_with(&p, "f32[2,3] {{1,2,3},{4,5,6}}", 0, &out), HLOI_OK);

@@ -57,7 +57,7 @@ static const char *const padvals[] = { "zero", "one", "lowest", "highest" };
 
 #define N_OF(a) ((int)(sizeof a / sizeof a[0]))
 
-/* The unary ops of each kind, from eval/scalar.h's rows. */
+/* The unary ops of each kind, from eval/scalar/scalar.h's rows. */
 #define OPC_ROW(OPC, fn, E, T) OP_##OPC,
 static const opcode pred_unary[] = { SC_UNARY_OPS_KIND_PRED(OPC_ROW, PRED, uint8_t) };
 static const opcode sint_unary[] = { SC_UNARY_OPS_KIND_SINT(OPC_ROW, S32, int32_t) };
@@ -667,7 +667,7 @@ static int64_t f32_ulps(float a, float b)
 }
 
 /* f32 tanh, exponential and log: the fast engine's vector versions
- * (eval/vmath.h) stay within README's bound of the reference engine's C
+ * (eval/fast/vmath.h) stay within doc/semantics.md's bound of the reference engine's C
  * library functions (3, 3 and 4 ULP, measured over every f32 input), keep
  * NaN, infinities and signed zeros, and give an element the same bits
  * wherever it sits in a row (tails, a broadcast scalar). */

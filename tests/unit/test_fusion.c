@@ -65,7 +65,7 @@ static const char *const int_ops[] = { "add", "subtract", "multiply", "divide", 
 				       "shift-right-arithmetic", "shift-right-logical" };
 static const char *const complex_ops[] = { "add", "subtract", "multiply", "divide" };
 static const char *const pred_ops[] = { "add", "multiply", "maximum", "minimum", "and", "or", "xor" };
-/* The unary family by operand kind (eval/scalar.h's SC_UNARY_OPS_*). */
+/* The unary family by operand kind (eval/scalar/scalar.h's SC_UNARY_OPS_*). */
 static const char *const pred_unary[] = { "not" };
 static const char *const sint_unary[] = { "abs", "negate", "sign", "not", "popcnt", "count-leading-zeros" };
 static const char *const uint_unary[] = { "negate", "not", "popcnt", "count-leading-zeros" };

@@ -573,7 +573,7 @@ static void test_roundtrip_all_types(void)
 	}
 }
 
-/* The new types' dtypes (README): complex as <c8/<c16; sub-byte integers
+/* The new types' dtypes (doc/semantics.md): complex as <c8/<c16; sub-byte integers
  * as values in |i1/|u1 (range-checked); small floats as raw bits in |u1;
  * ml_dtypes' own |V1 (storage: low bits) and <f1 (f8e5m2). */
 static void test_new_type_dtypes(void)

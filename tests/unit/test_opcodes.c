@@ -1,6 +1,6 @@
 /* The facts of ir/opcodes.def's `flags` and `types` columns, held against
  * what can be known apart from them: the other columns (category, infer
- * rule, kernel), the opcode names, and the kind lists of eval/scalar.h the
+ * rule, kernel), the opcode names, and the kind lists of eval/scalar/scalar.h the
  * engines instantiate. A wrong row fails here. */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static int is(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-/* The kinds eval/scalar.h instantiates each op for (the binary lists, the
+/* The kinds eval/scalar/scalar.h instantiates each op for (the binary lists, the
  * unary ones with their pred- and part-result lists). */
 static unsigned sc_binary[OP_COUNT], sc_unary[OP_COUNT], sc_pred[OP_COUNT], sc_part[OP_COUNT];
 
@@ -145,7 +145,7 @@ static void test_own_async(void)
 
 /* The type gates: every elementwise-category op has one, no other op does;
  * the kinds evaluated are kinds taken; and they are exactly the kinds
- * eval/scalar.h instantiates the op for (complex, keyed by its result
+ * eval/scalar/scalar.h instantiates the op for (complex, keyed by its result
  * type, is the one elementwise op built apart). */
 static void test_type_gates(void)
 {

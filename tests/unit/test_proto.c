@@ -1,4 +1,4 @@
-/* Unit tests for proto interchange (SPEC §6): round trips of every golden
+/* Unit tests for proto interchange (doc/spec.md §6): round trips of every golden
  * program through .pb and .pbtxt, the XLA-style fixtures, snapshots, the
  * text-format reader and writer (checked against protoc when it is
  * installed), malformed input of every kind, and allocation failures. */

@@ -10,7 +10,7 @@
  * What must agree: integer and pred results, max and min, reduce-window and
  * map bit for bit (a NaN may come out as another NaN); float add and
  * multiply, which the fast engine combines in another order, within the
- * tolerance README documents:
+ * tolerance doc/semantics.md documents:
  *   add:      |fast - ref| <= ulp(ref) + 2^-50 * n * S, where S is the sum
  *             of the magnitudes of the init value and the n reduced
  *             elements (both sum in double; one rounding each to the type);

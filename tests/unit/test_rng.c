@@ -1,4 +1,4 @@
-/* Unit tests of the random-number generators (eval/rng.h): ThreeFry2x32-20
+/* Unit tests of the random-number generators (eval/kernels/rng.h): ThreeFry2x32-20
  * and Philox4x32-10 on Random123's known-answer vectors, and
  * rng-bit-generator over a few million elements in both engines against
  * the same values computed element by element from the scalar functions;

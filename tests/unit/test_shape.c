@@ -1,5 +1,5 @@
 /* Unit tests for element types, shapes, layouts and index conversion
- * (SOURCES.md B's examples). */
+ * (doc/sources.md B's examples). */
 #include <string.h>
 
 #include "core/index.h"

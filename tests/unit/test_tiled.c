@@ -187,7 +187,7 @@ static void test_combine(void)
 	CU_ASSERT_EQUAL(index_from_linear(&f, 12, idx), 1);
 }
 
-/* SOURCES.md B's padding, then tiles over the padded bounds. */
+/* doc/sources.md B's padding, then tiles over the padded bounds. */
 static void test_padding_then_tiles(void)
 {
 	shape s = parse("f32[2,3]{1,0:pad(3,5)T(2,2)}");

@@ -29,7 +29,7 @@ typedef struct eval_rng_state {
 } eval_rng_state;
 
 /* The infeed queue and the callbacks of a run (hloi_run_options version
- * 4), with the values taken and given so far (eval/feeds.c). */
+ * 4), with the values taken and given so far (eval/runtime/feeds.c). */
 typedef struct eval_feeds {
 	hloi_literal *const *queue;
 	size_t nqueue;

@@ -237,7 +237,7 @@ hloi_status eval_random_inputs(hloi_literal ***out, size_t *count, const module 
 		return HLOI_EINVAL;
 	}
 	size_t n = (size_t)comp->nparams;
-	/* Refuse before allocating anything: SPEC §10's memory budget. */
+	/* Refuse before allocating anything: doc/spec.md §10's memory budget. */
 	uint64_t need = 0, budget = eval_default_budget();
 	int overflow = 0;
 	shape tmp;

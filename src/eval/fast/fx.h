@@ -1,4 +1,4 @@
-/* The fast engine's executor of fused elementwise regions (SPEC §9).
+/* The fast engine's executor of fused elementwise regions (doc/spec.md §9).
  *
  * A region is a small program over one iteration space, the domain (the
  * dims of its outputs): members computed in order, each from earlier

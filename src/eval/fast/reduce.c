@@ -19,7 +19,7 @@
  * eval/scalar/scalar.h's semantics. Integer, pred, max and min results equal the
  * reference engine's (max and min up to which NaN comes out when several
  * are reduced); float add and multiply, combined in another order, agree
- * within the tolerance README documents.
+ * within the tolerance doc/semantics.md documents.
  *
  * reduce-window: strips along the result's innermost dimension; each window
  * position (in row-major order) combines its valid range of the strip at
@@ -52,7 +52,7 @@
 
 /* --- kernels per (op, element type) --------------------------------------------- */
 
-/* The loops are compiled for several instruction sets (eval/clones.h):
+/* The loops are compiled for several instruction sets (eval/scalar/clones.h):
  * the conversions of float add to double run at twice the rate with AVX2
  * (measured 9.4 -> 4.3 ms for a column sum of f32 4096x4096 on one core; a
  * row fold 22 -> 2.5 ms). */

@@ -348,7 +348,7 @@ static void rv_generic(void *restrict vo, const void *const *va, const int64_t *
 	Y(S8, int8_t, F32, float)
 RV_PAIRS(RV_PAIR)
 
-/* f32 -> s32: SPEC §4's saturation (NaN -> 0) written on 32-bit lanes. For
+/* f32 -> s32: doc/spec.md §4's saturation (NaN -> 0) written on 32-bit lanes. For
  * every f32 x it equals sc_write_S32(sc_read_F32(x)): in range, truncation
  * of the double (an exact widening) and of the float agree. */
 HLOI_CLONES static void rv_F32_S32(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, const fx_member *m)

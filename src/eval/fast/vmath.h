@@ -3,7 +3,7 @@
  * the x86-64 vector ABI: 16 lanes with AVX-512, 8 with AVX2, else 4 with
  * SSE2). The
  * reference engine keeps the C library's scalar functions; the vector ones
- * stay within a bound of them that README states (measured over every f32
+ * stay within a bound of them that doc/semantics.md states (measured over every f32
  * input), NaN stays NaN and signed zeros are kept. Every element of a row
  * goes through the vector function, tails and broadcast scalars too, so
  * the fast engine's results do not depend on how a row is cut.

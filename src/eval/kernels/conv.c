@@ -19,7 +19,7 @@
  * to the reference loop: there a skipped position never multiplies it.
  *
  * A sparse operand (sparsity_config) is expanded into its dense form first
- * (eval/sparse.c), one expansion for both engines. */
+ * (eval/kernels/sparse.c), one expansion for both engines. */
 #include <math.h>
 
 #include "core/index.h"
@@ -353,7 +353,7 @@ static void fill_conv(engine *e, const instr *in, hloi_literal *const *ops, hloi
 
 /* A sparse operand (a (values, metadata) tuple under a side of
  * sparsity_config, or values whose metadata is operand idx) is first
- * expanded into the dense one it stands for (eval/sparse.c), the same way
+ * expanded into the dense one it stands for (eval/kernels/sparse.c), the same way
  * for both engines; the convolution then runs on the dense operands. An
  * array operand under a side without idx is already dense. */
 hloi_status kernel_convolution(const kernel_ctx *kc)

@@ -704,7 +704,7 @@ hloi_status kernel_bitcast(const kernel_ctx *kc)
 /* --- get-dimension-size and opt-barrier ------------------------------------------------------- */
 
 /* The dimension's size as s32: a `<=N` dimension's size at run time
- * (eval/dynamic.c), else the static size. */
+ * (eval/kernels/dynamic.c), else the static size. */
 hloi_status kernel_get_dimension_size(const kernel_ctx *kc)
 {
 	engine *e = kc->e;

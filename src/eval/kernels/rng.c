@@ -1,4 +1,4 @@
-/* Random numbers as XLA's CPU backend makes them (README, "Random
+/* Random numbers as XLA's CPU backend makes them (doc/semantics.md, "Random
  * numbers"): rng-bit-generator (ThreeFry or Philox, rng_default being
  * Philox as on CPU), rng (uniform or normal values from Philox, as
  * xla/service/rng_expander.cc expands it) and rng-get-and-update-state (a
@@ -468,7 +468,7 @@ static void normal(uint64_t *w, int wide, int rank, const int64_t *dims, uint64_
 /* rng(a, b), distribution=rng_uniform: values in [a, b) (floats; integers
  * a + bits mod (b - a)); rng_normal: mean a, deviation b. The Philox
  * stream with key 0 and the instruction's own state, as XLA's CPU backend
- * (README, "Random numbers"). */
+ * (doc/semantics.md, "Random numbers"). */
 hloi_status kernel_rng(const kernel_ctx *kc)
 {
 	engine *e = kc->e;

@@ -1,4 +1,4 @@
-/* The evaluation plan of a computation (SPEC §9), built before it runs:
+/* The evaluation plan of a computation (doc/spec.md §9), built before it runs:
  *
  * - the schedule: the instructions the root needs, in order;
  * - fused regions (fast engine): maximal groups of elementwise instructions
@@ -13,7 +13,7 @@
  *   written straight into their destination;
  * - the peak memory this implies.
  *
- * The rule that decides fusion (README "The evaluation plan"): an
+ * The rule that decides fusion (doc/performance.md "The evaluation plan"): an
  * instruction joins the region of its users when every user it has in the
  * region reads it at the same element (same dims, identity dimension map),
  * and every user outside the region comes after the region's last
@@ -96,7 +96,7 @@ void plan_free(eval_plan *p);
 
 /* Whether an opcode computes each element of its result from the elements
  * at the same index of its operands (through their dimension maps): the
- * one predicate fusion starts from (eval/elementwise.c). Binary, compare
+ * one predicate fusion starts from (eval/kernels/elementwise.c). Binary, compare
  * and unary ops, select, clamp, convert, bitcast-convert, copy, broadcast,
  * transpose, iota. An instruction of such an opcode is fused when the fast
  * engine has a row kernel for it (fx_member_init): its own, or the

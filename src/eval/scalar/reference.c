@@ -1,4 +1,4 @@
-/* The reference engine (SPEC §9): every output element is computed on its
+/* The reference engine (doc/spec.md §9): every output element is computed on its
  * own — its buffer position becomes a multi-index through the result's
  * layout, each operand's multi-index follows from out_dim (size-1 operand
  * dims read index 0), and goes back to a buffer position through the

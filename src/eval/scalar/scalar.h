@@ -1,4 +1,4 @@
-/* Per-element semantics of the binary ops and compare (SPEC §4), written once
+/* Per-element semantics of the binary ops and compare (doc/spec.md §4), written once
  * per op and element kind and instantiated for every evaluated element type
  * from core/types.def. Both engines call these, so they cannot disagree.
  *
@@ -524,7 +524,7 @@ static inline uint64_t sc_mask(int n)
 #undef X
 
 /* The binary ops each kind supports: Y(OPCODE, fn, E, T) with sc_<fn>_E.
- * These are exactly the checker's type gates (SPEC §4). */
+ * These are exactly the checker's type gates (doc/spec.md §4). */
 #define SC_OPS_KIND_PRED(Y, E, T)                                                    \
 	Y(ADD, add, E, T) Y(MULTIPLY, multiply, E, T) Y(MAXIMUM, maximum, E, T)      \
 	Y(MINIMUM, minimum, E, T) Y(AND, and, E, T) Y(OR, or, E, T) Y(XOR, xor, E, T)
@@ -548,7 +548,7 @@ static inline uint64_t sc_mask(int n)
 	Y(ADD, add, E, T) Y(SUBTRACT, subtract, E, T) Y(MULTIPLY, multiply, E, T)    \
 	Y(DIVIDE, divide, E, T) Y(POWER, power, E, T) Y(ATAN2, atan2, E, T)
 
-/* --- convert and iota (SPEC §4): a value read into a carrier, then written --- */
+/* --- convert and iota (doc/spec.md §4): a value read into a carrier, then written --- */
 
 /* The carrier: floats as double (exact for every evaluated float type;
  * complex values with their imaginary part in im); integers and pred as
@@ -724,7 +724,7 @@ static inline sc_num sc_read(etype t, const void *p)
 	}
 }
 
-/* Writes n converted to type t (SPEC §4's convert rules) at p. */
+/* Writes n converted to type t (doc/spec.md §4's convert rules) at p. */
 static inline void sc_write(etype t, void *p, sc_num n)
 {
 	switch (t) {
