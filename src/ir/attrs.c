@@ -7,8 +7,11 @@
 static const struct {
 	const char *name;
 	attr_kind kind;
+	uint32_t field;
+	attr_pkind pk;
+	const char *pname;
 } table[] = {
-#define X(E, name, kind) { name, kind },
+#define X(E, name, kind, field, pk, fn, pname) { name, kind, field, PK_##pk, pname },
 #include "ir/attrs.def"
 #undef X
 };
@@ -26,6 +29,21 @@ const char *attr_text_name(const attr *a)
 attr_kind attr_table_kind(attr_id id)
 {
 	return id < ATTR_COUNT ? table[id].kind : AK_RAW;
+}
+
+uint32_t attr_proto_field(attr_id id)
+{
+	return id < ATTR_COUNT ? table[id].field : 0;
+}
+
+const char *attr_proto_name(attr_id id)
+{
+	return id < ATTR_COUNT ? table[id].pname : "";
+}
+
+attr_pkind attr_proto_kind(attr_id id)
+{
+	return id < ATTR_COUNT ? table[id].pk : PK_NONE;
 }
 
 attr_id attr_from_name(const char *name, size_t len)

@@ -18,7 +18,7 @@
 #include "util/diag.h"
 
 typedef enum attr_id {
-#define X(E, name, kind) ATTR_##E,
+#define X(E, name, kind, field, pk, fn, pname) ATTR_##E,
 #include "ir/attrs.def"
 #undef X
 	ATTR_COUNT
@@ -47,6 +47,27 @@ typedef enum attr_kind {
 	AK_SPARSITY,
 	AK_RAW
 } attr_kind;
+
+/* How an attribute maps to its HloInstructionProto field (attrs.def's
+ * `mapping` column, documented there). */
+typedef enum attr_pkind {
+	PK_NONE,
+	PK_INT,
+	PK_INT1,
+	PK_INTS,
+	PK_BOOL,
+	PK_FLOAT,
+	PK_WORD,
+	PK_TEXT,
+	PK_BYTES,
+	PK_ENUM,
+	PK_ENUM_LC,
+	PK_ENUMS,
+	PK_MSG,
+	PK_MSGS,
+	PK_CALLEE,
+	PK_IDS
+} attr_pkind;
 
 /* `{1,2}` */
 typedef struct int_list {
@@ -184,6 +205,12 @@ const char *attr_name(attr_id id);
 const char *attr_text_name(const attr *a);
 /* The kind its table row declares. */
 attr_kind attr_table_kind(attr_id id);
+/* The HloInstructionProto field number its value goes in (0: none), the
+ * field's name (`message.field` for one field of a sub-message; "" for
+ * none) and how it maps (attrs.def). */
+uint32_t attr_proto_field(attr_id id);
+const char *attr_proto_name(attr_id id);
+attr_pkind attr_proto_kind(attr_id id);
 /* ATTR_COUNT when `name` (len bytes) is no attribute hloi knows. */
 attr_id attr_from_name(const char *name, size_t len);
 

@@ -19,7 +19,16 @@
  * algorithm= is a dot's PrecisionConfig algorithm or rng-bit-generator's
  * rng_algorithm; slice_sizes= is gather's gather_slice_sizes or
  * collective-permute's dynamic_slice_sizes; lower= is triangular-solve's or
- * cholesky's); the opcode decides. */
+ * cholesky's); the opcode decides.
+ *
+ * field_out is table-driven: ir/attrs.def gives each attribute its field
+ * number, the field's name and how the value maps onto it; the handlers
+ * below (fo_<handler>, named in the table) write what the mapping alone
+ * cannot. The `case OP_` switches left here say what XLA's printer and
+ * CreateFromProto do per opcode class (which opcodes always print
+ * dimensions=, which are HloCollectiveInstructions, how an opcode spells
+ * its callees): facts about opcodes, not attributes, so no column of
+ * attrs.def can hold them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +45,8 @@ static int is_binaryish(opcode op)
 	return c == OPC_BINARY || c == OPC_COMPARE;
 }
 
-/* Opcodes whose text always carries dimensions={...}. */
+/* Opcodes whose text always carries dimensions={...} (XLA's printer per
+ * instruction class: a fact of the opcode, kept here beside its one use). */
 int fields_always_dimensions(opcode op)
 {
 	switch (op) {
@@ -59,7 +69,8 @@ int fields_always_dimensions(opcode op)
 	}
 }
 
-/* HloCollectiveInstruction: replica_groups= always printed. */
+/* HloCollectiveInstruction: replica_groups= always printed, a device list
+ * always written (an opcode's class in XLA, kept beside its two uses). */
 static int is_collective(opcode op)
 {
 	switch (op) {
@@ -1259,551 +1270,501 @@ static fo_result string_text(fout *o, const attr *at, char **out)
 	return FO_OK;
 }
 
-fo_result field_out(fout *o, const attr *at, Xla__HloInstructionProto *ip)
+/* --- the handlers attrs.def names ------------------------------------------------------
+ *
+ * Each writes the value of its rows itself and leaves *into NULL, or sets
+ * *into to the message whose field (named as the row's proto field, after
+ * any dot) the row's mapping fills. field_out has taken the row's field
+ * first (rows of a whole field). */
+
+typedef fo_result (*fo_handler)(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into);
+
+static fo_result fo_slice(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
 {
+	(void)into;
+	size_t n = (size_t)at->u.slice.n;
+	ip->n_slice_dimensions = n;
+	if (!n)
+		return FO_OK;
+	ip->slice_dimensions = arena_array(o->a, n, sizeof *ip->slice_dimensions);
+	if (!ip->slice_dimensions)
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++) {
+		Xla__HloInstructionProto__SliceDimensions *d =
+			NEW(o->a, Xla__HloInstructionProto__SliceDimensions, xla__hlo_instruction_proto__slice_dimensions);
+		if (!d)
+			return FO_OOM;
+		d->start = at->u.slice.start[i];
+		d->limit = at->u.slice.limit[i];
+		d->stride = at->u.slice.stride[i];
+		ip->slice_dimensions[i] = d;
+	}
+	return FO_OK;
+}
+
+static fo_result fo_padding(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	Xla__PaddingConfig *pc = NEW(o->a, Xla__PaddingConfig, xla__padding_config);
+	if (!pc)
+		return FO_OOM;
+	size_t n = (size_t)at->u.pad.n;
+	pc->n_dimensions = n;
+	if (n && !(pc->dimensions = arena_array(o->a, n, sizeof *pc->dimensions)))
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++) {
+		Xla__PaddingConfig__PaddingConfigDimension *d =
+			NEW(o->a, Xla__PaddingConfig__PaddingConfigDimension, xla__padding_config__padding_config_dimension);
+		if (!d)
+			return FO_OOM;
+		d->edge_padding_low = at->u.pad.lo[i];
+		d->edge_padding_high = at->u.pad.hi[i];
+		d->interior_padding = at->u.pad.interior[i];
+		pc->dimensions[i] = d;
+	}
+	ip->padding_config = pc;
+	return FO_OK;
+}
+
+static fo_result fo_window(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	Xla__Window *w = NEW(o->a, Xla__Window, xla__window);
+	if (!w)
+		return FO_OOM;
+	size_t n = (size_t)at->u.win.n;
+	w->n_dimensions = n;
+	if (n && !(w->dimensions = arena_array(o->a, n, sizeof *w->dimensions)))
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++) {
+		const window_dim *d = &at->u.win.d[i];
+		Xla__WindowDimension *x = NEW(o->a, Xla__WindowDimension, xla__window_dimension);
+		if (!x)
+			return FO_OOM;
+		x->size = d->size;
+		x->stride = d->stride;
+		x->padding_low = d->pad_lo;
+		x->padding_high = d->pad_hi;
+		x->window_dilation = d->rhs_dilate;
+		x->base_dilation = d->lhs_dilate;
+		x->window_reversal = d->reversal != 0;
+		w->dimensions[i] = x;
+	}
+	ip->window = w;
+	return FO_OK;
+}
+
+static fo_result fo_dim_labels(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
 	arena *a = o->a;
-	opcode op = o->op;
-	uint64_t *tk = o->taken;
+	const conv_dims *c = at->conv;
+	if (!c)
+		return bad(o, "dim_labels=%s cannot be read", at->u.s);
+	Xla__ConvolutionDimensionNumbers *d = NEW(a, Xla__ConvolutionDimensionNumbers, xla__convolution_dimension_numbers);
+	if (!d)
+		return FO_OOM;
+	size_t n = (size_t)c->nspatial;
+	d->input_batch_dimension = c->input_batch;
+	d->input_feature_dimension = c->input_feature;
+	d->kernel_input_feature_dimension = c->kernel_input_feature;
+	d->kernel_output_feature_dimension = c->kernel_output_feature;
+	d->output_batch_dimension = c->output_batch;
+	d->output_feature_dimension = c->output_feature;
+	d->n_input_spatial_dimensions = d->n_kernel_spatial_dimensions = d->n_output_spatial_dimensions = n;
+	d->input_spatial_dimensions = copy_ints(a, c->input_spatial, n);
+	d->kernel_spatial_dimensions = copy_ints(a, c->kernel_spatial, n);
+	d->output_spatial_dimensions = copy_ints(a, c->output_spatial, n);
+	if (n && (!d->input_spatial_dimensions || !d->kernel_spatial_dimensions || !d->output_spatial_dimensions))
+		return FO_OOM;
+	ip->convolution_dimension_numbers = d;
+	return FO_OK;
+}
+
+/* XLA spells the kinds without their CONVOLUTION_KIND_ prefix. */
+static fo_result fo_conv_kind(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
 	int e;
-	fo_result r = FO_OK;
-	if (at->id >= ATTR_COUNT)
-		return FO_NOFIELD;
-	attr_kind want_kind = attr_table_kind((attr_id)at->id);
-	if (at->kind != want_kind && !(want_kind == AK_INTS && at->kind == AK_INTS_LIST && at->id == ATTR_SLICE_SIZES))
-		return FO_NOFIELD; /* a value of another kind (kept as written) */
-#define TAKE(num) \
-	do { \
-		if (!take(tk, (num))) \
-			return FO_TAKEN; \
-	} while (0)
-	switch ((attr_id)at->id) {
-	case ATTR_DIMENSIONS:
-	case ATTR_BROADCAST_DIMENSIONS:
-		TAKE(14);
-		return set_list(a, &at->u.ints, &ip->n_dimensions, &ip->dimensions);
-	case ATTR_IOTA_DIMENSION:
-	case ATTR_INFERRED_DIMENSION:
-		TAKE(14);
-		if (!(ip->dimensions = copy_ints(a, &at->u.i, 1)))
-			return FO_OOM;
-		ip->n_dimensions = 1;
-		return FO_OK;
-	case ATTR_DIRECTION:
-		TAKE(63);
-		return (ip->comparison_direction = arena_strdup(a, at->u.s)) ? FO_OK : FO_OOM;
-	case ATTR_TYPE:
-		TAKE(72);
-		return (ip->comparison_type = arena_strdup(a, at->u.s)) ? FO_OK : FO_OOM;
-	case ATTR_INDEX:
-		TAKE(13);
-		ip->tuple_index = at->u.i;
-		return FO_OK;
-	case ATTR_SLICE: {
-		TAKE(17);
-		size_t n = (size_t)at->u.slice.n;
-		ip->n_slice_dimensions = n;
-		if (!n)
-			return FO_OK;
-		ip->slice_dimensions = arena_array(a, n, sizeof *ip->slice_dimensions);
-		if (!ip->slice_dimensions)
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++) {
-			Xla__HloInstructionProto__SliceDimensions *d =
-				NEW(a, Xla__HloInstructionProto__SliceDimensions, xla__hlo_instruction_proto__slice_dimensions);
-			if (!d)
-				return FO_OOM;
-			d->start = at->u.slice.start[i];
-			d->limit = at->u.slice.limit[i];
-			d->stride = at->u.slice.stride[i];
-			ip->slice_dimensions[i] = d;
-		}
-		return FO_OK;
-	}
-	case ATTR_DYNAMIC_SLICE_SIZES:
-		TAKE(20);
-		return set_list(a, &at->u.ints, &ip->n_dynamic_slice_sizes, &ip->dynamic_slice_sizes);
-	case ATTR_PADDING: {
-		TAKE(21);
-		Xla__PaddingConfig *pc = NEW(a, Xla__PaddingConfig, xla__padding_config);
-		if (!pc)
-			return FO_OOM;
-		size_t n = (size_t)at->u.pad.n;
-		pc->n_dimensions = n;
-		if (n && !(pc->dimensions = arena_array(a, n, sizeof *pc->dimensions)))
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++) {
-			Xla__PaddingConfig__PaddingConfigDimension *d =
-				NEW(a, Xla__PaddingConfig__PaddingConfigDimension, xla__padding_config__padding_config_dimension);
-			if (!d)
-				return FO_OOM;
-			d->edge_padding_low = at->u.pad.lo[i];
-			d->edge_padding_high = at->u.pad.hi[i];
-			d->interior_padding = at->u.pad.interior[i];
-			pc->dimensions[i] = d;
-		}
-		ip->padding_config = pc;
-		return FO_OK;
-	}
-	case ATTR_WINDOW: {
-		TAKE(15);
-		Xla__Window *w = NEW(a, Xla__Window, xla__window);
-		if (!w)
-			return FO_OOM;
-		size_t n = (size_t)at->u.win.n;
-		w->n_dimensions = n;
-		if (n && !(w->dimensions = arena_array(a, n, sizeof *w->dimensions)))
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++) {
-			const window_dim *d = &at->u.win.d[i];
-			Xla__WindowDimension *x = NEW(a, Xla__WindowDimension, xla__window_dimension);
-			if (!x)
-				return FO_OOM;
-			x->size = d->size;
-			x->stride = d->stride;
-			x->padding_low = d->pad_lo;
-			x->padding_high = d->pad_hi;
-			x->window_dilation = d->rhs_dilate;
-			x->base_dilation = d->lhs_dilate;
-			x->window_reversal = d->reversal != 0;
-			w->dimensions[i] = x;
-		}
-		ip->window = w;
-		return FO_OK;
-	}
-	case ATTR_DIM_LABELS: {
-		TAKE(16);
-		const conv_dims *c = at->conv;
-		if (!c)
-			return bad(o, "dim_labels=%s cannot be read", at->u.s);
-		Xla__ConvolutionDimensionNumbers *d =
-			NEW(a, Xla__ConvolutionDimensionNumbers, xla__convolution_dimension_numbers);
-		if (!d)
-			return FO_OOM;
-		size_t n = (size_t)c->nspatial;
-		d->input_batch_dimension = c->input_batch;
-		d->input_feature_dimension = c->input_feature;
-		d->kernel_input_feature_dimension = c->kernel_input_feature;
-		d->kernel_output_feature_dimension = c->kernel_output_feature;
-		d->output_batch_dimension = c->output_batch;
-		d->output_feature_dimension = c->output_feature;
-		d->n_input_spatial_dimensions = d->n_kernel_spatial_dimensions = d->n_output_spatial_dimensions = n;
-		d->input_spatial_dimensions = copy_ints(a, c->input_spatial, n);
-		d->kernel_spatial_dimensions = copy_ints(a, c->kernel_spatial, n);
-		d->output_spatial_dimensions = copy_ints(a, c->output_spatial, n);
-		if (n && (!d->input_spatial_dimensions || !d->kernel_spatial_dimensions || !d->output_spatial_dimensions))
-			return FO_OOM;
-		ip->convolution_dimension_numbers = d;
-		return FO_OK;
-	}
-	case ATTR_FEATURE_GROUP_COUNT:
-		TAKE(50);
-		ip->feature_group_count = at->u.i;
-		return FO_OK;
-	case ATTR_BATCH_GROUP_COUNT:
-		TAKE(58);
-		ip->batch_group_count = at->u.i;
-		return FO_OK;
-	case ATTR_CONVOLUTION_KIND:
-		TAKE(97);
-		r = word_enum(o, at, &xla__convolution_kind__descriptor, "CONVOLUTION_KIND_", 1, &e);
+	fo_result r = word_enum(o, at, &xla__convolution_kind__descriptor, "CONVOLUTION_KIND_", 1, &e);
+	if (r == FO_OK)
 		ip->conv_kind = (Xla__ConvolutionKind)e;
-		return r;
-	case ATTR_LHS_BATCH_DIMS:
-	case ATTR_LHS_CONTRACTING_DIMS:
-	case ATTR_RHS_BATCH_DIMS:
-	case ATTR_RHS_CONTRACTING_DIMS: {
-		Xla__DotDimensionNumbers *d = dot_msg(o, ip);
-		if (!d)
-			return FO_OOM;
-		switch ((attr_id)at->id) {
-		case ATTR_LHS_BATCH_DIMS:
-			return set_list(a, &at->u.ints, &d->n_lhs_batch_dimensions, &d->lhs_batch_dimensions);
-		case ATTR_LHS_CONTRACTING_DIMS:
-			return set_list(a, &at->u.ints, &d->n_lhs_contracting_dimensions, &d->lhs_contracting_dimensions);
-		case ATTR_RHS_BATCH_DIMS:
-			return set_list(a, &at->u.ints, &d->n_rhs_batch_dimensions, &d->rhs_batch_dimensions);
-		default:
-			return set_list(a, &at->u.ints, &d->n_rhs_contracting_dimensions, &d->rhs_contracting_dimensions);
+	return r;
+}
+
+/* A ragged dot keeps its dimension numbers inside its
+ * ragged_dot_dimension_numbers. */
+static fo_result fo_dot(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)at;
+	Xla__DotDimensionNumbers *d = dot_msg(o, ip);
+	if (!d)
+		return FO_OOM;
+	*into = &d->base;
+	return FO_OK;
+}
+
+static fo_result fo_precision(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	Xla__PrecisionConfig *pc = precision_msg(o, ip);
+	if (!pc)
+		return FO_OOM;
+	size_t n = (size_t)at->u.words.n;
+	pc->n_operand_precision = n;
+	pc->operand_precision = arena_array(o->a, n ? n : 1, sizeof *pc->operand_precision);
+	if (!pc->operand_precision)
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++) {
+		int v = enum_value(&xla__precision_config__precision__descriptor, at->u.words.v[i], NULL);
+		if (v < 0) {
+			if (at->u.words.at)
+				o->err_off = at->u.words.at[i].start - at->vat.start;
+			return bad(o, "unknown precision '%s' (expects default, high or highest)", at->u.words.v[i]);
 		}
+		pc->operand_precision[i] = (Xla__PrecisionConfig__Precision)v;
 	}
-	case ATTR_LHS_RAGGED_DIMS:
-	case ATTR_RHS_GROUP_DIMS: {
-		if (!ip->ragged_dot_dimension_numbers &&
-		    !(ip->ragged_dot_dimension_numbers =
-			      NEW(a, Xla__RaggedDotDimensionNumbers, xla__ragged_dot_dimension_numbers)))
-			return FO_OOM;
-		Xla__RaggedDotDimensionNumbers *rd = ip->ragged_dot_dimension_numbers;
-		if (at->id == ATTR_LHS_RAGGED_DIMS)
-			return set_list(a, &at->u.ints, &rd->n_lhs_ragged_dimensions, &rd->lhs_ragged_dimensions);
-		return set_list(a, &at->u.ints, &rd->n_rhs_group_dimensions, &rd->rhs_group_dimensions);
-	}
-	case ATTR_OPERAND_PRECISION: {
-		Xla__PrecisionConfig *pc = precision_msg(o, ip);
-		if (!pc)
-			return FO_OOM;
-		size_t n = (size_t)at->u.words.n;
-		pc->n_operand_precision = n;
-		pc->operand_precision = arena_array(a, n ? n : 1, sizeof *pc->operand_precision);
-		if (!pc->operand_precision)
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++) {
-			int v = enum_value(&xla__precision_config__precision__descriptor, at->u.words.v[i], NULL);
-			if (v < 0) {
-				if (at->u.words.at)
-					o->err_off = at->u.words.at[i].start - at->vat.start;
-				return bad(o, "unknown precision '%s' (expects default, high or highest)",
-					   at->u.words.v[i]);
-			}
-			pc->operand_precision[i] = (Xla__PrecisionConfig__Precision)v;
-		}
-		return FO_OK;
-	}
-	case ATTR_ALGORITHM:
-		if (op == OP_RNG_BIT_GENERATOR) {
-			TAKE(70);
-			r = word_enum(o, at, &xla__random_algorithm__descriptor, NULL, 1, &e);
+	return FO_OK;
+}
+
+/* algorithm= is a dot's PrecisionConfig algorithm (spelled without ALG_),
+ * but rng-bit-generator's rng_algorithm: an opcode's choice. */
+static fo_result fo_algorithm(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	int e;
+	fo_result r;
+	if (o->op == OP_RNG_BIT_GENERATOR) {
+		r = word_enum(o, at, &xla__random_algorithm__descriptor, NULL, 1, &e);
+		if (r == FO_OK)
 			ip->rng_algorithm = (Xla__RandomAlgorithm)e;
-			return r;
-		} else {
-			Xla__PrecisionConfig *pc = precision_msg(o, ip);
-			if (!pc)
-				return FO_OOM;
-			r = word_enum(o, at, &xla__precision_config__algorithm__descriptor, "ALG_", 1, &e);
-			pc->algorithm = (Xla__PrecisionConfig__Algorithm)e;
-			return r;
-		}
-	case ATTR_PADDING_TYPE:
-		TAKE(75);
-		r = word_enum(o, at, &xla__padding_type__descriptor, NULL, 0, &e);
-		ip->padding_type = (Xla__PaddingType)e;
 		return r;
-	case ATTR_OFFSET_DIMS:
-	case ATTR_COLLAPSED_SLICE_DIMS:
-	case ATTR_START_INDEX_MAP:
-	case ATTR_OPERAND_BATCHING_DIMS:
-	case ATTR_START_INDICES_BATCHING_DIMS: {
-		Xla__GatherDimensionNumbers *g = gather_msg(o, ip);
-		if (!g)
-			return FO_OOM;
-		switch ((attr_id)at->id) {
-		case ATTR_OFFSET_DIMS:
-			return set_list(a, &at->u.ints, &g->n_offset_dims, &g->offset_dims);
-		case ATTR_COLLAPSED_SLICE_DIMS:
-			return set_list(a, &at->u.ints, &g->n_collapsed_slice_dims, &g->collapsed_slice_dims);
-		case ATTR_START_INDEX_MAP:
-			return set_list(a, &at->u.ints, &g->n_start_index_map, &g->start_index_map);
-		case ATTR_OPERAND_BATCHING_DIMS:
-			return set_list(a, &at->u.ints, &g->n_operand_batching_dims, &g->operand_batching_dims);
-		default:
-			return set_list(a, &at->u.ints, &g->n_start_indices_batching_dims, &g->start_indices_batching_dims);
-		}
 	}
-	case ATTR_UPDATE_WINDOW_DIMS:
-	case ATTR_INSERTED_WINDOW_DIMS:
-	case ATTR_SCATTER_DIMS_TO_OPERAND_DIMS:
-	case ATTR_INPUT_BATCHING_DIMS:
-	case ATTR_SCATTER_INDICES_BATCHING_DIMS: {
+	Xla__PrecisionConfig *pc = precision_msg(o, ip);
+	if (!pc)
+		return FO_OOM;
+	r = word_enum(o, at, &xla__precision_config__algorithm__descriptor, "ALG_", 1, &e);
+	if (r == FO_OK)
+		pc->algorithm = (Xla__PrecisionConfig__Algorithm)e;
+	return r;
+}
+
+/* A scatter's index_vector_dim is in its ScatterDimensionNumbers. */
+static fo_result fo_index_vector_dim(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)at;
+	if (o->op == OP_SCATTER) {
 		Xla__ScatterDimensionNumbers *s = scatter_msg(o, ip);
-		if (!s)
-			return FO_OOM;
-		switch ((attr_id)at->id) {
-		case ATTR_UPDATE_WINDOW_DIMS:
-			return set_list(a, &at->u.ints, &s->n_update_window_dims, &s->update_window_dims);
-		case ATTR_INSERTED_WINDOW_DIMS:
-			return set_list(a, &at->u.ints, &s->n_inserted_window_dims, &s->inserted_window_dims);
-		case ATTR_SCATTER_DIMS_TO_OPERAND_DIMS:
-			return set_list(a, &at->u.ints, &s->n_scatter_dims_to_operand_dims, &s->scatter_dims_to_operand_dims);
-		case ATTR_INPUT_BATCHING_DIMS:
-			return set_list(a, &at->u.ints, &s->n_input_batching_dims, &s->input_batching_dims);
-		default:
-			return set_list(a, &at->u.ints, &s->n_scatter_indices_batching_dims,
-					&s->scatter_indices_batching_dims);
-		}
+		*into = s ? &s->base : NULL;
+	} else {
+		Xla__GatherDimensionNumbers *g = gather_msg(o, ip);
+		*into = g ? &g->base : NULL;
 	}
-	case ATTR_INDEX_VECTOR_DIM:
-		if (op == OP_SCATTER) {
-			Xla__ScatterDimensionNumbers *s = scatter_msg(o, ip);
-			if (!s)
-				return FO_OOM;
-			s->index_vector_dim = at->u.i;
-		} else {
-			Xla__GatherDimensionNumbers *g = gather_msg(o, ip);
-			if (!g)
-				return FO_OOM;
-			g->index_vector_dim = at->u.i;
-		}
-		return FO_OK;
-	case ATTR_SLICE_SIZES:
-		if (is_permute(op)) {
-			TAKE(20);
-			if (at->kind == AK_INTS)
-				return set_list(a, &at->u.ints, &ip->n_dynamic_slice_sizes, &ip->dynamic_slice_sizes);
-			size_t total = 0;
-			for (int i = 0; i < at->u.lists.n; i++)
-				total += (size_t)at->u.lists.v[i].n;
-			ip->n_dynamic_slice_sizes = total;
-			ip->dynamic_slice_sizes = total ? arena_array(a, total, sizeof(int64_t)) : NULL;
-			if (total && !ip->dynamic_slice_sizes)
-				return FO_OOM;
-			total = 0;
-			for (int i = 0; i < at->u.lists.n; i++) {
-				if (!at->u.lists.v[i].n)
-					continue;
-				memcpy(ip->dynamic_slice_sizes + total, at->u.lists.v[i].v,
-				       (size_t)at->u.lists.v[i].n * sizeof(int64_t));
-				total += (size_t)at->u.lists.v[i].n;
-			}
-			return FO_OK;
-		}
+	return *into ? FO_OK : FO_OOM;
+}
+
+/* collective-permute's slice_sizes= is its dynamic_slice_sizes (the field
+ * of dynamic_slice_sizes=), nested lists flattened; gather's is the row's
+ * gather_slice_sizes. */
+static fo_result fo_slice_sizes(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	if (o->op != OP_COLLECTIVE_PERMUTE && o->op != OP_COLLECTIVE_PERMUTE_START) {
 		if (at->kind != AK_INTS)
 			return FO_NOFIELD;
-		TAKE(34);
-		return set_list(a, &at->u.ints, &ip->n_gather_slice_sizes, &ip->gather_slice_sizes);
-	case ATTR_INDICES_ARE_SORTED:
-		ip->indices_are_sorted = at->u.i != 0;
+		*into = &ip->base;
 		return FO_OK;
-	case ATTR_UNIQUE_INDICES:
-		ip->unique_indices = at->u.i != 0;
-		return FO_OK;
-	case ATTR_IS_STABLE:
-		ip->is_stable = at->u.i != 0;
-		return FO_OK;
-	case ATTR_K:
-		ip->k = at->u.i;
-		return FO_OK;
-	case ATTR_LARGEST:
-		ip->largest = at->u.i != 0;
-		return FO_OK;
-	case ATTR_EXPONENT_BITS:
-	case ATTR_MANTISSA_BITS:
-		if (at->u.i < INT32_MIN || at->u.i > INT32_MAX)
-			return bad(o, "%s must fit in 32 bits", attr_name((attr_id)at->id));
-		if (at->id == ATTR_EXPONENT_BITS)
-			ip->exponent_bits = (int32_t)at->u.i;
-		else
-			ip->mantissa_bits = (int32_t)at->u.i;
-		return FO_OK;
-	case ATTR_DISTRIBUTION:
-		r = word_enum(o, at, &xla__random_distribution__descriptor, NULL, 1, &e);
-		ip->distribution = (Xla__RandomDistribution)e;
-		return r;
-	case ATTR_EPSILON:
-		ip->epsilon = (float)at->u.f;
-		return FO_OK;
-	case ATTR_FEATURE_INDEX:
-		ip->feature_index = at->u.i;
-		return FO_OK;
-	case ATTR_FFT_TYPE:
-		r = word_enum(o, at, &xla__fft_type__descriptor, NULL, 0, &e);
-		ip->fft_type = (Xla__FftType)e;
-		return r;
-	case ATTR_FFT_LENGTH:
-		return set_list(a, &at->u.ints, &ip->n_fft_length, &ip->fft_length);
-	case ATTR_LEFT_SIDE:
-	case ATTR_UNIT_DIAGONAL:
-	case ATTR_TRANSPOSE_A: {
+	}
+	if (!take(o->taken, attr_proto_field(ATTR_DYNAMIC_SLICE_SIZES)))
+		return FO_TAKEN;
+	if (at->kind == AK_INTS)
+		return set_list(o->a, &at->u.ints, &ip->n_dynamic_slice_sizes, &ip->dynamic_slice_sizes);
+	size_t total = 0;
+	for (int i = 0; i < at->u.lists.n; i++)
+		total += (size_t)at->u.lists.v[i].n;
+	ip->n_dynamic_slice_sizes = total;
+	ip->dynamic_slice_sizes = total ? arena_array(o->a, total, sizeof(int64_t)) : NULL;
+	if (total && !ip->dynamic_slice_sizes)
+		return FO_OOM;
+	total = 0;
+	for (int i = 0; i < at->u.lists.n; i++) {
+		if (!at->u.lists.v[i].n)
+			continue;
+		memcpy(ip->dynamic_slice_sizes + total, at->u.lists.v[i].v, (size_t)at->u.lists.v[i].n * sizeof(int64_t));
+		total += (size_t)at->u.lists.v[i].n;
+	}
+	return FO_OK;
+}
+
+/* cholesky's lower= is in its CholeskyOptions. */
+static fo_result fo_lower(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)at;
+	if (o->op != OP_CHOLESKY) {
 		Xla__TriangularSolveOptions *t = tso_msg(o, ip);
-		if (!t)
-			return FO_OOM;
-		if (at->id == ATTR_LEFT_SIDE) {
-			t->left_side = at->u.i != 0;
-		} else if (at->id == ATTR_UNIT_DIAGONAL) {
-			t->unit_diagonal = at->u.i != 0;
-		} else {
-			r = word_enum(o, at, &xla__triangular_solve_options__transpose__descriptor, NULL, 0, &e);
-			t->transpose_a = (Xla__TriangularSolveOptions__Transpose)e;
+		*into = t ? &t->base : NULL;
+		return t ? FO_OK : FO_OOM;
+	}
+	if (!ip->cholesky_options && !(ip->cholesky_options = NEW(o->a, Xla__CholeskyOptions, xla__cholesky_options)))
+		return FO_OOM;
+	*into = &ip->cholesky_options->base;
+	return FO_OK;
+}
+
+static fo_result fo_tristate(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)o;
+	(void)into;
+	ip->is_associative = at->u.i ? XLA__TRI_STATE__TRI_STATE_TRUE : XLA__TRI_STATE__TRI_STATE_FALSE;
+	return FO_OK;
+}
+
+static fo_result fo_replica_groups(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	return replica_groups_out(o, at, ip);
+}
+
+static fo_result fo_source_target_pairs(fout *o, const attr *at, Xla__HloInstructionProto *ip,
+					ProtobufCMessage **into)
+{
+	(void)into;
+	size_t n = (size_t)at->u.lists.n;
+	ip->n_source_target_pairs = n;
+	if (n && !(ip->source_target_pairs = arena_array(o->a, n, sizeof *ip->source_target_pairs)))
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++) {
+		const int_list *l = &at->u.lists.v[i];
+		if (l->n != 2) {
+			o->err_off = l->at.start >= at->vat.start ? l->at.start - at->vat.start : 0;
+			return bad(o, "each source_target_pairs entry is {source,target}%s", NULL);
 		}
-		return r;
-	}
-	case ATTR_LOWER:
-		if (op == OP_CHOLESKY) {
-			if (!ip->cholesky_options &&
-			    !(ip->cholesky_options = NEW(a, Xla__CholeskyOptions, xla__cholesky_options)))
-				return FO_OOM;
-			ip->cholesky_options->lower = at->u.i != 0;
-		} else {
-			Xla__TriangularSolveOptions *t = tso_msg(o, ip);
-			if (!t)
-				return FO_OOM;
-			t->lower = at->u.i != 0;
-		}
-		return FO_OK;
-	case ATTR_DELTA:
-		ip->delta = at->u.i;
-		return FO_OK;
-	case ATTR_IS_REVERSE:
-		ip->is_reverse = at->u.i != 0;
-		return FO_OK;
-	case ATTR_NUM_CARRIES:
-		ip->num_carries = at->u.i;
-		return FO_OK;
-	case ATTR_IS_ASSOCIATIVE:
-		ip->is_associative = at->u.i ? XLA__TRI_STATE__TRI_STATE_TRUE : XLA__TRI_STATE__TRI_STATE_FALSE;
-		return FO_OK;
-	case ATTR_KIND:
-		return (ip->fusion_kind = arena_strdup(a, at->u.s)) ? FO_OK : FO_OOM;
-	case ATTR_RESULT_ACCURACY: {
-		Xla__ResultAccuracy *ra = NEW(a, Xla__ResultAccuracy, xla__result_accuracy);
-		if (!ra)
-			return FO_OOM;
-		r = raw_parse(o, at, p_accuracy, ra);
-		ip->result_accuracy = ra;
-		return r;
-	}
-	case ATTR_REPLICA_GROUPS:
-		TAKE(87);
-		return replica_groups_out(o, at, ip);
-	case ATTR_SOURCE_TARGET_PAIRS: {
-		size_t n = (size_t)at->u.lists.n;
-		ip->n_source_target_pairs = n;
-		if (n && !(ip->source_target_pairs = arena_array(a, n, sizeof *ip->source_target_pairs)))
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++) {
-			const int_list *l = &at->u.lists.v[i];
-			if (l->n != 2) {
-				o->err_off = l->at.start >= at->vat.start ? l->at.start - at->vat.start : 0;
-				return bad(o, "each source_target_pairs entry is {source,target}%s", NULL);
-			}
-			Xla__SourceTarget *st = NEW(a, Xla__SourceTarget, xla__source_target);
-			if (!st)
-				return FO_OOM;
-			st->source = l->v[0];
-			st->target = l->v[1];
-			ip->source_target_pairs[i] = st;
-		}
-		return FO_OK;
-	}
-	case ATTR_CHANNEL_ID:
-		ip->channel_id = at->u.i;
-		return FO_OK;
-	case ATTR_USE_GLOBAL_DEVICE_IDS:
-		ip->use_global_device_ids = at->u.i != 0;
-		return FO_OK;
-	case ATTR_CONSTRAIN_LAYOUT:
-		if (op == OP_CUSTOM_CALL)
-			return FO_NOFIELD;
-		ip->constrain_layout = at->u.i != 0;
-		return FO_OK;
-	case ATTR_IS_HOST_TRANSFER:
-		ip->is_host_transfer = at->u.i != 0;
-		return FO_OK;
-	case ATTR_ASYNC_EXECUTION_THREAD: {
-		char *s;
-		r = string_text(o, at, &s);
-		if (r == FO_OK)
-			ip->async_execution_thread = strcmp(s, "main") == 0 ? (char *)"" : s;
-		return r;
-	}
-	case ATTR_CROSS_PROGRAM_PREFETCH_INDEX:
-		if (at->u.i < INT32_MIN || at->u.i > INT32_MAX)
-			return bad(o, "cross_program_prefetch_index must fit in 32 bits%s", NULL);
-		ip->optional_cross_program_prefetch_index_case =
-			XLA__HLO_INSTRUCTION_PROTO__OPTIONAL_CROSS_PROGRAM_PREFETCH_INDEX_CROSS_PROGRAM_PREFETCH_INDEX;
-		ip->cross_program_prefetch_index = (int32_t)at->u.i;
-		return FO_OK;
-	case ATTR_INFEED_CONFIG:
-		return string_bytes(o, at, &ip->infeed_config);
-	case ATTR_OUTFEED_CONFIG:
-		return string_bytes(o, at, &ip->outfeed_config);
-	case ATTR_OUTFEED_SHAPE:
-		TAKE(29);
-		if (!o->hooks || !o->hooks->shape_out)
-			return FO_NOFIELD;
-		return (ip->outfeed_shape = o->hooks->shape_out(o->hooks->ctx, at->u.shp)) ? FO_OK : FO_OOM;
-	case ATTR_CUSTOM_CALL_TARGET:
-		return string_text(o, at, &ip->custom_call_target);
-	case ATTR_API_VERSION:
-		o->api_version_set = 1;
-		r = word_enum(o, at, &xla__custom_call_api_version__descriptor, NULL, 0, &e);
-		ip->custom_call_api_version = (Xla__CustomCallApiVersion)e;
-		return r;
-	case ATTR_CUSTOM_CALL_HAS_SIDE_EFFECT:
-		ip->custom_call_has_side_effect = at->u.i != 0;
-		return FO_OK;
-	case ATTR_CUSTOM_CALL_SCHEDULE:
-		r = word_enum(o, at, &xla__custom_call_schedule__descriptor, NULL, 0, &e);
-		ip->custom_call_schedule = (Xla__CustomCallSchedule)e;
-		return r;
-	case ATTR_OPERAND_LAYOUT_CONSTRAINTS: {
-		TAKE(57);
-		if (!o->hooks || !o->hooks->shape_out)
-			return FO_NOFIELD;
-		size_t n = (size_t)at->u.shapes.n;
-		ip->constrain_layout = 1;
-		ip->n_operand_shapes_with_layout = n;
-		if (n && !(ip->operand_shapes_with_layout = arena_array(a, n, sizeof *ip->operand_shapes_with_layout)))
-			return FO_OOM;
-		for (size_t i = 0; i < n; i++)
-			if (!(ip->operand_shapes_with_layout[i] = o->hooks->shape_out(o->hooks->ctx, &at->u.shapes.v[i])))
-				return FO_OOM;
-		return FO_OK;
-	}
-	case ATTR_LITERAL:
-		TAKE(8);
-		if (!o->hooks || !o->hooks->literal_out)
-			return FO_NOFIELD;
-		ip->literal = o->hooks->literal_out(o->hooks->ctx, at);
-		return ip->literal ? FO_OK : FO_BAD;
-	case ATTR_OUTPUT_TO_OPERAND_ALIASING: {
-		alias_out x = { NULL, 0 };
-		r = raw_parse(o, at, p_aliasing, &x);
-		ip->output_operand_aliasing = x.v;
-		ip->n_output_operand_aliasing = x.n;
-		return r;
-	}
-	case ATTR_DOMAIN: {
-		TAKE(54);
-		domain_out x = { NULL, NULL };
-		r = raw_parse(o, at, p_domain, &x);
-		ip->domain_entry_sharding = x.entry;
-		ip->domain_exit_sharding = x.exit;
-		return r;
-	}
-	case ATTR_IS_COMPOSITE:
-		ip->is_composite = at->u.i != 0;
-		return FO_OK;
-	case ATTR_SHARDING:
-		TAKE(40);
-		return raw_parse(o, at, p_sharding, &ip->sharding);
-	case ATTR_PARAMETER_REPLICATION: {
-		Xla__ParameterReplication *pr = NEW(a, Xla__ParameterReplication, xla__parameter_replication);
-		if (!pr)
-			return FO_OOM;
-		ip->parameter_replication = pr;
-		return raw_parse(o, at, p_replication, pr);
-	}
-	case ATTR_STATISTICS: {
-		Xla__StatisticsViz *st = NEW(a, Xla__StatisticsViz, xla__statistics_viz);
+		Xla__SourceTarget *st = NEW(o->a, Xla__SourceTarget, xla__source_target);
 		if (!st)
 			return FO_OOM;
-		ip->statistics_viz = st;
-		return raw_parse(o, at, p_statistics, st);
+		st->source = l->v[0];
+		st->target = l->v[1];
+		ip->source_target_pairs[i] = st;
 	}
-	case ATTR_ORIGIN: {
-		Xla__OriginalValueProto *ov = NEW(a, Xla__OriginalValueProto, xla__original_value_proto);
-		if (!ov)
+	return FO_OK;
+}
+
+/* A custom-call's constrain_layout says it has operand_layout_constraints=. */
+static fo_result fo_constrain_layout(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)at;
+	if (o->op == OP_CUSTOM_CALL)
+		return FO_NOFIELD;
+	*into = &ip->base;
+	return FO_OK;
+}
+
+/* XLA leaves the main thread's name out. */
+static fo_result fo_async_thread(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	char *s;
+	fo_result r = string_text(o, at, &s);
+	if (r == FO_OK)
+		ip->async_execution_thread = strcmp(s, "main") == 0 ? (char *)"" : s;
+	return r;
+}
+
+static fo_result fo_outfeed_shape(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	if (!o->hooks || !o->hooks->shape_out)
+		return FO_NOFIELD;
+	return (ip->outfeed_shape = o->hooks->shape_out(o->hooks->ctx, at->u.shp)) ? FO_OK : FO_OOM;
+}
+
+/* Noted: the writer gives a custom-call without one XLA's default. */
+static fo_result fo_api_version(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)at;
+	o->api_version_set = 1;
+	*into = &ip->base;
+	return FO_OK;
+}
+
+static fo_result fo_layout_constraints(fout *o, const attr *at, Xla__HloInstructionProto *ip,
+				       ProtobufCMessage **into)
+{
+	(void)into;
+	if (!o->hooks || !o->hooks->shape_out)
+		return FO_NOFIELD;
+	size_t n = (size_t)at->u.shapes.n;
+	ip->constrain_layout = 1;
+	ip->n_operand_shapes_with_layout = n;
+	if (n && !(ip->operand_shapes_with_layout = arena_array(o->a, n, sizeof *ip->operand_shapes_with_layout)))
+		return FO_OOM;
+	for (size_t i = 0; i < n; i++)
+		if (!(ip->operand_shapes_with_layout[i] = o->hooks->shape_out(o->hooks->ctx, &at->u.shapes.v[i])))
 			return FO_OOM;
-		ip->original_value = ov;
-		return raw_parse(o, at, p_origin, ov);
+	return FO_OK;
+}
+
+static fo_result fo_literal(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	if (!o->hooks || !o->hooks->literal_out)
+		return FO_NOFIELD;
+	ip->literal = o->hooks->literal_out(o->hooks->ctx, at);
+	return ip->literal ? FO_OK : FO_BAD;
+}
+
+static fo_result fo_aliasing(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	alias_out x = { NULL, 0 };
+	fo_result r = raw_parse(o, at, p_aliasing, &x);
+	ip->output_operand_aliasing = x.v;
+	ip->n_output_operand_aliasing = x.n;
+	return r;
+}
+
+static fo_result fo_domain(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	domain_out x = { NULL, NULL };
+	fo_result r = raw_parse(o, at, p_domain, &x);
+	ip->domain_entry_sharding = x.entry;
+	ip->domain_exit_sharding = x.exit;
+	return r;
+}
+
+static fo_result fo_sharding(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	return raw_parse(o, at, p_sharding, &ip->sharding);
+}
+
+static fo_result fo_backend_config(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into)
+{
+	(void)into;
+	return raw_parse(o, at, p_backend, &ip->backend_config);
+}
+
+/* Messages made empty, then read from the value's text. */
+#define FO_MESSAGE(fn, T, lc, member, parser) \
+	static fo_result fo_##fn(fout *o, const attr *at, Xla__HloInstructionProto *ip, ProtobufCMessage **into) \
+	{ \
+		(void)into; \
+		T *m = NEW(o->a, T, lc); \
+		if (!m) \
+			return FO_OOM; \
+		ip->member = m; \
+		return raw_parse(o, at, parser, m); \
 	}
-	case ATTR_METADATA: {
-		TAKE(7);
-		Xla__OpMetadata *md = NEW(a, Xla__OpMetadata, xla__op_metadata);
-		if (!md)
+FO_MESSAGE(replication, Xla__ParameterReplication, xla__parameter_replication, parameter_replication, p_replication)
+FO_MESSAGE(statistics, Xla__StatisticsViz, xla__statistics_viz, statistics_viz, p_statistics)
+FO_MESSAGE(accuracy, Xla__ResultAccuracy, xla__result_accuracy, result_accuracy, p_accuracy)
+FO_MESSAGE(origin, Xla__OriginalValueProto, xla__original_value_proto, original_value, p_origin)
+FO_MESSAGE(metadata, Xla__OpMetadata, xla__op_metadata, metadata, p_metadata)
+#undef FO_MESSAGE
+
+/* --- the table ------------------------------------------------------------------------ */
+
+#define fo_none NULL
+static const fo_handler fo_fns[ATTR_COUNT] = {
+#define X(E, name, kind, field, pk, fn, pname) [ATTR_##E] = fo_##fn,
+#include "ir/attrs.def"
+#undef X
+};
+#undef fo_none
+
+/* The message field `f` of `m`, made when absent; NULL when out of memory. */
+static ProtobufCMessage *sub_message(arena *a, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+	ProtobufCMessage **slot = (ProtobufCMessage **)(void *)((char *)m + f->offset);
+	if (!*slot)
+		*slot = newmsg(a, f->descriptor);
+	return *slot;
+}
+
+/* Writes the value into field `f` of `m` as the mapping says. */
+static fo_result set_field(fout *o, const attr *at, attr_pkind pk, ProtobufCMessage *m,
+			   const ProtobufCFieldDescriptor *f)
+{
+	char *p = (char *)m + f->offset;
+	size_t *n = (size_t *)(void *)((char *)m + f->quantifier_offset);
+	int e;
+	fo_result r;
+	switch (pk) {
+	case PK_INT:
+		if (f->type == PROTOBUF_C_TYPE_INT32) {
+			if (at->u.i < INT32_MIN || at->u.i > INT32_MAX)
+				return bad(o, "%s must fit in 32 bits", attr_name((attr_id)at->id));
+			*(int32_t *)(void *)p = (int32_t)at->u.i;
+		} else {
+			*(int64_t *)(void *)p = at->u.i;
+		}
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+			*(uint32_t *)(void *)((char *)m + f->quantifier_offset) = f->id;
+		return FO_OK;
+	case PK_INT1:
+		if (!(*(int64_t **)(void *)p = copy_ints(o->a, &at->u.i, 1)))
 			return FO_OOM;
-		ip->metadata = md;
-		return raw_parse(o, at, p_metadata, md);
-	}
-	case ATTR_BACKEND_CONFIG:
-		TAKE(43);
-		return raw_parse(o, at, p_backend, &ip->backend_config);
-	case ATTR_SPARSITY:
-		return FO_NOFIELD; /* this XLA's proto has no field for it */
+		*n = 1;
+		return FO_OK;
+	case PK_INTS:
+		return set_list(o->a, &at->u.ints, n, (int64_t **)(void *)p);
+	case PK_BOOL:
+		*(protobuf_c_boolean *)(void *)p = at->u.i != 0;
+		return FO_OK;
+	case PK_FLOAT:
+		*(float *)(void *)p = (float)at->u.f;
+		return FO_OK;
+	case PK_WORD:
+		return (*(char **)(void *)p = arena_strdup(o->a, at->u.s)) ? FO_OK : FO_OOM;
+	case PK_TEXT:
+		return string_text(o, at, (char **)(void *)p);
+	case PK_BYTES:
+		return string_bytes(o, at, (ProtobufCBinaryData *)(void *)p);
+	case PK_ENUM:
+	case PK_ENUM_LC:
+		r = word_enum(o, at, f->descriptor, NULL, pk == PK_ENUM_LC, &e);
+		if (r == FO_OK)
+			*(int *)(void *)p = e;
+		return r;
 	default:
-		/* callees, control predecessors, frontend attributes: the saver's */
 		return FO_NOFIELD;
 	}
-#undef TAKE
+}
+
+fo_result field_out(fout *o, const attr *at, Xla__HloInstructionProto *ip)
+{
+	if (at->id >= ATTR_COUNT)
+		return FO_NOFIELD;
+	attr_id id = (attr_id)at->id;
+	attr_kind want_kind = attr_table_kind(id);
+	/* collective-permute's slice_sizes= may be nested lists */
+	if (at->kind != want_kind && !(want_kind == AK_INTS && at->kind == AK_INTS_LIST && id == ATTR_SLICE_SIZES))
+		return FO_NOFIELD; /* a value of another kind (kept as written) */
+	uint32_t field = attr_proto_field(id);
+	attr_pkind pk = attr_proto_kind(id);
+	fo_handler fn = fo_fns[id];
+	/* no field; callees, control predecessors and frontend attributes are
+	 * the saver's */
+	if (!field || pk == PK_CALLEE || pk == PK_IDS || (!fn && (pk == PK_MSG || pk == PK_MSGS)))
+		return FO_NOFIELD;
+	/* a field holds one attribute's value (a sub-message, several) */
+	const char *leaf = strchr(attr_proto_name(id), '.');
+	if (!leaf && !take(o->taken, field))
+		return FO_TAKEN;
+	ProtobufCMessage *into = NULL;
+	const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(ip->base.descriptor, field);
+	if (fn) {
+		fo_result r = fn(o, at, ip, &into);
+		if (r != FO_OK || !into)
+			return r;
+	} else {
+		into = leaf ? sub_message(o->a, &ip->base, f) : &ip->base;
+		if (!into)
+			return FO_OOM;
+	}
+	if (leaf)
+		f = protobuf_c_message_descriptor_get_field_by_name(into->descriptor, leaf + 1);
+	return set_field(o, at, pk, into, f);
 }
 
 int fields_defaults(fout *o, Xla__HloInstructionProto *ip, const fields_ops *ops)
@@ -1841,9 +1802,9 @@ int fields_defaults(fout *o, Xla__HloInstructionProto *ip, const fields_ops *ops
 			return -1;
 	}
 	if (op == OP_CONVOLUTION || op == OP_CUSTOM_CALL) {
-		if (!fields_taken(o->taken, 50))
+		if (!fields_taken(o->taken, attr_proto_field(ATTR_FEATURE_GROUP_COUNT)))
 			ip->feature_group_count = 1;
-		if (!fields_taken(o->taken, 58))
+		if (!fields_taken(o->taken, attr_proto_field(ATTR_BATCH_GROUP_COUNT)))
 			ip->batch_group_count = 1;
 	}
 	if (op == OP_CUSTOM_CALL) {
@@ -1874,6 +1835,9 @@ int fields_defaults(fout *o, Xla__HloInstructionProto *ip, const fields_ops *ops
 
 /* --- called computations ------------------------------------------------------------ */
 
+/* The switch says how XLA prints each opcode's callees (to_apply=,
+ * condition= body=, ...): a fact of the opcode and its callee count, not
+ * of an attribute row. */
 int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *counts)
 {
 	if (n == 0)
@@ -1936,19 +1900,5 @@ int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *co
 
 int fields_is_callee(attr_id id)
 {
-	switch (id) {
-	case ATTR_TO_APPLY:
-	case ATTR_CALLS:
-	case ATTR_CONDITION:
-	case ATTR_BODY:
-	case ATTR_TRUE_COMPUTATION:
-	case ATTR_FALSE_COMPUTATION:
-	case ATTR_BRANCH_COMPUTATIONS:
-	case ATTR_SELECT:
-	case ATTR_SCATTER:
-	case ATTR_CALLED_COMPUTATIONS:
-		return 1;
-	default:
-		return 0;
-	}
+	return attr_proto_kind(id) == PK_CALLEE;
 }

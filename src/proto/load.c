@@ -1024,24 +1024,24 @@ static int echo_instr(loader *L, const instr *in, const Xla__HloInstructionProto
 		 * of the ~90 fields of every instruction) */
 		if (f->id < 128 && !(present[f->id / 64] >> (f->id % 64) & 1))
 			continue;
+		/* name, opcode, shape, id, operand ids: the instruction's own */
 		switch (f->id) {
-		case 1: case 2: case 3: case 35: case 36: case 37: case 38:
+		case 1: case 2: case 3: case 35: case 36:
 			continue;
-		case 8:
-			if (in->op == OP_CONSTANT)
-				continue;
-			break;
 		default:
 			break;
 		}
+		if (f->id == attr_proto_field(ATTR_CONTROL_PREDECESSORS) || f->id == attr_proto_field(ATTR_CALLS) ||
+		    (f->id == attr_proto_field(ATTR_LITERAL) && in->op == OP_CONSTANT))
+			continue;
 		int same;
 		if (!e)
 			same = !proto_field_set(&ip->base, f);
-		else if (f->id == 7)
+		else if (f->id == attr_proto_field(ATTR_METADATA))
 			same = metadata_equal(ip->metadata, e->metadata);
-		else if (f->id == 68)
+		else if (f->id == attr_proto_field(ATTR_FRONTEND_ATTRIBUTES))
 			same = fa_equal(ip->frontend_attributes, e->frontend_attributes);
-		else if (f->id == 82)
+		else if (f->id == attr_proto_field(ATTR_STATISTICS))
 			same = stats_equal(ip->statistics_viz, e->statistics_viz);
 		else
 			same = field_equal(&ip->base, &e->base, f);
