@@ -52,6 +52,9 @@ enum {
 	OPF_ARITHMETIC = 1u << 11,
 	OPF_PRED_RESULT = 1u << 12,
 	OPF_PART_RESULT = 1u << 13,
+	OPF_DIMENSIONS = 1u << 14,
+	OPF_COLLECTIVE = 1u << 15,
+	OPF_TO_APPLY = 1u << 16,
 };
 #define OPF_EW (OPF_ELEMENTWISE | OPF_FOLLOWS_SIZES | OPF_TILED | OPF_MIXED)
 unsigned opcode_flags(opcode op);  /* 0 for OP_COUNT */

@@ -24,11 +24,12 @@
  * field_out is table-driven: ir/attrs.def gives each attribute its field
  * number, the field's name and how the value maps onto it; the handlers
  * below (fo_<handler>, named in the table) write what the mapping alone
- * cannot. The `case OP_` switches left here say what XLA's printer and
- * CreateFromProto do per opcode class (which opcodes always print
- * dimensions=, which are HloCollectiveInstructions, how an opcode spells
- * its callees): facts about opcodes, not attributes, so no column of
- * attrs.def can hold them. */
+ * cannot. What XLA's printer and CreateFromProto do per opcode class
+ * (which opcodes always print dimensions=, which are
+ * HloCollectiveInstructions, which spell their callee to_apply=) are flags
+ * of ir/opcodes.def (OPF_DIMENSIONS, OPF_COLLECTIVE, OPF_TO_APPLY); the
+ * one `case OP_` switch left, fields_canon_callees, names the opcodes whose
+ * callee attributes are their own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,47 +46,17 @@ static int is_binaryish(opcode op)
 	return c == OPC_BINARY || c == OPC_COMPARE;
 }
 
-/* Opcodes whose text always carries dimensions={...} (XLA's printer per
- * instruction class: a fact of the opcode, kept here beside its one use). */
+/* Opcodes whose text always carries dimensions={...} (OPF_DIMENSIONS). */
 int fields_always_dimensions(opcode op)
 {
-	switch (op) {
-	case OP_BROADCAST:
-	case OP_TRANSPOSE:
-	case OP_REVERSE:
-	case OP_REDUCE:
-	case OP_CONCATENATE:
-	case OP_SORT:
-	case OP_MAP:
-	case OP_SCAN:
-	case OP_ALL_GATHER:
-	case OP_ALL_GATHER_START:
-	case OP_REDUCE_SCATTER:
-	case OP_GET_DIMENSION_SIZE:
-	case OP_SET_DIMENSION_SIZE:
-		return 1;
-	default:
-		return 0;
-	}
+	return opcode_has(op, OPF_DIMENSIONS);
 }
 
 /* HloCollectiveInstruction: replica_groups= always printed, a device list
- * always written (an opcode's class in XLA, kept beside its two uses). */
+ * always written (OPF_COLLECTIVE). */
 static int is_collective(opcode op)
 {
-	switch (op) {
-	case OP_ALL_REDUCE:
-	case OP_ALL_REDUCE_START:
-	case OP_ALL_GATHER:
-	case OP_ALL_GATHER_START:
-	case OP_ALL_TO_ALL:
-	case OP_RAGGED_ALL_TO_ALL:
-	case OP_REDUCE_SCATTER:
-	case OP_COLLECTIVE_BROADCAST:
-		return 1;
-	default:
-		return 0;
-	}
+	return opcode_has(op, OPF_COLLECTIVE);
 }
 
 static int is_permute(opcode op)
@@ -1835,9 +1806,12 @@ int fields_defaults(fout *o, Xla__HloInstructionProto *ip, const fields_ops *ops
 
 /* --- called computations ------------------------------------------------------------ */
 
-/* The switch says how XLA prints each opcode's callees (to_apply=,
- * condition= body=, ...): a fact of the opcode and its callee count, not
- * of an attribute row. */
+/* How XLA prints each opcode's callees: one callee is to_apply= on the
+ * OPF_TO_APPLY rows and calls= elsewhere, except on the four opcodes the
+ * switch names, whose callee attributes are their own (condition= body=,
+ * select= scatter=, true_computation= false_computation= or
+ * branch_computations=, called_computations=): attribute names no other
+ * opcode shares, so the switch stays op by op. */
 int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *counts)
 {
 	if (n == 0)
@@ -1867,21 +1841,6 @@ int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *co
 		ids[0] = ATTR_BRANCH_COMPUTATIONS;
 		counts[0] = n;
 		return 1;
-	case OP_CALL:
-	case OP_MAP:
-	case OP_REDUCE_WINDOW:
-	case OP_REDUCE:
-	case OP_ALL_REDUCE:
-	case OP_ALL_REDUCE_START:
-	case OP_REDUCE_SCATTER:
-	case OP_SCATTER:
-	case OP_SORT:
-	case OP_SCAN:
-		if (n != 1)
-			break;
-		ids[0] = ATTR_TO_APPLY;
-		counts[0] = 1;
-		return 1;
 	case OP_CUSTOM_CALL:
 		ids[0] = ATTR_CALLED_COMPUTATIONS;
 		counts[0] = n;
@@ -1889,7 +1848,7 @@ int fields_canon_callees(opcode op, size_t n, int pred, attr_id *ids, size_t *co
 	default:
 		if (n != 1)
 			break;
-		ids[0] = ATTR_CALLS;
+		ids[0] = opcode_has(op, OPF_TO_APPLY) ? ATTR_TO_APPLY : ATTR_CALLS;
 		counts[0] = 1;
 		return 1;
 	}

@@ -178,6 +178,38 @@ static void test_type_gates(void)
 	CU_ASSERT(opcode_flags(OP_COUNT) == 0);
 }
 
+/* The proto writer's opcode classes. XLA's HloCollectiveInstructions are
+ * collectives (kernel `collective`) but for the permutes and
+ * collective-reduce, classes of their own; an opcode's own `-start` is of
+ * its class; to_apply= is never the callee of the opcodes whose callee
+ * attributes are their own, and dimensions= never prints on elementwise
+ * ops. */
+static void test_proto_classes(void)
+{
+	for (int i = 0; i < OP_COUNT; i++) {
+		opcode op = (opcode)i;
+		int other = is(cols[i].infer, "collective_permute") || is(cols[i].infer, "collective_reduce");
+		if (opcode_has(op, OPF_COLLECTIVE))
+			CHECK_OP(is(cols[i].eval, "collective") && !other, op);
+		if (is(cols[i].eval, "collective") && !other)
+			CHECK_OP(opcode_has(op, OPF_COLLECTIVE), op);
+		if (opcode_has(op, OPF_OWN_ASYNC)) {
+			char buf[64];
+			snprintf(buf, sizeof buf, "%s-start", opcode_name(op));
+			opcode st = opcode_from_name(buf, strlen(buf));
+			unsigned cls = OPF_COLLECTIVE | OPF_TO_APPLY | OPF_DIMENSIONS;
+			if (st != OP_COUNT)
+				CHECK_OP((opcode_flags(op) & cls) == (opcode_flags(st) & cls), op);
+		}
+		if (opcode_has(op, OPF_TO_APPLY))
+			CHECK_OP(opcode_arity(op) < 0 && op != OP_WHILE && op != OP_CONDITIONAL &&
+					 op != OP_SELECT_AND_SCATTER && op != OP_CUSTOM_CALL && op != OP_FUSION,
+				 op);
+		if (opcode_has(op, OPF_DIMENSIONS))
+			CHECK_OP(!opcode_is_elementwise_category(op), op);
+	}
+}
+
 static const unit_test opcode_tests[] = {
 	{ "elementwise_flags", test_elementwise_flags },
 	{ "shape_required", test_shape_required },
@@ -185,6 +217,7 @@ static const unit_test opcode_tests[] = {
 	{ "side_effects", test_side_effects },
 	{ "own_async", test_own_async },
 	{ "type_gates", test_type_gates },
+	{ "proto_classes", test_proto_classes },
 	{ NULL, NULL },
 };
 
