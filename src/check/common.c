@@ -376,7 +376,7 @@ static int64_t dilated_bound(int64_t bound, int64_t dilation)
 	int64_t r;
 	if (bound == 0)
 		return 0;
-	if (ck_mul_i64(bound - 1, dilation, &r) || ck_add_i64(r, 1, &r))
+	if (checked_mul_i64(bound - 1, dilation, &r) || checked_add_i64(r, 1, &r))
 		return -1;
 	return r;
 }
@@ -417,8 +417,8 @@ int ck_window_output(checker *c, const instr *in, const window *w, const shape *
 		int64_t base_d = dilated_bound(base->dims[i], d->lhs_dilate);
 		int64_t win = dilated_bound(d->size, d->rhs_dilate);
 		int64_t padded;
-		if (base_d < 0 || win < 0 || ck_add_i64(base_d, d->pad_lo, &padded) ||
-		    ck_add_i64(padded, d->pad_hi, &padded)) {
+		if (base_d < 0 || win < 0 || checked_add_i64(base_d, d->pad_lo, &padded) ||
+		    checked_add_i64(padded, d->pad_hi, &padded)) {
 			ck_error(c, at, "Window %s is too large for dimension %d of %s.", ws, i, ck_shape(a, base));
 			goto done;
 		}

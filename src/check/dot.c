@@ -396,7 +396,7 @@ static int64_t dilated_bound(int64_t bound, int64_t dilation)
 	int64_t r;
 	if (bound == 0)
 		return 0;
-	if (ck_mul_i64(bound - 1, dilation, &r) || ck_add_i64(r, 1, &r))
+	if (checked_mul_i64(bound - 1, dilation, &r) || checked_add_i64(r, 1, &r))
 		return -1;
 	return r;
 }
@@ -429,7 +429,7 @@ static int window_output(checker *c, const instr *in, const window *w, const int
 			goto done;
 		}
 		int64_t bd = dilated_bound(base[i], d->lhs_dilate), wd = dilated_bound(d->size, d->rhs_dilate), padded;
-		if (bd < 0 || wd < 0 || ck_add_i64(bd, d->pad_lo, &padded) || ck_add_i64(padded, d->pad_hi, &padded)) {
+		if (bd < 0 || wd < 0 || checked_add_i64(bd, d->pad_lo, &padded) || checked_add_i64(padded, d->pad_hi, &padded)) {
 			ck_error(c, at, "Window %s is too large for spatial dimension %d of size %lld.", ws, i,
 				 (long long)base[i]);
 			goto done;
@@ -528,7 +528,7 @@ static int sparse_operand(checker *c, const instr *in, int k, const sparsity_sid
 			 (long long)nblocks, (long long)sd->dim, side, (long long)sd->stride);
 		return 1;
 	}
-	if (ck_mul_i64(nblocks, sd->block, &dn)) {
+	if (checked_mul_i64(nblocks, sd->block, &dn)) {
 		ck_error(c, sat, "The dense size of dimension %lld of the sparse %s of convolution overflows.",
 			 (long long)sd->dim, side);
 		return 1;

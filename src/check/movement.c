@@ -171,7 +171,7 @@ int infer_concatenate(checker *c, instr *in, shape *inf)
 		}
 		if (s->dim_kind[dim] == DIM_UNBOUNDED)
 			continue;
-		if (ck_add_i64(total, s->dims[dim], &total)) {
+		if (checked_add_i64(total, s->dims[dim], &total)) {
 			ck_error(c, in->op_at, "concatenate: the size of dimension %lld overflows", (long long)dim);
 			return 1;
 		}
@@ -249,13 +249,13 @@ int infer_pad(checker *c, instr *in, shape *inf)
 			dims[i] = -1;  /* a `?` stays `?` (XLA's InferPadShape) */
 			continue;
 		}
-		if (ck_mul_i64(n > 0 ? n - 1 : 0, p->interior[i], &prod)) {
+		if (checked_mul_i64(n > 0 ? n - 1 : 0, p->interior[i], &prod)) {
 			ck_error(c, at, "Padding computation overflows: dim=%lld, interior_padding=%lld", (long long)n,
 				 (long long)p->interior[i]);
 			return 1;
 		}
-		if (ck_add_i64(n, p->lo[i], &size) || ck_add_i64(size, p->hi[i], &size) ||
-		    ck_add_i64(size, prod, &size)) {
+		if (checked_add_i64(n, p->lo[i], &size) || checked_add_i64(size, p->hi[i], &size) ||
+		    checked_add_i64(size, prod, &size)) {
 			ck_error(c, at, "Padding computation overflows: dim=%lld, interior_padding=%lld", (long long)n,
 				 (long long)p->interior[i]);
 			return 1;

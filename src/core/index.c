@@ -73,7 +73,7 @@ static int step(const tile *tl, int *n, int64_t *d, int64_t *e, index_level *L)
 	int64_t accd = 1, acce = 0, t[HLOI_MAX_RANK];
 	for (int j = 0; j < k; j++) {
 		int64_t dj;
-		if (ck_mul_i64(accd, d[base + j], &dj))
+		if (checked_mul_i64(accd, d[base + j], &dj))
 			return 1;
 		if (e)
 			acce = acce * d[base + j] + e[base + j];
@@ -176,7 +176,7 @@ int index_tiling_init(index_tiling *t, const shape *s)
 	}
 	int64_t p = 1;
 	for (int j = 0; j < n; j++) {
-		if (ck_mul_i64(p, d[j], &p)) {
+		if (checked_mul_i64(p, d[j], &p)) {
 			t->overflow = 1;
 			return 1;
 		}

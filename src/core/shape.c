@@ -81,7 +81,7 @@ int shape_element_count(const shape *s, int64_t *out)
 {
 	int64_t n = 1;
 	for (int i = 0; i < s->rank; i++)
-		if (ck_mul_i64(n, s->dims[i], &n))
+		if (checked_mul_i64(n, s->dims[i], &n))
 			return 1;
 	*out = n;
 	return 0;
@@ -97,12 +97,12 @@ int shape_buffer_elements(const shape *s, int64_t *out)
 		n = t.elements;
 	} else {
 		for (int i = 0; i < s->rank; i++)
-			if (ck_mul_i64(n, shape_padded_dim(s, i), &n))
+			if (checked_mul_i64(n, shape_padded_dim(s, i), &n))
 				return 1;
 	}
 	int64_t a = s->layout.tail_padding_alignment;
 	if (a > 1 && n % a) {
-		if (ck_add_i64(n, a - n % a, &n))
+		if (checked_add_i64(n, a - n % a, &n))
 			return 1;
 	}
 	*out = n;
@@ -126,9 +126,9 @@ int shape_byte_size(const shape *s, int64_t *out)
 	if (shape_buffer_elements(s, &n))
 		return 1;
 	if (bits % 8 == 0)
-		return ck_mul_i64(n, bits / 8, out);
+		return checked_mul_i64(n, bits / 8, out);
 	/* packed sub-byte elements: whole bytes */
-	if (ck_mul_i64(n, bits, &n) || ck_add_i64(n, 7, &n))
+	if (checked_mul_i64(n, bits, &n) || checked_add_i64(n, 7, &n))
 		return 1;
 	*out = n / 8;
 	return 0;

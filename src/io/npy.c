@@ -107,7 +107,7 @@ static int parse_shape(hdr_parser *h, npy_header *hd)
 		int64_t v = 0;
 		int big = 0;
 		while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
-			if (ck_mul_i64(v, 10, &v) || ck_add_i64(v, *h->p - '0', &v))
+			if (checked_mul_i64(v, 10, &v) || checked_add_i64(v, *h->p - '0', &v))
 				big = 1;
 			h->p++;
 		}
@@ -727,7 +727,7 @@ static hloi_status plan_write(npy_plan *p, hloi_context *ctx, const hloi_literal
 	}
 	p->fortran = is_column_major(s);
 	p->w = (size_t)etype_byte_width(s->type);
-	if (shape_element_count(s, &p->count) || ck_mul_i64(p->count, (int64_t)p->w, &p->bytes) ||
+	if (shape_element_count(s, &p->count) || checked_mul_i64(p->count, (int64_t)p->w, &p->bytes) ||
 	    (uint64_t)p->bytes > (uint64_t)(SIZE_MAX / 2)) {
 		diag_error_where(ctx, name, "array too large for .npy");
 		return HLOI_EINVAL;

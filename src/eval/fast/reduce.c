@@ -732,7 +732,7 @@ int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_liter
 	p.wn = 1;
 	for (int d = 0; d < p.rank; d++) {
 		p.odims[d] = out->shape.dims[d];
-		if (ck_mul_i64(p.wn, p.w[d].size, &p.wn))
+		if (checked_mul_i64(p.wn, p.w[d].size, &p.wn))
 			return 1;
 	}
 	p.wx = etype_byte_width(ty);

@@ -294,11 +294,11 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int blas = contract_blas_type(rt);
 	int64_t cols = g.W * g.cin_g, rows = g.nout * g.S, kcount, rc, pcount;
 	int aw = etype_byte_width(at);
-	if (cols == 0 || ck_mul_i64(cols, g.cout_g, &kcount))
+	if (cols == 0 || checked_mul_i64(cols, g.cout_g, &kcount))
 		return 1;  /* empty sums: the reference writes the zeros */
 	rc = CONV_CHUNK_BYTES / (cols * aw);
 	rc = rc < 1 ? 1 : rc > rows ? rows : rc;
-	if (ck_mul_i64(rc, cols, &pcount))
+	if (checked_mul_i64(rc, cols, &pcount))
 		return 1;
 	conv_job j;
 	memset(&j, 0, sizeof j);

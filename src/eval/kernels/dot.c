@@ -406,7 +406,7 @@ int contract_blas(etype t, int64_t M, int64_t N, int64_t K, const void *A, int64
 hloi_literal *contract_scratch(engine *e, etype t, int64_t count)
 {
 	int64_t bytes;
-	if (count < 0 || ck_mul_i64(count, etype_byte_width(t), &bytes))
+	if (count < 0 || checked_mul_i64(count, etype_byte_width(t), &bytes))
 		return NULL;
 	if (e->live + (uint64_t)bytes > e->budget || e->live + (uint64_t)bytes < e->live) {
 		value_free_spare(e);

@@ -642,8 +642,8 @@ static hloi_status do_sort(engine *e, const instr *in, const computation *f, hlo
 	hloi_literal *scratch = NULL;
 	hloi_status st = HLOI_OK;
 	int64_t words;
-	if (ck_mul_i64(2 * (int64_t)n + 4, j.len, &j.per) || ck_add_i64(j.per, nslots + 1, &j.per) ||
-	    ck_mul_i64(j.per, j.nchunks, &words)) {
+	if (checked_mul_i64(2 * (int64_t)n + 4, j.len, &j.per) || checked_add_i64(j.per, nslots + 1, &j.per) ||
+	    checked_mul_i64(j.per, j.nchunks, &words)) {
 		st = value_oom(e, INT64_MAX);
 		goto done;
 	}
@@ -811,8 +811,8 @@ hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *
 				j.nchunks = 1;
 		}
 		int64_t words;
-		if (ck_mul_i64(j.len, 5, &j.per) || ck_add_i64(j.per, 2 * j.k, &j.per) ||
-		    ck_mul_i64(j.per, j.nchunks, &words)) {
+		if (checked_mul_i64(j.len, 5, &j.per) || checked_add_i64(j.per, 2 * j.k, &j.per) ||
+		    checked_mul_i64(j.per, j.nchunks, &words)) {
 			st = value_oom(e, INT64_MAX);
 			goto fail;
 		}

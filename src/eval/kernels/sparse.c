@@ -50,7 +50,7 @@ hloi_status eval_sparse_dense(engine *e, const instr *in, int k, const sparsity_
 	}
 	int64_t dims[HLOI_MAX_RANK], dn;
 	memcpy(dims, v->shape.dims, sizeof dims);
-	if (ck_mul_i64(v->shape.dims[d] / sd->nnz, sd->block, &dn)) {
+	if (checked_mul_i64(v->shape.dims[d] / sd->nnz, sd->block, &dn)) {
 		diag_error_where(e->ctx, NULL, "'%s' (convolution): the dense %s is too large", in->name, side);
 		return HLOI_EINVAL;
 	}

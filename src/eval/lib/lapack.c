@@ -125,8 +125,8 @@ static int64_t too_large(engine *e, const instr *in, int64_t m, int64_t n)
 static int64_t scratch_bytes(engine *e, const instr *in, int64_t m, int64_t n, int w, int64_t extra)
 {
 	int64_t mn, bytes;
-	if (m > INT_MAX || n > INT_MAX || ck_mul_i64(m, n, &mn) || mn > INT_MAX || ck_mul_i64(mn, w, &bytes) ||
-	    ck_add_i64(bytes, extra, &bytes))
+	if (m > INT_MAX || n > INT_MAX || checked_mul_i64(m, n, &mn) || mn > INT_MAX || checked_mul_i64(mn, w, &bytes) ||
+	    checked_add_i64(bytes, extra, &bytes))
 		return too_large(e, in, m, n);
 	return bytes;
 }
