@@ -180,43 +180,20 @@ typedef void (*rv_write_fn)(void *o, const sc_num *restrict c, int64_t n);
 #include "core/types.def"
 #undef X
 #undef ROW_EVAL
+#undef ROW_NOEVAL
 
 fx_row_fn fx_binary_row(opcode op, etype t)
 {
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return rb_##fn##_##E;
-#define ROW_EVAL(E, T, kind)                      \
-	case ET_##E:                              \
-		switch (op) {                     \
-			SC_OPS_##kind(CASE, E, T) \
-		default:                          \
-			return NULL;              \
-		}
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_OP_TYPE(op, t, SC_OPS, CASE)
 #undef CASE
 }
 
 fx_row_fn fx_compare_row(etype t)
 {
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return rc_##E;
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_TYPE(t, rc_)
 }
 
 /* Float iotas whose indices fit 32 bits: the same values (an int32 and the
@@ -246,49 +223,18 @@ fx_iota_fn fx_iota_row(etype t)
 		return rif_F32;
 	if (t == ET_F64)
 		return rif_F64;
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return ri_##E;
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_TYPE(t, ri_)
 }
 
 static rv_read_fn convert_reader(etype t)
 {
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return rv_read_##E;
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_TYPE(t, rv_read_)
 }
 
 static rv_write_fn convert_writer(etype t)
 {
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return rv_write_##E;
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_TYPE(t, rv_write_)
 }
-#undef ROW_NOEVAL
 
 /* The generic conversion: a piece at a time through the carrier. */
 static void rv_generic(void *restrict vo, const void *const *va, const int64_t *s, int64_t n, const fx_member *m)

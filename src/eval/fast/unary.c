@@ -163,37 +163,7 @@ static fu_row row_kernel(opcode op, etype t)
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return ru_##fn##_##E;
-/* op-specific: the ops with parameters or a result-keyed type */
-#define EXTRA_KIND_FLOAT(E)                                                \
-	case OP_REDUCE_PRECISION:                                          \
-		return ru_reduce_precision_##E;                            \
-	case OP_STOCHASTIC_CONVERT:                                        \
-		return ru_stochastic_convert_##E;
-#define EXTRA_KIND_COMPLEX(E) \
-	case OP_COMPLEX:      \
-		return ru_complex_##E;
-#define EXTRA_KIND_PRED(E)
-#define EXTRA_KIND_SINT(E)
-#define EXTRA_KIND_UINT(E)
-#define ROW_EVAL(E, T, kind)                                                         \
-	case ET_##E:                                                                 \
-		switch (op) {                                                        \
-			SC_UNARY_OPS_##kind(CASE, E, T) SC_UNARY_PRED_OPS_##kind(CASE, E, T) \
-			SC_UNARY_PART_OPS_##kind(CASE, E, T) SC_CLAMP_##kind(CASE, E, T) \
-			EXTRA_##kind(E)                                              \
-		default:                                                             \
-			return NULL;                                                 \
-		}
-#define ROW_NOEVAL(E, T, kind)
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
-#undef ROW_NOEVAL
+	SC_LOOKUP_BY_OP_TYPE(op, t, SC_UNARY_FAMILY_OPS, CASE)
 #undef CASE
 }
 

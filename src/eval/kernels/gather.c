@@ -357,23 +357,7 @@ static scalar_fn scalar_lookup(opcode op, etype t)
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return sf_##fn##_##E;
-#define ROW_EVAL(E, T, kind)                      \
-	case ET_##E:                              \
-		switch (op) {                     \
-			SC_OPS_##kind(CASE, E, T) \
-		default:                          \
-			return NULL;              \
-		}
-#define ROW_NOEVAL(E, T, kind)
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
-#undef ROW_NOEVAL
+	SC_LOOKUP_BY_OP_TYPE(op, t, SC_OPS, CASE)
 #undef CASE
 }
 

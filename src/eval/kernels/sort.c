@@ -161,19 +161,7 @@ typedef uint8_t (*cmp_fn)(const void *a, const void *b, cmp_direction d, cmp_typ
 
 static cmp_fn tk_lookup(etype t)
 {
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return tk_compare_##E;
-#define ROW_NOEVAL(E, T, kind)
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
-#undef ROW_NOEVAL
+	SC_LOOKUP_BY_TYPE(t, tk_compare_)
 }
 
 typedef struct tk_ctx {

@@ -41,43 +41,20 @@ typedef uint8_t (*cmp_fn)(const void *a, const void *b, cmp_direction d, cmp_typ
 #include "core/types.def"
 #undef X
 #undef ROW_EVAL
+#undef ROW_NOEVAL
 
 static binop_fn binop_lookup(opcode op, etype t)
 {
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return el_##fn##_##E;
-#define ROW_EVAL(E, T, kind)                   \
-	case ET_##E:                           \
-		switch (op) {                  \
-			SC_OPS_##kind(CASE, E, T) \
-		default:                       \
-			return NULL;           \
-		}
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_OP_TYPE(op, t, SC_OPS, CASE)
 #undef CASE
 }
 
 static cmp_fn compare_lookup(etype t)
 {
-#define ROW_EVAL(E, T, kind) \
-	case ET_##E:         \
-		return el_compare_##E;
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
+	SC_LOOKUP_BY_TYPE(t, el_compare_)
 }
 
 /* The unary family (eval/scalar/unary.h): one function per (op, operand type)
@@ -159,40 +136,7 @@ static elem_fn unary_lookup(opcode op, etype t)
 #define CASE(OPC, fn, E, T) \
 	case OP_##OPC:      \
 		return eu_##fn##_##E;
-/* op-specific: the ops with parameters or a result-keyed type */
-#define EXTRA_KIND_FLOAT(E)                                                \
-	case OP_REDUCE_PRECISION:                                          \
-		return eu_reduce_precision_##E;                            \
-	case OP_STOCHASTIC_CONVERT:                                        \
-		return eu_stochastic_convert_##E;
-#define EXTRA_KIND_COMPLEX(E) \
-	case OP_COMPLEX:      \
-		return eu_complex_##E;
-#define EXTRA_KIND_PRED(E)
-#define EXTRA_KIND_SINT(E)
-#define EXTRA_KIND_UINT(E)
-#define ROW_EVAL(E, T, kind)                                                         \
-	case ET_##E:                                                                 \
-		switch (op) {                                                        \
-			SC_UNARY_OPS_##kind(CASE, E, T) SC_UNARY_PRED_OPS_##kind(CASE, E, T) \
-			SC_UNARY_PART_OPS_##kind(CASE, E, T) SC_CLAMP_##kind(CASE, E, T) \
-			EXTRA_##kind(E)                                              \
-		default:                                                             \
-			return NULL;                                                 \
-		}
-	switch (t) {
-#define X(E, name, num, width, kind, ctype, ev, npy) ROW_##ev(E, ctype, kind)
-#include "core/types.def"
-#undef X
-	default:
-		return NULL;
-	}
-#undef ROW_EVAL
-#undef EXTRA_KIND_FLOAT
-#undef EXTRA_KIND_COMPLEX
-#undef EXTRA_KIND_PRED
-#undef EXTRA_KIND_SINT
-#undef EXTRA_KIND_UINT
+	SC_LOOKUP_BY_OP_TYPE(op, t, SC_UNARY_FAMILY_OPS, CASE)
 #undef CASE
 }
 

@@ -1187,4 +1187,115 @@ SC_REDUCE_PRECISION_BITS(sc_reduce_precision_f64, double, uint64_t, 52, 11)
 #define SC_PART_OF_C64 F32
 #define SC_PART_OF_C128 F64
 
+/* --- the (opcode x element type) dispatch ---------------------------------- *
+ *
+ * The one copy of the switch every engine uses to pick its function for an
+ * (opcode, element type) pair or for an element type alone. A file defines
+ * its functions per op and type (el_add_F32, rb_add_F32, rc_F32, ...) and
+ * makes its lookup an instantiation:
+ *
+ *   #define CASE(OPC, fn, E, T) case OP_##OPC: return el_##fn##_##E;
+ *           SC_LOOKUP_BY_OP_TYPE(op, t, SC_OPS, CASE)
+ *   #undef CASE
+ *
+ * expands to `switch (t)` over the evaluated types and, in each, `switch (op)`
+ * over the op list OPS_<kind> of the type's kind (SC_OPS_<kind> for the
+ * binary ops, SC_UNARY_FAMILY_OPS_<kind> for the unary family), CASE(OPC,
+ * fn, E, T) for each listed op; every other pair returns NULL. And
+ *
+ *   SC_LOOKUP_BY_TYPE(t, rc_)
+ *
+ * returns rc_<E> for each evaluated type t, NULL for the others. Both return
+ * from the enclosing function.
+ *
+ * SC_EVAL_TYPES(Y, ...) is the list they iterate, Y(E, kind, ...) for each
+ * row of core/types.def marked EVAL (a #include cannot sit inside a macro,
+ * so the list is written out here); the static assertions below it fail the
+ * build when it and core/types.def disagree. */
+#define SC_EVAL_TYPES(Y, ...)                                                        \
+	Y(PRED, KIND_PRED, __VA_ARGS__) Y(S1, KIND_SINT, __VA_ARGS__)                  \
+	Y(S2, KIND_SINT, __VA_ARGS__) Y(S4, KIND_SINT, __VA_ARGS__)                    \
+	Y(S8, KIND_SINT, __VA_ARGS__) Y(S16, KIND_SINT, __VA_ARGS__)                   \
+	Y(S32, KIND_SINT, __VA_ARGS__) Y(S64, KIND_SINT, __VA_ARGS__)                  \
+	Y(U1, KIND_UINT, __VA_ARGS__) Y(U2, KIND_UINT, __VA_ARGS__)                    \
+	Y(U4, KIND_UINT, __VA_ARGS__) Y(U8, KIND_UINT, __VA_ARGS__)                    \
+	Y(U16, KIND_UINT, __VA_ARGS__) Y(U32, KIND_UINT, __VA_ARGS__)                  \
+	Y(U64, KIND_UINT, __VA_ARGS__) Y(F16, KIND_FLOAT, __VA_ARGS__)                 \
+	Y(BF16, KIND_FLOAT, __VA_ARGS__) Y(F32, KIND_FLOAT, __VA_ARGS__)               \
+	Y(F64, KIND_FLOAT, __VA_ARGS__) Y(F8E5M2, KIND_FLOAT, __VA_ARGS__)             \
+	Y(F8E4M3, KIND_FLOAT, __VA_ARGS__) Y(F8E4M3FN, KIND_FLOAT, __VA_ARGS__)        \
+	Y(F8E4M3B11FNUZ, KIND_FLOAT, __VA_ARGS__) Y(F8E3M4, KIND_FLOAT, __VA_ARGS__)   \
+	Y(F8E5M2FNUZ, KIND_FLOAT, __VA_ARGS__) Y(F8E4M3FNUZ, KIND_FLOAT, __VA_ARGS__)  \
+	Y(F4E2M1FN, KIND_FLOAT, __VA_ARGS__) Y(F8E8M0FNU, KIND_FLOAT, __VA_ARGS__)     \
+	Y(C64, KIND_COMPLEX, __VA_ARGS__) Y(C128, KIND_COMPLEX, __VA_ARGS__)
+
+/* SC_EVAL_TYPES against core/types.def: each EVAL row listed with its kind
+ * (an unlisted one is an undeclared identifier), and as many rows. */
+#define SC_LK_LISTED(E, kind, unused) sc_lk_listed_kind_##E = kind,
+enum { SC_EVAL_TYPES(SC_LK_LISTED, ~) sc_lk_listed_end_ };
+#undef SC_LK_LISTED
+#define SC_LK_CHECK_EVAL(E, kind)                                                    \
+	_Static_assert((int)sc_lk_listed_kind_##E == (int)kind,                      \
+		       "SC_EVAL_TYPES: " #E "'s kind differs from core/types.def");
+#define SC_LK_CHECK_NOEVAL(E, kind)
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_LK_CHECK_##ev(E, kind)
+#include "core/types.def"
+#undef X
+#undef SC_LK_CHECK_EVAL
+#undef SC_LK_CHECK_NOEVAL
+#define SC_LK_ONE(E, kind, unused) +1
+#define SC_LK_COUNT_EVAL +1
+#define SC_LK_COUNT_NOEVAL
+enum {
+	sc_lk_listed_count_ = 0 SC_EVAL_TYPES(SC_LK_ONE, ~),
+	sc_lk_eval_count_ = 0
+#define X(E, name, num, width, kind, ctype, ev, npy) SC_LK_COUNT_##ev
+#include "core/types.def"
+#undef X
+};
+#undef SC_LK_ONE
+#undef SC_LK_COUNT_EVAL
+#undef SC_LK_COUNT_NOEVAL
+_Static_assert(sc_lk_listed_count_ == sc_lk_eval_count_,
+	       "SC_EVAL_TYPES lists other types than core/types.def's EVAL rows");
+
+/* The unary family's ops per kind (eval/scalar/unary.h): same-type, pred and
+ * part results, clamp, and the ops with parameters or a result-keyed type
+ * (reduce-precision, stochastic-convert; complex by its result type). */
+#define SC_UNARY_FAMILY_OPS_KIND_PRED(Y, E, T) SC_UNARY_FAMILY_OPS_(KIND_PRED, Y, E, T)
+#define SC_UNARY_FAMILY_OPS_KIND_SINT(Y, E, T) SC_UNARY_FAMILY_OPS_(KIND_SINT, Y, E, T)
+#define SC_UNARY_FAMILY_OPS_KIND_UINT(Y, E, T) SC_UNARY_FAMILY_OPS_(KIND_UINT, Y, E, T)
+#define SC_UNARY_FAMILY_OPS_KIND_FLOAT(Y, E, T)                                      \
+	SC_UNARY_FAMILY_OPS_(KIND_FLOAT, Y, E, T)                                    \
+	Y(REDUCE_PRECISION, reduce_precision, E, T)                                  \
+	Y(STOCHASTIC_CONVERT, stochastic_convert, E, T)
+#define SC_UNARY_FAMILY_OPS_KIND_COMPLEX(Y, E, T)                                    \
+	SC_UNARY_FAMILY_OPS_(KIND_COMPLEX, Y, E, T) Y(COMPLEX, complex, E, T)
+#define SC_UNARY_FAMILY_OPS_(kind, Y, E, T)                                          \
+	SC_UNARY_OPS_##kind(Y, E, T) SC_UNARY_PRED_OPS_##kind(Y, E, T)               \
+	SC_UNARY_PART_OPS_##kind(Y, E, T) SC_CLAMP_##kind(Y, E, T)
+
+#define SC_LK_OP_ROW(E, kind, op, OPS, CASE)                                         \
+	case ET_##E:                                                                 \
+		switch (op) {                                                        \
+			OPS##_##kind(CASE, E, et_storage_##E)                        \
+		default:                                                             \
+			return NULL;                                                 \
+		}
+#define SC_LOOKUP_BY_OP_TYPE(op, t, OPS, CASE)                                       \
+	switch (t) {                                                                 \
+		SC_EVAL_TYPES(SC_LK_OP_ROW, op, OPS, CASE)                           \
+	default:                                                                     \
+		return NULL;                                                         \
+	}
+#define SC_LK_TYPE_ROW(E, kind, prefix)                                              \
+	case ET_##E:                                                                 \
+		return prefix##E;
+#define SC_LOOKUP_BY_TYPE(t, prefix)                                                 \
+	switch (t) {                                                                 \
+		SC_EVAL_TYPES(SC_LK_TYPE_ROW, prefix)                                \
+	default:                                                                     \
+		return NULL;                                                         \
+	}
+
 #endif
