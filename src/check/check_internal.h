@@ -114,6 +114,11 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 /* XLA's InferWindowOutputShape: the dims of window w over `base` into out;
  * reports and returns nonzero when the window does not fit. */
 int ck_window_output(checker *c, const instr *in, const window *w, const shape *base, int64_t *out);
+/* (bound - 1) * dilation + 1 (0 for 0), or -1 on overflow. */
+int64_t ck_dilated_bound(int64_t bound, int64_t dilation);
+/* Reports and returns nonzero when a window dimension (the window printed
+ * as ws) has a non-positive size, stride or dilation, in XLA's words. */
+int ck_window_dim_invalid(checker *c, loc at, const window_dim *d, const char *ws);
 
 /* --- check.c: the driver, called back by the rules ------------------------ */
 

@@ -371,7 +371,7 @@ int ck_verify_reducer(checker *c, const instr *in, const computation *f, const s
 
 /* window_util::DilatedBound and StridedBound; -1 on overflow or a negative
  * bound (XLA stops on a CHECK there). */
-static int64_t dilated_bound(int64_t bound, int64_t dilation)
+int64_t ck_dilated_bound(int64_t bound, int64_t dilation)
 {
 	int64_t r;
 	if (bound == 0)
@@ -379,6 +379,29 @@ static int64_t dilated_bound(int64_t bound, int64_t dilation)
 	if (checked_mul_i64(bound - 1, dilation, &r) || checked_add_i64(r, 1, &r))
 		return -1;
 	return r;
+}
+
+/* Reports and returns nonzero when one dimension of a window (printed as
+ * ws) is not positive: size, stride or a dilation factor, in XLA's words. */
+int ck_window_dim_invalid(checker *c, loc at, const window_dim *d, const char *ws)
+{
+	if (d->size <= 0) {
+		ck_error(c, at, "Window %s has a non-positive dimension.", ws);
+		return 1;
+	}
+	if (d->stride <= 0) {
+		ck_error(c, at, "Window %s has a non-positive stride.", ws);
+		return 1;
+	}
+	if (d->lhs_dilate < 1) {
+		ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
+		return 1;
+	}
+	if (d->rhs_dilate < 1) {
+		ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
+		return 1;
+	}
+	return 0;
 }
 
 /* The output dims of a window over base dims (XLA's InferWindowOutputShape);
@@ -398,24 +421,10 @@ int ck_window_output(checker *c, const instr *in, const window *w, const shape *
 	}
 	for (int i = 0; i < w->n; i++) {
 		const window_dim *d = &w->d[i];
-		if (d->size <= 0) {
-			ck_error(c, at, "Window %s has a non-positive dimension.", ws);
+		if (ck_window_dim_invalid(c, at, d, ws))
 			goto done;
-		}
-		if (d->stride <= 0) {
-			ck_error(c, at, "Window %s has a non-positive stride.", ws);
-			goto done;
-		}
-		if (d->lhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
-			goto done;
-		}
-		if (d->rhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
-			goto done;
-		}
-		int64_t base_d = dilated_bound(base->dims[i], d->lhs_dilate);
-		int64_t win = dilated_bound(d->size, d->rhs_dilate);
+		int64_t base_d = ck_dilated_bound(base->dims[i], d->lhs_dilate);
+		int64_t win = ck_dilated_bound(d->size, d->rhs_dilate);
 		int64_t padded;
 		if (base_d < 0 || win < 0 || checked_add_i64(base_d, d->pad_lo, &padded) ||
 		    checked_add_i64(padded, d->pad_hi, &padded)) {

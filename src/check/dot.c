@@ -391,16 +391,6 @@ static void conv_dnums_text(strbuf *b, const conv_dims *d)
 	put_many(b, "output_spatial_dimensions", d->output_spatial, d->nspatial);
 }
 
-static int64_t dilated_bound(int64_t bound, int64_t dilation)
-{
-	int64_t r;
-	if (bound == 0)
-		return 0;
-	if (checked_mul_i64(bound - 1, dilation, &r) || checked_add_i64(r, 1, &r))
-		return -1;
-	return r;
-}
-
 /* InferWindowOutputShape over the input's spatial dims. */
 static int window_output(checker *c, const instr *in, const window *w, const int64_t *base, int n, int64_t *out)
 {
@@ -412,23 +402,9 @@ static int window_output(checker *c, const instr *in, const window *w, const int
 	int err = 1;
 	for (int i = 0; i < n; i++) {
 		const window_dim *d = &w->d[i];
-		if (d->size <= 0) {
-			ck_error(c, at, "Window %s has a non-positive dimension.", ws);
+		if (ck_window_dim_invalid(c, at, d, ws))
 			goto done;
-		}
-		if (d->stride <= 0) {
-			ck_error(c, at, "Window %s has a non-positive stride.", ws);
-			goto done;
-		}
-		if (d->lhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive base area dilation factor.", ws);
-			goto done;
-		}
-		if (d->rhs_dilate < 1) {
-			ck_error(c, at, "Window %s has a non-positive window dilation factor.", ws);
-			goto done;
-		}
-		int64_t bd = dilated_bound(base[i], d->lhs_dilate), wd = dilated_bound(d->size, d->rhs_dilate), padded;
+		int64_t bd = ck_dilated_bound(base[i], d->lhs_dilate), wd = ck_dilated_bound(d->size, d->rhs_dilate), padded;
 		if (bd < 0 || wd < 0 || checked_add_i64(bd, d->pad_lo, &padded) || checked_add_i64(padded, d->pad_hi, &padded)) {
 			ck_error(c, at, "Window %s is too large for spatial dimension %d of size %lld.", ws, i,
 				 (long long)base[i]);
