@@ -745,3 +745,15 @@ int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_liter
 	eval_parallel(threads, units, per ? min_per / per + 1 : units, win_units, &p);
 	return 0;
 }
+
+/* --- combining arrays ------------------------------------------------------------- */
+
+int fast_combine(opcode op, etype t, void *acc, const void *x, int64_t n)
+{
+	const rf_kernels *k = rf_lookup(op, t, 1);
+	if (!k)
+		return 1;
+	if (n > 0)
+		k->col(acc, x, n, 1);
+	return 0;
+}

@@ -29,4 +29,12 @@ int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, 
 int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
 		       hloi_literal *out, const reduce_tuning *t);
 
+/* acc[j] = op(acc[j], x[j]) for j < n, elements of type t: the reducer
+ * applied element by element, in the element type with
+ * eval/scalar/scalar.h's semantics (reduce-window's kernels), so bit for
+ * bit what the reference engine's application of it gives (the
+ * collectives' reductions). 0 when done; nonzero when (op, t) is not
+ * covered (acc untouched). */
+int fast_combine(opcode op, etype t, void *acc, const void *x, int64_t n);
+
 #endif

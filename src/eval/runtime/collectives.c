@@ -39,13 +39,23 @@
  *   replica-id, partition-id   this participant's
  *
  * Both engines share these kernels: each result is a value of its own,
- * filled by copies between layouts. */
+ * filled by copies between layouts. When the reducer is add, multiply,
+ * maximum, minimum, and or or of its parameters (the accumulator first)
+ * and the fast engine runs, the reductions combine whole arrays
+ * (fast_combine) instead of applying the computation per element, in the
+ * same group order, so the values are bit for bit the reference engine's:
+ * an all-reduce whose operands and results share a layout is cut into
+ * slices, each member combining its slice of everyone's operands once and
+ * writing it into every member's result; a reduce-scatter of row-major
+ * arrays combines only the member's own block. */
 #include <string.h>
 
 #include "core/index.h"
+#include "eval/fast/reduce.h"
 #include "eval/kernels/apply.h"
 #include "eval/kernels/kernel.h"
 #include "eval/kernels/movement.h"
+#include "eval/kernels/reduce.h"
 #include "eval/runtime/spmd.h"
 #include "ir/groups.h"
 #include "util/alloc.h"
@@ -123,8 +133,52 @@ static void move_block(char *out, int64_t out_dim, int64_t out_at, const char *i
 		memcpy(out + (o * out_dim + out_at) * inner, in + (o * in_dim + in_at) * inner, (size_t)(len * inner));
 }
 
+/* Bytes of the buffer a piece of the members' operands is combined in:
+ * within the first-level cache, so that each operand is read once and
+ * each result written once. */
+#define COMBINE_BYTES 8192
+
+/* The monoid of collective `in`'s reducer on elements of type t when the
+ * fast engine combines whole arrays with it (fast_combine), bit for bit
+ * what the reducer applied element by element gives: add, multiply,
+ * maximum, minimum, and, or of its two parameters of type t, taken in
+ * their order (the accumulator first) on floats, where the order decides
+ * which NaN comes out; else OP_COUNT. */
+static opcode collective_monoid(const engine *e, const instr *in, etype t)
+{
+	const computation *f = instr_called(in, ATTR_TO_APPLY, 0);
+	if (!e->fast || !f)
+		return OP_COUNT;
+	opcode op = reduce_monoid(f);
+	if (op == OP_COUNT || f->root->result->type != t || fast_combine(op, t, NULL, NULL, 0) != 0)
+		return OP_COUNT;
+	if (!etype_is_integer(t) && t != ET_PRED && f->root->ops[0].def != f->params[0])
+		return OP_COUNT;
+	return op;
+}
+
+/* dst[i][0..len) = ((src[0] op src[1]) op src[2]) op ... op src[n - 1],
+ * elements of type t (w bytes) at each pointer, for i < ndst: group order,
+ * the order the reducer is applied in element by element. */
+static void combine_run(opcode op, etype t, int64_t w, const char *const *src, int64_t n, char *const *dst,
+			int64_t ndst, int64_t len)
+{
+	double buf[COMBINE_BYTES / sizeof(double)];
+	int64_t per = COMBINE_BYTES / w;
+	for (int64_t c = 0; c < len; c += per) {
+		int64_t m = len - c < per ? len - c : per;
+		memcpy(buf, src[0] + c * w, (size_t)(m * w));
+		for (int64_t j = 1; j < n; j++)
+			fast_combine(op, t, buf, src[j] + c * w, m);
+		for (int64_t i = 0; i < ndst; i++)
+			memcpy(dst[i] + c * w, buf, (size_t)(m * w));
+	}
+}
+
 /* The members' operand k folded with to_apply in group order, into a new
- * row-major value *out. */
+ * row-major value *out: by whole arrays when the reducer is a monoid the
+ * fast engine combines exactly (collective_monoid), else element by
+ * element through the computation. */
 static hloi_status reduce_members(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int k,
 				  hloi_literal **out)
 {
@@ -142,22 +196,29 @@ static hloi_status reduce_members(engine *e, const instr *in, hloi_literal *cons
 		return st;
 	value_copy(acc, first);
 	shape_element_count(&acc->shape, &count);
-	st = applier_init(&ap, e, f);
-	if (st != HLOI_OK)
-		goto cleanup;
-	state = hloi_calloc((size_t)(ap.nslots > 0 ? ap.nslots : 1), sizeof *state);
-	if (!state) {
-		st = value_oom(e, (int64_t)ap.nslots * 8);
-		goto cleanup;
+	opcode mono = collective_monoid(e, in, t);
+	if (mono != OP_COUNT && (int64_t)acc->nbytes != count * w)
+		mono = OP_COUNT;
+	if (mono == OP_COUNT) {
+		st = applier_init(&ap, e, f);
+		if (st != HLOI_OK)
+			goto cleanup;
+		state = hloi_calloc((size_t)(ap.nslots > 0 ? ap.nslots : 1), sizeof *state);
+		if (!state) {
+			st = value_oom(e, (int64_t)ap.nslots * 8);
+			goto cleanup;
+		}
+		applier_start(&ap, state);
 	}
-	applier_start(&ap, state);
 	for (int64_t j = 1; j < n; j++) {
 		st = dense(e, all[j][k], &other, &owned);
 		if (st != HLOI_OK)
 			goto cleanup;
 		char *a = acc->data;
 		const char *b = other->data;
-		for (int64_t i = 0; i < count && st == HLOI_OK; i++) {
+		if (mono != OP_COUNT)
+			fast_combine(mono, t, a, b, count);
+		for (int64_t i = 0; mono == OP_COUNT && i < count && st == HLOI_OK; i++) {
 			applier_param(&ap, state, 0, t, a + i * w);
 			applier_param(&ap, state, 1, t, b + i * w);
 			st = applier_run(&ap, state);
@@ -177,6 +238,97 @@ cleanup:
 	}
 	*out = acc;
 	return st;
+}
+
+/* Whether array `a` holds `count` elements of type t with no padding, in
+ * layout `like` (NULL: row-major), readable (not elided). */
+static int plain_array(const hloi_literal *a, etype t, int64_t count, const shape *like)
+{
+	if (shape_is_tuple(&a->shape) || a->shape.type != t || a->elided || (count > 0 && !a->data) ||
+	    (int64_t)a->nbytes != count * etype_byte_width(t))
+		return 0;
+	return like ? layout_equal(&a->shape.layout, &like->layout) : layout_is_default(&a->shape);
+}
+
+/* all-reduce by slices: when each member's operands and result slots
+ * (all[j][0..nops) and all[j][nops..2 nops)) share, slot by slot, one
+ * layout of unpadded elements, and the reducer is a monoid combined
+ * exactly, member `rank` combines its slice of every operand (elements
+ * [count * rank / n, count * (rank + 1) / n), cut on cache lines) over
+ * the members in group order and writes it into every member's result:
+ * the members' slices cover the arrays once, and each element is combined
+ * in the order reduce_members takes. The decision reads every member's
+ * values, so all members take it alike. 0 when done. */
+static int all_reduce_slices(engine *e, const instr *in, hloi_literal *const *const *all, int64_t n, int64_t rank,
+			     int nops)
+{
+	const char *src[HLOI_MAX_PARTICIPANTS];
+	char *dst[HLOI_MAX_PARTICIPANTS];
+	if (n > HLOI_MAX_PARTICIPANTS)
+		return 1;
+	for (int k = 0; k < nops; k++) {
+		const hloi_literal *a0 = all[0][k];
+		int64_t count = 0;
+		if (shape_is_tuple(&a0->shape) || shape_element_count(&a0->shape, &count) ||
+		    collective_monoid(e, in, a0->shape.type) == OP_COUNT)
+			return 1;
+		for (int64_t j = 0; j < n; j++)
+			if (!plain_array(all[j][k], a0->shape.type, count, &a0->shape) ||
+			    !plain_array(all[j][nops + k], a0->shape.type, count, &a0->shape) ||
+			    !shape_same_dims(&all[j][k]->shape, &a0->shape))
+				return 1;
+	}
+	for (int k = 0; k < nops; k++) {
+		const hloi_literal *a0 = all[0][k];
+		etype t = a0->shape.type;
+		int64_t w = etype_byte_width(t), count = 0;
+		shape_element_count(&a0->shape, &count);
+		int64_t lo = count / n * rank & ~(int64_t)63, hi = rank + 1 == n ? count : count / n * (rank + 1) & ~(int64_t)63;
+		for (int64_t j = 0; j < n; j++) {
+			src[j] = (const char *)all[j][k]->data + lo * w;
+			dst[j] = (char *)all[j][nops + k]->data + lo * w;
+		}
+		if (hi > lo)
+			combine_run(collective_monoid(e, in, t), t, w, src, n, dst, n, hi - lo);
+		/* this member's result takes member 0's sizes, as value_copy of
+		 * reduce_members' result gives */
+		memcpy(all[rank][nops + k]->dynamic_size, a0->dynamic_size, sizeof a0->dynamic_size);
+	}
+	return 0;
+}
+
+/* reduce-scatter of operand k straight into this member's block dst: when
+ * the operands and dst are row-major and unpadded and the reducer a monoid
+ * combined exactly, only block `rank` of the operands is read and
+ * combined, in group order. 0 when done. */
+static int scatter_block(engine *e, const instr *in, hloi_literal *dst, hloi_literal *const *const *all, int64_t n,
+			 int64_t rank, int k, int64_t d)
+{
+	const char *src[HLOI_MAX_PARTICIPANTS];
+	const hloi_literal *a0 = all[0][k];
+	etype t = a0->shape.type;
+	int64_t count = 0, dcount = 0;
+	opcode op = collective_monoid(e, in, t);
+	if (op == OP_COUNT || n > HLOI_MAX_PARTICIPANTS || shape_is_tuple(&a0->shape) || d < 0 ||
+	    d >= a0->shape.rank || shape_element_count(&a0->shape, &count) ||
+	    shape_element_count(&dst->shape, &dcount) || !plain_array(dst, t, dcount, NULL) ||
+	    dst->shape.rank != a0->shape.rank)
+		return 1;
+	for (int64_t j = 0; j < n; j++)
+		if (!plain_array(all[j][k], t, count, NULL) || !shape_same_dims(&all[j][k]->shape, &a0->shape))
+			return 1;
+	int64_t w = etype_byte_width(t), outer, inner;
+	around(&dst->shape, d, &outer, &inner);
+	int64_t chunk = dst->shape.dims[d], id = a0->shape.dims[d];
+	for (int64_t o = 0; o < outer && chunk * inner > 0; o++) {
+		for (int64_t j = 0; j < n; j++)
+			src[j] = (const char *)all[j][k]->data + (o * id + rank * chunk) * inner;
+		char *out = (char *)dst->data + o * chunk * inner;
+		combine_run(op, t, w, src, n, &out, 1, chunk * inner / w);
+	}
+	for (int i = 0; i < dst->shape.rank; i++)
+		dst->dynamic_size[i] = dst->shape.dims[i];
+	return 0;
 }
 
 /* Moves blocks of the members' operand k into dst (any layout) through a
@@ -218,6 +370,8 @@ static hloi_status reduce_scatter(engine *e, const instr *in, hloi_literal *dst,
 				  int64_t n, int64_t rank, int k, int64_t d)
 {
 	hloi_literal *acc = NULL, *out = NULL;
+	if (scatter_block(e, in, dst, all, n, rank, k, d) == 0)
+		return HLOI_OK;
 	hloi_status st = reduce_members(e, in, all, n, k, &acc);
 	if (st == HLOI_OK)
 		st = dense_new(e, &dst->shape, &out);
@@ -480,16 +634,35 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	}
 	hloi_literal *const *const *all = NULL;
 	spmd_meet *meet = NULL;
-	hloi_status st = spmd_arrive(e, in, members, n, rank, ops, &all, &meet);
+	/* all-reduce: each member publishes its result slots after its
+	 * operands, for the members to write their slices into */
+	int reduce_all = in->op == OP_ALL_REDUCE || in->op == OP_ALL_REDUCE_START;
+	hloi_literal **pub = NULL;
+	if (reduce_all) {
+		pub = hloi_malloc((size_t)(2 * in->nops + 1) * sizeof *pub);
+		if (!pub) {
+			hloi_free(members);
+			return value_oom(e, (int64_t)(2 * in->nops + 1) * (int64_t)sizeof *pub);
+		}
+		for (int k = 0; k < in->nops; k++) {
+			pub[k] = ops[k];
+			pub[in->nops + k] = slot(res, in->nops, k);
+		}
+	}
+	hloi_status st = spmd_arrive(e, in, members, n, rank, pub ? pub : ops, &all, &meet);
 	hloi_free(members);
-	if (st != HLOI_OK)
+	if (st != HLOI_OK) {
+		hloi_free(pub);
 		return st;
+	}
 	const int_list *dl = instr_ints(in, ATTR_DIMENSIONS);
 	int64_t d = dl && dl->n == 1 ? dl->v[0] : -1;
 	/* op-specific: each collective's own exchange */
 	switch (in->op) {
 	case OP_ALL_REDUCE:
 	case OP_ALL_REDUCE_START:
+		if (all_reduce_slices(e, in, all, n, rank, in->nops) == 0)
+			break;
 		for (int k = 0; k < in->nops && st == HLOI_OK; k++) {
 			hloi_literal *acc = NULL;
 			st = reduce_members(e, in, all, n, k, &acc);
@@ -549,6 +722,7 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 		break;
 	}
 	spmd_depart(e, meet);
+	hloi_free(pub);
 	return st;
 }
 
