@@ -569,6 +569,19 @@ HLOI_API hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx,
 					  hloi_literal *const *inputs, size_t ninputs,
 					  const hloi_run_options *opts, hloi_literal *result);
 
+/* A copy of `lit`, an input parameter i accepts (hloi_module_parameter_accepts),
+ * in the parameter's layout: the conversion a run makes of an input in
+ * another layout (a transpose on opts->threads threads; `opts` may be
+ * NULL), made once, so that runs again and again on the copy (hloi bench,
+ * a serving loop) convert nothing. *out is new (caller frees): a plain
+ * copy when the layouts already agree, and for a tuple parameter or one
+ * with `<=N` or `?` dimensions (whose runs still convert). Errors:
+ * HLOI_EINVAL (module not checked, i out of range, `lit` not accepted),
+ * HLOI_ENOMEM. */
+HLOI_API hloi_status hloi_module_conform_input(hloi_module *m, hloi_context *ctx, size_t i,
+					       const hloi_literal *lit, const hloi_run_options *opts,
+					       hloi_literal **out);
+
 /* The participants a run of the checked module simulates: replicas x
  * partitions (hloi_check_options, else the module header's replica_count
  * and num_partitions) when the module evaluates a collective, replica-id

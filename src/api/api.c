@@ -1011,6 +1011,26 @@ hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal
 	return eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
 }
 
+hloi_status hloi_module_conform_input(hloi_module *m, hloi_context *ctx, size_t i, const hloi_literal *lit,
+				      const hloi_run_options *opts, hloi_literal **out)
+{
+	*out = NULL;
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before its inputs are converted");
+		return HLOI_EINVAL;
+	}
+	if (!lit || !hloi_module_parameter_accepts(m, i, lit)) {
+		diag_error_where(ctx, NULL, "input %zu: %s", i,
+				 i >= hloi_module_parameter_count(m) ? "the module has no such parameter"
+								     : "not an input of the parameter's type and dimensions");
+		return HLOI_EINVAL;
+	}
+	hloi_status st = eval_conform_input(m, lit, i, opts ? opts->threads : 0, out);
+	if (st == HLOI_ENOMEM)
+		diag_error_where(ctx, NULL, "out of memory converting input %zu", i);
+	return st;
+}
+
 size_t hloi_module_participant_count(const hloi_module *m)
 {
 	if (!m || !m->checked)

@@ -65,6 +65,12 @@ hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *input
 hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			     const hloi_run_options *opts, hloi_literal *result);
 
+/* A new copy of `lit` (an array input of parameter i's type and dims) in
+ * parameter i's layout, converted on `threads` threads (0: the cores) as a
+ * run converts its inputs; a plain copy when the layouts agree or the
+ * parameter is not a static array. */
+hloi_status eval_conform_input(const module *m, const hloi_literal *lit, size_t i, int threads, hloi_literal **out);
+
 struct fast_tuning;
 
 /* What a run measured. */

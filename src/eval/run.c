@@ -792,6 +792,25 @@ cleanup:
 	return st;
 }
 
+hloi_status eval_conform_input(const module *m, const hloi_literal *lit, size_t i, int threads, hloi_literal **out)
+{
+	const shape *target = m->entry->params[i]->result;
+	*out = NULL;
+	if (!shape_is_array(target) || !shape_is_static(target) || shape_is_tuple(&lit->shape) ||
+	    value_same_layouts(&lit->shape, target) || lit->elided || lit->shape.type != target->type ||
+	    !shape_same_dims(&lit->shape, target))
+		return literal_clone(out, lit);
+	hloi_literal *r = NULL;
+	hloi_status st = literal_create_uninit(&r, target);
+	if (st != HLOI_OK)
+		return st;
+	memcpy(r->dynamic_size, lit->dynamic_size, sizeof r->dynamic_size);
+	if (fast_relayout(r, lit, threads, NULL) != 0)
+		value_copy(r, lit);
+	*out = r;
+	return HLOI_OK;
+}
+
 hloi_status eval_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			const hloi_run_options *opts, hloi_literal **out)
 {

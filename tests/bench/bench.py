@@ -334,6 +334,48 @@ def collective_rows(args, only):
     return rows
 
 
+# Inputs from .npy files in another layout than the parameter's: hloi bench
+# stores each in its parameter's layout once, before the timed runs, so they
+# time as generated inputs do (target: within 10%).
+FILE_INPUTS = [
+    ("colmajor", "column-major + row-major, both from row-major .npy files"),
+]
+
+
+def file_input_rows(args, only, tmp):
+    rows = []
+    for name, desc in FILE_INPUTS:
+        if only and name not in only:
+            continue
+        prog = os.path.join(HERE, name + ".hlo")
+        rng = np.random.default_rng(7)
+        files = []
+        for k in range(2):
+            f = os.path.join(tmp, "%s_in%d.npy" % (name, k))
+            np.save(f, rng.standard_normal((N, N), dtype=np.float32), allow_pickle=False)
+            files += ["--input", f]
+        gen, npy = [], []
+        for _ in range(args.repeat):  # interleaved
+            gen.append(time_hloi(args.hloi, prog, args.iterations, args.threads, extra=["--random-inputs"])["median_s"])
+            npy.append(time_hloi(args.hloi, prog, args.iterations, args.threads, extra=files)["median_s"])
+        rows.append((name, desc, statistics.median(gen), statistics.median(npy)))
+    return rows
+
+
+def print_file_inputs(rows):
+    if not rows:
+        return
+    print()
+    print("Inputs from .npy files in another layout than the parameter's, against generated ones")
+    print("(hloi bench converts them once, before the timed runs); target: within 10%.")
+    print()
+    print("| workload | generated ms | .npy ms | .npy / generated | met |")
+    print("|---|---:|---:|---:|---|")
+    for name, desc, g, n in rows:
+        print("| %s (%s) | %.2f | %.2f | %.2f | %s |" % (name, desc, g * 1e3, n * 1e3, n / g,
+                                                       "yes" if n / g <= 1.1 else "NO"))
+
+
 def print_collectives(rows):
     if not rows:
         return
@@ -518,6 +560,7 @@ def main():
             mrows.append((name, desc, med(ht), med(nt), med(no), moved, med(cg)))
         crows = contraction_rows(args, only)
         krows = collective_rows(args, only)
+        frows = file_input_rows(args, only, tmp)
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
@@ -554,6 +597,7 @@ def main():
                 name, desc, h * 1e3, n * 1e3, n / h, gbps, frac, "yes" if frac >= 0.8 else "NO", no * 1e3))
     print_contractions(crows)
     print_collectives(krows)
+    print_file_inputs(frows)
     if probes:
         p = med(probes)
         print()

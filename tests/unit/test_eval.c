@@ -794,6 +794,44 @@ static void test_run_into(void)
 	unload(&p);
 }
 
+/* An input converted to its parameter's layout once: the copy is in the
+ * parameter's layout with the same values, and runs on it as on the input. */
+static void test_conform_input(void)
+{
+	prog p;
+	hloi_literal **in = NULL, *c = NULL, *out = NULL, *out2 = NULL;
+	size_t n = 0;
+	const char *text = "f32[2,3] {{1,2,3},{4,5,6}} f32[3] {10,20,30}";
+	load(&p, "ENTRY e {\n  x = f32[2,3]{0,1} parameter(0)\n  y = f32[3] parameter(1)\n"
+		 "  ROOT r = f32[2,3] add(x, y), broadcast_dimensions={1}\n}\n");
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_parse_list(&in, &n, p.ctx, "in", text, strlen(text)), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_module_conform_input(p.m, p.ctx, 0, in[0], NULL, &c), HLOI_OK);
+	CU_ASSERT_TRUE(layout_equal(&c->shape.layout, &p.m->entry->params[0]->result->layout));
+	static const float colmajor[] = { 1, 4, 2, 5, 3, 6 };
+	expect_f32_buffer(c, colmajor, 6);
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, NULL, &out), HLOI_OK);
+	hloi_literal_free(in[0]);
+	in[0] = c;
+	CU_ASSERT_EQUAL_FATAL(eval_module(p.m, p.ctx, in, n, NULL, &out2), HLOI_OK);
+	CU_ASSERT_EQUAL(memcmp(out->data, out2->data, out->nbytes), 0);
+	/* already in its layout: a plain copy */
+	CU_ASSERT_EQUAL_FATAL(hloi_module_conform_input(p.m, p.ctx, 1, in[1], NULL, &c), HLOI_OK);
+	CU_ASSERT_PTR_NOT_EQUAL(c->data, in[1]->data);
+	CU_ASSERT_EQUAL(memcmp(c->data, in[1]->data, c->nbytes), 0);
+	hloi_literal_free(c);
+	/* misuse: no such parameter, another shape */
+	CU_ASSERT_EQUAL(hloi_module_conform_input(p.m, p.ctx, 2, in[1], NULL, &c), HLOI_EINVAL);
+	CU_ASSERT_PTR_NULL(c);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx), "input 2: the module has no such parameter");
+	CU_ASSERT_EQUAL(hloi_module_conform_input(p.m, p.ctx, 0, in[1], NULL, &c), HLOI_EINVAL);
+	CU_ASSERT_STRING_EQUAL(hloi_context_last_error(p.ctx),
+			       "input 0: not an input of the parameter's type and dimensions");
+	literal_destroy(out);
+	literal_destroy(out2);
+	hloi_literal_array_free(in, n);
+	unload(&p);
+}
+
 static void test_elided_constant(void)
 {
 	prog p;
@@ -1573,6 +1611,7 @@ static const unit_test engine_tests[] = {
 	{ "memory_budget", test_memory_budget },
 	{ "buffer_reuse", test_buffer_reuse },
 	{ "run_into", test_run_into },
+	{ "conform_input", test_conform_input },
 	{ "elided_constant", test_elided_constant },
 	{ "fill_elided_constants", test_fill_elided_constants },
 	{ "random_inputs", test_random_inputs },
