@@ -723,6 +723,8 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	if (st != HLOI_OK)
 		return st;
 
+	/* the arrays the module's last run kept (value_pool_keep below) */
+	value_pool_take(&e);
 	/* The inputs in their parameters' layouts. */
 	size_t na = ninputs ? ninputs : 1;
 	args = hloi_calloc(na, sizeof *args);
@@ -781,7 +783,7 @@ cleanup:
 		for (size_t i = 0; i < ninputs; i++)
 			if (args_owned[i])
 				value_drop(&e, args[i]);
-	value_free_spare(&e);
+	value_pool_keep(&e);
 	free_plans(&e);
 	eval_rng_free(&e);
 	eval_p2p_free(&e);

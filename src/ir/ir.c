@@ -1,6 +1,7 @@
 /* Opcode table lookups and module lifetime. */
 #include "ir/ir.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -126,6 +127,7 @@ void module_destroy(module *m)
 	for (int i = 0; i < m->nsnapshot_args; i++)
 		literal_destroy(m->snapshot_args[i]);
 	hloi_free(m->snapshot_args);
+	literal_destroy(atomic_load(&m->kept));
 	hloi_free(m->shape_tab);
 	arena_release(&m->arena);
 	hloi_free(m);

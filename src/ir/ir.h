@@ -264,6 +264,10 @@ struct hloi_module {
 	int nvalues;           /* checker: constants converted, owned here */
 	hloi_literal **values;
 	const char *filename;  /* for diagnostics without a source location */
+	/* freed arrays an engine's run kept for the next run of the module
+	 * (eval/base/values.c): a tuple owning them, taken and given back
+	 * atomically (runs may overlap); NULL when none */
+	_Atomic(hloi_literal *) kept;
 	int nsnapshot_args;    /* HloSnapshot arguments (owned here) */
 	hloi_literal **snapshot_args;
 	int nunknown;          /* attributes skipped as unknown, source order */

@@ -3,6 +3,7 @@
  * and the reference engine on doc/sources.md A's examples, layouts, padding,
  * inputs, the memory budget and random inputs. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -745,6 +746,45 @@ static void test_buffer_reuse(void)
 	hloi_literal_array_free(in, n);
 	unload(&p3);
 	unload(&p4);
+}
+
+/* The pool kept from one run for the next: the second run takes the
+ * first one's freed buffers (fewer allocations), with the same values and
+ * the same peak; a later run under a budget that leaves no room for them
+ * still runs. */
+static void test_buffer_pool(void)
+{
+	prog p;
+	load(&p, "ENTRY e {\n  x = f32[128,128] parameter(0)\n  a = f32[128,128]{1,0} add(x, x)\n"
+		 "  b = f32[128,128]{0,1} add(a, a)\n  c = f32[128,128]{1,0} multiply(b, b)\n"
+		 "  ROOT d = f32[128,128]{0,1} subtract(c, x)\n}\n");
+	hloi_literal **in = NULL, *out1 = NULL, *out2 = NULL, *out3 = NULL;
+	size_t n = 0;
+	CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&in, &n, p.m, p.ctx, 1), HLOI_OK);
+	hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+	o.engine = HLOI_ENGINE_REFERENCE;
+	eval_stats s1, s2, s3;
+	CU_ASSERT_PTR_NULL(atomic_load(&p.m->kept));
+	long before = alloc_count();
+	CU_ASSERT_EQUAL_FATAL(eval_module_tuned(p.m, p.ctx, in, n, &o, NULL, NULL, &out1, &s1), HLOI_OK);
+	long a1 = alloc_count() - before;
+	CU_ASSERT_PTR_NOT_NULL(atomic_load(&p.m->kept));
+	before = alloc_count();
+	CU_ASSERT_EQUAL_FATAL(eval_module_tuned(p.m, p.ctx, in, n, &o, NULL, NULL, &out2, &s2), HLOI_OK);
+	long a2 = alloc_count() - before;
+	CU_ASSERT(a2 < a1);
+	CU_ASSERT_EQUAL(s1.peak_bytes, s2.peak_bytes);
+	CU_ASSERT_EQUAL(memcmp(out1->data, out2->data, out1->nbytes), 0);
+	/* a budget of the inputs and three values: the kept arrays give way */
+	o.max_memory = 4 * 65536;
+	CU_ASSERT_EQUAL(eval_module_tuned(p.m, p.ctx, in, n, &o, NULL, NULL, &out3, &s3), HLOI_OK);
+	if (out3)
+		CU_ASSERT_EQUAL(memcmp(out1->data, out3->data, out1->nbytes), 0);
+	literal_destroy(out1);
+	literal_destroy(out2);
+	literal_destroy(out3);
+	hloi_literal_array_free(in, n);
+	unload(&p);
 }
 
 static void test_run_into(void)
@@ -1610,6 +1650,7 @@ static const unit_test engine_tests[] = {
 	{ "inputs", test_inputs },
 	{ "memory_budget", test_memory_budget },
 	{ "buffer_reuse", test_buffer_reuse },
+	{ "buffer_pool", test_buffer_pool },
 	{ "run_into", test_run_into },
 	{ "conform_input", test_conform_input },
 	{ "elided_constant", test_elided_constant },

@@ -21,6 +21,9 @@
  * so only very deep chains of computations reach it). */
 #define EVAL_MAX_DEPTH 64
 
+/* Freed arrays an engine keeps for reuse at most (values.c). */
+#define EVAL_POOL_MAX 16
+
 /* The state of one rng-get-and-update-state or rng instruction in a run
  * (eval/kernels/rng.c). */
 typedef struct eval_rng_state {
@@ -57,7 +60,15 @@ struct engine {
 	int fast;            /* try the fast engine first */
 	int threads;
 	int depth;           /* computations being evaluated */
-	hloi_literal *spare; /* a freed array kept for the next value of its size */
+	/* freed arrays kept for the next values of their sizes, oldest
+	 * first; counted in `live` (values.c) */
+	hloi_literal *pool[EVAL_POOL_MAX];
+	int npool;
+	/* arrays the module's previous run kept (value_pool_take), not
+	 * counted in `live` until a value takes one */
+	hloi_literal *kept[EVAL_POOL_MAX];
+	int nkept;
+	uint64_t kept_bytes;
 	uint64_t peak;       /* the most `live` has been */
 	const fast_tuning *tuning; /* the fast engine's sizes (NULL: defaults) */
 	struct eval_plan **plans; /* plans of the computations run so far */
@@ -118,13 +129,20 @@ static inline hloi_status eval_computation(engine *e, const computation *comp, h
 int64_t value_bytes(const shape *s);
 /* Reports an allocation failure of `bytes`; returns HLOI_ENOMEM. */
 hloi_status value_oom(engine *e, int64_t bytes);
-/* A new value of shape `s` within the budget (the spare array when its
- * buffer has the size asked for). Its elements are unset; padding holds the
- * padding value. */
+/* A new value of shape `s` within the budget (a pooled array when one has
+ * the size asked for). Its elements are unset; padding holds the padding
+ * value. */
 hloi_status value_new(engine *e, const shape *s, hloi_literal **out);
-/* Frees a value value_new made, or keeps it as the spare. */
+/* Frees a value value_new made, or keeps it in the pool. */
 void value_drop(engine *e, hloi_literal *lit);
+/* Frees the pooled arrays (at the end of a run, or to make room). */
 void value_free_spare(engine *e);
+/* At the start of a run: takes the arrays the module's last run kept. At
+ * its end: keeps the pooled arrays in the module for the next run (at most
+ * EVAL_POOL_MAX, at most the run's peak of values in bytes) and frees the
+ * rest. */
+void value_pool_take(engine *e);
+void value_pool_keep(engine *e);
 /* Drops the frame's value at `pos` if it owns it (or its container). */
 void value_release(engine *e, frame *f, int pos);
 /* Counts the executor's scratch in the engine's memory (its peak), without

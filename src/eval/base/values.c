@@ -1,9 +1,26 @@
 /* The engine's memory: every buffer it holds is counted against one budget
  * (--max-memory), and the most it held is its peak; values are freed after
- * their last use, and the last freed array of some size is kept for the
- * next value of that size. Tuples and reshape views share their operands'
- * buffers (shells). Also the copies between layouts that inputs, tuples and
- * aliased results need. */
+ * their last use. Tuples and reshape views share their operands' buffers
+ * (shells). Also the copies between layouts that inputs, tuples and
+ * aliased results need.
+ *
+ * The pool: a freed array (EVAL_SPARE_MIN bytes or more) is kept, up to
+ * EVAL_POOL_MAX of them (the oldest goes first), for the next value of
+ * exactly its size, whose pages are then already there (fresh pages cost
+ * the kernel's zeroing, a fifth of a convolution network's step). Pooled
+ * arrays stay counted in `live` and in the budget; they never raise the
+ * peak: before a new buffer or the executor's scratch would take `live`
+ * above the most held so far, pooled arrays are freed (oldest first) until
+ * it does not or none is left, so the peak is at most what it would be
+ * without the pool, and within the plan's (`hloi plan`).
+ *
+ * At the end of a run the pool goes to the module (value_pool_keep), at
+ * most EVAL_POOL_MAX arrays and at most the run's peak of values in bytes
+ * (memory the run held at once anyway), and the next run takes it
+ * (value_pool_take): a value of a kept array's size takes that array,
+ * counted then as a new buffer; the others are freed first when the
+ * budget needs their memory. hloi_module_free frees what is kept. */
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,8 +72,12 @@ static hloi_status reserve(engine *e, int64_t bytes)
 /* The executor's scratch (a few rows and tiles per thread, bounded by its
  * tuning) counts in the peak but is not refused by the budget, which
  * bounds values: a program whose values fit runs. */
+static void pool_make_room(engine *e, uint64_t bytes);
+static void kept_free(engine *e, int k);
+
 hloi_status value_reserve(engine *e, int64_t bytes)
 {
+	pool_make_room(e, bytes > 0 ? (uint64_t)bytes : 0);
 	e->live += bytes > 0 ? (uint64_t)bytes : 0;
 	if (e->live > e->peak)
 		e->peak = e->live;
@@ -91,36 +112,143 @@ hloi_status value_oom(engine *e, int64_t bytes)
 	return HLOI_ENOMEM;
 }
 
-void value_free_spare(engine *e)
+/* Frees pooled array k. */
+static void pool_evict(engine *e, int k)
 {
-	if (!e->spare)
-		return;
-	e->live -= (uint64_t)e->spare->nbytes;
-	literal_destroy(e->spare);
-	e->spare = NULL;
+	hloi_literal *lit = e->pool[k];
+	e->live -= (uint64_t)lit->nbytes;
+	literal_destroy(lit);
+	memmove(&e->pool[k], &e->pool[k + 1], (size_t)(e->npool - k - 1) * sizeof *e->pool);
+	e->npool--;
 }
 
-/* A new value of shape `s`, within the budget: the spare array when its
- * buffer has the size asked for (it is still counted in e->live). Its
- * elements are left unset; padding holds the padding value. */
+/* Frees pooled arrays, oldest first, until `bytes` more fit under the peak
+ * so far and the budget (or none is left). */
+static void pool_make_room(engine *e, uint64_t bytes)
+{
+	while (e->npool > 0 && (e->live + bytes > e->peak || e->live + bytes > e->budget || e->live + bytes < e->live))
+		pool_evict(e, 0);
+}
+
+void value_free_spare(engine *e)
+{
+	while (e->npool > 0)
+		pool_evict(e, e->npool - 1);
+	while (e->nkept > 0)
+		kept_free(e, e->nkept - 1);
+}
+
+void value_pool_take(engine *e)
+{
+	hloi_literal *b = atomic_exchange(&e->m->kept, NULL);
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nelems && e->nkept < EVAL_POOL_MAX; i++) {
+		e->kept[e->nkept++] = b->elems[i];
+		e->kept_bytes += (uint64_t)b->elems[i]->nbytes;
+		b->elems[i] = NULL;
+	}
+	literal_destroy(b);
+}
+
+static void kept_free(engine *e, int k)
+{
+	e->kept_bytes -= (uint64_t)e->kept[k]->nbytes;
+	literal_destroy(e->kept[k]);
+	e->kept[k] = e->kept[--e->nkept];
+}
+
+void value_pool_keep(engine *e)
+{
+	uint64_t room = e->peak > e->held ? e->peak - e->held : 0, bytes = 0;
+	hloi_literal *b = hloi_calloc(1, sizeof *b);
+	hloi_literal **el = b ? hloi_calloc(EVAL_POOL_MAX, sizeof *el) : NULL;
+	size_t n = 0;
+	/* the newest pooled arrays first, then the kept ones not taken */
+	for (int k = e->npool - 1; k >= 0; k--) {
+		hloi_literal *lit = e->pool[k];
+		e->live -= (uint64_t)lit->nbytes;
+		if (el && n < EVAL_POOL_MAX && bytes + lit->nbytes <= room) {
+			bytes += lit->nbytes;
+			el[n++] = lit;
+		} else {
+			literal_destroy(lit);
+		}
+	}
+	e->npool = 0;
+	while (e->nkept > 0) {
+		hloi_literal *lit = e->kept[e->nkept - 1];
+		if (el && n < EVAL_POOL_MAX && bytes + lit->nbytes <= room) {
+			bytes += lit->nbytes;
+			el[n++] = lit;
+			e->kept_bytes -= (uint64_t)lit->nbytes;
+			e->nkept--;
+		} else {
+			kept_free(e, e->nkept - 1);
+		}
+	}
+	if (!el || n == 0) {
+		hloi_free(el);
+		hloi_free(b);
+		return;
+	}
+	b->elems = el;
+	b->nelems = n;
+	hloi_literal *none = NULL;
+	/* another run of the module may have kept its own meanwhile */
+	if (!atomic_compare_exchange_strong(&e->m->kept, &none, b))
+		literal_destroy(b);
+}
+
+/* Array `lit` of the pool taken as a new value of shape s. */
+static hloi_literal *reuse(hloi_literal *lit, const shape *s)
+{
+	lit->shape = *s;
+	lit->elided = 0;
+	for (int d = 0; d < HLOI_MAX_RANK; d++)
+		lit->dynamic_size[d] = d < s->rank ? s->dims[d] : 0;
+	literal_fill_padding(lit);
+	return lit;
+}
+
+/* A new value of shape `s`, within the budget: a pooled array when its
+ * buffer has the size asked for (it is still counted in e->live), the
+ * newest first. Its elements are left unset; padding holds the padding
+ * value. */
 hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 {
 	int64_t bytes = value_bytes(s);
-	if (e->spare && !shape_is_tuple(s) && s->has_layout && bytes == (int64_t)e->spare->nbytes) {
-		hloi_literal *lit = e->spare;
-		e->spare = NULL;
-		lit->shape = *s;
-		lit->elided = 0;
-		literal_fill_padding(lit);
-		*out = lit;
-		return HLOI_OK;
+	if (!shape_is_tuple(s) && s->has_layout && bytes >= EVAL_SPARE_MIN) {
+		for (int k = e->npool - 1; k >= 0; k--) {
+			if ((int64_t)e->pool[k]->nbytes != bytes)
+				continue;
+			hloi_literal *lit = e->pool[k];
+			memmove(&e->pool[k], &e->pool[k + 1], (size_t)(e->npool - k - 1) * sizeof *e->pool);
+			e->npool--;
+			*out = reuse(lit, s);
+			return HLOI_OK;
+		}
 	}
-	/* the spare's memory is better spent on this value than refused */
-	if (e->spare && (bytes < 0 || e->live + (uint64_t)bytes > e->budget))
+	/* the previous run's arrays give way to what this run needs */
+	while (e->nkept > 0 && (bytes < 0 || e->live + (uint64_t)bytes + e->kept_bytes > e->budget))
+		kept_free(e, e->nkept - 1);
+	/* pooled memory is better spent on this value than refused, and
+	 * never raises the peak */
+	if (bytes < 0)
 		value_free_spare(e);
+	else
+		pool_make_room(e, (uint64_t)bytes);
 	hloi_status st = reserve(e, bytes);
 	if (st != HLOI_OK)
 		return st;
+	for (int k = 0; k < e->nkept && !shape_is_tuple(s) && s->has_layout; k++)
+		if ((int64_t)e->kept[k]->nbytes == bytes) {
+			hloi_literal *lit = e->kept[k];
+			e->kept_bytes -= (uint64_t)lit->nbytes;
+			e->kept[k] = e->kept[--e->nkept];
+			*out = reuse(lit, s);
+			return HLOI_OK;
+		}
 	st = literal_create_uninit(out, s);
 	if (st != HLOI_OK) {
 		e->live -= (uint64_t)bytes;
@@ -135,15 +263,16 @@ hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 	return HLOI_OK;
 }
 
-/* Frees a value new_value made, or keeps it as the spare. */
+/* Frees a value new_value made, or keeps it in the pool. */
 void value_drop(engine *e, hloi_literal *lit)
 {
 	if (!lit)
 		return;
 	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
 	    value_bytes(&lit->shape) == (int64_t)lit->nbytes) {
-		value_free_spare(e);
-		e->spare = lit;
+		if (e->npool == EVAL_POOL_MAX)
+			pool_evict(e, 0);
+		e->pool[e->npool++] = lit;
 		return;
 	}
 	int64_t bytes = value_bytes(&lit->shape);
