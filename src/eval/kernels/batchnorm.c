@@ -79,7 +79,7 @@ enum {
 	BN_CHUNK = 16384,    /* a feature's elements per partial sum (runs) */
 	BN_ROW_MAX = 1024,   /* the longest row summed by position */
 	BN_MAX_BLOCKS = 256, /* blocks of rows at most */
-	BN_LANES = 8,        /* partial sums within a chunk */
+	BN_LANES = 16,       /* partial sums within a chunk */
 	BN_SPLIT = 32768     /* elements per thread at least */
 };
 
@@ -139,32 +139,47 @@ HLOI_CLONES static void bn_store(etype t, const double *restrict d, int n, unsig
 	}
 }
 
+#if defined(__GNUC__)
+typedef double bn_v4 __attribute__((vector_size(32)));
+#endif
+
 /* The sums of n elements of one feature into the lanes: x and x^2, or
- * (grad, dy given) dy and dy (x - m). */
+ * (grad, dy given) dy and dy (x - m). Element j goes to lane j % BN_LANES,
+ * each lane adding in order: four independent 4-wide sums where the
+ * compiler has vectors (their latencies overlap), the same sums otherwise. */
 HLOI_CLONES static void bn_lanes(const double *restrict v, const double *restrict dy, double m, int n,
 				 double *restrict a1, double *restrict a2)
 {
 	int j = 0;
+#if defined(__GNUC__)
+	bn_v4 s[4], q[4], mm = { m, m, m, m };
+	memcpy(s, a1, sizeof s);
+	memcpy(q, a2, sizeof q);
 	if (dy) {
 		for (; j + BN_LANES <= n; j += BN_LANES)
-			for (int l = 0; l < BN_LANES; l++) {
-				a1[l] += dy[j + l];
-				a2[l] += dy[j + l] * (v[j + l] - m);
+			for (int l = 0; l < 4; l++) {
+				bn_v4 x, d;
+				memcpy(&x, v + j + 4 * l, sizeof x);
+				memcpy(&d, dy + j + 4 * l, sizeof d);
+				s[l] += d;
+				q[l] += d * (x - mm);
 			}
-		for (; j < n; j++) {
-			a1[j % BN_LANES] += dy[j];
-			a2[j % BN_LANES] += dy[j] * (v[j] - m);
-		}
 	} else {
 		for (; j + BN_LANES <= n; j += BN_LANES)
-			for (int l = 0; l < BN_LANES; l++) {
-				a1[l] += v[j + l];
-				a2[l] += v[j + l] * v[j + l];
+			for (int l = 0; l < 4; l++) {
+				bn_v4 x;
+				memcpy(&x, v + j + 4 * l, sizeof x);
+				s[l] += x;
+				q[l] += x * x;
 			}
-		for (; j < n; j++) {
-			a1[j % BN_LANES] += v[j];
-			a2[j % BN_LANES] += v[j] * v[j];
-		}
+	}
+	memcpy(a1, s, sizeof s);
+	memcpy(a2, q, sizeof q);
+#endif
+	for (; j < n; j++) {
+		double d = dy ? dy[j] : v[j];
+		a1[j % BN_LANES] += d;
+		a2[j % BN_LANES] += d * (dy ? v[j] - m : v[j]);
 	}
 }
 
@@ -211,6 +226,17 @@ HLOI_CLONES static void bn_result(const bn_job *J, const double *restrict v, con
 			o[j] = c0[0] * (per * dy[j] - c1[0] - (v[j] - m[0]) * c2[0] / c3[0]) / per;
 }
 
+/* The lanes added pairwise. */
+static double bn_fold(const double *a)
+{
+	double t[BN_LANES];
+	memcpy(t, a, sizeof t);
+	for (int w = BN_LANES / 2; w > 0; w /= 2)
+		for (int l = 0; l < w; l++)
+			t[l] = t[2 * l] + t[2 * l + 1];
+	return t[0];
+}
+
 /* Chunk `it` of the runs: feature it / nchunks, its elements
  * [j BN_CHUNK, (j + 1) BN_CHUNK) in (outer, inner) order. */
 static void bn_sums_run(const bn_job *J, int64_t it)
@@ -231,8 +257,8 @@ static void bn_sums_run(const bn_job *J, int64_t it)
 		}
 		p += n;
 	}
-	J->part[2 * it] = ((a1[0] + a1[1]) + (a1[2] + a1[3])) + ((a1[4] + a1[5]) + (a1[6] + a1[7]));
-	J->part[2 * it + 1] = ((a2[0] + a2[1]) + (a2[2] + a2[3])) + ((a2[4] + a2[5]) + (a2[6] + a2[7]));
+	J->part[2 * it] = bn_fold(a1);
+	J->part[2 * it + 1] = bn_fold(a2);
 }
 
 /* Block `b` of the rows: the sums per position of rp rows at a time
@@ -396,7 +422,7 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 	J.c2 = c2;
 	J.c3 = c3;
 	if (training || grad) {
-		if (grad)
+		if (grad)  /* (m at each position, as below) */
 			for (int64_t at = 0; at < len; at++)
 				m[at] = mean[J.rows ? at % J.row / J.inner : at];
 		J.sums = 1;
@@ -425,20 +451,28 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 			}
 		}
 	}
-	/* the coefficients of feature k, at each position of rp rows (rows) */
-	for (int64_t at = 0; at < len; at++) {
-		int64_t k = J.rows ? at % J.row / J.inner : at;
+	/* the coefficients of feature k at k, then (rows) spread to each
+	 * position of rp rows, from the last (position at >= its feature) */
+	for (int64_t k = 0; k < J.nf; k++) {
 		double r = 1.0 / sqrt(var[k] + eps);
+		m[k] = mean[k];
+		c0[k] = feat(ops[1], k) * r;
 		if (grad) {
-			m[at] = mean[k];
-			c0[at] = feat(ops[1], k) * r;
-			c1[at] = s1[k];
-			c2[at] = s2[k];
-			c3[at] = var[k] + eps;
+			c1[k] = s1[k];
+			c2[k] = s2[k];
+			c3[k] = var[k] + eps;
 		} else {
-			c0[at] = feat(ops[1], k) * r;
-			c1[at] = feat(ops[2], k) - mean[k] * c0[at];
+			c1[k] = feat(ops[2], k) - mean[k] * c0[k];
+			c2[k] = c3[k] = 0;
 		}
+	}
+	for (int64_t at = J.rows ? len - 1 : -1; at >= 0; at--) {
+		int64_t k = at % J.row / J.inner;
+		m[at] = m[k];
+		c0[at] = c0[k];
+		c1[at] = c1[k];
+		c2[at] = c2[k];
+		c3[at] = c3[k];
 	}
 	J.sums = 0;
 	J.stream = fast_streams((int64_t)y->nbytes);
