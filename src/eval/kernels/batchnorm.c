@@ -80,7 +80,10 @@ enum {
 	BN_ROW_MAX = 1024,   /* the longest row summed by position */
 	BN_MAX_BLOCKS = 256, /* blocks of rows at most */
 	BN_LANES = 16,       /* partial sums within a chunk */
-	BN_SPLIT = 32768     /* elements per thread at least */
+	BN_SPLIT = 32768,    /* elements per thread at least */
+	BN_SKEW = 8          /* doubles between arrays used in step, so that
+			      * they are not 4 KiB apart (a false store-to-load
+			      * dependence on x86) */
 };
 
 typedef struct bn_job {
@@ -243,7 +246,8 @@ static void bn_sums_run(const bn_job *J, int64_t it)
 {
 	int64_t k = it / J->nchunks, p = it % J->nchunks * BN_CHUNK;
 	int64_t end = p + BN_CHUNK < J->count ? p + BN_CHUNK : J->count;
-	double a1[BN_LANES] = { 0 }, a2[BN_LANES] = { 0 }, v[BN_PIECE], d[BN_PIECE];
+	double a1[BN_LANES] = { 0 }, a2[BN_LANES] = { 0 }, buf[2 * BN_PIECE + BN_SKEW];
+	double *v = buf, *d = buf + BN_PIECE + BN_SKEW;
 	double m = J->grad ? J->m[k] : 0;
 	while (p < end) {
 		int64_t i = p % J->inner, off = (p / J->inner * J->nf + k) * J->inner + i;
@@ -265,9 +269,10 @@ static void bn_sums_run(const bn_job *J, int64_t it)
  * into part[b 2 span ...] (a1, then a2). */
 static void bn_sums_rows(const bn_job *J, int64_t b)
 {
-	double *a1 = J->part + b * 2 * J->span, *a2 = a1 + J->span, v[BN_PIECE], d[BN_PIECE];
+	double *a1 = J->part + b * (2 * J->span + 2 * BN_SKEW), *a2 = a1 + J->span + BN_SKEW;
+	double buf[2 * BN_PIECE + BN_SKEW], *v = buf, *d = buf + BN_PIECE + BN_SKEW;
 	int64_t lo = b * J->block, hi = lo + J->block < J->outer ? lo + J->block : J->outer;
-	memset(a1, 0, (size_t)(2 * J->span) * sizeof *a1);
+	memset(a1, 0, (size_t)(2 * J->span + BN_SKEW) * sizeof *a1);
 	for (int64_t o = lo; o < hi; o += J->rp) {
 		int64_t n = (hi - o < J->rp ? hi - o : J->rp) * J->row;
 		for (int64_t q = 0; q < n; q += BN_PIECE) {
@@ -284,7 +289,8 @@ static void bn_sums_rows(const bn_job *J, int64_t b)
 /* The result's elements [off, off + n): coefficients from `at` (stride cs). */
 static void bn_piece_out(const bn_job *J, int64_t off, int64_t n, int64_t at, int cs)
 {
-	double v[BN_PIECE], d[BN_PIECE], o[BN_PIECE];
+	double work[3 * BN_PIECE + 2 * BN_SKEW];
+	double *v = work, *d = v + BN_PIECE + BN_SKEW, *o = d + BN_PIECE + BN_SKEW;
 	_Alignas(64) unsigned char buf[BN_PIECE * sizeof(double)];
 	for (int64_t q = 0; q < n; q += BN_PIECE) {
 		int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
@@ -406,7 +412,8 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 		len = J.nf;
 		item = J.count < BN_CHUNK ? J.count : BN_CHUNK;
 	}
-	int64_t nd = nitems * 2 * (J.rows ? J.span : 1) + 5 * len, bytes = nd * (int64_t)sizeof(double);
+	int64_t nd = nitems * 2 * (J.rows ? J.span + BN_SKEW : 1) + 5 * (len + BN_SKEW);
+	int64_t bytes = nd * (int64_t)sizeof(double);
 	if (value_reserve(e, bytes) != HLOI_OK)
 		return 0;
 	double *scratch = hloi_malloc((size_t)bytes);
@@ -414,8 +421,9 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 		value_unreserve(e, bytes);
 		return 0;
 	}
-	double *m = scratch, *c0 = m + len, *c1 = c0 + len, *c2 = c1 + len, *c3 = c2 + len;
-	J.part = c3 + len;
+	int64_t cs = len + BN_SKEW;
+	double *m = scratch, *c0 = m + cs, *c1 = c0 + cs, *c2 = c1 + cs, *c3 = c2 + cs;
+	J.part = c3 + cs;
 	J.m = m;
 	J.c0 = c0;
 	J.c1 = c1;
@@ -436,7 +444,7 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 					b += J.part[2 * (k * J.nchunks + it) + 1];
 					continue;
 				}
-				const double *pa = J.part + it * 2 * J.span, *pb = pa + J.span;
+				const double *pa = J.part + it * (2 * J.span + 2 * BN_SKEW), *pb = pa + J.span + BN_SKEW;
 				for (int64_t r = 0; r < J.rp; r++)
 					for (int64_t i = 0; i < J.inner; i++) {
 						a += pa[r * J.row + k * J.inner + i];
