@@ -483,7 +483,13 @@ static int bn_fast(engine *e, opcode op, hloi_literal *const *ops, hloi_literal 
 		c3[at] = c3[k];
 	}
 	J.sums = 0;
-	J.stream = fast_streams((int64_t)y->nbytes);
+	fast_tuning dt;
+	const fast_tuning *tu = e->tuning;
+	if (!tu) {
+		fast_default_tuning(&dt);
+		tu = &dt;
+	}
+	J.stream = fast_can_stream() && (int64_t)y->nbytes >= tu->stream_bytes;
 	if (J.rows)
 		eval_parallel(e->threads, J.outer, (BN_SPLIT + J.row - 1) / J.row, bn_range, &J);
 	else
