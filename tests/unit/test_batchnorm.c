@@ -351,6 +351,14 @@ static double bits_f64(uint64_t u)
 static int conv_agrees(double d)
 {
 	uint16_t b = hc_f64_to_bf16(d), h = hc_f64_to_f16(d);
+	uint32_t bad_b = 0, bad_h = 0;
+	uint16_t nb = hc_bf16_from_rounded((float)d, &bad_b), nh = hc_f16_from_rounded((float)d, &bad_h);
+	if ((!bad_b && nb != f64_to_bf16(d)) || (!bad_h && nh != f64_to_f16(d))) {
+		fprintf(stderr, "%.17g (%016llx): through f32 bf16 %04x (%s), f16 %04x (%s); core %04x, %04x\n", d,
+			(unsigned long long)f64_bits(d), nb, bad_b ? "bad" : "taken", nh, bad_h ? "bad" : "taken",
+			f64_to_bf16(d), f64_to_f16(d));
+		return 0;
+	}
 	if (b == f64_to_bf16(d) && h == f64_to_f16(d))
 		return 1;
 	fprintf(stderr, "%.17g (%016llx): bf16 %04x, core %04x; f16 %04x, core %04x\n", d,
@@ -391,6 +399,14 @@ static void test_conversions(void)
 			     2.9802322387695312e-08, 2.98023223876953125e-08 * 1.0000001 };
 	for (int k = 0; k < N_OF(special); k++)
 		bad += !conv_agrees(special[k]);
+	/* the short ways are taken for ordinary values */
+	double plain[] = { 1.0, -3.25, 1000.5, 0.1, -7e-5, 0.0 };
+	for (int k = 0; k < N_OF(plain); k++) {
+		uint32_t bb = 0, bh = 0;
+		hc_bf16_from_rounded((float)plain[k], &bb);
+		hc_f16_from_rounded((float)plain[k], &bh);
+		bad += bb != 0 || bh != 0;
+	}
 	rng r = { 7 };
 	for (int k = 0; k < 1000000 && bad < 5; k++) {
 		uint64_t u = next(&r);

@@ -131,13 +131,19 @@ HLOI_CLONES static void bn_store(etype t, const double *restrict d, int n, unsig
 			o[j] = (float)d[j];
 	} else if (t == ET_F64) {
 		memcpy(dst, d, (size_t)n * sizeof *d);
-	} else if (t == ET_BF16) {
+	} else if (t == ET_BF16) {  /* the piece again the long way if any element needs it */
 		uint16_t *o = (uint16_t *)(void *)dst;
+		uint32_t bad = 0;
 		for (int j = 0; j < n; j++)
+			o[j] = hc_bf16_from_rounded((float)d[j], &bad);
+		for (int j = 0; bad && j < n; j++)
 			o[j] = hc_f64_to_bf16(d[j]);
 	} else {
 		uint16_t *o = (uint16_t *)(void *)dst;
+		uint32_t bad = 0;
 		for (int j = 0; j < n; j++)
+			o[j] = hc_f16_from_rounded((float)d[j], &bad);
+		for (int j = 0; bad && j < n; j++)
 			o[j] = hc_f64_to_f16(d[j]);
 	}
 }

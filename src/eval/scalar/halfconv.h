@@ -35,7 +35,8 @@ static inline uint32_t hc_f32_bits(float f)
 static inline float hc_from_f16(uint16_t h)
 {
 	uint32_t em = h & 0x7fffu, sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t u = em >= 0x7c00u ? (em << 13) | 0x7f800000u : hc_f32_bits(hc_bits_f32(em << 13) * 0x1p112f);
+	uint32_t special = 0u - (uint32_t)(em >= 0x7c00u);  /* all ones for inf and NaN: a mask, not a branch */
+	uint32_t u = (hc_f32_bits(hc_bits_f32(em << 13) * 0x1p112f) & ~special) | (((em << 13) | 0x7f800000u) & special);
 	return hc_bits_f32(u | sign);
 }
 
@@ -51,6 +52,32 @@ static inline uint32_t hc_odd(double d)
 	double b = (double)f;
 	uint32_t down = fabs(b) > fabs(d) ? u - 1 : u;
 	return b != d ? down | 1u : u;
+}
+
+/* f = (float)d, the double d rounded to nearest into f32, rounded to
+ * nearest even into bf16: d rounded once, unless f lies on a midpoint
+ * between two bf16 numbers, where the first rounding may have moved d
+ * onto it (f32's numbers include bf16's and their midpoints, and rounding
+ * is monotonic, so otherwise f and d lie between the same two bf16
+ * midpoints); *bad becomes nonzero then. */
+static inline uint16_t hc_bf16_from_rounded(float f, uint32_t *bad)
+{
+	uint32_t u = hc_f32_bits(f);
+	*bad |= (uint32_t)((u & 0xffffu) == 0x8000u);
+	uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+	return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : r);
+}
+
+/* The same into f16 for f in [2^-14, 2^16) and zeros, *bad nonzero for
+ * a midpoint or any other f (subnormal, overflowing, inf, NaN). */
+static inline uint16_t hc_f16_from_rounded(float f, uint32_t *bad)
+{
+	uint32_t u = hc_f32_bits(f), a = u & 0x7fffffffu;
+	*bad |= ((uint32_t)(a - 0x38800000u >= 0x47800000u - 0x38800000u) & (uint32_t)(a != 0)) |
+		(uint32_t)((a & 0x1fffu) == 0x1000u);
+	/* rebias by -(127 - 15) << 23 (mod 2^32), round to nearest even on 13 bits */
+	uint32_t r = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+	return (uint16_t)((a ? r : 0) | ((u >> 16) & 0x8000u));
 }
 
 static inline uint16_t hc_f64_to_bf16(double d)
