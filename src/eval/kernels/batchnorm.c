@@ -246,6 +246,54 @@ static double bn_fold(const double *a)
 	return t[0];
 }
 
+/* f32 without dy, the commonest case, with no piece in double between:
+ * the same operations on the same values as the general path. */
+HLOI_CLONES static void bn_by_position_f32(const float *restrict x, int n, double *restrict a1, double *restrict a2)
+{
+	for (int j = 0; j < n; j++) {
+		double v = x[j];
+		a1[j] += v;
+		a2[j] += v * v;
+	}
+}
+
+HLOI_CLONES static void bn_lanes_f32(const float *restrict x, int n, double *restrict a1, double *restrict a2)
+{
+	int j = 0;
+#if defined(__GNUC__)
+	bn_v4 s[4], q[4];
+	memcpy(s, a1, sizeof s);
+	memcpy(q, a2, sizeof q);
+	for (; j + BN_LANES <= n; j += BN_LANES)
+		for (int l = 0; l < 4; l++) {
+			const float *p = x + j + 4 * l;
+			bn_v4 v = { p[0], p[1], p[2], p[3] };
+			s[l] += v;
+			q[l] += v * v;
+		}
+	memcpy(a1, s, sizeof s);
+	memcpy(a2, q, sizeof q);
+#endif
+	for (; j < n; j++) {
+		double v = x[j];
+		a1[j % BN_LANES] += v;
+		a2[j % BN_LANES] += v * v;
+	}
+}
+
+HLOI_CLONES static void bn_affine_f32(const float *restrict x, const double *restrict c0, const double *restrict c1,
+				      int cs, int n, float *restrict y)
+{
+	if (cs) {
+		for (int j = 0; j < n; j++)
+			y[j] = (float)((double)x[j] * c0[j] + c1[j]);
+	} else {
+		double a = c0[0], b = c1[0];
+		for (int j = 0; j < n; j++)
+			y[j] = (float)((double)x[j] * a + b);
+	}
+}
+
 /* Chunk `it` of the runs: feature it / nchunks, its elements
  * [j BN_CHUNK, (j + 1) BN_CHUNK) in (outer, inner) order. */
 static void bn_sums_run(const bn_job *J, int64_t it)
@@ -260,6 +308,10 @@ static void bn_sums_run(const bn_job *J, int64_t it)
 		int64_t n = J->inner - i < end - p ? J->inner - i : end - p;
 		for (int64_t q = 0; q < n; q += BN_PIECE) {
 			int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
+			if (J->t == ET_F32 && !J->grad) {
+				bn_lanes_f32((const float *)(const void *)J->x + off + q, c, a1, a2);
+				continue;
+			}
 			bn_load(J->t, J->x + (off + q) * J->w, c, v);
 			if (J->grad)
 				bn_load(J->t, J->dy + (off + q) * J->w, c, d);
@@ -284,6 +336,10 @@ static void bn_sums_rows(const bn_job *J, int64_t b)
 		for (int64_t q = 0; q < n; q += BN_PIECE) {
 			int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
 			int64_t off = o * J->row + q;
+			if (J->t == ET_F32 && !J->grad) {
+				bn_by_position_f32((const float *)(const void *)J->x + off, c, a1 + q, a2 + q);
+				continue;
+			}
 			bn_load(J->t, J->x + off * J->w, c, v);
 			if (J->grad)
 				bn_load(J->t, J->dy + off * J->w, c, d);
@@ -300,11 +356,19 @@ static void bn_piece_out(const bn_job *J, int64_t off, int64_t n, int64_t at, in
 	_Alignas(64) unsigned char buf[BN_PIECE * sizeof(double)];
 	for (int64_t q = 0; q < n; q += BN_PIECE) {
 		int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
+		unsigned char *dst = J->y + (off + q) * J->w;
+		if (J->t == ET_F32 && !J->grad) {
+			int64_t k = at + (cs ? q : 0);
+			float *to = J->stream ? (float *)(void *)buf : (float *)(void *)dst;
+			bn_affine_f32((const float *)(const void *)J->x + off + q, J->c0 + k, J->c1 + k, cs, c, to);
+			if (J->stream)
+				fast_copy_run(dst, buf, (size_t)c * sizeof(float), 1);
+			continue;
+		}
 		bn_load(J->t, J->x + (off + q) * J->w, c, v);
 		if (J->grad)
 			bn_load(J->t, J->dy + (off + q) * J->w, c, d);
 		bn_result(J, v, d, at + (cs ? q : 0), cs, c, o);
-		unsigned char *dst = J->y + (off + q) * J->w;
 		if (J->stream) {
 			bn_store(J->t, o, c, buf);
 			fast_copy_run(dst, buf, (size_t)c * (size_t)J->w, 1);
