@@ -246,51 +246,86 @@ static double bn_fold(const double *a)
 	return t[0];
 }
 
-/* f32 without dy, the commonest case, with no piece in double between:
- * the same operations on the same values as the general path. */
-HLOI_CLONES static void bn_by_position_f32(const float *restrict x, int n, double *restrict a1, double *restrict a2)
+/* f32, the commonest case, with no piece in double between: the same
+ * operations on the same values as the general path (bn_by_position,
+ * bn_lanes, bn_result). */
+HLOI_CLONES static void bn_by_position_f32(const float *restrict x, const float *restrict dy,
+					   const double *restrict m, int n, double *restrict a1, double *restrict a2)
 {
-	for (int j = 0; j < n; j++) {
-		double v = x[j];
-		a1[j] += v;
-		a2[j] += v * v;
+	if (dy) {
+		for (int j = 0; j < n; j++) {
+			double d = dy[j];
+			a1[j] += d;
+			a2[j] += d * ((double)x[j] - m[j]);
+		}
+	} else {
+		for (int j = 0; j < n; j++) {
+			double v = x[j];
+			a1[j] += v;
+			a2[j] += v * v;
+		}
 	}
 }
 
-HLOI_CLONES static void bn_lanes_f32(const float *restrict x, int n, double *restrict a1, double *restrict a2)
+HLOI_CLONES static void bn_lanes_f32(const float *restrict x, const float *restrict dy, double m, int n,
+				     double *restrict a1, double *restrict a2)
 {
 	int j = 0;
 #if defined(__GNUC__)
-	bn_v4 s[4], q[4];
+	bn_v4 s[4], q[4], mm = { m, m, m, m };
 	memcpy(s, a1, sizeof s);
 	memcpy(q, a2, sizeof q);
-	for (; j + BN_LANES <= n; j += BN_LANES)
-		for (int l = 0; l < 4; l++) {
-			const float *p = x + j + 4 * l;
-			bn_v4 v = { p[0], p[1], p[2], p[3] };
-			s[l] += v;
-			q[l] += v * v;
-		}
+	if (dy) {
+		for (; j + BN_LANES <= n; j += BN_LANES)
+			for (int l = 0; l < 4; l++) {
+				const float *p = x + j + 4 * l, *e = dy + j + 4 * l;
+				bn_v4 v = { p[0], p[1], p[2], p[3] }, d = { e[0], e[1], e[2], e[3] };
+				s[l] += d;
+				q[l] += d * (v - mm);
+			}
+	} else {
+		for (; j + BN_LANES <= n; j += BN_LANES)
+			for (int l = 0; l < 4; l++) {
+				const float *p = x + j + 4 * l;
+				bn_v4 v = { p[0], p[1], p[2], p[3] };
+				s[l] += v;
+				q[l] += v * v;
+			}
+	}
 	memcpy(a1, s, sizeof s);
 	memcpy(a2, q, sizeof q);
 #endif
 	for (; j < n; j++) {
-		double v = x[j];
-		a1[j % BN_LANES] += v;
-		a2[j % BN_LANES] += v * v;
+		double v = x[j], d = dy ? (double)dy[j] : v;
+		a1[j % BN_LANES] += d;
+		a2[j % BN_LANES] += d * (dy ? v - m : v);
 	}
 }
 
-HLOI_CLONES static void bn_affine_f32(const float *restrict x, const double *restrict c0, const double *restrict c1,
+HLOI_CLONES static void bn_result_f32(const bn_job *J, const float *restrict x, const float *restrict dy, int64_t at,
 				      int cs, int n, float *restrict y)
 {
+	const double *c0 = J->c0 + at, *c1 = J->c1 + at;
+	if (!J->grad) {
+		if (cs) {
+			for (int j = 0; j < n; j++)
+				y[j] = (float)((double)x[j] * c0[j] + c1[j]);
+		} else {
+			double a = c0[0], b = c1[0];
+			for (int j = 0; j < n; j++)
+				y[j] = (float)((double)x[j] * a + b);
+		}
+		return;
+	}
+	const double *c2 = J->c2 + at, *c3 = J->c3 + at, *m = J->m + at;
+	double per = J->per;
 	if (cs) {
 		for (int j = 0; j < n; j++)
-			y[j] = (float)((double)x[j] * c0[j] + c1[j]);
+			y[j] = (float)(c0[j] * (per * (double)dy[j] - c1[j] - ((double)x[j] - m[j]) * c2[j] / c3[j]) / per);
 	} else {
-		double a = c0[0], b = c1[0];
+		double a = c0[0], b = c1[0], c = c2[0], v = c3[0], mm = m[0];
 		for (int j = 0; j < n; j++)
-			y[j] = (float)((double)x[j] * a + b);
+			y[j] = (float)(a * (per * (double)dy[j] - b - ((double)x[j] - mm) * c / v) / per);
 	}
 }
 
@@ -308,8 +343,9 @@ static void bn_sums_run(const bn_job *J, int64_t it)
 		int64_t n = J->inner - i < end - p ? J->inner - i : end - p;
 		for (int64_t q = 0; q < n; q += BN_PIECE) {
 			int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
-			if (J->t == ET_F32 && !J->grad) {
-				bn_lanes_f32((const float *)(const void *)J->x + off + q, c, a1, a2);
+			if (J->t == ET_F32) {
+				bn_lanes_f32((const float *)(const void *)J->x + off + q,
+					     J->grad ? (const float *)(const void *)J->dy + off + q : NULL, m, c, a1, a2);
 				continue;
 			}
 			bn_load(J->t, J->x + (off + q) * J->w, c, v);
@@ -336,8 +372,10 @@ static void bn_sums_rows(const bn_job *J, int64_t b)
 		for (int64_t q = 0; q < n; q += BN_PIECE) {
 			int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
 			int64_t off = o * J->row + q;
-			if (J->t == ET_F32 && !J->grad) {
-				bn_by_position_f32((const float *)(const void *)J->x + off, c, a1 + q, a2 + q);
+			if (J->t == ET_F32) {
+				bn_by_position_f32((const float *)(const void *)J->x + off,
+						   J->grad ? (const float *)(const void *)J->dy + off : NULL, J->m + q, c,
+						   a1 + q, a2 + q);
 				continue;
 			}
 			bn_load(J->t, J->x + off * J->w, c, v);
@@ -357,10 +395,11 @@ static void bn_piece_out(const bn_job *J, int64_t off, int64_t n, int64_t at, in
 	for (int64_t q = 0; q < n; q += BN_PIECE) {
 		int c = (int)(n - q < BN_PIECE ? n - q : BN_PIECE);
 		unsigned char *dst = J->y + (off + q) * J->w;
-		if (J->t == ET_F32 && !J->grad) {
-			int64_t k = at + (cs ? q : 0);
+		if (J->t == ET_F32) {
 			float *to = J->stream ? (float *)(void *)buf : (float *)(void *)dst;
-			bn_affine_f32((const float *)(const void *)J->x + off + q, J->c0 + k, J->c1 + k, cs, c, to);
+			bn_result_f32(J, (const float *)(const void *)J->x + off + q,
+				      J->grad ? (const float *)(const void *)J->dy + off + q : NULL, at + (cs ? q : 0), cs, c,
+				      to);
 			if (J->stream)
 				fast_copy_run(dst, buf, (size_t)c * sizeof(float), 1);
 			continue;
