@@ -294,6 +294,94 @@ def contraction_case(name):
     raise ValueError(name)
 
 
+# Batch norm (doc/performance.md): name, what it computes, the passes over
+# x's bytes the op needs at least (training: x read for the sums, then x
+# read and y written; inference: x read, y written; grad: x and dy read for
+# the sums, then x and dy read and dx written). The limit: those bytes at
+# the add loop's bandwidth. NumPy's peer computes the same formulas (XLA's
+# BatchNormExpander: var = E[x^2] - E[x]^2) over the other axes, in the
+# element type (bf16: f32 arrays, NumPy has no bf16).
+NORMS = [
+    ("bn_training", "batch-norm-training f32 NCHW [32,32,112,112], feature_index=1", 3),
+    ("bn_training_nhwc", "batch-norm-training f32 NHWC [32,112,112,32], feature_index=3", 3),
+    ("bn_training_bf16", "batch-norm-training bf16 NCHW [32,32,112,112], feature_index=1", 3),
+    ("bn_inference", "batch-norm-inference f32 NCHW [32,32,112,112], feature_index=1", 2),
+    ("bn_grad", "batch-norm-grad f32 NCHW [32,32,112,112], feature_index=1", 5),
+    ("bn_grad_nhwc", "batch-norm-grad f32 NHWC [32,112,112,32], feature_index=3", 5),
+]
+
+
+def norm_case(name):
+    """The batch norm in NumPy, with its inputs made once: (the computation,
+    the bytes of x)."""
+    rng = np.random.default_rng(42)
+    nhwc = name.endswith("_nhwc")
+    shape = (32, 112, 112, 32) if nhwc else (32, 32, 112, 112)
+    fi = 3 if nhwc else 1
+    axes = tuple(d for d in range(4) if d != fi)
+    bshape = [1] * 4
+    bshape[fi] = 32
+    eps = np.float32(0.001)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    scale, offset, mean = (rng.standard_normal(32, dtype=np.float32).reshape(bshape) for _ in range(3))
+    var = (rng.random(32, dtype=np.float32) + 0.5).reshape(bshape)
+    n = np.float32(x.size // 32)
+    if name.startswith("bn_training"):
+        def training():
+            m = x.mean(axis=axes, keepdims=True)
+            v = np.square(x).mean(axis=axes, keepdims=True) - m * m
+            s = scale / np.sqrt(v + eps)
+            return x * s + (offset - m * s), m, v
+        return training, x.nbytes
+    if name == "bn_inference":
+        s = scale / np.sqrt(var + eps)
+        return (lambda: x * s + (offset - mean * s)), x.nbytes
+    dy = rng.standard_normal(shape, dtype=np.float32)
+
+    def grad():
+        r = 1 / np.sqrt(var + eps)
+        c = x - mean
+        sdc = (dy * c).sum(axis=axes, keepdims=True)
+        sd = dy.sum(axis=axes, keepdims=True)
+        return scale * r * (n * dy - sd - c * (sdc / (var + eps))) / n, sdc * r, sd
+    return grad, x.nbytes
+
+
+def norm_rows(args, only, ceil_exe):
+    rows = []
+    for name, desc, passes in NORMS:
+        if only and name not in only:
+            continue
+        prog = os.path.join(HERE, name + ".hlo")
+        fn, xbytes = norm_case(name)
+        if name.endswith("_bf16"):
+            xbytes //= 2
+        ht, nt, lim = [], [], []
+        for _ in range(args.repeat):  # interleaved with NumPy and the add loop
+            j = time_hloi(args.hloi, prog, args.iterations, args.threads)
+            ht.append(j["median_s"])
+            nt.append(time_numpy(fn, args.iterations))
+            lim.append(passes * xbytes / (ceiling(ceil_exe, args.iterations, j["threads"])["gbps"] * 1e9))
+        del fn
+        rows.append((name, desc, statistics.median(ht), statistics.median(nt), statistics.median(lim),
+                     passes * xbytes))
+    return rows
+
+
+def print_norms(rows):
+    if not rows:
+        return
+    print()
+    print("Batch norm: the limit is the bytes of the passes the op needs (training 3, inference 2, grad 5")
+    print("times x's bytes) at the add loop's bandwidth. Reported only.")
+    print()
+    print("| workload | hloi ms | NumPy ms | NumPy / hloi | limit ms | of limit | hloi GB/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, desc, h, n, lim, moved in rows:
+        print("| %s (%s) | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
+            name, desc, h * 1e3, n * 1e3, n / h, lim * 1e3, lim / h, moved / h / 1e9))
+
+
 # Collectives among several participants (threads of one hloi process, each
 # with the same inputs): name, what each participant computes, the NumPy
 # expression that does the work of all of them. Reported only: no target
@@ -561,6 +649,7 @@ def main():
         crows = contraction_rows(args, only)
         krows = collective_rows(args, only)
         frows = file_input_rows(args, only, tmp)
+        nrows = norm_rows(args, only, ceil_exe)
         rss = None if args.no_rss else peak_rss(args.hloi, tmp)
 
     print("hloi bench — %s, %s, %d cores, NumPy %s, hloi threads %s" % (
@@ -598,6 +687,7 @@ def main():
     print_contractions(crows)
     print_collectives(krows)
     print_file_inputs(frows)
+    print_norms(nrows)
     if probes:
         p = med(probes)
         print()
