@@ -17,14 +17,18 @@
  * reference's (a padded position adds a zero product, which leaves a sum
  * that started at +0 unchanged). A kernel holding an infinity or NaN goes
  * to the reference loop: there a skipped position never multiplies it.
+ * A depthwise convolution (one input feature per group) runs a direct
+ * kernel instead, in the reference's summation order (see below).
  *
  * A sparse operand (sparsity_config) is expanded into its dense form first
  * (eval/kernels/sparse.c), one expansion for both engines. */
 #include <math.h>
 
+#include "core/half.h"
 #include "core/index.h"
 #include "eval/kernels/dot.h"
 #include "eval/kernels/sparse.h"
+#include "eval/scalar/clones.h"
 #include "util/checked.h"
 
 /* Bytes of the patch matrix of one chunk of rows. */
@@ -280,6 +284,389 @@ static void pack_kernel(const conv_geom *g, const hloi_literal *rhs, int64_t grp
 	} while (index_next(g->ns, g->ksz, k));
 }
 
+/* --- depthwise: a direct kernel ---------------------------------------------------- */
+
+/* A depthwise convolution (one input feature per group: feature_group_count
+ * = input features, batch_group_count 1) has W products per result element
+ * and moves little more than its operands: im2col would build a patch
+ * matrix W times the input to feed a matrix product of width 1. It runs
+ * directly instead, on lines of results along one axis of the output (the
+ * inner axis): the feature axis (input channel = output feature; with a
+ * channel multiplier > 1 never) or a spatial axis. A line's sums start at
+ * zero in a buffer of the accumulation type and take the window positions
+ * in row-major order, each position adding its products to the results it
+ * reaches (an inner loop over the line, vectorised); positions in padding
+ * add nothing. Each sum thus gets the reference's products in the
+ * reference's order: the results are the reference's bits. f32, f64, f16
+ * and bf16 with lhs, rhs and result of one type. */
+
+#define DW_BLOCK 256  /* results of a line per block (the buffer on the stack) */
+
+/* bf16 <-> f32 as core/half.c converts, inline: the line loops call them for
+ * every element */
+static inline float dw_bf16_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t dw_f32_bf16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
+		return (uint16_t)((u >> 16) | 0x0040u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+#define DW_LOAD_F32(v) (v)
+#define DW_LOAD_F64(v) (v)
+#define DW_LOAD_BF16(v) dw_bf16_f32(v)
+#define DW_LOAD_F16(v) f16_to_f32(v)
+
+/* acc[i] += x[i * xs] * w0 for i < n (a spatial axis: one weight). */
+#define DW_LINES(NAME, X, A, LOAD)                                                                        \
+	HLOI_CLONES static void dw_spat_##NAME(A *restrict acc, const X *restrict x, int64_t xs, A w0,     \
+					       int64_t n)                                                  \
+	{                                                                                                  \
+		if (xs == 1)                                                                               \
+			for (int64_t i = 0; i < n; i++)                                                    \
+				acc[i] = acc[i] + (A)LOAD(x[i]) * w0;                                      \
+		else                                                                                       \
+			for (int64_t i = 0; i < n; i++)                                                    \
+				acc[i] = acc[i] + (A)LOAD(x[i * xs]) * w0;                                 \
+	}
+/* The feature axis over all np window positions of a line at once:
+ * acc[i] += x[xoff[p] + i * xs] * w[p][i] for p < np in turn, i < n, in blocks
+ * of DW_LANES results kept in registers across the positions (the sums
+ * still take the positions in order). */
+#define DW_LANES 16
+#define DW_FEATS(NAME, X, A, LOAD)                                                                         \
+	HLOI_CLONES static void dw_feats_##NAME(A *restrict acc, const X *restrict x, int64_t xs,           \
+						const int64_t *restrict xoff, const A *const *restrict w,   \
+						int np, int64_t n)                                          \
+	{                                                                                                   \
+		int64_t i = 0;                                                                              \
+		for (; i + DW_LANES <= n; i += DW_LANES) {                                                  \
+			A a[DW_LANES];                                                                      \
+			for (int l = 0; l < DW_LANES; l++)                                                  \
+				a[l] = acc[i + l];                                                          \
+			if (xs == 1)                                                                        \
+				for (int p = 0; p < np; p++)                                                \
+					for (int l = 0; l < DW_LANES; l++)                                  \
+						a[l] = a[l] + (A)LOAD(x[xoff[p] + i + l]) * w[p][i + l];    \
+			else                                                                                \
+				for (int p = 0; p < np; p++)                                                \
+					for (int l = 0; l < DW_LANES; l++)                                  \
+						a[l] = a[l] + (A)LOAD(x[xoff[p] + (i + l) * xs]) * w[p][i + l]; \
+			for (int l = 0; l < DW_LANES; l++)                                                  \
+				acc[i + l] = a[l];                                                          \
+		}                                                                                           \
+		for (; i < n; i++) {                                                                        \
+			A a = acc[i];                                                                       \
+			for (int p = 0; p < np; p++)                                                        \
+				a = a + (A)LOAD(x[xoff[p] + i * xs]) * w[p][i];                             \
+			acc[i] = a;                                                                         \
+		}                                                                                           \
+	}
+#if defined(__GNUC__)
+/* f32 and bf16 in vectors of DW_LANES floats (GCC's and clang's vector
+ * extension): the loop above leaves the sums in memory, these keep them in
+ * registers across the positions. Each lane is the same IEEE operation in
+ * the same order. */
+typedef float dw_vf __attribute__((vector_size(DW_LANES * 4)));
+typedef uint32_t dw_vu __attribute__((vector_size(DW_LANES * 4)));
+typedef uint16_t dw_vh __attribute__((vector_size(DW_LANES * 2)));
+#define DW_VFEATS(NAME, X, VLOAD, LOAD)                                                                     \
+	HLOI_CLONES static void dw_feats_##NAME(float *restrict acc, const X *restrict x, int64_t xs,       \
+						const int64_t *restrict xoff, const float *const *restrict w, \
+						int np, int64_t n)                                          \
+	{                                                                                                   \
+		int64_t i = 0;                                                                              \
+		if (xs == 1)                                                                                \
+			for (; i + DW_LANES <= n; i += DW_LANES) {                                          \
+				dw_vf a, v, wv;                                                             \
+				memcpy(&a, acc + i, sizeof a);                                              \
+				for (int p = 0; p < np; p++) {                                              \
+					VLOAD(v, x + xoff[p] + i);                                          \
+					memcpy(&wv, w[p] + i, sizeof wv);                                   \
+					a = a + v * wv;                                                     \
+				}                                                                           \
+				memcpy(acc + i, &a, sizeof a);                                              \
+			}                                                                                   \
+		for (; i < n; i++) {                                                                        \
+			float a = acc[i];                                                                   \
+			for (int p = 0; p < np; p++)                                                        \
+				a = a + LOAD(x[xoff[p] + i * xs]) * w[p][i];                                \
+			acc[i] = a;                                                                         \
+		}                                                                                           \
+	}
+#define DW_VLOAD_F32(v, p) memcpy(&(v), (p), sizeof(v))
+#define DW_VLOAD_BF16(v, p)                                              \
+	{                                                                \
+		dw_vh h_;                                                \
+		memcpy(&h_, (p), sizeof h_);                             \
+		dw_vu u_ = __builtin_convertvector(h_, dw_vu) << 16;     \
+		memcpy(&(v), &u_, sizeof(v));                            \
+	}
+DW_VFEATS(f32, float, DW_VLOAD_F32, DW_LOAD_F32)
+DW_VFEATS(bf16, uint16_t, DW_VLOAD_BF16, DW_LOAD_BF16)
+#undef DW_VFEATS
+#else
+DW_FEATS(f32, float, float, DW_LOAD_F32)
+DW_FEATS(bf16, uint16_t, float, DW_LOAD_BF16)
+#endif
+DW_FEATS(f64, double, double, DW_LOAD_F64)
+DW_FEATS(f16, uint16_t, float, DW_LOAD_F16)
+#undef DW_FEATS
+
+DW_LINES(f32, float, float, DW_LOAD_F32)
+DW_LINES(f64, double, double, DW_LOAD_F64)
+DW_LINES(bf16, uint16_t, float, DW_LOAD_BF16)
+DW_LINES(f16, uint16_t, float, DW_LOAD_F16)
+#undef DW_LINES
+
+/* The window positions the feature kernel takes at once. */
+#define DW_POS 32
+
+/* Adds the products of the *np positions gathered (xoff, wrow) to acc. */
+static void dw_flush(etype t, void *acc, const char *x, int64_t xs, const int64_t *xoff, const char **wrow, int *np,
+		     int64_t n)
+{
+	if (*np == 0)
+		return;
+	switch (t) {
+	case ET_F32:
+		dw_feats_f32(acc, (const float *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	case ET_F64:
+		dw_feats_f64(acc, (const double *)x, xs, xoff, (const double *const *)wrow, *np, n);
+		break;
+	case ET_BF16:
+		dw_feats_bf16(acc, (const uint16_t *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	default:
+		dw_feats_f16(acc, (const uint16_t *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	}
+	*np = 0;
+}
+
+typedef struct dw_job {
+	const conv_geom *g;
+	etype rt;
+	int inner;                   /* the inner axis: -1 features, else a spatial dim */
+	int64_t len;                 /* results per line */
+	const char *x;               /* lhs */
+	char *y;                     /* result */
+	const char *w;               /* the kernel, [window position][output feature], acc type */
+	int64_t ls[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+} dw_job;
+
+/* Lines [lo, hi): line = (batch, [feature,] the spatial positions but the
+ * inner one), row-major in that order. */
+static void dw_lines(void *arg, int64_t lo, int64_t hi)
+{
+	const dw_job *j = arg;
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	int a = j->inner, f64 = j->rt == ET_F64;
+	int xw = etype_byte_width(j->rt), aw = f64 ? 8 : 4;
+	int64_t m = g->cout_g;  /* channel multiplier: feature o reads channel o / m */
+	double buf[DW_BLOCK];
+	/* the line's indices, found for lo and then counted on */
+	int64_t o[HLOI_MAX_RANK], r = lo, feat = 0, ob;
+	for (int i = g->ns - 1; i >= 0; i--) {
+		o[i] = i == a ? 0 : r % g->osz[i];
+		r /= i == a ? 1 : g->osz[i];
+	}
+	if (a >= 0) {
+		feat = r % g->cout;
+		r /= g->cout;
+	}
+	ob = r;
+	for (int64_t line = lo; line < hi; line++) {
+		if (line > lo) {
+			int i = g->ns - 1;
+			for (; i >= 0; i--) {
+				if (i == a)
+					continue;
+				if (++o[i] < g->osz[i])
+					break;
+				o[i] = 0;
+			}
+			if (i < 0 && (a < 0 || ++feat == g->cout)) {
+				feat = 0;
+				ob++;
+			}
+		}
+		int64_t xbase = ob * j->ls[d->input_batch], ybase = ob * j->os[d->output_batch];
+		if (a >= 0) {
+			xbase += feat / m * j->ls[d->input_feature];
+			ybase += feat * j->os[d->output_feature];
+		}
+		for (int i = 0; i < g->ns; i++)
+			if (i != a)
+				ybase += o[i] * j->os[d->output_spatial[i]];
+		int64_t xs = a < 0 ? j->ls[d->input_feature] : j->ls[d->input_spatial[a]];
+		int64_t ys = a < 0 ? j->os[d->output_feature] : j->os[d->output_spatial[a]];
+		for (int64_t b0 = 0; b0 < j->len; b0 += DW_BLOCK) {
+			int64_t n = j->len - b0 < DW_BLOCK ? j->len - b0 : DW_BLOCK;
+			/* loops, not memset and an initialiser: gcc makes them
+			 * `rep stos`, whose start costs more than a short line */
+			if (f64)
+				for (int64_t i = 0; i < n; i++)
+					buf[i] = 0;
+			else
+				for (int64_t i = 0; i < n; i++)
+					((float *)buf)[i] = 0;
+			int64_t k[HLOI_MAX_RANK], xoff[DW_POS];
+			for (int i = 0; i < g->ns; i++)
+				k[i] = 0;
+			const char *wrow[DW_POS];
+			int np = 0;
+			do {
+				int64_t kk = 0, off = xbase;
+				int skip = 0;
+				for (int i = 0; i < g->ns && !skip; i++) {
+					int64_t ki = g->w[i].reversal ? g->ksz[i] - 1 - k[i] : k[i];
+					kk = kk * g->ksz[i] + ki;
+					if (i == a)
+						continue;
+					int64_t p = input_pos(g, i, o[i], k[i]);
+					skip = p < 0;
+					off += p * j->ls[d->input_spatial[i]];
+				}
+				if (skip)
+					continue;
+				if (a < 0) {
+					xoff[np] = off + b0 * xs;
+					wrow[np++] = j->w + (kk * g->cout + b0) * aw;
+					if (np == DW_POS)
+						dw_flush(j->rt, buf, j->x, xs, xoff, wrow, &np, n);
+					continue;
+				}
+				/* the outputs i of the block whose input position
+				 * u = (b0 + i) * stride - pad_lo + k * dilation is in [0, isz) */
+				const window_dim *wd = &g->w[a];
+				int64_t st = wd->stride, s0 = k[a] * wd->rhs_dilate - wd->pad_lo + b0 * st;
+				int64_t i0 = s0 >= 0 ? 0 : (-s0 + st - 1) / st;
+				int64_t i1 = g->isz[a] - s0 <= 0 ? 0 : (g->isz[a] - s0 + st - 1) / st;
+				i1 = i1 < n ? i1 : n;
+				if (i0 >= i1)
+					continue;
+				const char *x = j->x + (off + (s0 + i0 * st) * xs) * xw;
+				const char *wp = j->w + (kk * g->cout + feat) * aw;
+				switch (j->rt) {
+				case ET_F32:
+					dw_spat_f32((float *)buf + i0, (const float *)x, st * xs, *(const float *)wp, i1 - i0);
+					break;
+				case ET_F64:
+					dw_spat_f64(buf + i0, (const double *)x, st * xs, *(const double *)wp, i1 - i0);
+					break;
+				case ET_BF16:
+					dw_spat_bf16((float *)buf + i0, (const uint16_t *)x, st * xs, *(const float *)wp,
+						     i1 - i0);
+					break;
+				default:
+					dw_spat_f16((float *)buf + i0, (const uint16_t *)x, st * xs, *(const float *)wp,
+						    i1 - i0);
+					break;
+				}
+			} while (index_next(g->ns, g->ksz, k));
+			dw_flush(j->rt, buf, j->x, xs, xoff, wrow, &np, n);
+			char *y = j->y + (ybase + b0 * ys) * xw;
+			const float *bf = (const float *)buf;
+			switch (j->rt) {
+			case ET_F32:
+				for (int64_t i = 0; i < n; i++)
+					memcpy(y + i * ys * 4, &bf[i], 4);
+				break;
+			case ET_F64:
+				for (int64_t i = 0; i < n; i++)
+					memcpy(y + i * ys * 8, &buf[i], 8);
+				break;
+			case ET_BF16:
+				for (int64_t i = 0; i < n; i++) {
+					uint16_t h = dw_f32_bf16(bf[i]);
+					memcpy(y + i * ys * 2, &h, 2);
+				}
+				break;
+			default:
+				for (int64_t i = 0; i < n; i++) {
+					uint16_t h = f32_to_f16(bf[i]);
+					memcpy(y + i * ys * 2, &h, 2);
+				}
+				break;
+			}
+		}
+	}
+}
+
+/* The depthwise kernel when it covers the convolution: 0 done, 1 not
+ * covered, -1 no room for the packed kernel. */
+static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			  const hloi_literal *rhs)
+{
+	etype rt = out->shape.type;
+	if (g->bgc != 1 || g->fgc != g->cin || g->cin_g != 1 || g->cin < 1 || lhs->shape.type != rt ||
+	    rhs->shape.type != rt || g->W < 1 || (rt != ET_F32 && rt != ET_F64 && rt != ET_BF16 && rt != ET_F16))
+		return 1;
+	for (int i = 0; i < g->ns; i++)
+		if (g->w[i].lhs_dilate != 1 || g->w[i].stride < 1)
+			return 1;
+	dw_job j;
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.rt = rt;
+	index_strides(&lhs->shape, j.ls);
+	index_strides(&out->shape, j.os);
+	/* the inner axis: the features when they are the result's or the
+	 * input's innermost (and one feature per channel), else the spatial
+	 * dim with the smallest result stride */
+	j.inner = -1;
+	int64_t fo = j.os[g->d->output_feature];
+	if (g->ns > 0) {
+		int a = 0;
+		for (int i = 1; i < g->ns; i++)
+			if (j.os[g->d->output_spatial[i]] < j.os[g->d->output_spatial[a]])
+				a = i;
+		if (g->cout_g != 1 || (fo != 1 && j.ls[g->d->input_feature] != 1 && j.os[g->d->output_spatial[a]] < fo))
+			j.inner = a;
+	} else if (g->cout_g != 1) {
+		return 1;
+	}
+	j.len = j.inner < 0 ? g->cout : g->osz[j.inner];
+	etype at = rt == ET_F64 ? ET_F64 : ET_F32;
+	hloi_literal *wk = contract_scratch(e, at, g->W * g->cout);
+	if (!wk)
+		return -1;
+	/* [window position][output feature], reversal applied when used */
+	int64_t ks[HLOI_MAX_RANK], k[HLOI_MAX_RANK] = { 0 }, kl = 0;
+	index_strides(&rhs->shape, ks);
+	int aw = etype_byte_width(at), kw = etype_byte_width(rt);
+	do {
+		int64_t off = 0;
+		for (int i = 0; i < g->ns; i++)
+			off += k[i] * ks[g->d->kernel_spatial[i]];
+		for (int64_t c = 0; c < g->cout; c++)
+			contract_convert(at, (char *)wk->data + (kl * g->cout + c) * aw, rt, rt,
+					 (const char *)rhs->data + (off + c * ks[g->d->kernel_output_feature]) * kw);
+		kl++;
+	} while (index_next(g->ns, g->ksz, k));
+	j.x = lhs->data;
+	j.y = out->data;
+	j.w = wk->data;
+	int64_t lines = g->nout * (j.inner < 0 ? g->S : g->S / g->osz[j.inner] * g->cout);
+	int64_t work = j.len * g->W, chunk = work > 0 ? 65536 / work : 1;
+	contract_parallel(e->threads, lines, chunk < 1 ? 1 : chunk, dw_lines, &j);
+	value_drop(e, wk);
+	return 0;
+}
+
 /* Nonzero when it does not cover the case (the reference then runs). */
 static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
 {
@@ -310,6 +697,9 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	j.out = out;
 	index_strides(&lhs->shape, j.ls);
 	index_strides(&out->shape, j.os);
+	int dw = depthwise_conv(e, &g, out, lhs, rhs);
+	if (dw <= 0)
+		return -dw;
 	hloi_literal *kmat = contract_scratch(e, at, kcount);
 	hloi_literal *patch = kmat ? contract_scratch(e, at, pcount) : NULL;
 	hloi_literal *prod = patch && blas ? contract_scratch(e, rt, rc * g.cout_g) : NULL;
