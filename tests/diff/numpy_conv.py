@@ -160,6 +160,7 @@ def main():
             d["index"] = 2 * i + k
             d["engine"] = engine
             cases.append(d)
+    os.environ["HLOI_DNNL"] = os.environ.get("HLOI_DNNL", "all")
     fast = {}
 
     def check(case, got):

@@ -28,6 +28,7 @@
 #include "core/index.h"
 #include "eval/kernels/dot.h"
 #include "eval/kernels/sparse.h"
+#include "eval/lib/dnnl.h"
 #include "eval/scalar/clones.h"
 #include "util/checked.h"
 
@@ -667,6 +668,91 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
 	return 0;
 }
 
+/* --- oneDNN ------------------------------------------------------------------------- */
+
+/* Below this many multiply-adds im2col's product is as fast as oneDNN's
+ * primitive is to make (its JIT and dispatch, ~0.1 ms). */
+#define CONV_DNNL_MIN_MACS ((int64_t)1 << 21)
+
+/* An f32 convolution through oneDNN (eval/lib/dnnl.h) when oneDNN covers it:
+ * feature groups, padding (a negative one crops the input), strides, rhs
+ * dilation, any layouts (oneDNN reads strided arrays). Not lhs dilation,
+ * batch groups or reversal. 0 done, nonzero not done. oneDNN sums in its
+ * own order, as BLAS does. */
+static int dnnl_convolution(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			    const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	int64_t macs;
+	if (out->shape.type != ET_F32 || lhs->shape.type != ET_F32 || rhs->shape.type != ET_F32 || g->bgc != 1 ||
+	    g->ns < 1 || g->ns > DNNL_CONV_MAX_SPATIAL || g->W < 1 ||
+	    checked_mul_i64(g->nout * g->S, g->cout * g->cin_g * g->W, &macs) ||
+	    (macs < CONV_DNNL_MIN_MACS && !dnnl_every_size()))
+		return 1;
+	dnnl_conv c;
+	memset(&c, 0, sizeof c);
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	c.ns = g->ns;
+	c.n = g->batch;
+	c.c = g->cin;
+	c.o = g->cout;
+	c.g = g->fgc;
+	const float *src = lhs->data;
+	c.src_s[0] = ls[d->input_batch];
+	c.src_s[1] = ls[d->input_feature];
+	c.dst_s[0] = os[d->output_batch];
+	c.dst_s[1] = os[d->output_feature];
+	c.wei_s[0] = g->cout_g * ks[d->kernel_output_feature];
+	c.wei_s[1] = ks[d->kernel_output_feature];
+	c.wei_s[2] = ks[d->kernel_input_feature];
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (w->lhs_dilate != 1 || w->reversal || w->stride < 1 || w->rhs_dilate < 1)
+			return 1;
+		int64_t sp = ls[d->input_spatial[i]], isz = g->isz[i], lo = w->pad_lo, hi = w->pad_hi;
+		if (lo < 0) {  /* the input from -lo on */
+			src += -lo * sp;
+			isz += lo;
+			lo = 0;
+		}
+		if (hi < 0) {
+			isz += hi;
+			hi = 0;
+		}
+		if (isz < 1)
+			return 1;
+		c.isz[i] = isz;
+		c.ksz[i] = g->ksz[i];
+		c.osz[i] = g->osz[i];
+		c.stride[i] = w->stride;
+		c.dilate[i] = w->rhs_dilate;
+		c.pad_lo[i] = lo;
+		c.pad_hi[i] = hi;
+		c.src_s[2 + i] = sp;
+		c.dst_s[2 + i] = os[d->output_spatial[i]];
+		c.wei_s[3 + i] = ks[d->kernel_spatial[i]];
+	}
+	/* an infinity or NaN in the kernel: oneDNN may multiply it by a
+	 * padding zero, which the reference never does */
+	int64_t kn;
+	if (shape_element_count(&rhs->shape, &kn) || any_nonfinite(ET_F32, rhs->data, kn))
+		return 1;
+	c.src = src;
+	c.wei = rhs->data;
+	c.dst = out->data;
+	dnnl_conv_plan p;
+	if (dnnl_conv_prepare(&c, &p))
+		return 1;
+	hloi_literal *wbuf = p.wei_bytes ? contract_scratch(e, ET_F32, (int64_t)(p.wei_bytes + 3) / 4) : NULL;
+	int err = (p.wei_bytes && !wbuf) || dnnl_conv_run(&c, &p, wbuf ? wbuf->data : NULL, e->threads);
+	value_drop(e, wbuf);
+	dnnl_conv_free(&p);
+	return err;
+}
+
 /* Nonzero when it does not cover the case (the reference then runs). */
 static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
 {
@@ -700,6 +786,8 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int dw = depthwise_conv(e, &g, out, lhs, rhs);
 	if (dw <= 0)
 		return -dw;
+	if (dnnl_convolution(e, &g, out, lhs, rhs) == 0)
+		return 0;
 	hloi_literal *kmat = contract_scratch(e, at, kcount);
 	hloi_literal *patch = kmat ? contract_scratch(e, at, pcount) : NULL;
 	hloi_literal *prod = patch && blas ? contract_scratch(e, rt, rc * g.cout_g) : NULL;
