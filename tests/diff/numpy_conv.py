@@ -6,10 +6,12 @@ engine's blocks and threads take part), run by both engines through
 `hloi test`, results compared bit for bit.
 
 Forms: random dim_labels (batch, feature and 1-3 spatial dims in any
-order in input, kernel and output), random layouts, strides, padding
+order in input, kernel and output) and random layouts, or (two cases in
+five, which oneDNN's own kernels take) NHWC/HWIO or NCHW/OIHW row-major; strides, padding
 (negative too), lhs and rhs dilation, window reversal, feature_group_count
 (depthwise: one input feature per group, with a channel multiplier
-1-2, in half of the cases) or batch_group_count. Types f32, f64, bf16,
+1-2, in half of the cases) or batch_group_count; a fifth of the cases
+in an input gradient's form (lhs dilation 2-3, stride 1). Types f32, f64, bf16,
 f16 (lhs, rhs and result of one type) and s32.
 
 Tolerance: none. The depthwise kernel (no lhs dilation) sums in the reference's order,
@@ -87,12 +89,15 @@ def try_conv(rng, g, index):
     cout = cout_g * groups
     batch = nout * bgc
     win, isz, ksz, osz = [], [], [], []
+    igrad = rng.random() < 0.2
     big = ns == 1 or rng.random() < 0.5
     for _ in range(ns):
         for _ in range(50):
             s = rng.randint(1, 40 if big else 12)
             k = rng.randint(1, 4)
             st, ld, rd = rng.choice([1, 1, 1, 2, 3]), rng.choice([1, 1, 1, 2]), rng.choice([1, 1, 1, 2])
+            if igrad:  # an input gradient's form
+                st, ld, rd = 1, rng.choice([1, 2, 2, 3]), 1
             lo, hi = rng.randint(-2, 3), rng.randint(-2, 3)
             padded = (s - 1) * ld + 1 + lo + hi
             wd = (k - 1) * rd + 1
@@ -108,8 +113,13 @@ def try_conv(rng, g, index):
         return None
     spatial = [str(i) for i in range(ns)]
     ilab, klab, olab = ["b", "f"] + spatial, ["i", "o"] + spatial, ["b", "f"] + spatial
+    standard = rng.random() < 0.4  # NHWC or NCHW, row-major: oneDNN's own kernels take these
+    if standard and rng.random() < 0.5:
+        ilab, klab, olab = ["b"] + spatial + ["f"], spatial + ["i", "o"], ["b"] + spatial + ["f"]
+    elif standard:
+        klab = ["o", "i"] + spatial
     for lab in (ilab, klab, olab):
-        if rng.random() < 0.7:
+        if not standard and rng.random() < 0.7:
             rng.shuffle(lab)
     idims = [batch if c == "b" else cin if c == "f" else isz[int(c)] for c in ilab]
     kdims = [cin_g if c == "i" else cout if c == "o" else ksz[int(c)] for c in klab]
@@ -129,6 +139,8 @@ def try_conv(rng, g, index):
     # in the program, so the convolution itself is of type t
     pt = {"bf16": "f32", "f16": "f32"}.get(t, t)
     ilay, klay, olay = layout(rng, len(idims)), layout(rng, len(kdims)), layout(rng, len(odims))
+    if standard:
+        ilay, klay, olay = [list(range(len(idims) - 1, -1, -1))] * 3
     body = "  x0 = %s parameter(0)\n  k0 = %s parameter(1)\n" % (shape(pt, idims, ilay), shape(pt, kdims, klay))
     if pt != t:
         body += "  x = %s convert(x0)\n  k = %s convert(k0)\n" % (shape(t, idims, ilay), shape(t, kdims, klay))

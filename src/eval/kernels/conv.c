@@ -188,7 +188,9 @@ static void im2col(void *arg, int64_t lo, int64_t hi)
 				memset(dst, 0, (size_t)(g->cin_g * aw));
 			} else {
 				const char *src = j->lhs + off * lw;
-				if (same && aw == 4)
+				if (same && fs == 1)  /* the group's features side by side */
+					memcpy(dst, src, (size_t)(g->cin_g * aw));
+				else if (same && aw == 4)
 					for (int64_t f = 0; f < g->cin_g; f++)
 						memcpy(dst + f * 4, src + f * fs * 4, 4);
 				else if (same)
@@ -674,6 +676,19 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
  * primitive is to make (its JIT and dispatch, ~0.1 ms). */
 #define CONV_DNNL_MIN_MACS ((int64_t)1 << 21)
 
+/* Runs c through oneDNN, its weights' reorder in engine scratch: 0 done. */
+static int dnnl_run(engine *e, const dnnl_conv *c)
+{
+	dnnl_conv_plan p;
+	if (dnnl_conv_prepare(c, &p))
+		return 1;
+	hloi_literal *wbuf = p.wei_bytes ? contract_scratch(e, ET_F32, (int64_t)(p.wei_bytes + 3) / 4) : NULL;
+	int err = (p.wei_bytes && !wbuf) || dnnl_conv_run(c, &p, wbuf ? wbuf->data : NULL, e->threads);
+	value_drop(e, wbuf);
+	dnnl_conv_free(&p);
+	return err;
+}
+
 /* An f32 convolution through oneDNN (eval/lib/dnnl.h) when oneDNN covers it:
  * feature groups, padding (a negative one crops the input), strides, rhs
  * dilation, any layouts (oneDNN reads strided arrays). Not lhs dilation,
@@ -743,13 +758,196 @@ static int dnnl_convolution(engine *e, const conv_geom *g, hloi_literal *out, co
 	c.src = src;
 	c.wei = rhs->data;
 	c.dst = out->data;
-	dnnl_conv_plan p;
-	if (dnnl_conv_prepare(&c, &p))
+	return dnnl_run(e, &c);
+}
+
+/* An f32 convolution with lhs dilation (XLA's input gradient) through
+ * oneDNN: in a dim dilated by d (stride 1, no rhs dilation) the results
+ * whose position is r mod d take the kernel taps k = k0 + j d only (k0
+ * from r and the padding), each reading a plain input position; so the
+ * convolution splits into prod(d) phases, each an ordinary convolution
+ * of a sub-kernel (packed, reversal applied) over the undilated input,
+ * written to its own results (a dense buffer copied into every d-th
+ * result). No product with a dilation hole is computed. 0 done, nonzero
+ * not done. */
+static int dnnl_lhs_dilated(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			    const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	int64_t nph = 1, macs, kn;
+	if (out->shape.type != ET_F32 || lhs->shape.type != ET_F32 || rhs->shape.type != ET_F32 || g->bgc != 1 ||
+	    g->ns < 1 || g->ns > DNNL_CONV_MAX_SPATIAL || g->W < 1)
 		return 1;
-	hloi_literal *wbuf = p.wei_bytes ? contract_scratch(e, ET_F32, (int64_t)(p.wei_bytes + 3) / 4) : NULL;
-	int err = (p.wei_bytes && !wbuf) || dnnl_conv_run(&c, &p, wbuf ? wbuf->data : NULL, e->threads);
-	value_drop(e, wbuf);
-	dnnl_conv_free(&p);
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (w->lhs_dilate > 1 && (w->stride != 1 || w->rhs_dilate != 1))
+			return 1;
+		if (w->lhs_dilate < 1 || w->stride < 1 || w->rhs_dilate < 1)
+			return 1;
+		nph *= w->lhs_dilate;
+	}
+	if (nph == 1 || checked_mul_i64(g->nout * g->S, g->cout * g->cin_g * g->W, &macs) ||
+	    (macs / nph < CONV_DNNL_MIN_MACS && !dnnl_every_size()) || shape_element_count(&rhs->shape, &kn) ||
+	    any_nonfinite(ET_F32, rhs->data, kn))
+		return 1;
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	/* out's dims from major to minor: a phase's buffer is dense in that
+	 * order, and the copy into out runs along out's minor dim */
+	int rank = out->shape.rank, order[HLOI_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		order[i] = i;
+	for (int i = 1; i < rank; i++)
+		for (int k = i; k > 0 && os[order[k]] > os[order[k - 1]]; k--) {
+			int t = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	int64_t ph_len = g->nout * g->cout, ker_len = g->cout * g->cin_g;
+	for (int i = 0; i < g->ns; i++) {
+		int64_t ld = g->w[i].lhs_dilate;
+		ph_len *= (g->osz[i] + ld - 1) / ld;
+		ker_len *= (g->ksz[i] + ld - 1) / ld;
+	}
+	hloi_literal *ph = contract_scratch(e, ET_F32, ph_len);
+	hloi_literal *ker = ph ? contract_scratch(e, ET_F32, ker_len) : NULL;
+	int err = !ker;
+	for (int64_t phase = 0; phase < nph && !err; phase++) {
+		int64_t r[DNNL_CONV_MAX_SPATIAL], k0[DNNL_CONV_MAX_SPATIAL], kj[DNNL_CONV_MAX_SPATIAL];
+		int64_t nq[DNNL_CONV_MAX_SPATIAL], q = phase, ktaps = 1, count = g->nout * g->cout;
+		dnnl_conv c;
+		memset(&c, 0, sizeof c);
+		c.ns = g->ns;
+		c.n = g->batch;
+		c.c = g->cin;
+		c.o = g->cout;
+		c.g = g->fgc;
+		const float *src = lhs->data;
+		c.src_s[0] = ls[d->input_batch];
+		c.src_s[1] = ls[d->input_feature];
+		for (int i = g->ns - 1; i >= 0; i--) {
+			const window_dim *w = &g->w[i];
+			int64_t ld = w->lhs_dilate, plo = w->pad_lo, phi = w->pad_hi, isz = g->isz[i];
+			r[i] = q % ld;
+			q /= ld;
+			if (ld == 1) {
+				k0[i] = 0;
+				kj[i] = g->ksz[i];
+				nq[i] = g->osz[i];
+				c.stride[i] = w->stride;
+				c.dilate[i] = w->rhs_dilate;
+			} else {
+				/* taps k with r - pad_lo + k = 0 mod ld; the first reads input (r - pad_lo + k0) / ld */
+				k0[i] = ((plo - r[i]) % ld + ld) % ld;
+				kj[i] = k0[i] < g->ksz[i] ? (g->ksz[i] - k0[i] + ld - 1) / ld : 0;
+				nq[i] = r[i] < g->osz[i] ? (g->osz[i] - r[i] + ld - 1) / ld : 0;
+				plo = -((r[i] - plo + k0[i]) / ld);
+				phi = nq[i] - 1 + kj[i] - isz - plo;
+				c.stride[i] = 1;
+				c.dilate[i] = 1;
+			}
+			int64_t sp = ls[d->input_spatial[i]];
+			if (plo < 0) {
+				src += -plo * sp;
+				isz += plo;
+				plo = 0;
+			}
+			if (phi < 0) {
+				isz += phi;
+				phi = 0;
+			}
+			c.isz[i] = isz;
+			c.ksz[i] = kj[i];
+			c.osz[i] = nq[i];
+			c.pad_lo[i] = plo;
+			c.pad_hi[i] = phi;
+			c.src_s[2 + i] = sp;
+			ktaps *= kj[i];
+			count *= nq[i];
+		}
+		if (count == 0)
+			continue;
+		/* the phase's results in out: from r, every ld-th */
+		int64_t dims[HLOI_MAX_RANK], dst_s[HLOI_MAX_RANK], buf_s[HLOI_MAX_RANK], pos[HLOI_MAX_RANK];
+		int64_t base = 0;
+		dims[d->output_batch] = g->nout;
+		dims[d->output_feature] = g->cout;
+		for (int i = 0; i < rank; i++)
+			dst_s[i] = os[i];
+		for (int i = 0; i < g->ns; i++) {
+			dims[d->output_spatial[i]] = nq[i];
+			dst_s[d->output_spatial[i]] = os[d->output_spatial[i]] * g->w[i].lhs_dilate;
+			base += r[i] * os[d->output_spatial[i]];
+		}
+		int64_t st = 1;
+		for (int k = rank - 1; k >= 0; k--) {
+			buf_s[order[k]] = st;
+			st *= dims[order[k]];
+		}
+		float *dst = (float *)out->data + base;
+		int bad = 0;
+		for (int i = 0; i < g->ns; i++)
+			bad |= c.isz[i] < 1;
+		if (ktaps == 0 || bad) {
+			/* no tap reaches the input: sums of nothing, +0 */
+			static const float zero = 0;
+			int64_t zs[HLOI_MAX_RANK] = { 0 }, zd[HLOI_MAX_RANK];
+			for (int k = 0; k < rank; k++) {
+				pos[k] = dims[order[k]];
+				zd[k] = dst_s[order[k]];
+			}
+			contract_copy(dst, ET_F32, zd, &zero, ET_F32, zs, ET_F32, rank, pos);
+			continue;
+		}
+		/* the sub-kernel, dense [O][cin_g][kj...] */
+		float *kp = (float *)ker->data;
+		int64_t kidx[HLOI_MAX_RANK];
+		for (int64_t o = 0; o < g->cout; o++)
+			for (int64_t f = 0; f < g->cin_g; f++) {
+				for (int i = 0; i < g->ns; i++)
+					kidx[i] = 0;
+				do {
+					int64_t off = o * ks[d->kernel_output_feature] + f * ks[d->kernel_input_feature];
+					for (int i = 0; i < g->ns; i++) {
+						int64_t k = k0[i] + kidx[i] * g->w[i].lhs_dilate;
+						if (g->w[i].reversal)
+							k = g->ksz[i] - 1 - k;
+						off += k * ks[d->kernel_spatial[i]];
+					}
+					*kp++ = ((const float *)rhs->data)[off];
+				} while (index_next(g->ns, kj, kidx));
+			}
+		int64_t kst = 1;
+		for (int i = g->ns - 1; i >= 0; i--) {
+			c.wei_s[3 + i] = kst;
+			kst *= kj[i];
+		}
+		c.wei_s[2] = kst;
+		c.wei_s[1] = kst * g->cin_g;
+		c.wei_s[0] = kst * g->cin_g * g->cout_g;
+		c.dst_s[0] = buf_s[d->output_batch];
+		c.dst_s[1] = buf_s[d->output_feature];
+		for (int i = 0; i < g->ns; i++)
+			c.dst_s[2 + i] = buf_s[d->output_spatial[i]];
+		c.src = src;
+		c.wei = ker->data;
+		c.dst = ph->data;
+		err = dnnl_run(e, &c);
+		if (!err) {
+			int64_t pd[HLOI_MAX_RANK], ds[HLOI_MAX_RANK], ss[HLOI_MAX_RANK];
+			for (int k = 0; k < rank; k++) {
+				int a = order[k];
+				pd[k] = dims[a];
+				ds[k] = dst_s[a];
+				ss[k] = buf_s[a];
+			}
+			contract_copy(dst, ET_F32, ds, ph->data, ET_F32, ss, ET_F32, rank, pd);
+		}
+	}
+	value_drop(e, ker);
+	value_drop(e, ph);
 	return err;
 }
 
@@ -786,7 +984,7 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int dw = depthwise_conv(e, &g, out, lhs, rhs);
 	if (dw <= 0)
 		return -dw;
-	if (dnnl_convolution(e, &g, out, lhs, rhs) == 0)
+	if (dnnl_convolution(e, &g, out, lhs, rhs) == 0 || dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
 		return 0;
 	hloi_literal *kmat = contract_scratch(e, at, kcount);
 	hloi_literal *patch = kmat ? contract_scratch(e, at, pcount) : NULL;
