@@ -272,6 +272,7 @@ static void pack_kernel(const conv_geom *g, const hloi_literal *rhs, int64_t grp
 	int64_t ks[HLOI_MAX_RANK];
 	index_strides(&rhs->shape, ks);
 	int aw = etype_byte_width(at), kw = etype_byte_width(rhs->shape.type);
+	int same = rhs->shape.type == at && rt == at;  /* no conversion: a copy */
 	int64_t k[HLOI_MAX_RANK] = { 0 };
 	do {
 		int64_t off = grp * g->cout_g * ks[d->kernel_output_feature];
@@ -281,7 +282,10 @@ static void pack_kernel(const conv_geom *g, const hloi_literal *rhs, int64_t grp
 			for (int64_t c = 0; c < g->cout_g; c++) {
 				const char *src = (const char *)rhs->data +
 						  (off + f * ks[d->kernel_input_feature] + c * ks[d->kernel_output_feature]) * kw;
-				contract_convert(at, dst, rt, rhs->shape.type, src);
+				if (same)
+					memcpy(dst, src, (size_t)aw);
+				else
+					contract_convert(at, dst, rt, rhs->shape.type, src);
 				dst += aw;
 			}
 	} while (index_next(g->ns, g->ksz, k));
@@ -986,6 +990,35 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 		return -dw;
 	if (dnnl_convolution(e, &g, out, lhs, rhs) == 0 || dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
 		return 0;
+	/* features far apart in the input (a weight gradient's lhs, whose
+	 * features are the batch; NCHW): one copy with the features innermost
+	 * first, so that im2col copies a group's features with one memcpy
+	 * instead of one element at a time */
+	hloi_literal *relaid = NULL;
+	int64_t lcount;
+	if (j.ls[g.d->input_feature] != 1 && g.cin_g >= 4 && !shape_element_count(&lhs->shape, &lcount) &&
+	    (relaid = contract_scratch(e, j.lt, lcount)) != NULL) {
+		int64_t dims[HLOI_MAX_RANK], ds[HLOI_MAX_RANK], ss[HLOI_MAX_RANK], st = 1;
+		int64_t ax[HLOI_MAX_RANK];
+		int na = 0, rank = lhs->shape.rank;
+		ax[na++] = g.d->input_batch;
+		for (int i = 0; i < g.ns; i++)
+			ax[na++] = g.d->input_spatial[i];
+		ax[na++] = g.d->input_feature;
+		int64_t nls[HLOI_MAX_RANK];
+		for (int k = rank - 1; k >= 0; k--) {
+			nls[ax[k]] = st;
+			st *= lhs->shape.dims[ax[k]];
+		}
+		for (int k = 0; k < rank; k++) {
+			dims[k] = lhs->shape.dims[ax[k]];
+			ds[k] = nls[ax[k]];
+			ss[k] = j.ls[ax[k]];
+		}
+		contract_copy(relaid->data, j.lt, ds, lhs->data, j.lt, ss, j.lt, rank, dims);
+		memcpy(j.ls, nls, sizeof nls);
+		j.lhs = relaid->data;
+	}
 	hloi_literal *kmat = contract_scratch(e, at, kcount);
 	hloi_literal *patch = kmat ? contract_scratch(e, at, pcount) : NULL;
 	hloi_literal *prod = patch && blas ? contract_scratch(e, rt, rc * g.cout_g) : NULL;
@@ -1018,6 +1051,7 @@ done:
 	value_drop(e, prod);
 	value_drop(e, patch);
 	value_drop(e, kmat);
+	value_drop(e, relaid);
 	return err;
 }
 
