@@ -11,7 +11,7 @@ five, which oneDNN's own kernels take) NHWC/HWIO or NCHW/OIHW row-major; strides
 (negative too), lhs and rhs dilation, window reversal, feature_group_count
 (depthwise: one input feature per group, with a channel multiplier
 1-2, in half of the cases) or batch_group_count; a fifth of the cases
-in an input gradient's form (lhs dilation 2-3, stride 1). Types f32, f64, bf16,
+in an input gradient's form (lhs dilation 2-3, stride 1), some 1x1. Types f32, f64, bf16,
 f16 (lhs, rhs and result of one type) and s32.
 
 Tolerance: none. The depthwise kernel (no lhs dilation) sums in the reference's order,
@@ -90,6 +90,7 @@ def try_conv(rng, g, index):
     batch = nout * bgc
     win, isz, ksz, osz = [], [], [], []
     igrad = rng.random() < 0.2
+    pointwise = not igrad and rng.random() < 0.15
     big = ns == 1 or rng.random() < 0.5
     for _ in range(ns):
         for _ in range(50):
@@ -98,6 +99,8 @@ def try_conv(rng, g, index):
             st, ld, rd = rng.choice([1, 1, 1, 2, 3]), rng.choice([1, 1, 1, 2]), rng.choice([1, 1, 1, 2])
             if igrad:  # an input gradient's form
                 st, ld, rd = 1, rng.choice([1, 2, 2, 3]), 1
+            if pointwise:  # 1x1
+                k, st, ld, lo, hi = 1, 1, 1, 0, 0
             lo, hi = rng.randint(-2, 3), rng.randint(-2, 3)
             padded = (s - 1) * ld + 1 + lo + hi
             wd = (k - 1) * rd + 1

@@ -674,6 +674,69 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
 	return 0;
 }
 
+/* --- pointwise: a matrix product in place ---------------------------------------------- */
+
+/* A 1x1 convolution (every window size 1, stride 1, no padding or lhs
+ * dilation, no batch groups) is a matrix product per feature group:
+ * result[position][o] = sum over c of lhs[position][c] kernel[c][o], the
+ * positions the spatial dims (with the batch when its stride continues
+ * theirs) read in place in both arrays, NCHW or NHWC alike: no im2col, no
+ * scatter. BLAS types with lhs, kernel and result of one type. 0 done,
+ * nonzero not done. */
+static int pointwise_gemm(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			  const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	etype t = out->shape.type;
+	if (g->bgc != 1 || lhs->shape.type != t || rhs->shape.type != t || g->cin_g < 1 || !contract_blas_type(t))
+		return 1;
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (g->ksz[i] != 1 || w->stride != 1 || w->pad_lo != 0 || w->pad_hi != 0 || w->lhs_dilate != 1)
+			return 1;
+	}
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	/* the positions as one axis of stride (ps, qs) in (lhs, out) when the
+	 * spatial dims continue each other, innermost last */
+	int64_t P = 1, ps = 1, qs = 1;
+	if (g->ns > 0) {
+		ps = ls[d->input_spatial[g->ns - 1]];
+		qs = os[d->output_spatial[g->ns - 1]];
+		P = g->osz[g->ns - 1];
+		for (int i = g->ns - 2; i >= 0; i--) {
+			if (ls[d->input_spatial[i]] != ps * P || os[d->output_spatial[i]] != qs * P)
+				return 1;
+			P *= g->osz[i];
+		}
+	}
+	int64_t nb = g->nout;  /* products per group: one per batch, or one in all */
+	if (g->ns == 0 || (ls[d->input_batch] == ps * P && os[d->output_batch] == qs * P)) {
+		if (g->ns == 0) {
+			ps = ls[d->input_batch];
+			qs = os[d->output_batch];
+		}
+		P *= g->nout;
+		nb = 1;
+	}
+	int w = etype_byte_width(t);
+	int64_t am = ps, ak = ls[d->input_feature], bk = ks[d->kernel_input_feature], bn = ks[d->kernel_output_feature];
+	int64_t cm = qs, cn = os[d->output_feature];
+	if (!contract_blas_fits(P, g->cout_g, g->cin_g, am, ak, bk, bn, cm, cn))
+		return 1;
+	for (int64_t grp = 0; grp < g->G; grp++)
+		for (int64_t b = 0; b < nb; b++) {
+			const char *A = (const char *)lhs->data + (b * ls[d->input_batch] + grp * g->cin_g * ak) * w;
+			const char *B = (const char *)rhs->data + grp * g->cout_g * bn * w;
+			char *C = (char *)out->data + (b * os[d->output_batch] + grp * g->cout_g * cn) * w;
+			if (contract_blas(t, P, g->cout_g, g->cin_g, A, am, ak, B, bk, bn, C, cm, cn, e->threads))
+				return 1;
+		}
+	return 0;
+}
+
 /* --- oneDNN ------------------------------------------------------------------------- */
 
 /* Below this many multiply-adds im2col's product is as fast as oneDNN's
@@ -988,7 +1051,8 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int dw = depthwise_conv(e, &g, out, lhs, rhs);
 	if (dw <= 0)
 		return -dw;
-	if (dnnl_convolution(e, &g, out, lhs, rhs) == 0 || dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
+	if (pointwise_gemm(e, &g, out, lhs, rhs) == 0 || dnnl_convolution(e, &g, out, lhs, rhs) == 0 ||
+	    dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
 		return 0;
 	/* features far apart in the input (a weight gradient's lhs, whose
 	 * features are the batch; NCHW): one copy with the features innermost
