@@ -19,7 +19,8 @@
  *             limits (stop flag, step limit, default budget), random.c
  *             (pseudo-random inputs and constants)
  *   lib/      bindings of outside libraries: blas (OpenBLAS opened with
- *             dlopen), lapack (the LAPACK custom-call targets)
+ *             dlopen), dnnl (oneDNN's convolution, opened with dlopen),
+ *             lapack (the LAPACK custom-call targets)
  *   plan/     the plan of a computation: schedule, fused regions, liveness,
  *             buffer reuse, peak memory, and `hloi plan`'s text and DOT
  *   kernels/  the reference kernels, one file per op family: kernel.h (the

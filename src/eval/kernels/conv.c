@@ -17,14 +17,19 @@
  * reference's (a padded position adds a zero product, which leaves a sum
  * that started at +0 unchanged). A kernel holding an infinity or NaN goes
  * to the reference loop: there a skipped position never multiplies it.
+ * A depthwise convolution (one input feature per group) runs a direct
+ * kernel instead, in the reference's summation order (see below).
  *
  * A sparse operand (sparsity_config) is expanded into its dense form first
  * (eval/kernels/sparse.c), one expansion for both engines. */
 #include <math.h>
 
+#include "core/half.h"
 #include "core/index.h"
 #include "eval/kernels/dot.h"
 #include "eval/kernels/sparse.h"
+#include "eval/lib/dnnl.h"
+#include "eval/scalar/clones.h"
 #include "util/checked.h"
 
 /* Bytes of the patch matrix of one chunk of rows. */
@@ -183,7 +188,9 @@ static void im2col(void *arg, int64_t lo, int64_t hi)
 				memset(dst, 0, (size_t)(g->cin_g * aw));
 			} else {
 				const char *src = j->lhs + off * lw;
-				if (same && aw == 4)
+				if (same && fs == 1)  /* the group's features side by side */
+					memcpy(dst, src, (size_t)(g->cin_g * aw));
+				else if (same && aw == 4)
 					for (int64_t f = 0; f < g->cin_g; f++)
 						memcpy(dst + f * 4, src + f * fs * 4, 4);
 				else if (same)
@@ -265,6 +272,7 @@ static void pack_kernel(const conv_geom *g, const hloi_literal *rhs, int64_t grp
 	int64_t ks[HLOI_MAX_RANK];
 	index_strides(&rhs->shape, ks);
 	int aw = etype_byte_width(at), kw = etype_byte_width(rhs->shape.type);
+	int same = rhs->shape.type == at && rt == at;  /* no conversion: a copy */
 	int64_t k[HLOI_MAX_RANK] = { 0 };
 	do {
 		int64_t off = grp * g->cout_g * ks[d->kernel_output_feature];
@@ -274,10 +282,740 @@ static void pack_kernel(const conv_geom *g, const hloi_literal *rhs, int64_t grp
 			for (int64_t c = 0; c < g->cout_g; c++) {
 				const char *src = (const char *)rhs->data +
 						  (off + f * ks[d->kernel_input_feature] + c * ks[d->kernel_output_feature]) * kw;
-				contract_convert(at, dst, rt, rhs->shape.type, src);
+				if (same)
+					memcpy(dst, src, (size_t)aw);
+				else
+					contract_convert(at, dst, rt, rhs->shape.type, src);
 				dst += aw;
 			}
 	} while (index_next(g->ns, g->ksz, k));
+}
+
+/* --- depthwise: a direct kernel ---------------------------------------------------- */
+
+/* A depthwise convolution (one input feature per group: feature_group_count
+ * = input features, batch_group_count 1) has W products per result element
+ * and moves little more than its operands: im2col would build a patch
+ * matrix W times the input to feed a matrix product of width 1. It runs
+ * directly instead, on lines of results along one axis of the output (the
+ * inner axis): the feature axis (input channel = output feature; with a
+ * channel multiplier > 1 never) or a spatial axis. A line's sums start at
+ * zero in a buffer of the accumulation type and take the window positions
+ * in row-major order, each position adding its products to the results it
+ * reaches (an inner loop over the line, vectorised); positions in padding
+ * add nothing. Each sum thus gets the reference's products in the
+ * reference's order: the results are the reference's bits. f32, f64, f16
+ * and bf16 with lhs, rhs and result of one type. */
+
+#define DW_BLOCK 256  /* results of a line per block (the buffer on the stack) */
+
+/* bf16 <-> f32 as core/half.c converts, inline: the line loops call them for
+ * every element */
+static inline float dw_bf16_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t dw_f32_bf16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
+		return (uint16_t)((u >> 16) | 0x0040u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+#define DW_LOAD_F32(v) (v)
+#define DW_LOAD_F64(v) (v)
+#define DW_LOAD_BF16(v) dw_bf16_f32(v)
+#define DW_LOAD_F16(v) f16_to_f32(v)
+
+/* acc[i] += x[i * xs] * w0 for i < n (a spatial axis: one weight). */
+#define DW_LINES(NAME, X, A, LOAD)                                                                        \
+	HLOI_CLONES static void dw_spat_##NAME(A *restrict acc, const X *restrict x, int64_t xs, A w0,     \
+					       int64_t n)                                                  \
+	{                                                                                                  \
+		if (xs == 1)                                                                               \
+			for (int64_t i = 0; i < n; i++)                                                    \
+				acc[i] = acc[i] + (A)LOAD(x[i]) * w0;                                      \
+		else                                                                                       \
+			for (int64_t i = 0; i < n; i++)                                                    \
+				acc[i] = acc[i] + (A)LOAD(x[i * xs]) * w0;                                 \
+	}
+/* The feature axis over all np window positions of a line at once:
+ * acc[i] += x[xoff[p] + i * xs] * w[p][i] for p < np in turn, i < n, in blocks
+ * of DW_LANES results kept in registers across the positions (the sums
+ * still take the positions in order). */
+#define DW_LANES 16
+#define DW_FEATS(NAME, X, A, LOAD)                                                                         \
+	HLOI_CLONES static void dw_feats_##NAME(A *restrict acc, const X *restrict x, int64_t xs,           \
+						const int64_t *restrict xoff, const A *const *restrict w,   \
+						int np, int64_t n)                                          \
+	{                                                                                                   \
+		int64_t i = 0;                                                                              \
+		for (; i + DW_LANES <= n; i += DW_LANES) {                                                  \
+			A a[DW_LANES];                                                                      \
+			for (int l = 0; l < DW_LANES; l++)                                                  \
+				a[l] = acc[i + l];                                                          \
+			if (xs == 1)                                                                        \
+				for (int p = 0; p < np; p++)                                                \
+					for (int l = 0; l < DW_LANES; l++)                                  \
+						a[l] = a[l] + (A)LOAD(x[xoff[p] + i + l]) * w[p][i + l];    \
+			else                                                                                \
+				for (int p = 0; p < np; p++)                                                \
+					for (int l = 0; l < DW_LANES; l++)                                  \
+						a[l] = a[l] + (A)LOAD(x[xoff[p] + (i + l) * xs]) * w[p][i + l]; \
+			for (int l = 0; l < DW_LANES; l++)                                                  \
+				acc[i + l] = a[l];                                                          \
+		}                                                                                           \
+		for (; i < n; i++) {                                                                        \
+			A a = acc[i];                                                                       \
+			for (int p = 0; p < np; p++)                                                        \
+				a = a + (A)LOAD(x[xoff[p] + i * xs]) * w[p][i];                             \
+			acc[i] = a;                                                                         \
+		}                                                                                           \
+	}
+#if defined(__GNUC__)
+/* f32 and bf16 in vectors of DW_LANES floats (GCC's and clang's vector
+ * extension): the loop above leaves the sums in memory, these keep them in
+ * registers across the positions. Each lane is the same IEEE operation in
+ * the same order. */
+typedef float dw_vf __attribute__((vector_size(DW_LANES * 4)));
+typedef uint32_t dw_vu __attribute__((vector_size(DW_LANES * 4)));
+typedef uint16_t dw_vh __attribute__((vector_size(DW_LANES * 2)));
+#define DW_VFEATS(NAME, X, VLOAD, LOAD)                                                                     \
+	HLOI_CLONES static void dw_feats_##NAME(float *restrict acc, const X *restrict x, int64_t xs,       \
+						const int64_t *restrict xoff, const float *const *restrict w, \
+						int np, int64_t n)                                          \
+	{                                                                                                   \
+		int64_t i = 0;                                                                              \
+		if (xs == 1)                                                                                \
+			for (; i + DW_LANES <= n; i += DW_LANES) {                                          \
+				dw_vf a, v, wv;                                                             \
+				memcpy(&a, acc + i, sizeof a);                                              \
+				for (int p = 0; p < np; p++) {                                              \
+					VLOAD(v, x + xoff[p] + i);                                          \
+					memcpy(&wv, w[p] + i, sizeof wv);                                   \
+					a = a + v * wv;                                                     \
+				}                                                                           \
+				memcpy(acc + i, &a, sizeof a);                                              \
+			}                                                                                   \
+		for (; i < n; i++) {                                                                        \
+			float a = acc[i];                                                                   \
+			for (int p = 0; p < np; p++)                                                        \
+				a = a + LOAD(x[xoff[p] + i * xs]) * w[p][i];                                \
+			acc[i] = a;                                                                         \
+		}                                                                                           \
+	}
+#define DW_VLOAD_F32(v, p) memcpy(&(v), (p), sizeof(v))
+#define DW_VLOAD_BF16(v, p)                                              \
+	{                                                                \
+		dw_vh h_;                                                \
+		memcpy(&h_, (p), sizeof h_);                             \
+		dw_vu u_ = __builtin_convertvector(h_, dw_vu) << 16;     \
+		memcpy(&(v), &u_, sizeof(v));                            \
+	}
+DW_VFEATS(f32, float, DW_VLOAD_F32, DW_LOAD_F32)
+DW_VFEATS(bf16, uint16_t, DW_VLOAD_BF16, DW_LOAD_BF16)
+#undef DW_VFEATS
+#else
+DW_FEATS(f32, float, float, DW_LOAD_F32)
+DW_FEATS(bf16, uint16_t, float, DW_LOAD_BF16)
+#endif
+DW_FEATS(f64, double, double, DW_LOAD_F64)
+DW_FEATS(f16, uint16_t, float, DW_LOAD_F16)
+#undef DW_FEATS
+
+DW_LINES(f32, float, float, DW_LOAD_F32)
+DW_LINES(f64, double, double, DW_LOAD_F64)
+DW_LINES(bf16, uint16_t, float, DW_LOAD_BF16)
+DW_LINES(f16, uint16_t, float, DW_LOAD_F16)
+#undef DW_LINES
+
+/* The window positions the feature kernel takes at once. */
+#define DW_POS 32
+
+/* Adds the products of the *np positions gathered (xoff, wrow) to acc. */
+static void dw_flush(etype t, void *acc, const char *x, int64_t xs, const int64_t *xoff, const char **wrow, int *np,
+		     int64_t n)
+{
+	if (*np == 0)
+		return;
+	switch (t) {
+	case ET_F32:
+		dw_feats_f32(acc, (const float *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	case ET_F64:
+		dw_feats_f64(acc, (const double *)x, xs, xoff, (const double *const *)wrow, *np, n);
+		break;
+	case ET_BF16:
+		dw_feats_bf16(acc, (const uint16_t *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	default:
+		dw_feats_f16(acc, (const uint16_t *)x, xs, xoff, (const float *const *)wrow, *np, n);
+		break;
+	}
+	*np = 0;
+}
+
+typedef struct dw_job {
+	const conv_geom *g;
+	etype rt;
+	int inner;                   /* the inner axis: -1 features, else a spatial dim */
+	int64_t len;                 /* results per line */
+	const char *x;               /* lhs */
+	char *y;                     /* result */
+	const char *w;               /* the kernel, [window position][output feature], acc type */
+	int64_t ls[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+} dw_job;
+
+/* Lines [lo, hi): line = (batch, [feature,] the spatial positions but the
+ * inner one), row-major in that order. */
+static void dw_lines(void *arg, int64_t lo, int64_t hi)
+{
+	const dw_job *j = arg;
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	int a = j->inner, f64 = j->rt == ET_F64;
+	int xw = etype_byte_width(j->rt), aw = f64 ? 8 : 4;
+	int64_t m = g->cout_g;  /* channel multiplier: feature o reads channel o / m */
+	double buf[DW_BLOCK];
+	/* the line's indices, found for lo and then counted on */
+	int64_t o[HLOI_MAX_RANK], r = lo, feat = 0, ob;
+	for (int i = g->ns - 1; i >= 0; i--) {
+		o[i] = i == a ? 0 : r % g->osz[i];
+		r /= i == a ? 1 : g->osz[i];
+	}
+	if (a >= 0) {
+		feat = r % g->cout;
+		r /= g->cout;
+	}
+	ob = r;
+	for (int64_t line = lo; line < hi; line++) {
+		if (line > lo) {
+			int i = g->ns - 1;
+			for (; i >= 0; i--) {
+				if (i == a)
+					continue;
+				if (++o[i] < g->osz[i])
+					break;
+				o[i] = 0;
+			}
+			if (i < 0 && (a < 0 || ++feat == g->cout)) {
+				feat = 0;
+				ob++;
+			}
+		}
+		int64_t xbase = ob * j->ls[d->input_batch], ybase = ob * j->os[d->output_batch];
+		if (a >= 0) {
+			xbase += feat / m * j->ls[d->input_feature];
+			ybase += feat * j->os[d->output_feature];
+		}
+		for (int i = 0; i < g->ns; i++)
+			if (i != a)
+				ybase += o[i] * j->os[d->output_spatial[i]];
+		int64_t xs = a < 0 ? j->ls[d->input_feature] : j->ls[d->input_spatial[a]];
+		int64_t ys = a < 0 ? j->os[d->output_feature] : j->os[d->output_spatial[a]];
+		for (int64_t b0 = 0; b0 < j->len; b0 += DW_BLOCK) {
+			int64_t n = j->len - b0 < DW_BLOCK ? j->len - b0 : DW_BLOCK;
+			/* loops, not memset and an initialiser: gcc makes them
+			 * `rep stos`, whose start costs more than a short line */
+			if (f64)
+				for (int64_t i = 0; i < n; i++)
+					buf[i] = 0;
+			else
+				for (int64_t i = 0; i < n; i++)
+					((float *)buf)[i] = 0;
+			int64_t k[HLOI_MAX_RANK], xoff[DW_POS];
+			for (int i = 0; i < g->ns; i++)
+				k[i] = 0;
+			const char *wrow[DW_POS];
+			int np = 0;
+			do {
+				int64_t kk = 0, off = xbase;
+				int skip = 0;
+				for (int i = 0; i < g->ns && !skip; i++) {
+					int64_t ki = g->w[i].reversal ? g->ksz[i] - 1 - k[i] : k[i];
+					kk = kk * g->ksz[i] + ki;
+					if (i == a)
+						continue;
+					int64_t p = input_pos(g, i, o[i], k[i]);
+					skip = p < 0;
+					off += p * j->ls[d->input_spatial[i]];
+				}
+				if (skip)
+					continue;
+				if (a < 0) {
+					xoff[np] = off + b0 * xs;
+					wrow[np++] = j->w + (kk * g->cout + b0) * aw;
+					if (np == DW_POS)
+						dw_flush(j->rt, buf, j->x, xs, xoff, wrow, &np, n);
+					continue;
+				}
+				/* the outputs i of the block whose input position
+				 * u = (b0 + i) * stride - pad_lo + k * dilation is in [0, isz) */
+				const window_dim *wd = &g->w[a];
+				int64_t st = wd->stride, s0 = k[a] * wd->rhs_dilate - wd->pad_lo + b0 * st;
+				int64_t i0 = s0 >= 0 ? 0 : (-s0 + st - 1) / st;
+				int64_t i1 = g->isz[a] - s0 <= 0 ? 0 : (g->isz[a] - s0 + st - 1) / st;
+				i1 = i1 < n ? i1 : n;
+				if (i0 >= i1)
+					continue;
+				const char *x = j->x + (off + (s0 + i0 * st) * xs) * xw;
+				const char *wp = j->w + (kk * g->cout + feat) * aw;
+				switch (j->rt) {
+				case ET_F32:
+					dw_spat_f32((float *)buf + i0, (const float *)x, st * xs, *(const float *)wp, i1 - i0);
+					break;
+				case ET_F64:
+					dw_spat_f64(buf + i0, (const double *)x, st * xs, *(const double *)wp, i1 - i0);
+					break;
+				case ET_BF16:
+					dw_spat_bf16((float *)buf + i0, (const uint16_t *)x, st * xs, *(const float *)wp,
+						     i1 - i0);
+					break;
+				default:
+					dw_spat_f16((float *)buf + i0, (const uint16_t *)x, st * xs, *(const float *)wp,
+						    i1 - i0);
+					break;
+				}
+			} while (index_next(g->ns, g->ksz, k));
+			dw_flush(j->rt, buf, j->x, xs, xoff, wrow, &np, n);
+			char *y = j->y + (ybase + b0 * ys) * xw;
+			const float *bf = (const float *)buf;
+			switch (j->rt) {
+			case ET_F32:
+				for (int64_t i = 0; i < n; i++)
+					memcpy(y + i * ys * 4, &bf[i], 4);
+				break;
+			case ET_F64:
+				for (int64_t i = 0; i < n; i++)
+					memcpy(y + i * ys * 8, &buf[i], 8);
+				break;
+			case ET_BF16:
+				for (int64_t i = 0; i < n; i++) {
+					uint16_t h = dw_f32_bf16(bf[i]);
+					memcpy(y + i * ys * 2, &h, 2);
+				}
+				break;
+			default:
+				for (int64_t i = 0; i < n; i++) {
+					uint16_t h = f32_to_f16(bf[i]);
+					memcpy(y + i * ys * 2, &h, 2);
+				}
+				break;
+			}
+		}
+	}
+}
+
+/* The depthwise kernel when it covers the convolution: 0 done, 1 not
+ * covered, -1 no room for the packed kernel. */
+static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			  const hloi_literal *rhs)
+{
+	etype rt = out->shape.type;
+	if (g->bgc != 1 || g->fgc != g->cin || g->cin_g != 1 || g->cin < 1 || lhs->shape.type != rt ||
+	    rhs->shape.type != rt || g->W < 1 || (rt != ET_F32 && rt != ET_F64 && rt != ET_BF16 && rt != ET_F16))
+		return 1;
+	for (int i = 0; i < g->ns; i++)
+		if (g->w[i].lhs_dilate != 1 || g->w[i].stride < 1)
+			return 1;
+	dw_job j;
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.rt = rt;
+	index_strides(&lhs->shape, j.ls);
+	index_strides(&out->shape, j.os);
+	/* the inner axis: the features when they are the result's or the
+	 * input's innermost (and one feature per channel), else the spatial
+	 * dim with the smallest result stride */
+	j.inner = -1;
+	int64_t fo = j.os[g->d->output_feature];
+	if (g->ns > 0) {
+		int a = 0;
+		for (int i = 1; i < g->ns; i++)
+			if (j.os[g->d->output_spatial[i]] < j.os[g->d->output_spatial[a]])
+				a = i;
+		if (g->cout_g != 1 || (fo != 1 && j.ls[g->d->input_feature] != 1 && j.os[g->d->output_spatial[a]] < fo))
+			j.inner = a;
+	} else if (g->cout_g != 1) {
+		return 1;
+	}
+	j.len = j.inner < 0 ? g->cout : g->osz[j.inner];
+	etype at = rt == ET_F64 ? ET_F64 : ET_F32;
+	hloi_literal *wk = contract_scratch(e, at, g->W * g->cout);
+	if (!wk)
+		return -1;
+	/* [window position][output feature], reversal applied when used */
+	int64_t ks[HLOI_MAX_RANK], k[HLOI_MAX_RANK] = { 0 }, kl = 0;
+	index_strides(&rhs->shape, ks);
+	int aw = etype_byte_width(at), kw = etype_byte_width(rt);
+	do {
+		int64_t off = 0;
+		for (int i = 0; i < g->ns; i++)
+			off += k[i] * ks[g->d->kernel_spatial[i]];
+		for (int64_t c = 0; c < g->cout; c++)
+			contract_convert(at, (char *)wk->data + (kl * g->cout + c) * aw, rt, rt,
+					 (const char *)rhs->data + (off + c * ks[g->d->kernel_output_feature]) * kw);
+		kl++;
+	} while (index_next(g->ns, g->ksz, k));
+	j.x = lhs->data;
+	j.y = out->data;
+	j.w = wk->data;
+	int64_t lines = g->nout * (j.inner < 0 ? g->S : g->S / g->osz[j.inner] * g->cout);
+	int64_t work = j.len * g->W, chunk = work > 0 ? 65536 / work : 1;
+	contract_parallel(e->threads, lines, chunk < 1 ? 1 : chunk, dw_lines, &j);
+	value_drop(e, wk);
+	return 0;
+}
+
+/* --- pointwise: a matrix product in place ---------------------------------------------- */
+
+/* A 1x1 convolution (every window size 1, stride 1, no padding or lhs
+ * dilation, no batch groups) is a matrix product per feature group:
+ * result[position][o] = sum over c of lhs[position][c] kernel[c][o], the
+ * positions the spatial dims (with the batch when its stride continues
+ * theirs) read in place in both arrays, NCHW or NHWC alike: no im2col, no
+ * scatter. BLAS types with lhs, kernel and result of one type. 0 done,
+ * nonzero not done. */
+static int pointwise_gemm(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			  const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	etype t = out->shape.type;
+	if (g->bgc != 1 || lhs->shape.type != t || rhs->shape.type != t || g->cin_g < 1 || !contract_blas_type(t))
+		return 1;
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (g->ksz[i] != 1 || w->stride != 1 || w->pad_lo != 0 || w->pad_hi != 0 || w->lhs_dilate != 1)
+			return 1;
+	}
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	/* the positions as one axis of stride (ps, qs) in (lhs, out) when the
+	 * spatial dims continue each other, innermost last */
+	int64_t P = 1, ps = 1, qs = 1;
+	if (g->ns > 0) {
+		ps = ls[d->input_spatial[g->ns - 1]];
+		qs = os[d->output_spatial[g->ns - 1]];
+		P = g->osz[g->ns - 1];
+		for (int i = g->ns - 2; i >= 0; i--) {
+			if (ls[d->input_spatial[i]] != ps * P || os[d->output_spatial[i]] != qs * P)
+				return 1;
+			P *= g->osz[i];
+		}
+	}
+	int64_t nb = g->nout;  /* products per group: one per batch, or one in all */
+	if (g->ns == 0 || (ls[d->input_batch] == ps * P && os[d->output_batch] == qs * P)) {
+		if (g->ns == 0) {
+			ps = ls[d->input_batch];
+			qs = os[d->output_batch];
+		}
+		P *= g->nout;
+		nb = 1;
+	}
+	int w = etype_byte_width(t);
+	int64_t am = ps, ak = ls[d->input_feature], bk = ks[d->kernel_input_feature], bn = ks[d->kernel_output_feature];
+	int64_t cm = qs, cn = os[d->output_feature];
+	if (!contract_blas_fits(P, g->cout_g, g->cin_g, am, ak, bk, bn, cm, cn))
+		return 1;
+	for (int64_t grp = 0; grp < g->G; grp++)
+		for (int64_t b = 0; b < nb; b++) {
+			const char *A = (const char *)lhs->data + (b * ls[d->input_batch] + grp * g->cin_g * ak) * w;
+			const char *B = (const char *)rhs->data + grp * g->cout_g * bn * w;
+			char *C = (char *)out->data + (b * os[d->output_batch] + grp * g->cout_g * cn) * w;
+			if (contract_blas(t, P, g->cout_g, g->cin_g, A, am, ak, B, bk, bn, C, cm, cn, e->threads))
+				return 1;
+		}
+	return 0;
+}
+
+/* --- oneDNN ------------------------------------------------------------------------- */
+
+/* Below this many multiply-adds im2col's product is as fast as oneDNN's
+ * primitive is to make (its JIT and dispatch, ~0.1 ms). */
+#define CONV_DNNL_MIN_MACS ((int64_t)1 << 21)
+
+/* Runs c through oneDNN, its weights' reorder in engine scratch: 0 done. */
+static int dnnl_run(engine *e, const dnnl_conv *c)
+{
+	dnnl_conv_plan p;
+	if (dnnl_conv_prepare(c, &p))
+		return 1;
+	hloi_literal *wbuf = p.wei_bytes ? contract_scratch(e, ET_F32, (int64_t)(p.wei_bytes + 3) / 4) : NULL;
+	int err = (p.wei_bytes && !wbuf) || dnnl_conv_run(c, &p, wbuf ? wbuf->data : NULL, e->threads);
+	value_drop(e, wbuf);
+	dnnl_conv_free(&p);
+	return err;
+}
+
+/* An f32 convolution through oneDNN (eval/lib/dnnl.h) when oneDNN covers it:
+ * feature groups, padding (a negative one crops the input), strides, rhs
+ * dilation, any layouts (oneDNN reads strided arrays). Not lhs dilation,
+ * batch groups or reversal. 0 done, nonzero not done. oneDNN sums in its
+ * own order, as BLAS does. */
+static int dnnl_convolution(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			    const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	int64_t macs;
+	if (out->shape.type != ET_F32 || lhs->shape.type != ET_F32 || rhs->shape.type != ET_F32 || g->bgc != 1 ||
+	    g->ns < 1 || g->ns > DNNL_CONV_MAX_SPATIAL || g->W < 1 ||
+	    checked_mul_i64(g->nout * g->S, g->cout * g->cin_g * g->W, &macs) ||
+	    (macs < CONV_DNNL_MIN_MACS && !dnnl_every_size()))
+		return 1;
+	dnnl_conv c;
+	memset(&c, 0, sizeof c);
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	c.ns = g->ns;
+	c.n = g->batch;
+	c.c = g->cin;
+	c.o = g->cout;
+	c.g = g->fgc;
+	const float *src = lhs->data;
+	c.src_s[0] = ls[d->input_batch];
+	c.src_s[1] = ls[d->input_feature];
+	c.dst_s[0] = os[d->output_batch];
+	c.dst_s[1] = os[d->output_feature];
+	c.wei_s[0] = g->cout_g * ks[d->kernel_output_feature];
+	c.wei_s[1] = ks[d->kernel_output_feature];
+	c.wei_s[2] = ks[d->kernel_input_feature];
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (w->lhs_dilate != 1 || w->reversal || w->stride < 1 || w->rhs_dilate < 1)
+			return 1;
+		int64_t sp = ls[d->input_spatial[i]], isz = g->isz[i], lo = w->pad_lo, hi = w->pad_hi;
+		if (lo < 0) {  /* the input from -lo on */
+			src += -lo * sp;
+			isz += lo;
+			lo = 0;
+		}
+		if (hi < 0) {
+			isz += hi;
+			hi = 0;
+		}
+		if (isz < 1)
+			return 1;
+		c.isz[i] = isz;
+		c.ksz[i] = g->ksz[i];
+		c.osz[i] = g->osz[i];
+		c.stride[i] = w->stride;
+		c.dilate[i] = w->rhs_dilate;
+		c.pad_lo[i] = lo;
+		c.pad_hi[i] = hi;
+		c.src_s[2 + i] = sp;
+		c.dst_s[2 + i] = os[d->output_spatial[i]];
+		c.wei_s[3 + i] = ks[d->kernel_spatial[i]];
+	}
+	/* an infinity or NaN in the kernel: oneDNN may multiply it by a
+	 * padding zero, which the reference never does */
+	int64_t kn;
+	if (shape_element_count(&rhs->shape, &kn) || any_nonfinite(ET_F32, rhs->data, kn))
+		return 1;
+	c.src = src;
+	c.wei = rhs->data;
+	c.dst = out->data;
+	return dnnl_run(e, &c);
+}
+
+/* An f32 convolution with lhs dilation (XLA's input gradient) through
+ * oneDNN: in a dim dilated by d (stride 1, no rhs dilation) the results
+ * whose position is r mod d take the kernel taps k = k0 + j d only (k0
+ * from r and the padding), each reading a plain input position; so the
+ * convolution splits into prod(d) phases, each an ordinary convolution
+ * of a sub-kernel (packed, reversal applied) over the undilated input,
+ * written to its own results (a dense buffer copied into every d-th
+ * result). No product with a dilation hole is computed. 0 done, nonzero
+ * not done. */
+static int dnnl_lhs_dilated(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			    const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	int64_t nph = 1, macs, kn;
+	if (out->shape.type != ET_F32 || lhs->shape.type != ET_F32 || rhs->shape.type != ET_F32 || g->bgc != 1 ||
+	    g->ns < 1 || g->ns > DNNL_CONV_MAX_SPATIAL || g->W < 1)
+		return 1;
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (w->lhs_dilate > 1 && (w->stride != 1 || w->rhs_dilate != 1))
+			return 1;
+		if (w->lhs_dilate < 1 || w->stride < 1 || w->rhs_dilate < 1)
+			return 1;
+		nph *= w->lhs_dilate;
+	}
+	if (nph == 1 || checked_mul_i64(g->nout * g->S, g->cout * g->cin_g * g->W, &macs) ||
+	    (macs / nph < CONV_DNNL_MIN_MACS && !dnnl_every_size()) || shape_element_count(&rhs->shape, &kn) ||
+	    any_nonfinite(ET_F32, rhs->data, kn))
+		return 1;
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	/* out's dims from major to minor: a phase's buffer is dense in that
+	 * order, and the copy into out runs along out's minor dim */
+	int rank = out->shape.rank, order[HLOI_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		order[i] = i;
+	for (int i = 1; i < rank; i++)
+		for (int k = i; k > 0 && os[order[k]] > os[order[k - 1]]; k--) {
+			int t = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	int64_t ph_len = g->nout * g->cout, ker_len = g->cout * g->cin_g;
+	for (int i = 0; i < g->ns; i++) {
+		int64_t ld = g->w[i].lhs_dilate;
+		ph_len *= (g->osz[i] + ld - 1) / ld;
+		ker_len *= (g->ksz[i] + ld - 1) / ld;
+	}
+	hloi_literal *ph = contract_scratch(e, ET_F32, ph_len);
+	hloi_literal *ker = ph ? contract_scratch(e, ET_F32, ker_len) : NULL;
+	int err = !ker;
+	for (int64_t phase = 0; phase < nph && !err; phase++) {
+		int64_t r[DNNL_CONV_MAX_SPATIAL], k0[DNNL_CONV_MAX_SPATIAL], kj[DNNL_CONV_MAX_SPATIAL];
+		int64_t nq[DNNL_CONV_MAX_SPATIAL], q = phase, ktaps = 1, count = g->nout * g->cout;
+		dnnl_conv c;
+		memset(&c, 0, sizeof c);
+		c.ns = g->ns;
+		c.n = g->batch;
+		c.c = g->cin;
+		c.o = g->cout;
+		c.g = g->fgc;
+		const float *src = lhs->data;
+		c.src_s[0] = ls[d->input_batch];
+		c.src_s[1] = ls[d->input_feature];
+		for (int i = g->ns - 1; i >= 0; i--) {
+			const window_dim *w = &g->w[i];
+			int64_t ld = w->lhs_dilate, plo = w->pad_lo, phi = w->pad_hi, isz = g->isz[i];
+			r[i] = q % ld;
+			q /= ld;
+			if (ld == 1) {
+				k0[i] = 0;
+				kj[i] = g->ksz[i];
+				nq[i] = g->osz[i];
+				c.stride[i] = w->stride;
+				c.dilate[i] = w->rhs_dilate;
+			} else {
+				/* taps k with r - pad_lo + k = 0 mod ld; the first reads input (r - pad_lo + k0) / ld */
+				k0[i] = ((plo - r[i]) % ld + ld) % ld;
+				kj[i] = k0[i] < g->ksz[i] ? (g->ksz[i] - k0[i] + ld - 1) / ld : 0;
+				nq[i] = r[i] < g->osz[i] ? (g->osz[i] - r[i] + ld - 1) / ld : 0;
+				plo = -((r[i] - plo + k0[i]) / ld);
+				phi = nq[i] - 1 + kj[i] - isz - plo;
+				c.stride[i] = 1;
+				c.dilate[i] = 1;
+			}
+			int64_t sp = ls[d->input_spatial[i]];
+			if (plo < 0) {
+				src += -plo * sp;
+				isz += plo;
+				plo = 0;
+			}
+			if (phi < 0) {
+				isz += phi;
+				phi = 0;
+			}
+			c.isz[i] = isz;
+			c.ksz[i] = kj[i];
+			c.osz[i] = nq[i];
+			c.pad_lo[i] = plo;
+			c.pad_hi[i] = phi;
+			c.src_s[2 + i] = sp;
+			ktaps *= kj[i];
+			count *= nq[i];
+		}
+		if (count == 0)
+			continue;
+		/* the phase's results in out: from r, every ld-th */
+		int64_t dims[HLOI_MAX_RANK], dst_s[HLOI_MAX_RANK], buf_s[HLOI_MAX_RANK], pos[HLOI_MAX_RANK];
+		int64_t base = 0;
+		dims[d->output_batch] = g->nout;
+		dims[d->output_feature] = g->cout;
+		for (int i = 0; i < rank; i++)
+			dst_s[i] = os[i];
+		for (int i = 0; i < g->ns; i++) {
+			dims[d->output_spatial[i]] = nq[i];
+			dst_s[d->output_spatial[i]] = os[d->output_spatial[i]] * g->w[i].lhs_dilate;
+			base += r[i] * os[d->output_spatial[i]];
+		}
+		int64_t st = 1;
+		for (int k = rank - 1; k >= 0; k--) {
+			buf_s[order[k]] = st;
+			st *= dims[order[k]];
+		}
+		float *dst = (float *)out->data + base;
+		int bad = 0;
+		for (int i = 0; i < g->ns; i++)
+			bad |= c.isz[i] < 1;
+		if (ktaps == 0 || bad) {
+			/* no tap reaches the input: sums of nothing, +0 */
+			static const float zero = 0;
+			int64_t zs[HLOI_MAX_RANK] = { 0 }, zd[HLOI_MAX_RANK];
+			for (int k = 0; k < rank; k++) {
+				pos[k] = dims[order[k]];
+				zd[k] = dst_s[order[k]];
+			}
+			contract_copy(dst, ET_F32, zd, &zero, ET_F32, zs, ET_F32, rank, pos);
+			continue;
+		}
+		/* the sub-kernel, dense [O][cin_g][kj...] */
+		float *kp = (float *)ker->data;
+		int64_t kidx[HLOI_MAX_RANK];
+		for (int64_t o = 0; o < g->cout; o++)
+			for (int64_t f = 0; f < g->cin_g; f++) {
+				for (int i = 0; i < g->ns; i++)
+					kidx[i] = 0;
+				do {
+					int64_t off = o * ks[d->kernel_output_feature] + f * ks[d->kernel_input_feature];
+					for (int i = 0; i < g->ns; i++) {
+						int64_t k = k0[i] + kidx[i] * g->w[i].lhs_dilate;
+						if (g->w[i].reversal)
+							k = g->ksz[i] - 1 - k;
+						off += k * ks[d->kernel_spatial[i]];
+					}
+					*kp++ = ((const float *)rhs->data)[off];
+				} while (index_next(g->ns, kj, kidx));
+			}
+		int64_t kst = 1;
+		for (int i = g->ns - 1; i >= 0; i--) {
+			c.wei_s[3 + i] = kst;
+			kst *= kj[i];
+		}
+		c.wei_s[2] = kst;
+		c.wei_s[1] = kst * g->cin_g;
+		c.wei_s[0] = kst * g->cin_g * g->cout_g;
+		c.dst_s[0] = buf_s[d->output_batch];
+		c.dst_s[1] = buf_s[d->output_feature];
+		for (int i = 0; i < g->ns; i++)
+			c.dst_s[2 + i] = buf_s[d->output_spatial[i]];
+		c.src = src;
+		c.wei = ker->data;
+		c.dst = ph->data;
+		err = dnnl_run(e, &c);
+		if (!err) {
+			int64_t pd[HLOI_MAX_RANK], ds[HLOI_MAX_RANK], ss[HLOI_MAX_RANK];
+			for (int k = 0; k < rank; k++) {
+				int a = order[k];
+				pd[k] = dims[a];
+				ds[k] = dst_s[a];
+				ss[k] = buf_s[a];
+			}
+			contract_copy(dst, ET_F32, ds, ph->data, ET_F32, ss, ET_F32, rank, pd);
+		}
+	}
+	value_drop(e, ker);
+	value_drop(e, ph);
+	return err;
 }
 
 /* Nonzero when it does not cover the case (the reference then runs). */
@@ -310,6 +1048,41 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	j.out = out;
 	index_strides(&lhs->shape, j.ls);
 	index_strides(&out->shape, j.os);
+	int dw = depthwise_conv(e, &g, out, lhs, rhs);
+	if (dw <= 0)
+		return -dw;
+	if (pointwise_gemm(e, &g, out, lhs, rhs) == 0 || dnnl_convolution(e, &g, out, lhs, rhs) == 0 ||
+	    dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
+		return 0;
+	/* features far apart in the input (a weight gradient's lhs, whose
+	 * features are the batch; NCHW): one copy with the features innermost
+	 * first, so that im2col copies a group's features with one memcpy
+	 * instead of one element at a time */
+	hloi_literal *relaid = NULL;
+	int64_t lcount;
+	if (j.ls[g.d->input_feature] != 1 && g.cin_g >= 4 && !shape_element_count(&lhs->shape, &lcount) &&
+	    (relaid = contract_scratch(e, j.lt, lcount)) != NULL) {
+		int64_t dims[HLOI_MAX_RANK], ds[HLOI_MAX_RANK], ss[HLOI_MAX_RANK], st = 1;
+		int64_t ax[HLOI_MAX_RANK];
+		int na = 0, rank = lhs->shape.rank;
+		ax[na++] = g.d->input_batch;
+		for (int i = 0; i < g.ns; i++)
+			ax[na++] = g.d->input_spatial[i];
+		ax[na++] = g.d->input_feature;
+		int64_t nls[HLOI_MAX_RANK];
+		for (int k = rank - 1; k >= 0; k--) {
+			nls[ax[k]] = st;
+			st *= lhs->shape.dims[ax[k]];
+		}
+		for (int k = 0; k < rank; k++) {
+			dims[k] = lhs->shape.dims[ax[k]];
+			ds[k] = nls[ax[k]];
+			ss[k] = j.ls[ax[k]];
+		}
+		contract_copy(relaid->data, j.lt, ds, lhs->data, j.lt, ss, j.lt, rank, dims);
+		memcpy(j.ls, nls, sizeof nls);
+		j.lhs = relaid->data;
+	}
 	hloi_literal *kmat = contract_scratch(e, at, kcount);
 	hloi_literal *patch = kmat ? contract_scratch(e, at, pcount) : NULL;
 	hloi_literal *prod = patch && blas ? contract_scratch(e, rt, rc * g.cout_g) : NULL;
@@ -342,6 +1115,7 @@ done:
 	value_drop(e, prod);
 	value_drop(e, patch);
 	value_drop(e, kmat);
+	value_drop(e, relaid);
 	return err;
 }
 
