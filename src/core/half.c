@@ -114,22 +114,6 @@ uint16_t f32_to_f16(float f)
 	return (uint16_t)(sign | round_to_format(m, e2, 10, 15));
 }
 
-float bf16_to_f32(uint16_t h)
-{
-	return bits_f32((uint32_t)h << 16);
-}
-
-uint16_t f32_to_bf16(float f)
-{
-	uint32_t u = f32_bits(f);
-	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
-		return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN, sign kept */
-	/* round to nearest even on the low 16 bits; overflow carries into inf */
-	uint32_t lsb = (u >> 16) & 1u;
-	u += 0x7fffu + lsb;
-	return (uint16_t)(u >> 16);
-}
-
 static uint16_t f64_to_half_format(double d, int mbits, int bias)
 {
 	uint64_t u = f64_bits(d);
