@@ -12,41 +12,11 @@ static uint32_t f32_bits(float f)
 	return u;
 }
 
-static float bits_f32(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 static uint64_t f64_bits(double d)
 {
 	uint64_t u;
 	memcpy(&u, &d, sizeof u);
 	return u;
-}
-
-float f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t exp = (h >> 10) & 0x1fu;
-	uint32_t man = h & 0x3ffu;
-
-	if (exp == 0x1f) /* inf / NaN: the payload moves to the top */
-		return bits_f32(sign | 0x7f800000u | (man << 13));
-	if (exp == 0) {
-		if (man == 0)
-			return bits_f32(sign);
-		/* subnormal: man * 2^-24, exact in f32 */
-		int e = -1;
-		do {
-			man <<= 1;
-			e++;
-		} while (!(man & 0x400u));
-		man &= 0x3ffu;
-		return bits_f32(sign | ((uint32_t)(127 - 15 - e) << 23) | (man << 13));
-	}
-	return bits_f32(sign | ((exp + 127 - 15) << 23) | (man << 13));
 }
 
 /* Shifts `v` right by `s` bits rounding to nearest, ties to even. */
@@ -112,22 +82,6 @@ uint16_t f32_to_f16(float f)
 	uint64_t m = exp ? (man | 0x800000u) : man;
 	int e2 = (exp ? (int)exp : 1) - 127 - 23;
 	return (uint16_t)(sign | round_to_format(m, e2, 10, 15));
-}
-
-float bf16_to_f32(uint16_t h)
-{
-	return bits_f32((uint32_t)h << 16);
-}
-
-uint16_t f32_to_bf16(float f)
-{
-	uint32_t u = f32_bits(f);
-	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
-		return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN, sign kept */
-	/* round to nearest even on the low 16 bits; overflow carries into inf */
-	uint32_t lsb = (u >> 16) & 1u;
-	u += 0x7fffu + lsb;
-	return (uint16_t)(u >> 16);
 }
 
 static uint16_t f64_to_half_format(double d, int mbits, int bias)

@@ -12,8 +12,9 @@
  *   fast/     the fast executor, on literals, no engine: fast.h (its entry
  *             points), fx.h, exec.c (fused regions, strided copies,
  *             relayout), rows.c (row kernels), unary.c (the unary family),
- *             reduce.c/.h (reductions by a known monoid), vmath (vector
- *             math), parallel.c (ranges of work on threads)
+ *             reduce.c/.h (reductions by a known monoid, their input
+ *             read from a fused region where they read it), vmath
+ *             (vector math), parallel.c (ranges of work on threads)
  *   base/     the engine's state: engine.h (engine, frame, the driver's
  *             hook), values.c (the budget, buffers, copies between layouts),
  *             limits (stop flag, step limit, default budget), random.c

@@ -10,6 +10,7 @@
 
 #include "core/index.h"
 #include "eval/eval.h"
+#include "eval/fast/reduce.h"
 #include "eval/kernels/kernel.h"
 #include "eval/plan/plan.h"
 #include "eval/runtime/feeds.h"
@@ -199,6 +200,52 @@ static void free_plans(engine *e)
 	e->nplans = e->cap_plans = 0;
 }
 
+/* A reduce reading its input from region g (its sink): the reduce's
+ * value into a new buffer, the region's outputs on the way. */
+static hloi_status run_reduce(engine *e, frame *f, const eval_plan *p, const plan_region *g, const fx_region *fr)
+{
+	const instr *in = p->comp->instrs[g->sink];
+	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
+	const hloi_literal *init = f->vals[in->ops[1].def->position];
+	opcode op = fn ? fast_reduce_monoid(fn) : OP_COUNT;
+	hloi_literal *res = NULL;
+	fx_exec x;
+	int threads = e->threads > 0 ? e->threads : fx_machine_threads();
+	if (op == OP_COUNT || !init || init->elided) {
+		diag_error_where(e->ctx, NULL, "internal error: reduce '%s' cannot read region %d", in->name,
+				 (int)(g - p->regions));
+		return HLOI_EINVAL;
+	}
+	if (fx_runs_setup(&x, fr, fast_reduce_run_dim(in->ops[0].def->result), e->tuning) != 0) {
+		fx_exec_free(&x);
+		return value_oom(e, (int64_t)g->nmem * (int64_t)sizeof(fx_member));
+	}
+	int64_t reserved = x.scratch_bytes * threads;
+	fx_exec_free(&x);
+	hloi_status st = value_reserve(e, reserved);
+	if (st != HLOI_OK)
+		return st;
+	st = value_new(e, in->result, &res);
+	if (st == HLOI_OK) {
+		int rc = fast_reduce_fused(e->threads, in, op, fr, init, res, NULL, e->tuning);
+		if (rc < 0) {
+			st = value_oom(e, reserved);
+		} else if (rc > 0) {
+			diag_error_where(e->ctx, NULL, "internal error: reduce '%s' cannot read region %d", in->name,
+					 (int)(g - p->regions));
+			st = HLOI_EINVAL;
+		}
+	}
+	value_unreserve(e, reserved);
+	if (st != HLOI_OK) {
+		value_drop(e, res);
+		return st;
+	}
+	f->vals[in->position] = res;
+	f->owned[in->position] = VAL_OWNED;
+	return HLOI_OK;
+}
+
 /* Runs region r of the plan: its inputs from the frame, its outputs into
  * new buffers, dead inputs taken over (g->reuse), or dest for the root. */
 static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hloi_literal *dest)
@@ -213,10 +260,11 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	memset(&fr, 0, sizeof fr);
 	memset(&x, 0, sizeof x);
 	fx_input *in = hloi_calloc((size_t)(g->nin ? g->nin : 1), sizeof *in);
-	fx_output *out = hloi_calloc((size_t)g->nout, sizeof *out);
-	hloi_literal **res = hloi_calloc((size_t)g->nout, sizeof *res);
-	uint8_t *fresh = hloi_calloc((size_t)g->nout, 1);
-	int *taken = hloi_calloc((size_t)g->nout, sizeof *taken);
+	size_t nout = (size_t)(g->nout ? g->nout : 1);  /* none when a reduce reads the seed */
+	fx_output *out = hloi_calloc(nout, sizeof *out);
+	hloi_literal **res = hloi_calloc(nout, sizeof *res);
+	uint8_t *fresh = hloi_calloc(nout, 1);
+	int *taken = hloi_calloc(nout, sizeof *taken);
 	hloi_literal *temp = NULL;  /* the root computed aside (see below) */
 	int64_t reserved = 0;
 	if (!in || !out || !res || !fresh || !taken) {
@@ -276,6 +324,12 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 	fr.nout = g->nout;
 	fr.out = out;
 	fr.nslots = g->nslots;
+	if (g->sink >= 0) {
+		st = run_reduce(e, f, p, g, &fr);
+		if (st != HLOI_OK)
+			goto cleanup;
+		goto done;
+	}
 	int rc = fx_setup(&x, &fr, e->threads, e->tuning);
 	if (rc == 1) {
 		/* An output's buffer is read at other elements than it is
@@ -328,6 +382,7 @@ static hloi_status run_region(engine *e, frame *f, const eval_plan *p, int r, hl
 		value_drop(e, temp);
 		temp = NULL;
 	}
+done:
 	for (int o = 0; o < g->nout; o++) {
 		int pos = g->mem_pos[g->out_member[o]];
 		f->vals[pos] = res[o];
@@ -516,13 +571,17 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	for (int s = 0; s < p->nsteps; s++) {
 		const plan_step *step = &p->steps[s];
 		int at = step->pos;
-		if (step->kind == STEP_REGION) {
-			/* every member counts as an evaluated instruction */
+		if (step->kind == STEP_REGION || step->kind == STEP_REDUCE) {
+			/* every member counts as an evaluated instruction (and the
+			 * reduce reading the region) */
 			const plan_region *rg = &p->regions[step->region];
 			for (int k = 0; k < rg->nmem && st == HLOI_OK; k++)
 				st = eval_step(e, comp, comp->instrs[rg->mem_pos[k]]);
+			if (st == HLOI_OK && step->kind == STEP_REDUCE)
+				st = eval_step(e, comp, comp->instrs[at]);
 			if (st == HLOI_OK)
-				st = run_region(e, &f, p, step->region, at == rootpos ? dest : NULL);
+				st = run_region(e, &f, p, step->region,
+						at == rootpos && step->kind == STEP_REGION ? dest : NULL);
 		} else {
 			st = eval_step(e, comp, comp->instrs[at]);
 			if (st == HLOI_OK)

@@ -75,6 +75,9 @@ WORKLOADS = [
     ("reduce_axis0", "reduce add over dim 0", "reduce", 1),
     ("reduce_axis1", "reduce add over dim 1", "reduce", 1),
     ("reduce_max", "reduce max over dim 1", "reduce", 0),
+    ("sum_bf16_axis0", "bf16 -> f32 reduce add over dim 0", "reduce", 1),
+    ("sum_bf16_axis1", "bf16 -> f32 reduce add over dim 1", "reduce", 1),
+    ("sum_f16_axis1", "f16 -> f32 reduce add over dim 1", "reduce", 1),
     ("window_max", "reduce-window max 3x3", "reduce", 0),
 ]
 
@@ -167,6 +170,16 @@ def numpy_case(name):
         if name == "reduce_max":
             return (lambda: a.max(axis=axis)), (lambda: np.max(a, axis=axis, out=r))
         return (lambda: a.sum(axis=axis)), (lambda: np.sum(a, axis=axis, out=r))
+    if name in ("sum_bf16_axis0", "sum_bf16_axis1"):
+        # NumPy has no bf16: the same values as the f32 they widen to
+        a = f(N, N)
+        axis = 0 if name == "sum_bf16_axis0" else 1
+        r = np.empty(N, dtype=np.float32)
+        return (lambda: a.sum(axis=axis)), (lambda: np.sum(a, axis=axis, out=r))
+    if name == "sum_f16_axis1":
+        a = f(N, N).astype(np.float16)
+        r = np.empty(N, dtype=np.float32)
+        return (lambda: a.sum(axis=1, dtype=np.float32)), (lambda: np.sum(a, axis=1, dtype=np.float32, out=r))
     if name == "window_max":
         from numpy.lib.stride_tricks import sliding_window_view
         a = f(N, N)

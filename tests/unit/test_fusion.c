@@ -23,6 +23,7 @@
 
 #include "check/check.h"
 #include "core/float8.h"
+#include "core/half.h"
 #include "core/literal.h"
 #include "eval/base/engine.h"
 #include "eval/eval.h"
@@ -961,10 +962,284 @@ static void test_plan_reuse(void)
 			   check_two_outputs));
 }
 
+/* --- reductions reading fused regions ------------------------------------------------ */
+
+/* Random programs where a chain of elementwise instructions (convert,
+ * add, multiply, negate, maximum, iota, a broadcast parameter) feeds a
+ * reduce by add, maximum, minimum or multiply, whose result is read back
+ * through a broadcast; members also read after the reduce (extra
+ * outputs) or before it (not fused). Types bf16, f16, f32, f64, s32;
+ * layouts, reduced dimensions and run lengths at random. Values are
+ * small integers (with NaN, inf and -0 for maximum and minimum), so any
+ * order of combination gives the same bits and the engines must agree
+ * exactly; the fast engine runs on 1, 2 and 3 threads with runs cut into
+ * pieces of a few elements. HLOI_FUSION_REDUCE_CASES=N runs N. */
+static const char *const red_types[] = { "bf16", "f16", "f32", "f64", "s32" };
+static const etype red_etypes[] = { ET_BF16, ET_F16, ET_F32, ET_F64, ET_S32 };
+
+static void red_layout(strbuf *b, rng *r, int rank)
+{
+	int perm[HLOI_MAX_RANK];
+	if (rank == 0)
+		return;
+	for (int i = 0; i < rank; i++)
+		perm[i] = rank - 1 - i;
+	if (rnd(r, 2))
+		for (int i = rank - 1; i > 0; i--) {
+			int j = rnd(r, i + 1), t = perm[i];
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+	sb_putc(b, '{');
+	for (int i = 0; i < rank; i++)
+		sb_printf(b, "%s%d", i ? "," : "", perm[i]);
+	sb_putc(b, '}');
+}
+
+static void red_shape(strbuf *b, const char *t, int rank, const int64_t *dims)
+{
+	sb_printf(b, "%s[", t);
+	for (int i = 0; i < rank; i++)
+		sb_printf(b, "%s%lld", i ? "," : "", (long long)dims[i]);
+	sb_putc(b, ']');
+}
+
+/* Small integers, exact in every type here (NaN, inf, -0 when `special`). */
+static void red_fill(hloi_literal *lit, rng *r, int special, int mul)
+{
+	etype t = lit->shape.type;
+	int64_t w = etype_byte_width(t), n = (int64_t)lit->nbytes / w;
+	for (int64_t i = 0; i < n; i++) {
+		double v = mul ? (rnd(r, 8) ? 1.0 : -1.0) : (double)(rnd(r, 9) - 4);
+		if (special && etype_is_float(t) && rnd(r, 16) == 0)
+			v = (double[]){ NAN, INFINITY, -INFINITY, -0.0 }[rnd(r, 4)];
+		char *p = (char *)lit->data + i * w;
+		if (t == ET_F32) {
+			float f = (float)v;
+			memcpy(p, &f, 4);
+		} else if (t == ET_F64) {
+			memcpy(p, &v, 8);
+		} else if (t == ET_BF16 || t == ET_F16) {
+			uint16_t h = t == ET_BF16 ? f32_to_bf16((float)v) : f32_to_f16((float)v);
+			memcpy(p, &h, 2);
+		} else {
+			int32_t k = (int32_t)v;
+			memcpy(p, &k, 4);
+		}
+	}
+}
+
+static int red_case(uint64_t seed, int *fused)
+{
+	rng r = { seed };
+	strbuf b = STRBUF_INIT;
+	int rank = 1 + rnd(&r, 4);
+	int64_t dims[HLOI_MAX_RANK];
+	int big = rnd(&r, 3) ? rnd(&r, rank) : -1;  /* one long dimension: runs in pieces */
+	for (int d = 0; d < rank; d++)
+		dims[d] = d == big ? 1 + rnd(&r, 300) : 1 + rnd(&r, 5);
+	int st = rnd(&r, N_OF(red_types)), tt = rnd(&r, N_OF(red_types));
+	const char *S = red_types[st], *T = red_types[tt];
+	int isf = red_etypes[tt] != ET_S32;
+	static const char *const ops[] = { "add", "maximum", "minimum", "multiply" };
+	int op = rnd(&r, 4);
+	/* a multiply of more than a few elements could overflow in one order */
+	int64_t total = 1;
+	for (int d = 0; d < rank; d++)
+		total *= dims[d];
+	if (op == 3 && total > 64)
+		op = 0;
+	int reduced[HLOI_MAX_RANK], nred = 0;
+	for (int d = 0; d < rank; d++) {
+		reduced[d] = rnd(&r, 2);
+		nred += reduced[d];
+	}
+	const char *init = op == 0 ? (rnd(&r, 2) ? "0" : "3")
+			   : op == 3 ? "1"
+			   : op == 1 ? (isf ? "-inf" : "-2147483648")
+				     : (isf ? "inf" : "2147483647");
+	sb_printf(&b, "HloModule fused_reduce\n\nred {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+		  "  ROOT r = %s[] %s(a, b)\n}\n\nENTRY main {\n", T, T, T, ops[op]);
+	sb_puts(&b, "  p0 = ");
+	red_shape(&b, S, rank, dims);
+	red_layout(&b, &r, rank);
+	sb_puts(&b, " parameter(0)\n  p1 = ");
+	/* a parameter over the first dimension, broadcast into the chain */
+	red_shape(&b, T, 1, dims);
+	sb_puts(&b, " parameter(1)\n");
+	int nchain = 1 + rnd(&r, 4);
+	/* c0 = convert(p0); then each c_k from c_{k-1} */
+	for (int k = 0; k < nchain; k++) {
+		sb_printf(&b, "  c%d = ", k);
+		red_shape(&b, T, rank, dims);
+		red_layout(&b, &r, rank);
+		if (k == 0) {
+			sb_puts(&b, " convert(p0)\n");
+			continue;
+		}
+		switch (rnd(&r, op == 3 ? 2 : 5)) {
+		case 0:
+			sb_printf(&b, " negate(c%d)\n", k - 1);
+			break;
+		case 1:
+			sb_printf(&b, " maximum(c%d, c%d)\n", k - 1, k - 1);
+			break;
+		case 2:
+			sb_printf(&b, " multiply(c%d, c%d)\n", k - 1, k - 1 > 0 ? 0 : k - 1);
+			break;
+		case 3:
+			sb_printf(&b, " add(c%d, bp)\n", k - 1);
+			break;
+		default:
+			sb_printf(&b, " subtract(c%d, io)\n", k - 1);
+			break;
+		}
+	}
+	/* bp, io: defined first in the text order below */
+	strbuf head = STRBUF_INIT;
+	sb_puts(&head, "  bp = ");
+	red_shape(&head, T, rank, dims);
+	sb_puts(&head, " broadcast(p1), dimensions={0}\n  io = ");
+	red_shape(&head, T, rank, dims);
+	sb_printf(&head, " iota(), iota_dimension=%d\n", rnd(&r, rank));
+	int last = nchain - 1;
+	/* a member read between the seed and the reduce, or after it */
+	int mid = nchain > 1 && rnd(&r, 4) == 0 ? rnd(&r, nchain - 1) : -1;
+	int after = nchain > 1 && rnd(&r, 2) ? rnd(&r, nchain) : -1;
+	if (mid >= 0) {
+		sb_puts(&b, "  mid = ");
+		red_shape(&b, T, rank, dims);
+		sb_printf(&b, " negate(c%d)\n", mid);
+	}
+	int64_t odims[HLOI_MAX_RANK];
+	int orank = 0;
+	sb_printf(&b, "  init = %s[] constant(%s)\n  red = ", T, init);
+	for (int d = 0; d < rank; d++)
+		if (!reduced[d])
+			odims[orank++] = dims[d];
+	red_shape(&b, T, orank, odims);
+	red_layout(&b, &r, orank);
+	sb_printf(&b, " reduce(c%d, init), dimensions={", last);
+	for (int d = 0, k = 0; d < rank; d++)
+		if (reduced[d])
+			sb_printf(&b, "%s%d", k++ ? "," : "", d);
+	sb_puts(&b, "}, to_apply=red\n  back = ");
+	red_shape(&b, T, rank, dims);
+	sb_puts(&b, " broadcast(red), dimensions={");
+	for (int d = 0, k = 0; d < rank; d++)
+		if (!reduced[d])
+			sb_printf(&b, "%s%d", k++ ? "," : "", d);
+	sb_printf(&b, "}\n  use = ");
+	red_shape(&b, T, rank, dims);
+	sb_printf(&b, " %s(back, %s)\n", isf ? "subtract" : "add", after >= 0 ? "c0" : "io");
+	sb_puts(&b, "  ROOT t = (");
+	red_shape(&b, T, orank, odims);
+	sb_puts(&b, ", ");
+	red_shape(&b, T, rank, dims);
+	if (after >= 0) {
+		sb_puts(&b, ", ");
+		red_shape(&b, T, rank, dims);
+	}
+	if (mid >= 0) {
+		sb_puts(&b, ", ");
+		red_shape(&b, T, rank, dims);
+	}
+	sb_printf(&b, ") tuple(red, use");
+	if (after >= 0)
+		sb_printf(&b, ", c%d", after);
+	if (mid >= 0)
+		sb_puts(&b, ", mid");
+	sb_puts(&b, ")\n}\n");
+	/* bp and io first in the entry */
+	strbuf text = STRBUF_INIT;
+	const char *all = sb_str(&b);
+	const char *at = strstr(all, "  c0 = ");
+	sb_printf(&text, "%.*s%s%s", (int)(at - all), all, sb_str(&head), at);
+	sb_free(&b);
+	sb_free(&head);
+
+	module *m = NULL;
+	hloi_context *ctx = NULL;
+	hloi_literal *in[2] = { NULL }, *ref = NULL, *res = NULL;
+	eval_plan *plan = NULL;
+	int ok = 0;
+	const char *src = sb_str(&text);
+	if (getenv("HLOI_FUSION_SHOW"))
+		fputs(src, stderr);
+	if (hloi_context_new(&ctx) != HLOI_OK)
+		goto cleanup;
+	if (text_parse_module(&m, ctx, "fused_reduce.hlo", src, strlen(src)) != HLOI_OK ||
+	    check_module(m, ctx, NULL) != HLOI_OK) {
+		fprintf(stderr, "case %llu: program rejected:\n%s", (unsigned long long)seed, src);
+		hloi_context_print_diagnostics(ctx, stderr, 0);
+		goto cleanup;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (literal_create(&in[i], m->entry->params[i]->result) != HLOI_OK)
+			goto cleanup;
+		red_fill(in[i], &r, op == 1 || op == 2, op == 3);
+	}
+	if (plan_build(&plan, m->entry, 1, 0) != HLOI_OK)
+		goto cleanup;
+	for (int s = 0; s < plan->nsteps; s++)
+		*fused += plan->steps[s].kind == STEP_REDUCE;
+	fast_tuning tiny;
+	memset(&tiny, 0, sizeof tiny);
+	tiny.tile = 1 + rnd(&r, 5);
+	tiny.tile_bytes = 8 * (1 + rnd(&r, 16));
+	tiny.chunk_bytes = 8 * (1 + rnd(&r, 8));
+	tiny.min_per_thread = 1;
+	run_cfg refc = { HLOI_ENGINE_REFERENCE, 1, NULL, "reference" };
+	run_cfg cfgs[] = { { HLOI_ENGINE_FAST, 1, NULL, "fast, 1 thread" },
+			   { HLOI_ENGINE_FAST, 2, NULL, "fast, 2 threads" },
+			   { HLOI_ENGINE_FAST, 3, &tiny, "fast, short runs" } };
+	if (run_cfg_once(m, ctx, in, 2, &refc, &ref, NULL) != HLOI_OK) {
+		fprintf(stderr, "case %llu: the reference engine failed:\n%s", (unsigned long long)seed, src);
+		hloi_context_print_diagnostics(ctx, stderr, 0);
+		goto cleanup;
+	}
+	ok = 1;
+	for (int c = 0; c < N_OF(cfgs) && ok; c++) {
+		if (run_cfg_once(m, ctx, in, 2, &cfgs[c], &res, NULL) != HLOI_OK || !same_bits(ref, res)) {
+			fprintf(stderr, "case %llu: %s differs from the reference engine:\n%s", (unsigned long long)seed,
+				cfgs[c].what, src);
+			hloi_context_print_diagnostics(ctx, stderr, 0);
+			ok = 0;
+		}
+		literal_destroy(res);
+		res = NULL;
+	}
+cleanup:
+	plan_free(plan);
+	literal_destroy(ref);
+	for (int i = 0; i < 2; i++)
+		literal_destroy(in[i]);
+	module_destroy(m);
+	hloi_context_free(ctx);
+	sb_free(&text);
+	return ok;
+}
+
+static void test_fused_reductions(void)
+{
+	long n = env_long("HLOI_FUSION_REDUCE_CASES", 400);
+	uint64_t seed = (uint64_t)env_long("HLOI_FUSION_SEED", 1);
+	int failed = 0, fused = 0;
+	for (long i = 0; i < n; i++)
+		if (!red_case(seed * 7919u + (uint64_t)i, &fused) && ++failed >= 5)
+			break;
+	CU_ASSERT_EQUAL(failed, 0);
+	/* most programs have their reduce read a fused region */
+	CU_ASSERT(fused >= n / 2);
+	if (getenv("HLOI_FUSION_SHOW"))
+		fprintf(stderr, "%d of %ld reductions read a fused region\n", fused, n);
+}
+
 static const unit_test fusion_tests[] = {
 	{ "fixed_programs", test_fixed_programs },
 	{ "plan_reuse", test_plan_reuse },
 	{ "random_graphs", test_random_graphs },
+	{ "fused_reductions", test_fused_reductions },
 	{ NULL, NULL },
 };
 

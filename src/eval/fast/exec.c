@@ -590,6 +590,141 @@ int fx_run(const fx_exec *x)
 	return 0;
 }
 
+/* --- runs for a reduction ----------------------------------------------------------- */
+
+int fx_runs_setup(fx_exec *x, const fx_region *r, int dim, const fast_tuning *tuning)
+{
+	fast_tuning deflt;
+	if (!tuning) {
+		fast_default_tuning(&deflt);
+		tuning = &deflt;
+	}
+	memset(x, 0, sizeof *x);
+	x->r = r;
+	int nin = r->nin, nout = r->nout, nmem = r->nmem, rank = r->rank;
+	if (rank < 1 || rank > HLOI_MAX_RANK || dim < 0 || dim >= rank)
+		return -1;
+	size_t vec = sizeof(int64_t[HLOI_MAX_RANK]);
+	size_t bytes = (size_t)(nin + nout) * vec + (size_t)(nin + nout + 2 * nmem) + (size_t)nin * sizeof(int64_t) + 64;
+	char *mem = hloi_calloc(1, bytes);
+	if (!mem)
+		return -1;
+	x->mem = mem;
+	int64_t (*st)[HLOI_MAX_RANK] = (int64_t (*)[HLOI_MAX_RANK])(void *)mem;
+	x->ist = st;
+	x->ost = st + nin;
+	char *p = (char *)(st + nin + nout);
+	x->row_off = (int64_t *)(void *)p;
+	p += (size_t)nin * sizeof(int64_t);
+	x->mode = (int8_t *)p;
+	p += nin;
+	x->stream = (int8_t *)p;
+	p += nout;
+	x->direct = (int8_t *)p;
+	p += nmem;
+	x->iota_at = (int8_t *)p;
+	/* walk dimension 0 is the run's; the others in the domain's order */
+	x->rank = rank;
+	x->wdim[0] = (int8_t)dim;
+	for (int d = 0, k = 1; d < rank; d++)
+		if (d != dim)
+			x->wdim[k++] = (int8_t)d;
+	for (int k = 0; k < rank; k++) {
+		int d = x->wdim[k];
+		x->n[k] = r->dims[d];
+		for (int i = 0; i < nin; i++)
+			x->ist[i][k] = r->in[i].st[d];
+		for (int o = 0; o < nout; o++)
+			x->ost[o][k] = r->out[o].st[d];
+	}
+	for (int m = 0; m < nmem; m++) {
+		x->iota_at[m] = -1;
+		if (r->mem[m].kind != FX_IOTA)
+			continue;
+		for (int k = 0; k < rank; k++)
+			if (x->wdim[k] == r->mem[m].iota_dim && x->n[k] > 1)
+				x->iota_at[m] = (int8_t)k;
+	}
+	int64_t wmax = 1;
+	for (int m = 0; m < nmem; m++)
+		if (r->mem[m].w > wmax)
+			wmax = r->mem[m].w;
+	for (int i = 0; i < nin; i++)
+		if (r->in[i].w > wmax)
+			wmax = r->in[i].w;
+	x->wslot = wmax;
+	int64_t cb = tuning->chunk_bytes > 0 ? tuning->chunk_bytes : FAST_CHUNK_BYTES;
+	int64_t c = cb / wmax;
+	if (r->nslots > 0 && c * wmax * r->nslots > FAST_ROWS_BYTES) {
+		c = FAST_ROWS_BYTES / (wmax * r->nslots);
+		if (c < FAST_CHUNK_MIN)
+			c = FAST_CHUNK_MIN;
+		if (c > cb / wmax)
+			c = cb / wmax;
+	}
+	if (c < 1)
+		c = 1;
+	if (c >= 64)
+		c &= ~(int64_t)31;
+	x->chunk = c;
+	int64_t scratch = 0;
+	for (int i = 0; i < nin; i++) {
+		int64_t s0 = x->ist[i][0];
+		if (s0 != 0 && s0 != 1) {
+			x->mode[i] = 2;
+			x->nstrided++;
+			x->row_off[i] = scratch;
+			scratch += round_up(c * r->in[i].w, 64);
+		}
+	}
+	x->slots_off = scratch;
+	scratch += round_up(x->chunk * wmax, 64) * r->nslots;
+	x->ptrs_off = scratch;
+	scratch += (int64_t)(nmem + nin + nout) * (int64_t)(sizeof(void *) + sizeof(int64_t));
+	x->scratch_bytes = round_up(scratch, 64);
+	x->threads = 1;
+	x->units = 1;
+	return 0;
+}
+
+const char *fx_run_at(const fx_exec *x, char *scratch, const int64_t *idx, int64_t n, int64_t *stride)
+{
+	const fx_region *r = x->r;
+	fx_thread t;
+	int64_t widx[HLOI_MAX_RANK];
+	t.x = x;
+	t.scratch = scratch;
+	char *p = scratch + x->ptrs_off;
+	t.rp = (const char **)(void *)p;
+	p += (size_t)r->nmem * sizeof(void *);
+	t.ip = (const char **)(void *)p;
+	p += (size_t)r->nin * sizeof(void *);
+	t.op = (char **)(void *)p;
+	p += (size_t)r->nout * sizeof(void *);
+	t.rs = (int64_t *)(void *)p;
+	p += (size_t)r->nmem * sizeof(int64_t);
+	t.is = (int64_t *)(void *)p;
+	for (int k = 0; k < x->rank; k++)
+		widx[k] = idx[x->wdim[k]];
+	for (int i = 0; i < r->nin; i++) {
+		const char *q = r->in[i].base + offset(x->ist[i], widx, 0, x->rank) * r->in[i].w;
+		if (x->mode[i] == 2) {
+			char *row = scratch + x->row_off[i];
+			fx_scatter_row(row, 1, q, x->ist[i][0], n, r->in[i].w);
+			t.ip[i] = row;
+			t.is[i] = 1;
+		} else {
+			t.ip[i] = q;
+			t.is[i] = x->ist[i][0];
+		}
+	}
+	for (int o = 0; o < r->nout; o++)
+		t.op[o] = r->out[o].base + offset(x->ost[o], widx, 0, x->rank) * r->out[o].w;
+	eval_row(&t, widx, n);
+	*stride = t.rs[r->nmem - 1];
+	return t.rp[r->nmem - 1];
+}
+
 /* --- one instruction as a region ------------------------------------------------------ */
 
 int fx_operand_map(const instr *in, int k, int8_t *map)

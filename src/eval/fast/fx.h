@@ -124,6 +124,7 @@ typedef struct fx_exec {
 	int8_t *iota_at;               /* per member: the walk's dimension of its iota_dim, -1 none */
 	int64_t *row_off;              /* per input: scratch offset of its row or tile */
 	int64_t slots_off, ptrs_off;   /* scratch offsets of the row buffers, the row pointers */
+	int8_t wdim[HLOI_MAX_RANK];    /* runs (fx_runs_setup): the domain dimension of each walk dimension */
 	void *mem;
 } fx_exec;
 
@@ -161,6 +162,20 @@ int fx_setup(fx_exec *x, const fx_region *r, int threads, const fast_tuning *tun
  * allocated (nothing was written then). */
 int fx_run(const fx_exec *x);
 void fx_exec_free(fx_exec *x);
+
+/* A region whose last member is read by a reduction (fast/reduce.c)
+ * rather than written: it is computed a run at a time where the
+ * reduction reads, and never materialised (XLA's input fusion). The
+ * member has out -1; the region's outputs are the other members it
+ * writes on the way. fx_runs_setup plans runs along domain dimension
+ * `dim` (rows of at most x->chunk elements, x->scratch_bytes of scratch
+ * per thread); 0, or -1 when out of memory (free x in every case). */
+int fx_runs_setup(fx_exec *x, const fx_region *r, int dim, const fast_tuning *tuning);
+/* Computes the run of n <= x->chunk elements from the domain index idx
+ * along x's dimension, in `scratch` (x->scratch_bytes, the calling
+ * thread's), writes the region's outputs there, and returns the last
+ * member's row (*stride: 0, one value for the whole run, or 1). */
+const char *fx_run_at(const fx_exec *x, char *scratch, const int64_t *idx, int64_t n, int64_t *stride);
 /* The row kernel of an elementwise instruction as a member (kind, fn, types;
  * the caller sets args, slot and out). `generic` forces the reference
  * element loop (tests). Nonzero when the fast engine has none. */

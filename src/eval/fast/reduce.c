@@ -25,11 +25,13 @@
  * position (in row-major order) combines its valid range of the strip at
  * once. Combined in XLA's order in the element type: bit for bit the
  * reference engine's values. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/half.h"
 #include "core/index.h"
 #include "eval/fast/fast.h"
+#include "eval/fast/fx.h"
 #include "eval/fast/reduce.h"
 #include "eval/scalar/clones.h"
 #include "eval/scalar/scalar.h"
@@ -320,7 +322,77 @@ typedef struct rplan {
 	 * combined in block order */
 	int64_t block, nblocks;
 	char *partial;
+	/* x computed by a fused region (fast_reduce_fused), a run at a time
+	 * where it is read: x's dense layout (strides xst, dimensions major
+	 * to minor in xorder) turns an offset back into an index; runs go
+	 * along d0, x's innermost dimension of more than one element */
+	const fx_exec *fx;
+	int nxorder, d0;
+	int8_t xorder[HLOI_MAX_RANK];
+	int64_t xst[HLOI_MAX_RANK], xdims[HLOI_MAX_RANK];
+	atomic_int failed;        /* a thread's scratch could not be allocated */
 } rplan;
+
+/* A thread's scratch for the fused region (NULL without one; on failure
+ * p->failed is set and the thread does nothing). */
+static int rf_scratch(rplan *p, char **scratch)
+{
+	*scratch = NULL;
+	if (!p->fx)
+		return 0;
+	*scratch = hloi_aligned_alloc((size_t)p->fx->scratch_bytes);
+	if (!*scratch) {
+		atomic_store(&p->failed, 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The next piece of the run of n elements at element offset off of x
+ * (element stride sx): in place, or computed by the fused region into the
+ * thread's scratch (up to the end of d0 and to a row of the region). Its
+ * start and stride in *at, *as; returns its length. */
+static int64_t rf_piece(const rplan *p, char *scratch, int64_t off, int64_t n, int64_t sx, const char **at,
+			int64_t *as)
+{
+	if (!p->fx) {
+		*at = p->x + off * p->wx;
+		*as = sx;
+		return n;
+	}
+	int64_t idx[HLOI_MAX_RANK] = { 0 };
+	for (int k = 0; k < p->nxorder; k++) {
+		int d = p->xorder[k];
+		idx[d] = off / p->xst[d];
+		off -= idx[d] * p->xst[d];
+	}
+	int64_t m = p->xdims[p->d0] - idx[p->d0];
+	if (m > n)
+		m = n;
+	if (m > p->fx->chunk)
+		m = p->fx->chunk;
+	*at = fx_run_at(p->fx, scratch, idx, m, as);
+	return m;
+}
+
+/* The kernels on a run of x, piece by piece (rf_piece): col and load
+ * into acc[0..n), row into *acc. */
+enum { RK_COL, RK_LOAD, RK_ROW };
+static void rf_apply(const rplan *p, char *scratch, int kind, void *acc, int64_t off, int64_t n, int64_t sx)
+{
+	for (int64_t j = 0; j < n;) {
+		const char *at;
+		int64_t as, m = rf_piece(p, scratch, off + j * sx, n - j, sx, &at, &as);
+		char *a = (char *)acc + (kind == RK_ROW ? 0 : j * p->k->asize);
+		if (kind == RK_COL)
+			p->k->col(a, at, m, as);
+		else if (kind == RK_LOAD)
+			p->k->load(a, at, m, as);
+		else
+			p->k->row(a, at, m, as);
+		j += m;
+	}
+}
 
 /* Offsets of unit index u over dims d[0..n) (d[0] fastest). */
 static void unravel(const rdim *d, int n, int64_t u, int64_t *ix, int64_t *ox)
@@ -379,11 +451,12 @@ static int64_t strip_of(const rplan *p, int64_t u, int64_t *ix, int64_t *ox)
 }
 
 /* Rows [r, r1) of the walk (at row r) into the strip acc of len elements:
- * eight at a time where the strip is contiguous. */
-static void add_rows(const rplan *p, rwalk *w, int64_t r, int64_t r1, void *acc, int64_t ix, int64_t len,
-		     int64_t is)
+ * eight at a time where the strip is contiguous in memory; a row at a
+ * time, computed where read, from a fused region. */
+static void add_rows(const rplan *p, char *scratch, rwalk *w, int64_t r, int64_t r1, void *acc, int64_t ix,
+		     int64_t len, int64_t is)
 {
-	if (is == 1) {
+	if (is == 1 && !p->fx) {
 		const void *rows[8];
 		for (; r + 8 <= r1; r += 8) {
 			for (int k = 0; k < 8; k++) {
@@ -394,7 +467,7 @@ static void add_rows(const rplan *p, rwalk *w, int64_t r, int64_t r1, void *acc,
 		}
 	}
 	for (; r < r1; r++) {
-		p->k->col(acc, p->x + (ix + w->off) * p->wx, len, is);
+		rf_apply(p, scratch, RK_COL, acc, ix + w->off, len, is);
 		rwalk_next(p, 0, w);
 	}
 }
@@ -402,27 +475,34 @@ static void add_rows(const rplan *p, rwalk *w, int64_t r, int64_t r1, void *acc,
 /* Columns: each unit a strip, the reduced rows added in order. */
 static void col_units(void *ctx, int64_t lo, int64_t hi)
 {
-	const rplan *p = ctx;
+	rplan *p = ctx;
 	union {
 		double d[REDUCE_STRIP_MAX];
 		uint64_t u[REDUCE_STRIP_MAX];
 	} acc;
+	char *scratch;
+	if (rf_scratch(p, &scratch))
+		return;
 	int64_t is = p->nk ? p->kd[0].is : 0, os = p->nk ? p->kd[0].os : 0;
 	for (int64_t u = lo; u < hi; u++) {
 		int64_t ix, ox, len = strip_of(p, u, &ix, &ox);
 		p->k->init(acc.d, p->init, len);
 		rwalk w;
 		rwalk_seek(p, 0, &w, 0);
-		add_rows(p, &w, 0, p->rtotal, acc.d, ix, len, is);
+		add_rows(p, scratch, &w, 0, p->rtotal, acc.d, ix, len, is);
 		p->k->store(p->out + ox * p->wo, os, acc.d, len);
 	}
+	hloi_aligned_free(scratch);
 }
 
 /* Columns in blocks: job u * nblocks + b sums block b of the rows of strip
  * u into its partial result (starting from the block's first row). */
 static void col_blocks(void *ctx, int64_t lo, int64_t hi)
 {
-	const rplan *p = ctx;
+	rplan *p = ctx;
+	char *scratch;
+	if (rf_scratch(p, &scratch))
+		return;
 	int64_t is = p->nk ? p->kd[0].is : 0;
 	for (int64_t q = lo; q < hi; q++) {
 		int64_t u = q / p->nblocks, b = q % p->nblocks, ix, ox;
@@ -431,10 +511,11 @@ static void col_blocks(void *ctx, int64_t lo, int64_t hi)
 		char *acc = p->partial + q * p->strip * p->k->asize;
 		rwalk w;
 		rwalk_seek(p, 0, &w, r0);
-		p->k->load(acc, p->x + (ix + w.off) * p->wx, len, is);
+		rf_apply(p, scratch, RK_LOAD, acc, ix + w.off, len, is);
 		rwalk_next(p, 0, &w);
-		add_rows(p, &w, r0 + 1, r1, acc, ix, len, is);
+		add_rows(p, scratch, &w, r0 + 1, r1, acc, ix, len, is);
 	}
+	hloi_aligned_free(scratch);
 }
 
 /* ... then per strip: init, the blocks' results in order, stored. */
@@ -458,8 +539,11 @@ static void col_merge(void *ctx, int64_t lo, int64_t hi)
 /* Rows: each unit a result element, its runs folded in lanes. */
 static void row_units(void *ctx, int64_t lo, int64_t hi)
 {
-	const rplan *p = ctx;
+	rplan *p = ctx;
 	uint64_t acc;
+	char *scratch;
+	if (rf_scratch(p, &scratch))
+		return;
 	int64_t rows = p->rtotal / (p->rd[0].n ? p->rd[0].n : 1);
 	for (int64_t u = lo; u < hi; u++) {
 		int64_t ix, ox;
@@ -468,26 +552,33 @@ static void row_units(void *ctx, int64_t lo, int64_t hi)
 		rwalk w;
 		rwalk_seek(p, 1, &w, 0);
 		for (int64_t r = 0; r < rows && p->rtotal > 0; r++) {
-			p->k->row(&acc, p->x + (ix + w.off) * p->wx, p->rd[0].n, p->rd[0].is);
+			rf_apply(p, scratch, RK_ROW, &acc, ix + w.off, p->rd[0].n, p->rd[0].is);
 			rwalk_next(p, 1, &w);
 		}
 		p->k->store(p->out + ox * p->wo, 0, &acc, 1);
 	}
+	hloi_aligned_free(scratch);
 }
 
 /* A reduction to one element of one run: block c into partial[c],
  * starting from the block's first element. */
 static void run_blocks(void *ctx, int64_t lo, int64_t hi)
 {
-	const rplan *p = ctx;
+	rplan *p = ctx;
+	char *scratch;
+	if (rf_scratch(p, &scratch))
+		return;
 	int64_t n = p->rd[0].n, is = p->rd[0].is;
 	for (int64_t c = lo; c < hi; c++) {
 		int64_t i0 = c * p->block, len = n - i0 < p->block ? n - i0 : p->block;
 		char *acc = p->partial + c * p->k->asize;
-		const char *x = p->x + i0 * is * p->wx;
-		p->k->load(acc, x, 1, 0);
-		p->k->row(acc, x + is * p->wx, len - 1, is);
+		const char *at;
+		int64_t as, m = rf_piece(p, scratch, i0 * is, len, is, &at, &as);
+		p->k->load(acc, at, 1, 0);
+		p->k->row(acc, at + as * p->wx, m - 1, as);
+		rf_apply(p, scratch, RK_ROW, acc, (i0 + m) * is, len - m, is);
 	}
+	hloi_aligned_free(scratch);
 }
 
 /* Whether the array shape s has a buffer of one byte or more. */
@@ -497,21 +588,15 @@ static int has_bytes(const shape *s)
 	return !shape_byte_size(s, &bytes) && bytes > 0;
 }
 
-int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
-		hloi_literal *out, const reduce_tuning *t)
+/* Plans the reduce `in` of an input of shape xs into out and runs it:
+ * x read from p->x, or computed by p->fx. */
+static int reduce_run(rplan *p, int threads, const instr *in, const shape *xs, const hloi_literal *init,
+		      hloi_literal *out, const reduce_tuning *t)
 {
-	rplan p;
-	memset(&p, 0, sizeof p);
-	etype ty = x->shape.type;
-	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape))
-		return 1;
-	p.k = rf_lookup(op, ty, 0);
-	if (!p.k || (!x->data && has_bytes(&x->shape)) || !init->data)
-		return 1;
+	etype ty = xs->type;
 	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
 	int64_t min_per = t && t->min_per_thread > 0 ? t->min_per_thread : RF_MIN_PER_THREAD;
 	int64_t block_rows = t && t->block > 0 ? t->block : RF_BLOCK_ROWS;
-	const shape *xs = &x->shape;
 	const int_list *dims = instr_ints(in, ATTR_DIMENSIONS);
 	int reduced[HLOI_MAX_RANK] = { 0 }, rdim_of[HLOI_MAX_RANK];
 	for (int j = 0; dims && j < dims->n; j++)
@@ -522,23 +607,23 @@ int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, 
 	for (int d = 0, j = 0; d < xs->rank; d++)
 		rdim_of[d] = reduced[d] ? -1 : j++;
 	int64_t nout = 1;
-	p.rtotal = 1;
+	p->rtotal = 1;
 	int last = -1;  /* kind of the last dimension placed: 0 kept, 1 reduced */
 	for (int i = 0; i < xs->rank; i++) {
 		int d = (int)xs->layout.minor_to_major[i];
 		int64_t n = xs->dims[d];
 		if (reduced[d])
-			p.rtotal *= n;
+			p->rtotal *= n;
 		else
 			nout *= n;
 		if (n == 1)
 			continue;
 		int kind = reduced[d];
-		rdim *list = kind ? p.rd : p.kd;
-		int *cnt = kind ? &p.nr : &p.nk;
+		rdim *list = kind ? p->rd : p->kd;
+		int *cnt = kind ? &p->nr : &p->nk;
 		rdim nd = { n, ist[d], kind ? 0 : ost[rdim_of[d]] };
 		if (last < 0)
-			p.col = !kind;
+			p->col = !kind;
 		if (last == kind && *cnt > 0) {
 			rdim *prev = &list[*cnt - 1];
 			if (nd.is == prev->is * prev->n && (kind || nd.os == prev->os * prev->n)) {
@@ -551,61 +636,171 @@ int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, 
 	}
 	if (nout == 0)
 		return 0;
-	p.x = x->data;
-	p.out = out->data;
-	p.init = init->data;
-	p.wx = etype_byte_width(ty);
-	p.wo = p.wx;
-	if (p.nr == 0)
-		p.col = 1;
-	if (p.col) {
-		rdim strip = p.nk ? p.kd[0] : (rdim){ 1, 0, 0 };
+	p->out = out->data;
+	p->init = init->data;
+	p->wx = etype_byte_width(ty);
+	p->wo = p->wx;
+	if (p->nr == 0)
+		p->col = 1;
+	if (p->col) {
+		rdim strip = p->nk ? p->kd[0] : (rdim){ 1, 0, 0 };
 		int64_t outer = 1;
-		for (int j = 1; j < p.nk; j++)
-			outer *= p.kd[j].n;
-		p.strip = strip.n < strip_max ? strip.n : strip_max;
-		p.nstrips = (strip.n + p.strip - 1) / p.strip;
-		int64_t units = outer * p.nstrips;
+		for (int j = 1; j < p->nk; j++)
+			outer *= p->kd[j].n;
+		p->strip = strip.n < strip_max ? strip.n : strip_max;
+		p->nstrips = (strip.n + p->strip - 1) / p->strip;
+		int64_t units = outer * p->nstrips;
 		/* Few strips and many rows: the rows in fixed blocks (the same
 		 * for any number of threads) for the threads to share. */
-		if (units < RF_FEW_UNITS && p.rtotal >= 2 * block_rows) {
-			p.nblocks = (p.rtotal + block_rows - 1) / block_rows;
-			if (p.nblocks > RF_MAX_BLOCKS)
-				p.nblocks = RF_MAX_BLOCKS;
-			p.block = (p.rtotal + p.nblocks - 1) / p.nblocks;
-			p.nblocks = (p.rtotal + p.block - 1) / p.block;
-			p.partial = hloi_aligned_alloc((size_t)(units * p.nblocks * p.strip * p.k->asize));
-			if (p.partial) {
-				int64_t per = p.block * p.strip;
-				eval_parallel(threads, units * p.nblocks, min_per / per + 1, col_blocks, &p);
-				eval_parallel(threads, units, RF_FEW_UNITS, col_merge, &p);
-				hloi_aligned_free(p.partial);
-				return 0;
+		if (units < RF_FEW_UNITS && p->rtotal >= 2 * block_rows) {
+			p->nblocks = (p->rtotal + block_rows - 1) / block_rows;
+			if (p->nblocks > RF_MAX_BLOCKS)
+				p->nblocks = RF_MAX_BLOCKS;
+			p->block = (p->rtotal + p->nblocks - 1) / p->nblocks;
+			p->nblocks = (p->rtotal + p->block - 1) / p->block;
+			p->partial = hloi_aligned_alloc((size_t)(units * p->nblocks * p->strip * p->k->asize));
+			if (p->partial) {
+				int64_t per = p->block * p->strip;
+				eval_parallel(threads, units * p->nblocks, min_per / per + 1, col_blocks, p);
+				if (!atomic_load(&p->failed))
+					eval_parallel(threads, units, RF_FEW_UNITS, col_merge, p);
+				hloi_aligned_free(p->partial);
+				return atomic_load(&p->failed) ? -1 : 0;
 			}
 		}
-		int64_t per = p.rtotal * p.strip;
-		eval_parallel(threads, units, per ? min_per / per + 1 : units, col_units, &p);
-		return 0;
+		int64_t per = p->rtotal * p->strip;
+		eval_parallel(threads, units, per ? min_per / per + 1 : units, col_units, p);
+		return atomic_load(&p->failed) ? -1 : 0;
 	}
-	if (p.nk == 0 && p.nr == 1 && p.rd[0].n >= 2 * RF_RUN_BLOCK) {
+	if (p->nk == 0 && p->nr == 1 && p->rd[0].n >= 2 * RF_RUN_BLOCK) {
 		/* one result element: fixed blocks of the run, their results in order */
-		p.block = RF_RUN_BLOCK;
-		p.nblocks = (p.rd[0].n + p.block - 1) / p.block;
-		p.partial = hloi_aligned_alloc((size_t)(p.nblocks * p.k->asize));
-		if (p.partial) {
-			eval_parallel(threads, p.nblocks, min_per / p.block + 1, run_blocks, &p);
+		p->block = RF_RUN_BLOCK;
+		p->nblocks = (p->rd[0].n + p->block - 1) / p->block;
+		p->partial = hloi_aligned_alloc((size_t)(p->nblocks * p->k->asize));
+		if (p->partial) {
+			eval_parallel(threads, p->nblocks, min_per / p->block + 1, run_blocks, p);
 			uint64_t acc;
-			p.k->init(&acc, p.init, 1);
-			for (int64_t c = 0; c < p.nblocks; c++)
-				p.k->merge(&acc, p.partial + c * p.k->asize, 1);
-			hloi_aligned_free(p.partial);
-			p.k->store(p.out, 0, &acc, 1);
+			p->k->init(&acc, p->init, 1);
+			for (int64_t c = 0; c < p->nblocks; c++)
+				p->k->merge(&acc, p->partial + c * p->k->asize, 1);
+			hloi_aligned_free(p->partial);
+			if (atomic_load(&p->failed))
+				return -1;
+			p->k->store(p->out, 0, &acc, 1);
 			return 0;
 		}
 	}
-	int64_t per = p.rtotal;
-	eval_parallel(threads, nout, per ? min_per / per + 1 : nout, row_units, &p);
-	return 0;
+	int64_t per = p->rtotal;
+	eval_parallel(threads, nout, per ? min_per / per + 1 : nout, row_units, p);
+	return atomic_load(&p->failed) ? -1 : 0;
+}
+
+int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
+		hloi_literal *out, const reduce_tuning *t)
+{
+	rplan p;
+	memset(&p, 0, sizeof p);
+	atomic_init(&p.failed, 0);
+	etype ty = x->shape.type;
+	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape))
+		return 1;
+	p.k = rf_lookup(op, ty, 0);
+	if (!p.k || (!x->data && has_bytes(&x->shape)) || !init->data)
+		return 1;
+	p.x = x->data;
+	return reduce_run(&p, threads, in, &x->shape, init, out, t) != 0;
+}
+
+opcode fast_reduce_monoid(const computation *comp)
+{
+	const instr *r = comp->root;
+	if (comp->nparams != 2 || !r || r->nops != 2 || shape_is_tuple(r->result) || r->result->rank != 0)
+		return OP_COUNT;
+	/* op-specific: the monoids of the kernels above */
+	switch (r->op) {
+	case OP_ADD:
+	case OP_MULTIPLY:
+	case OP_MAXIMUM:
+	case OP_MINIMUM:
+	case OP_AND:
+	case OP_OR:
+		break;
+	default:
+		return OP_COUNT;
+	}
+	const instr *a = r->ops[0].def, *b = r->ops[1].def;
+	if (a->op != OP_PARAMETER || b->op != OP_PARAMETER || a == b)
+		return OP_COUNT;
+	for (int k = 0; k < 2; k++) {
+		const shape *s = comp->params[k]->result;
+		if (shape_is_tuple(s) || s->rank != 0 || s->type != r->result->type)
+			return OP_COUNT;
+	}
+	return r->op;
+}
+
+/* A dense strided array: offsets turn back into indices. */
+static int dense(const shape *s)
+{
+	int64_t n, bytes;
+	return !shape_is_tuple(s) && s->rank <= HLOI_MAX_RANK && shape_is_static(s) && index_is_strided(s) &&
+	       !s->layout.n_padded && !shape_element_count(s, &n) && !shape_byte_size(s, &bytes) &&
+	       bytes == n * etype_byte_width(s->type);
+}
+
+int fast_reduce_fusible(const instr *in)
+{
+	if (in->op != OP_REDUCE || in->nops != 2 || shape_is_tuple(in->result) || !shape_is_static(in->result))
+		return 0;
+	const computation *fn = instr_called(in, ATTR_TO_APPLY, 0);
+	const shape *xs = in->ops[0].def->result, *is = in->ops[1].def->result;
+	if (!fn || shape_is_tuple(xs) || shape_is_tuple(is) || xs->type != is->type ||
+	    in->result->type != xs->type || xs->rank < 1 || !dense(xs))
+		return 0;
+	opcode op = fast_reduce_monoid(fn);
+	return op != OP_COUNT && fn->params[0]->result->type == xs->type && rf_lookup(op, xs->type, 0) != NULL;
+}
+
+int fast_reduce_run_dim(const shape *xs)
+{
+	int d0 = (int)xs->layout.minor_to_major[0];
+	for (int i = xs->rank - 1; i >= 0; i--)
+		if (xs->dims[xs->layout.minor_to_major[i]] > 1)
+			d0 = (int)xs->layout.minor_to_major[i];
+	return d0;
+}
+
+int fast_reduce_fused(int threads, const instr *in, opcode op, const fx_region *src, const hloi_literal *init,
+		      hloi_literal *out, const reduce_tuning *t, const fast_tuning *ft)
+{
+	rplan p;
+	fx_exec x;
+	memset(&p, 0, sizeof p);
+	atomic_init(&p.failed, 0);
+	const shape *xs = in->ops[0].def->result;
+	etype ty = xs->type;
+	if (!fast_reduce_fusible(in) || init->shape.type != ty || out->shape.type != ty || !init->data ||
+	    src->rank != xs->rank || (!out->data && has_bytes(&out->shape)))
+		return 1;
+	p.k = rf_lookup(op, ty, 0);
+	if (!p.k)
+		return 1;
+	/* x's dimensions major to minor (an offset back into an index) */
+	index_strides(xs, p.xst);
+	p.d0 = fast_reduce_run_dim(xs);
+	for (int i = xs->rank - 1; i >= 0; i--) {
+		int d = (int)xs->layout.minor_to_major[i];
+		p.xdims[d] = xs->dims[d];
+		if (xs->dims[d] > 1)
+			p.xorder[p.nxorder++] = (int8_t)d;
+	}
+	int rc = fx_runs_setup(&x, src, p.d0, ft);
+	if (rc == 0) {
+		p.fx = &x;
+		rc = reduce_run(&p, threads, in, xs, init, out, t);
+	}
+	fx_exec_free(&x);
+	return rc;
 }
 
 /* --- reduce-window ------------------------------------------------------------------ */

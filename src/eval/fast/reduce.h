@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "eval/fast/fx.h"
 #include "ir/ir.h"
 
 /* Sizes the fast reductions split their work by; tests shrink them so that
@@ -23,6 +24,31 @@ typedef struct reduce_tuning {
  * order). `t` may be NULL (the defaults); `threads` as eval_parallel's. */
 int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
 		hloi_literal *out, const reduce_tuning *t);
+
+/* The binary op comp is, when it is a monoid the kernels know: two scalar
+ * parameters of one element type, the root add, multiply, maximum,
+ * minimum, and, or of both (either order) in that type. OP_COUNT if not. */
+opcode fast_reduce_monoid(const computation *comp);
+
+/* Whether reduce `in` (checked) can read its input from a fused region
+ * (fast_reduce_fused): one input, dense and strided, of static shape; the
+ * reducer a monoid with kernels for the input's type, which the init
+ * value and the result have too. */
+int fast_reduce_fusible(const instr *in);
+
+/* The domain dimension along which fast_reduce_fused computes the runs of
+ * its input of shape xs (rank 1 or more): the innermost of more than one
+ * element, else the innermost. */
+int fast_reduce_run_dim(const shape *xs);
+
+/* reduce `in` (fast_reduce_fusible) of the values of region src's last
+ * member (fx_runs_setup: out -1, the domain the input's dims), computed a
+ * run at a time where the reduction reads them, never materialised; the
+ * region's outputs are written on the way. As fast_reduce otherwise (the
+ * same kernels and order of combination, but for where long runs are cut
+ * into pieces). 0 when done, 1 not covered, -1 out of memory. */
+int fast_reduce_fused(int threads, const instr *in, opcode op, const fx_region *src, const hloi_literal *init,
+		      hloi_literal *out, const reduce_tuning *t, const fast_tuning *ft);
 
 /* reduce-window of x with init by monoid `op` into out, in XLA's order
  * (bit for bit the reference engine's values). 0 when done. */

@@ -49,30 +49,7 @@ int reduce_is_scalar_add(const computation *comp)
 
 opcode reduce_monoid(const computation *comp)
 {
-	const instr *r = comp->root;
-	if (comp->nparams != 2 || !r || r->nops != 2 || shape_is_tuple(r->result) || r->result->rank != 0)
-		return OP_COUNT;
-	/* op-specific: the monoids reduce_fast.c has kernels for */
-	switch (r->op) {
-	case OP_ADD:
-	case OP_MULTIPLY:
-	case OP_MAXIMUM:
-	case OP_MINIMUM:
-	case OP_AND:
-	case OP_OR:
-		break;
-	default:
-		return OP_COUNT;
-	}
-	const instr *a = r->ops[0].def, *b = r->ops[1].def;
-	if (a->op != OP_PARAMETER || b->op != OP_PARAMETER || a == b)
-		return OP_COUNT;
-	for (int k = 0; k < 2; k++) {
-		const shape *s = comp->params[k]->result;
-		if (shape_is_tuple(s) || s->rank != 0 || s->type != r->result->type)
-			return OP_COUNT;
-	}
-	return r->op;
+	return fast_reduce_monoid(comp);
 }
 
 /* Whether a one-input reducer's parameters are of the input's and the init

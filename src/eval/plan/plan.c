@@ -5,6 +5,7 @@
 
 #include "core/index.h"
 #include "eval/base/engine.h"
+#include "eval/fast/reduce.h"
 #include "eval/plan/plan.h"
 #include "text/dot.h"
 #include "util/alloc.h"
@@ -204,7 +205,18 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 		return HLOI_ENOMEM;
 	memset(g, 0, sizeof *g);
 	g->seed = seed;
+	g->sink = -1;
 	region_of[seed] = r;
+	/* input fusion: the seed's one reader a reduce that can read it a run
+	 * at a time (as its input only, not its init value) */
+	if (!p->generic && ustart[seed + 1] - ustart[seed] == 1) {
+		const instr *u = comp->instrs[ulist[ustart[seed]]];
+		if (u->op == OP_REDUCE && u->nops == 2 && u->ops[0].def->position == seed &&
+		    u->ops[1].def->position != seed && fast_reduce_fusible(u))
+			g->sink = u->position;
+	}
+	/* users outside the region come after the step that runs it */
+	int after = g->sink >= 0 ? g->sink : seed;
 	pos[count++] = seed;
 	h->n = 0;
 	const instr *sin = comp->instrs[seed];
@@ -228,8 +240,8 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 				for (int k = 0; k < u->nops && ok; k++)
 					if (u->ops[k].def == cin && !identity_read(u, k))
 						ok = 0;
-			} else if (u->position < seed) {
-				ok = 0;  /* it could lead back into the region */
+			} else if (u->position < after) {
+				ok = 0;  /* it could lead back into the region, or come before it runs */
 			}
 		}
 		if (!ok || !inside)
@@ -296,9 +308,13 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 			mb->arg[k] = -1 - i;
 		}
 	}
-	/* outputs: the seed first, then members used outside, in order */
-	g->out_member[g->nout++] = count - 1;
-	g->mem[count - 1].out = 0;
+	/* outputs: the seed first (unless a reduce reads it), then members
+	 * used outside, in order */
+	g->mem[count - 1].out = -1;
+	if (g->sink < 0) {
+		g->out_member[g->nout++] = count - 1;
+		g->mem[count - 1].out = 0;
+	}
 	for (int m = 0; m < count - 1; m++) {
 		int c = g->mem_pos[m];
 		for (int e = ustart[c]; e < ustart[c + 1]; e++) {
@@ -351,6 +367,10 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 	for (int o = 0; o < g->nout; o++) {
 		const shape *os = comp->instrs[g->mem_pos[g->out_member[o]]]->result;
 		g->reuse[o] = -1;
+		/* feeding a reduce, the last member's row may be an input's run
+		 * that an output in its place would overwrite first */
+		if (g->sink >= 0)
+			continue;
 		for (int i = 0; i < g->nin && g->reuse[o] < 0; i++) {
 			int v = g->in[i].pos, ok = 1;
 			const shape *vs = comp->instrs[v]->result;
@@ -494,11 +514,25 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		if (p->last_use[i] < 0)
 			continue;
 		int r = p->region_of[i];
-		if (r >= 0 && p->regions[r].seed != i)
+		if (r >= 0 && (p->regions[r].seed != i || p->regions[r].sink >= 0))
 			continue;
+		/* a reduce whose input a region computes where it is read */
+		int fed = in->op == OP_REDUCE && in->nops == 2 ? p->region_of[in->ops[0].def->position] : -1;
+		if (fed >= 0 && p->regions[fed].sink != i)
+			fed = -1;
 		plan_step *s = &p->steps[p->nsteps++];
 		s->pos = i;
-		if (r >= 0) {
+		if (fed >= 0) {
+			const plan_region *g = &p->regions[fed];
+			s->kind = STEP_REDUCE;
+			s->region = fed;
+			for (int k = 0; k < g->nin; k++)
+				if (p->last_use[g->in[k].pos] < i)
+					p->last_use[g->in[k].pos] = i;
+			int init = in->ops[1].def->position;
+			if (p->last_use[init] < i)
+				p->last_use[init] = i;
+		} else if (r >= 0) {
 			const plan_region *g = &p->regions[r];
 			s->kind = STEP_REGION;
 			s->region = r;
@@ -600,7 +634,7 @@ int plan_region_walk(const eval_plan *p, int r, int threads, const fast_tuning *
 	memset(&fr, 0, sizeof fr);
 	memset(x, 0, sizeof *x);
 	fx_input *in = hloi_calloc((size_t)(g->nin ? g->nin : 1), sizeof *in);
-	fx_output *out = hloi_calloc((size_t)g->nout, sizeof *out);
+	fx_output *out = hloi_calloc((size_t)(g->nout ? g->nout : 1), sizeof *out);
 	int rc = -1;
 	if (!in || !out)
 		goto cleanup;
@@ -631,7 +665,14 @@ int plan_region_walk(const eval_plan *p, int r, int threads, const fast_tuning *
 	fr.nout = g->nout;
 	fr.out = out;
 	fr.nslots = g->nslots;
-	rc = fx_setup(x, &fr, threads, tuning);
+	if (g->sink >= 0) {
+		/* runs along the innermost dimension of more than one element,
+		 * on as many threads as the reduce takes, each with scratch */
+		rc = dom->rank > 0 ? fx_runs_setup(x, &fr, fast_reduce_run_dim(dom), tuning) : -1;
+		x->threads = threads > 0 ? threads : fx_machine_threads();
+	} else {
+		rc = fx_setup(x, &fr, threads, tuning);
+	}
 cleanup:
 	fx_exec_free(x);
 	x->r = NULL;
@@ -669,9 +710,11 @@ static int64_t plan_extra(const eval_plan *p, int threads, const fast_tuning *tu
 	for (int s = 0; s < p->nsteps; s++) {
 		const plan_step *st = &p->steps[s];
 		int64_t fresh = 0, scratch = 0;
-		if (st->kind == STEP_REGION) {
+		if (st->kind == STEP_REGION || st->kind == STEP_REDUCE) {
 			const plan_region *g = &p->regions[st->region];
 			fx_exec x;
+			if (st->kind == STEP_REDUCE)
+				fresh += bytes[st->pos];
 			for (int o = 0; o < g->nout; o++) {
 				if (g->reuse[o] >= 0)
 					moved[g->reuse[o]] = 1;
@@ -816,6 +859,9 @@ static void put_region(strbuf *b, const eval_plan *p, int r, int threads, const 
 			sb_puts(b, ", another layout");
 		sb_putc(b, '\n');
 	}
+	if (g->sink >= 0)
+		sb_printf(b, "      %-9s %s: never materialised, reduced by %s\n", "keeps", seed->name,
+			  comp->instrs[g->sink]->name);
 	for (int o = 0; o < g->nout; o++) {
 		const instr *in = comp->instrs[g->mem_pos[g->out_member[o]]];
 		sb_printf(b, "      %-9s %s: ", o == 0 ? "writes" : "", in->name);
@@ -849,6 +895,13 @@ void plan_print(strbuf *b, const eval_plan *p, int threads, const fast_tuning *t
 		const instr *in = comp->instrs[st->pos];
 		sb_printf(b, "  %3d  ", s + 1);
 		if (st->kind == STEP_REGION) {
+			put_region(b, p, st->region, threads, tuning);
+			continue;
+		}
+		if (st->kind == STEP_REDUCE) {
+			sb_printf(b, "%s = ", in->name);
+			put_operands(b, in);
+			sb_puts(b, "  (its input computed where it is read:)\n       ");
 			put_region(b, p, st->region, threads, tuning);
 			continue;
 		}

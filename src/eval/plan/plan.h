@@ -20,6 +20,11 @@
  * instruction (then it is an extra output, written in the same pass). A
  * value read through a broadcast or a transpose by a larger region is
  * materialised once and read by strides: nothing is ever computed twice.
+ *
+ * Input fusion: a region whose seed only a reduce by a known monoid reads
+ * (fast_reduce_fusible) runs at the reduce, computed a run at a time where
+ * the reduction reads it: the seed is never materialised. Its other
+ * outputs are then read only after the reduce.
  */
 #ifndef HLOI_EVAL_PLAN_H
 #define HLOI_EVAL_PLAN_H
@@ -45,21 +50,25 @@ typedef struct plan_region {
 	int *mem_pos;           /* their instruction positions */
 	int nin;
 	plan_input *in;
+	int sink;               /* the reduce reading the seed, which is then never
+				 * materialised (input fusion), or -1 */
 	int nout;
-	int *out_member;        /* output o is member out_member[o] (output 0: the seed) */
+	int *out_member;        /* output o is member out_member[o] (output 0: the seed,
+				 * unless the region has a sink) */
 	int *reuse;             /* per output: the input position whose buffer it takes, or -1 */
 	int nslots;             /* row buffers of the members */
 } plan_region;
 
 typedef enum plan_step_kind {
 	STEP_INSTR,             /* one instruction through the kernel table */
-	STEP_REGION             /* a fused region */
+	STEP_REGION,            /* a fused region */
+	STEP_REDUCE             /* a reduce reading its input from a fused region (its sink) */
 } plan_step_kind;
 
 typedef struct plan_step {
 	plan_step_kind kind;
 	int pos;                /* the instruction, or the region's seed */
-	int region;             /* STEP_REGION */
+	int region;             /* STEP_REGION, STEP_REDUCE */
 } plan_step;
 
 /* Per instruction, how its value holds memory. */
