@@ -55,6 +55,7 @@ enum {
 	OPF_DIMENSIONS = 1u << 14,
 	OPF_COLLECTIVE = 1u << 15,
 	OPF_TO_APPLY = 1u << 16,
+	OPF_TRANSCENDENTAL = 1u << 17,
 };
 #define OPF_EW (OPF_ELEMENTWISE | OPF_FOLLOWS_SIZES | OPF_TILED | OPF_MIXED)
 unsigned opcode_flags(opcode op);  /* 0 for OP_COUNT */
