@@ -416,14 +416,15 @@ hloi_status eval_profile_report(strbuf *b, const hloi_profile *p, const module *
 	double io = io_bytes(m);
 	op_cost floor_c = { gemm / per, 0, io, gemm / per };
 	double floor = cost_floor(&floor_c, mach);
-	/* listed: the steps that do work, and any other that took a visible
-	 * part of the time (a loop's or a call's own overhead); parameters,
-	 * tuples and the like count in the totals only */
+	/* listed in text: the steps that do work, and any other that took a
+	 * visible part of the time (a loop's or a call's own overhead);
+	 * parameters, tuples and the like count in the totals only (JSON
+	 * lists every step) */
 	size_t listed = 0;
 	for (size_t j = 0; j < nsteps; j++) {
 		const prof_rec *s = &steps[j];
 		int costed = s->flops > 0 || s->bytes > 0 || s->transcendentals > 0;
-		if (costed || (total_self && (double)s->self_ns >= 0.001 * (double)total_self))
+		if (r->json || costed || (total_self && (double)s->self_ns >= 0.001 * (double)total_self))
 			steps[listed++] = *s;
 	}
 	size_t hidden = nsteps - listed;
