@@ -511,10 +511,8 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	 * everything below it. */
 	int prof = e->prof && e->prof_shard && !e->prof_hold && !e->uncounted;
 	int held = e->prof && !prof;
-	if (prof) {
-		prof_add_comp(e->prof, e->prof_shard, comp);
+	if (prof)
 		e->prof_depth++;
-	}
 	if (held)
 		e->prof_hold++;
 	f.comp = comp;
@@ -553,6 +551,8 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 			uint64_t inner = e->prof_child < took ? e->prof_child : took;
 			int region = step->kind == STEP_REGION;
 			prof_rec *r = prof_add(e->prof, e->prof_shard, comp->instrs[at], comp, region, took, took - inner);
+			if (r && comp->instrs[at]->op == OP_WHILE && st == HLOI_OK)
+				r->iterations += (uint64_t)e->loop_trips;
 			if (r && r->calls == 1) {
 				op_cost c;
 				cost_step(p, s, &c);

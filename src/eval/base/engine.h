@@ -87,6 +87,7 @@ struct engine {
 	int prof_hold;                    /* inside a per-element application:
 					   * its steps are the caller's time */
 	int prof_depth;                   /* computations being profiled, nested */
+	int64_t loop_trips;               /* body runs of the while loop that ended last */
 };
 
 /* How a frame holds a value (frame.owned). */

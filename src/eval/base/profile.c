@@ -145,16 +145,6 @@ prof_rec *prof_add(hloi_profile *p, prof_shard *s, const instr *in, const comput
 	return r;
 }
 
-void prof_add_comp(hloi_profile *p, prof_shard *s, const computation *comp)
-{
-	prof_rec *r = rec_of(p, s, comp);
-	if (!r)
-		return;
-	r->comp = comp;
-	r->is_comp = 1;
-	r->calls++;
-}
-
 void prof_event_add(hloi_profile *p, prof_shard *s, const instr *in, int region, int depth, int tid, uint64_t t0,
 		    uint64_t t1)
 {

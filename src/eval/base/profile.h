@@ -1,11 +1,10 @@
 /* What a profiled run measures (hloi_run_options.profile, doc/performance.md
- * "Profiles"): per instruction — or per fused region, under its seed — the
- * times it ran and the wall time it took, in all and without the
- * computations it called (self); per computation the times it ran (a
- * while body's count over its loop's is the trip count); and, when asked,
- * one event per step for a Chrome trace. The driver (eval/run.c) records;
- * eval/plan/profile.c turns a profile into the report, with the cost
- * model's FLOPs and bytes.
+ * "Where the time goes"): per instruction — or per fused region, under its
+ * seed — the times it ran and the wall time it took, in all and without
+ * the computations it called (self), a while loop's body runs, and its
+ * cost; and, when asked, one event per step for a Chrome trace. The driver
+ * (eval/run.c) records; eval/plan/report.c turns a profile into the
+ * report.
  *
  * Each participant of a run records into a shard of its own (no locks
  * while recording); a profile collects every run it is given, so a
@@ -21,12 +20,12 @@
 
 /* One instruction's (or region's) measurements. */
 typedef struct prof_rec {
-	const void *key;        /* the instruction, or the computation (comp != 0) */
-	const computation *comp;/* the instruction's computation */
+	const void *key;        /* the instruction */
+	const computation *comp;/* its computation */
 	int region;             /* the step was a fused region seeded by the instruction */
-	int is_comp;            /* a computation's record: only `calls` counts */
 	uint64_t calls;
 	uint64_t total_ns, self_ns;
+	uint64_t iterations;    /* a while loop's body runs, all its calls together */
 	/* one run's cost (eval/plan/cost.h), set by the driver at the first */
 	double flops, transcendentals, bytes, gemm_flops;
 	int nmem;               /* a region's instructions */
@@ -78,8 +77,6 @@ prof_shard *prof_shard_of(hloi_profile *p, int64_t participant);
  * first, for the caller to set the cost), or NULL when out of memory. */
 prof_rec *prof_add(hloi_profile *p, prof_shard *s, const instr *in, const computation *comp, int region,
 	      uint64_t total_ns, uint64_t self_ns);
-/* Counts one run of computation comp. */
-void prof_add_comp(hloi_profile *p, prof_shard *s, const computation *comp);
 /* Keeps a trace event (HLOI_PROFILE_TRACE) on track tid. */
 void prof_event_add(hloi_profile *p, prof_shard *s, const instr *in, int region, int depth, int tid, uint64_t t0,
 		    uint64_t t1);

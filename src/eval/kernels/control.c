@@ -215,6 +215,7 @@ hloi_status kernel_while(const kernel_ctx *kc)
 		}
 	}
 	e->depth--;
+	e->loop_trips = e->loop_iter - 1;  /* the last iteration found the condition false */
 	e->loop = outer;
 	e->loop_comp = outer_comp;
 	e->loop_iter = outer_iter;

@@ -330,20 +330,13 @@ static prof_rec *merged(const hloi_profile *p, size_t *count)
 			v[out - 1].calls += v[j].calls;
 			v[out - 1].total_ns += v[j].total_ns;
 			v[out - 1].self_ns += v[j].self_ns;
+			v[out - 1].iterations += v[j].iterations;
 		} else {
 			v[out++] = v[j];
 		}
 	}
 	*count = out;
 	return v;
-}
-
-static uint64_t comp_runs(const prof_rec *v, size_t n, const computation *c)
-{
-	for (size_t j = 0; j < n; j++)
-		if (v[j].is_comp && v[j].key == c)
-			return v[j].calls;
-	return 0;
 }
 
 typedef struct op_total {
@@ -370,10 +363,8 @@ hloi_status eval_profile_report(strbuf *b, const hloi_profile *p, const module *
 	size_t nsteps = 0;
 	uint64_t total_self = 0;
 	for (size_t j = 0; j < n; j++)
-		if (!v[j].is_comp)
-			total_self += v[j].self_ns;
-	/* the computations' records (trip counts) stay where they are;
-	 * the steps go first, slowest first */
+		total_self += v[j].self_ns;
+	/* the steps, slowest first */
 	prof_rec *steps = hloi_calloc(n ? n : 1, sizeof *steps);
 	op_total *ops = hloi_calloc(n ? n : 1, sizeof *ops);
 	if (!steps || !ops) {
@@ -383,8 +374,7 @@ hloi_status eval_profile_report(strbuf *b, const hloi_profile *p, const module *
 		return HLOI_ENOMEM;
 	}
 	for (size_t j = 0; j < n; j++)
-		if (!v[j].is_comp)
-			steps[nsteps++] = v[j];
+		steps[nsteps++] = v[j];
 	qsort(steps, nsteps, sizeof *steps, cmp_self);
 	double runs = p->runs ? (double)p->runs : 1;
 	double parts = p->nshards ? (double)p->nshards : 1;
@@ -463,8 +453,7 @@ hloi_status eval_profile_report(strbuf *b, const hloi_profile *p, const module *
 		double gf = self > 0 ? (s->flops + s->transcendentals) * calls / self / 1e9 : 0;
 		double gb = self > 0 ? s->bytes * calls / self / 1e9 : 0;
 		double frac = self > 0 && fl > 0 ? fl / self : 0;
-		const computation *body = in->op == OP_WHILE ? instr_called(in, ATTR_BODY, 0) : NULL;
-		double trips = body && s->calls ? (double)comp_runs(v, n, body) / calls : -1;
+		double trips = in->op == OP_WHILE && s->calls ? (double)s->iterations / calls : -1;
 		int costed = s->flops > 0 || s->bytes > 0 || s->transcendentals > 0;
 		if (r->json) {
 			sb_printf(b, "%s{\"name\":", j ? "," : "");
