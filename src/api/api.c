@@ -902,20 +902,29 @@ hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx, cons
 	return st;
 }
 
-static report_opts report_of(const hloi_report_options *r, cost_machine *m)
+/* The cost report of m's plan (p NULL) or the report of profile p, as r
+ * asks, written to f. */
+static hloi_status print_report(const hloi_module *m, const hloi_run_options *opts, const hloi_profile *p,
+				const hloi_report_options *r, FILE *f)
 {
+	cost_machine mach = { 0, 0 };
 	report_opts o = { 0, 0, NULL, NULL };
 	if (r) {
 		o.json = r->json;
 		o.top = r->top;
 		o.machine_from = r->machine_from;
 		if (r->machine) {
-			m->gflops = r->machine->gflops;
-			m->gbps = r->machine->gbps;
-			o.machine = m;
+			mach.gflops = r->machine->gflops;
+			mach.gbps = r->machine->gbps;
+			o.machine = &mach;
 		}
 	}
-	return o;
+	strbuf b = STRBUF_INIT;
+	hloi_status st = p ? eval_profile_report(&b, p, m, &o) : eval_cost_report(&b, m, opts, &o);
+	if (st == HLOI_OK)
+		st = write_all(&b, f);
+	sb_free(&b);
+	return st;
 }
 
 hloi_status hloi_module_cost_print(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts,
@@ -927,14 +936,7 @@ hloi_status hloi_module_cost_print(const hloi_module *m, hloi_context *ctx, cons
 	}
 	if (unsized(m, ctx))
 		return HLOI_EUNSUPPORTED;
-	cost_machine mach;
-	report_opts o = report_of(r, &mach);
-	strbuf b = STRBUF_INIT;
-	hloi_status st = eval_cost_report(&b, m, opts, &o);
-	if (st == HLOI_OK)
-		st = write_all(&b, f);
-	sb_free(&b);
-	return st;
+	return print_report(m, opts, NULL, r, f);
 }
 
 uint64_t hloi_profile_runs(const hloi_profile *p)
@@ -946,14 +948,7 @@ hloi_status hloi_profile_print(const hloi_profile *p, const hloi_module *m, cons
 {
 	if (!p || !m || !p->runs || !m->checked)
 		return HLOI_EINVAL;
-	cost_machine mach;
-	report_opts o = report_of(r, &mach);
-	strbuf b = STRBUF_INIT;
-	hloi_status st = eval_profile_report(&b, p, m, &o);
-	if (st == HLOI_OK)
-		st = write_all(&b, f);
-	sb_free(&b);
-	return st;
+	return print_report(m, NULL, p, r, f);
 }
 
 hloi_status hloi_profile_write_trace(const hloi_profile *p, FILE *f)

@@ -14,35 +14,37 @@
 
 #include "ir/attrs.h"
 
-static double elems(const shape *s)
+/* The elements (bytes: the buffer bytes) of an array, or of a tuple's
+ * arrays together; 0 for tokens. */
+static double total(const shape *s, int bytes)
 {
 	if (shape_is_tuple(s)) {
 		double n = 0;
 		for (int i = 0; i < s->ntuple; i++)
-			n += elems(&s->tuple[i]);
+			n += total(&s->tuple[i], bytes);
 		return n;
 	}
 	int64_t n = 0;
-	return shape_is_array(s) && !shape_element_count(s, &n) ? (double)n : 0;
+	if (!shape_is_array(s) || (bytes ? shape_byte_size(s, &n) : shape_element_count(s, &n)))
+		return 0;
+	return (double)n;
 }
 
-static double bytes_of(const shape *s)
+static double elems(const shape *s)
 {
-	if (shape_is_tuple(s)) {
-		double n = 0;
-		for (int i = 0; i < s->ntuple; i++)
-			n += bytes_of(&s->tuple[i]);
-		return n;
-	}
-	int64_t n = 0;
-	return shape_is_array(s) && !shape_byte_size(s, &n) ? (double)n : 0;
+	return total(s, 0);
+}
+
+double cost_bytes(const shape *s)
+{
+	return total(s, 1);
 }
 
 static double operand_bytes(const instr *in)
 {
 	double b = 0;
 	for (int k = 0; k < in->nops; k++)
-		b += bytes_of(in->ops[k].def->result);
+		b += cost_bytes(in->ops[k].def->result);
 	return b;
 }
 
@@ -131,7 +133,7 @@ void cost_instr(const instr *in, op_cost *c)
 	opcode op = in->op;
 	op_category cat = opcode_category(op);
 	double n = elems(in->result), in0 = in->nops ? elems(in->ops[0].def->result) : 0;
-	c->bytes = operand_bytes(in) + bytes_of(in->result);
+	c->bytes = operand_bytes(in) + cost_bytes(in->result);
 	if (cat == OPC_BINARY || cat == OPC_COMPARE || cat == OPC_UNARY || op == OP_SELECT || op == OP_CLAMP ||
 	    op == OP_CONVERT || op == OP_REDUCE_PRECISION || op == OP_STOCHASTIC_CONVERT) {
 		if (opcode_has(op, OPF_TRANSCENDENTAL))
@@ -167,10 +169,10 @@ void cost_instr(const instr *in, op_cost *c)
 	case OP_SLICE:
 	case OP_DYNAMIC_SLICE:
 	case OP_GATHER:
-		c->bytes = 2 * bytes_of(in->result);
+		c->bytes = 2 * cost_bytes(in->result);
 		break;
 	case OP_DYNAMIC_UPDATE_SLICE:
-		c->bytes = in->nops > 1 ? 2 * bytes_of(in->ops[1].def->result) : 0;
+		c->bytes = in->nops > 1 ? 2 * cost_bytes(in->ops[1].def->result) : 0;
 		break;
 	case OP_DOT:
 		c->flops = c->gemm_flops = dot_flops(in);
@@ -200,7 +202,7 @@ void cost_instr(const instr *in, op_cost *c)
 	case OP_SCATTER: {
 		double upd = in->nops > 2 ? elems(in->ops[in->nops - 1].def->result) : 0;
 		c->flops = upd * cost_applied(instr_called(in, ATTR_TO_APPLY, 0));
-		c->bytes = bytes_of(in->result) + 2 * (in->nops > 2 ? bytes_of(in->ops[in->nops - 1].def->result) : 0);
+		c->bytes = cost_bytes(in->result) + 2 * (in->nops > 2 ? cost_bytes(in->ops[in->nops - 1].def->result) : 0);
 		break;
 	}
 	case OP_MAP:
@@ -275,9 +277,9 @@ void cost_step(const eval_plan *p, int s, op_cost *c)
 		c->transcendentals += m.transcendentals;
 	}
 	for (int i = 0; i < g->nin; i++)
-		c->bytes += bytes_of(comp->instrs[g->in[i].pos]->result);
+		c->bytes += cost_bytes(comp->instrs[g->in[i].pos]->result);
 	for (int o = 0; o < g->nout; o++)
-		c->bytes += bytes_of(comp->instrs[g->mem_pos[g->out_member[o]]]->result);
+		c->bytes += cost_bytes(comp->instrs[g->mem_pos[g->out_member[o]]]->result);
 }
 
 double cost_floor(const op_cost *c, const cost_machine *m)

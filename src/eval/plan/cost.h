@@ -37,6 +37,8 @@ void cost_step(const eval_plan *p, int s, op_cost *c);
 /* Seconds the cost needs at least on m: FLOPs at its GEMM speed or bytes at
  * its bandwidth, whichever is longer (a limit unknown counts 0). */
 double cost_floor(const op_cost *c, const cost_machine *m);
+/* The buffer bytes of a value (a tuple's arrays together). */
+double cost_bytes(const shape *s);
 /* Applied to one element's worth of its operands: the flops of the
  * computation `comp` (its arithmetic instructions; at least 1). */
 double cost_applied(const computation *comp);

@@ -85,25 +85,13 @@ static void put_machine_json(strbuf *b, const report_opts *r)
 	sb_putc(b, '}');
 }
 
-static double shape_bytes(const shape *s)
-{
-	if (shape_is_tuple(s)) {
-		double n = 0;
-		for (int i = 0; i < s->ntuple; i++)
-			n += shape_bytes(&s->tuple[i]);
-		return n;
-	}
-	int64_t n = 0;
-	return shape_is_array(s) && !shape_byte_size(s, &n) ? (double)n : 0;
-}
-
 /* The bytes the module must read and write at least: its parameters and
  * its result. */
 static double io_bytes(const module *m)
 {
-	double b = shape_bytes(m->entry->root->result);
+	double b = cost_bytes(m->entry->root->result);
 	for (int i = 0; i < m->entry->nparams; i++)
-		b += shape_bytes(m->entry->params[i]->result);
+		b += cost_bytes(m->entry->params[i]->result);
 	return b;
 }
 
