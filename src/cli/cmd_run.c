@@ -208,6 +208,18 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	return input_args_validate(&a->in, io, "run");
 }
 
+/* The elements of a value's arrays (a tuple's, at any depth, together). */
+static int64_t leaf_elements(const hloi_literal *lit)
+{
+	size_t n = hloi_literal_tuple_size(lit);
+	if (hloi_shape_rank(hloi_literal_shape(lit)) >= 0)
+		return hloi_shape_element_count(hloi_literal_shape(lit));
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += leaf_elements(hloi_literal_tuple_element((hloi_literal *)lit, i));
+	return total;
+}
+
 /* --compare: runs the reference engine too (when `result` came from the
  * fast one) and reports the elements that differ (doc/spec.md §7). Returns
  * EXIT_OK, EXIT_MISMATCH or the exit code of a failure. */
@@ -231,7 +243,8 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 	if (st != HLOI_OK) {
 		rc = cli_exit_code(st);
 	} else if (bad) {
-		int64_t n = hloi_shape_element_count(hloi_literal_shape(result));
+		/* both counts of array elements: a tuple's arrays together */
+		int64_t n = leaf_elements(result);
 		fprintf(io->err,
 			"hloi run: --compare: %zu of %lld elements differ between the reference engine (expected) "
 			"and the fast engine%s\n",
