@@ -474,6 +474,15 @@ typedef hloi_status (*hloi_host_send_fn)(void *host_data, hloi_context *ctx, con
 /* The default bound on evaluated instructions per run (max_steps). */
 #define HLOI_DEFAULT_MAX_STEPS 10000000u /* 10^7 */
 
+/* A profile of runs (hloi_run_options.profile): what each instruction
+ * and fused region took. HLOI_PROFILE_TRACE keeps every step's start and
+ * end too, for a trace (hloi/tool.h, hloi_profile_write_trace). */
+typedef struct hloi_profile hloi_profile;
+enum { HLOI_PROFILE_TRACE = 1u << 0 };
+/* HLOI_ENOMEM and *out NULL on failure. */
+HLOI_API hloi_status hloi_profile_new(hloi_profile **out, unsigned flags);
+HLOI_API void hloi_profile_free(hloi_profile *p);
+
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
@@ -526,10 +535,17 @@ typedef struct hloi_run_options {
 	hloi_host_recv_fn host_recv;
 	hloi_host_send_fn host_send;
 	void *host_data;
+	/* Since version 6: when not NULL, the run adds what it measures to
+	 * this profile (hloi_profile_new): the wall time of each instruction
+	 * and fused region, in called computations and loop bodies too. A
+	 * profile collects every run it is given, from several threads at
+	 * once too; hloi/tool.h prints it. Costs two clock reads per
+	 * instruction. */
+	hloi_profile *profile;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 5
+#define HLOI_RUN_OPTIONS_VERSION 6
 #define HLOI_RUN_OPTIONS_INIT                                                                                   \
-	{ HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+	{ HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is

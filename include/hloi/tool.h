@@ -97,6 +97,55 @@ HLOI_API hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *
 HLOI_API hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx,
 						 const hloi_run_options *opts, uint64_t *out);
 
+/* --- Costs, profiles and the machine's limits ------------------------------ */
+
+/* A machine's limits: the GEMM speed (GFLOP/s, OpenBLAS's sgemm) and the
+ * memory bandwidth (GB/s, a plain C loop adding two arrays into a third)
+ * on some number of threads. 0: unknown. */
+typedef struct hloi_machine {
+	double gflops;
+	double gbps;
+} hloi_machine;
+
+/* Measures both on `threads` threads (0: the cores); takes a second or
+ * two. Returns 0 when both were measured, 1 when only the bandwidth was
+ * (OpenBLAS missing: `why` says so), -1 when neither (out of memory). */
+HLOI_API int hloi_machine_calibrate(hloi_machine *out, int threads, char *why, size_t nwhy);
+
+/* How a cost or profile report prints: JSON or text, the slowest `top`
+ * steps (0: all), the machine's limits (NULL: unknown) and where they
+ * came from (a file name, "flags"; NULL: "given"). */
+typedef struct hloi_report_options {
+	int json;
+	int top;
+	const hloi_machine *machine;
+	const char *machine_from;
+} hloi_report_options;
+
+/* What `hloi plan --cost` prints: for each computation the checked module
+ * runs (a while body once), the FLOPs, transcendentals and bytes of each
+ * step of its plan (a fused region as one step) and its floor on the
+ * machine; then the module's totals and its floor: dot and convolution
+ * FLOPs at the GEMM speed, or the parameters' and result's bytes at the
+ * bandwidth, whichever is longer (doc/performance.md "Cost and floor").
+ * Errors as hloi_module_plan_print. */
+HLOI_API hloi_status hloi_module_cost_print(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts,
+					    const hloi_report_options *r, FILE *f);
+
+/* The runs a profile holds. */
+HLOI_API uint64_t hloi_profile_runs(const hloi_profile *p);
+/* Prints what the profile's runs of m measured (doc/performance.md
+ * "Profiles"): each step's time per run, share, calls, rates and their
+ * fraction of the machine's limits, slowest first; totals by opcode; the
+ * module's floor. HLOI_EINVAL when it holds no run; HLOI_ENOMEM; HLOI_EIO. */
+HLOI_API hloi_status hloi_profile_print(const hloi_profile *p, const hloi_module *m, const hloi_report_options *r,
+					FILE *f);
+/* Writes the profile as a Chrome trace-event JSON file, which Perfetto
+ * and chrome://tracing open: a process per participant, each step a
+ * complete event. HLOI_EINVAL when made without HLOI_PROFILE_TRACE;
+ * HLOI_EIO. */
+HLOI_API hloi_status hloi_profile_write_trace(const hloi_profile *p, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

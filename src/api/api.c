@@ -902,6 +902,69 @@ hloi_status hloi_module_plan_print(const hloi_module *m, hloi_context *ctx, cons
 	return st;
 }
 
+/* The cost report of m's plan (p NULL) or the report of profile p, as r
+ * asks, written to f. */
+static hloi_status print_report(const hloi_module *m, const hloi_run_options *opts, const hloi_profile *p,
+				const hloi_report_options *r, FILE *f)
+{
+	cost_machine mach = { 0, 0 };
+	report_opts o = { 0, 0, NULL, NULL };
+	if (r) {
+		o.json = r->json;
+		o.top = r->top;
+		o.machine_from = r->machine_from;
+		if (r->machine) {
+			mach.gflops = r->machine->gflops;
+			mach.gbps = r->machine->gbps;
+			o.machine = &mach;
+		}
+	}
+	strbuf b = STRBUF_INIT;
+	hloi_status st = p ? eval_profile_report(&b, p, m, &o) : eval_cost_report(&b, m, opts, &o);
+	if (st == HLOI_OK)
+		st = write_all(&b, f);
+	sb_free(&b);
+	return st;
+}
+
+hloi_status hloi_module_cost_print(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts,
+				   const hloi_report_options *r, FILE *f)
+{
+	if (!m->checked) {
+		diag_error_where(ctx, NULL, "the module must be checked before it is planned");
+		return HLOI_EINVAL;
+	}
+	if (unsized(m, ctx))
+		return HLOI_EUNSUPPORTED;
+	return print_report(m, opts, NULL, r, f);
+}
+
+uint64_t hloi_profile_runs(const hloi_profile *p)
+{
+	return p ? p->runs : 0;
+}
+
+hloi_status hloi_profile_print(const hloi_profile *p, const hloi_module *m, const hloi_report_options *r, FILE *f)
+{
+	if (!p || !m || !p->runs || !m->checked)
+		return HLOI_EINVAL;
+	return print_report(m, NULL, p, r, f);
+}
+
+hloi_status hloi_profile_write_trace(const hloi_profile *p, FILE *f)
+{
+	return p ? eval_profile_trace(p, f) : HLOI_EINVAL;
+}
+
+int hloi_machine_calibrate(hloi_machine *out, int threads, char *why, size_t nwhy)
+{
+	cost_machine m;
+	int rc = eval_calibrate(&m, threads, why, nwhy);
+	out->gflops = m.gflops;
+	out->gbps = m.gbps;
+	return rc;
+}
+
 hloi_status hloi_module_plan_peak_bytes(const hloi_module *m, hloi_context *ctx, const hloi_run_options *opts,
 					uint64_t *out)
 {
@@ -986,6 +1049,16 @@ static hloi_status size_unbounded(hloi_module *m, hloi_context *ctx, hloi_litera
 	return st;
 }
 
+/* A profiled run's wall time, from t0 (prof_now) to now, counted in the
+ * run's profile. */
+static void profile_run(const hloi_run_options *opts, uint64_t t0)
+{
+	if (opts && opts->version >= 6 && opts->profile) {
+		int threads = opts->threads > 0 ? opts->threads : fx_machine_threads();
+		prof_run_done(opts->profile, prof_now() - t0, threads);
+	}
+}
+
 hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
 			    const hloi_run_options *opts, hloi_literal **out)
 {
@@ -998,7 +1071,10 @@ hloi_status hloi_module_run(hloi_module *m, hloi_context *ctx, hloi_literal *con
 	if (st != HLOI_OK)
 		return st;
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
-	return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+	uint64_t t0 = prof_now();
+	st = eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+	profile_run(opts, t0);
+	return st;
 }
 
 hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal *const *inputs,
@@ -1008,7 +1084,10 @@ hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal
 	hloi_status st = m->checked ? size_unbounded(m, ctx, inputs, ninputs) : HLOI_OK;
 	if (st != HLOI_OK)
 		return st;
-	return eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
+	uint64_t t0 = prof_now();
+	st = eval_module_into(m, ctx, inputs, ninputs, opts ? opts : &defaults, result);
+	profile_run(opts, t0);
+	return st;
 }
 
 hloi_status hloi_module_conform_input(hloi_module *m, hloi_context *ctx, size_t i, const hloi_literal *lit,
@@ -1054,9 +1133,13 @@ hloi_status hloi_module_run_participants(hloi_module *m, hloi_context *ctx, hloi
 	if (st != HLOI_OK)
 		return st;
 	hloi_run_options defaults = HLOI_RUN_OPTIONS_INIT;
+	uint64_t t0 = prof_now();
 	if (hloi_module_participant_count(m) == 1)
-		return eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
-	return eval_module_participants(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+		st = eval_module(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+	else
+		st = eval_module_participants(m, ctx, inputs, ninputs, opts ? opts : &defaults, out);
+	profile_run(opts, t0);
+	return st;
 }
 
 hloi_status hloi_literal_random(hloi_literal **out, hloi_context *ctx, const hloi_shape *s, uint64_t seed)

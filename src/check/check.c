@@ -161,7 +161,7 @@ static void prefetch_operands(const name_table *nt, instr *const *v, int n, int 
 
 /* A written array shape (or, recursively, the elements of a tuple): a valid
  * layout, and something hloi evaluates. */
-static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens, int dynamic)
+static int usable_rec(checker *c, const shape *s, loc at, int depth, int entry_param, int dynamic)
 {
 	char a[CK_SHAPE_TEXT];
 	if (shape_is_tuple(s)) {
@@ -170,18 +170,18 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 			return 0;
 		}
 		for (int i = 0; i < s->ntuple; i++)
-			if (!usable_rec(c, &s->tuple[i], at, depth + 1, tokens, dynamic))
+			if (!usable_rec(c, &s->tuple[i], at, depth + 1, entry_param, dynamic))
 				return 0;
 		return 1;
 	}
 	if (!c->report_unsupported)
 		return 1;
-	if (s->is_buffer && !tokens) {
+	if (s->is_buffer && entry_param) {
 		ck_unsupported(c, at, "unsupported buffer shape %s of an entry parameter: a run's inputs are arrays (Pin one in the program)",
 			       ck_shape(a, s));
 		return 0;
 	}
-	if (!etype_is_evaluated(s->type) && !(tokens && s->type == ET_TOKEN)) {
+	if (!etype_is_evaluated(s->type) && s->type != ET_TOKEN) {
 		const char *name = etype_name(s->type);
 		ck_unsupported(c, at, "unsupported element type '%s'", name ? name : "?");
 		return 0;
@@ -208,19 +208,20 @@ static int usable_rec(checker *c, const shape *s, loc at, int depth, int tokens,
 	return 1;
 }
 
-/* tokens: whether token values may appear (everywhere but the entry
- * computation's parameters, which no input gives); dynamic: which dynamic
+/* entry_param: the shape of an entry computation's parameter, which an
+ * input gives (a token parameter gets a token: its input carries
+ * nothing; a buffer is refused); dynamic: which dynamic
  * dimensions may (bit 1: `<=N`, the results of the ops that make or pass
  * on sizes; bit 2: `?`, the ops with a shape rule for it; both: the entry
  * computation's parameters, whose inputs give the sizes). */
-static int usable_shape(checker *c, const shape *s, loc at, int tokens, int dynamic)
+static int usable_shape(checker *c, const shape *s, loc at, int entry_param, int dynamic)
 {
 	char msg[1024];
 	if (shape_validate(s, msg, sizeof msg)) {
 		ck_error(c, at, "%s", msg);
 		return 0;
 	}
-	return usable_rec(c, s, at, 0, tokens, dynamic);
+	return usable_rec(c, s, at, 0, entry_param, dynamic);
 }
 
 /* A deep copy of `src` in the module's arena with every array's layout
@@ -1147,15 +1148,15 @@ static void check_instr(checker *c, instr *in, const name_table *nt, uint8_t *ok
 	}
 	if (!opcode_is_evaluated(in->op) && c->report_unsupported)
 		ck_unsupported(c, in->op_at, "unsupported opcode '%s'", opcode_name(in->op));
-	int tokens = !(in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry);
+	int entry_param = in->op == OP_PARAMETER && c->cur_comp && c->cur_comp == c->m->entry;
 	/* a parameter may be `<=N` (its argument gives the size) or `?` (the
 	 * entry's: its input's size; a callee's: its call site's, size_call_site) */
 	int root = entry_root_tuple(c, in);
 	int defer = defers_unbounded(c, in);
-	int dynamic = !tokens || in->op == OP_PARAMETER
+	int dynamic = entry_param || in->op == OP_PARAMETER
 			      ? 3
 			      : ((makes_dynamic(in) || root) ? 1 : 0) | ((takes_unbounded(in) || root || defer || c->input_shapes) ? 2 : 0);
-	if (in->has_shape && !usable_shape(c, in->shape, sat, tokens, dynamic))
+	if (in->has_shape && !usable_shape(c, in->shape, sat, entry_param, dynamic))
 		good = 0;
 	written_operand_shapes(c, in, ok);
 	dynamic_operands(c, in);

@@ -839,6 +839,11 @@ int infer_custom_call(checker *c, instr *in, shape *inf)
 		const hloi_custom_call *u = custom_call_user(t);
 		if (u)
 			return check_user(c, in, u) ? 1 : infer_declared(c, in, inf);
+		if (c->report_unsupported && custom_call_runs_callee(in)) {
+			ck_note(c, tat, "custom-call target '%.*s' is not known: runs its called computation '%s', whose signature is the call's",
+				(int)n, s, in->called[0]->name);
+			return infer_declared(c, in, inf);
+		}
 		if (c->report_unsupported) {
 			ck_unsupported(c, tat, "unsupported custom-call target '%.*s'", (int)n, s);
 			return 1;

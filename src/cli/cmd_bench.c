@@ -23,11 +23,13 @@
 #include "feeds.h"
 #include "inputs.h"
 #include "opts.h"
+#include "profile.h"
 #include "program.h"
 #include "progress.h"
 
 static const char help[] =
 	"usage: hloi bench PROGRAM [options]\n"
+	"       hloi bench --calibrate [--threads N] [--json]\n"
 	"\n"
 	"Times the evaluation of PROGRAM (not parsing, checking or making inputs)\n"
 	"and prints the median, minimum and maximum time and the bandwidth\n"
@@ -45,7 +47,16 @@ static const char help[] =
 	"  --fresh-result          allocate a new result in every run (the cost of\n"
 	"                          a single `hloi run`, page faults included); an\n"
 	"                          in-place program gets a fresh copy of its input\n"
-	"  --json                  print one JSON object\n"
+	"  --json                  print one JSON object (with --profile=json, the\n"
+	"                          profile is its `profile` member)\n"
+	PROFILE_HELP
+	"                          The profile and the trace cover the timed runs;\n"
+	"                          the profile gives the time per run\n"
+	"  --calibrate             measure the machine's limits on --threads threads\n"
+	"                          (GEMM speed and memory bandwidth) and keep them\n"
+	"                          in $HLOI_MACHINE_FILE, else\n"
+	"                          ${XDG_CACHE_HOME:-~/.cache}/hloi/machine, for the\n"
+	"                          profiles and `hloi plan --cost`\n"
 	"  --random-inputs[=SEED]  pseudo-random inputs (the default; seed 42)\n"
 	"  --inputs FILE           a file holding one literal per parameter\n"
 	"  --input FILE            one value per parameter (.npy or literal text)\n"
@@ -89,6 +100,8 @@ typedef struct bench_args {
 	int json;
 	int fresh;
 	int quiet;
+	int calibrate;
+	profile_args prof;
 	input_args in;
 	feed_args feed;
 	program_opts prog;
@@ -117,6 +130,8 @@ static const cli_opt options[] = {
 	CLI_SHARED_OPTION("format", CLI_OPT_FORMAT),
 	CLI_SHARED_OPTION("color", CLI_OPT_COLOR),
 	CLI_FLAG_OPTION("quiet", bench_args, quiet),
+	CLI_FLAG_OPTION("calibrate", bench_args, calibrate),
+	PROFILE_OPTIONS(bench_args, prof),
 	CLI_OPTIONS_END,
 };
 
@@ -127,6 +142,11 @@ static int parse_args(bench_args *a, int argc, char **argv, cli_io *io)
 		int e = cli_parse_options(&p, argc, argv);
 		if (e)
 			return e;
+	}
+	if (a->calibrate) {
+		if (optind < argc)
+			return cli_usage_error(io, "bench", "--calibrate takes no PROGRAM ('%s')", argv[optind]);
+		return 0;
 	}
 	{
 		int e = cli_one_operand(argc, argv, io, "bench", "PROGRAM", &a->program);
@@ -169,10 +189,13 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	a.feed.cmd = "bench";
 	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
 	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
+	a.prof = (profile_args)PROFILE_ARGS_INIT;
 	int rc = parse_args(&a, argc, argv, io);
-	if (rc) {
+	if (rc || a.calibrate) {
 		input_args_release(&a.in);
 		feed_args_release(&a.feed);
+		if (!rc)
+			return profile_calibrate(a.run.threads, a.json, io);
 		return rc < 0 ? EXIT_OK : rc;
 	}
 	hloi_context *ctx = NULL;
@@ -183,6 +206,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	feeds fd;
 	memset(&fd, 0, sizeof fd);
 	hloi_status st;
+	hloi_profile *prof = NULL;
+	char *pbuf = NULL;
+	size_t plen = 0;
 	cli_progress progress;
 	memset(&progress, 0, sizeof progress);
 	if (hloi_context_new(&ctx) != HLOI_OK) {
@@ -201,6 +227,11 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	if (rc)
 		goto cleanup;
 	times = calloc((size_t)a.iterations, sizeof *times);
+	if (times && (a.prof.profile || a.prof.trace) &&
+	    hloi_profile_new(&prof, a.prof.trace ? HLOI_PROFILE_TRACE : 0) != HLOI_OK) {
+		free(times);
+		times = NULL;
+	}
 	if (!times) {
 		fputs("hloi: out of memory\n", io->err);
 		rc = EXIT_RUNTIME;
@@ -275,6 +306,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			copy = carried;
 			carried = NULL;
 		}
+		a.run.profile = i >= a.warmup ? prof : NULL;  /* the timed runs */
 		double t0 = now_s();
 		if (np > 1)
 			st = hloi_module_run_participants(m, ctx, flat, ninputs, &a.run, outs);
@@ -327,12 +359,30 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	uint64_t peak = 0;
 	if (hloi_module_plan_peak_bytes(m, ctx, &a.run, &peak) != HLOI_OK)
 		peak = 0;
+	if (prof && a.json && a.prof.profile) {
+		/* the profile as the JSON object's `profile` member */
+		FILE *mem = open_memstream(&pbuf, &plen);
+		profile_args only = a.prof;
+		only.trace = NULL;
+		only.json = 1;
+		rc = mem ? profile_finish(&only, prof, m, threads, mem, io, "bench") : EXIT_RUNTIME;
+		if (mem && fclose(mem) != 0 && !rc)
+			rc = EXIT_RUNTIME;
+		if (rc) {
+			if (!mem)
+				fputs("hloi bench: out of memory\n", io->err);
+			goto cleanup;
+		}
+		while (plen && pbuf[plen - 1] == '\n')
+			pbuf[--plen] = 0;
+	}
 	if (a.json)
 		fprintf(io->out,
 			"{\"median_s\":%.9f,\"min_s\":%.9f,\"max_s\":%.9f,\"bytes\":%llu,\"gbps\":%.3f,"
-			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\",\"peak_bytes\":%llu}\n",
+			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\",\"peak_bytes\":%llu%s%s}\n",
 			median, times[0], times[k - 1], (unsigned long long)bytes, gbps, engine, threads,
-			reuse ? "reused" : carried ? "carried" : "fresh", (unsigned long long)peak);
+			reuse ? "reused" : carried ? "carried" : "fresh", (unsigned long long)peak,
+			pbuf ? ",\"profile\":" : "", pbuf ? pbuf : "");
 	else
 		fprintf(io->out,
 			"%s: %lld iterations, engine %s, %d thread%s, %s result\n"
@@ -342,7 +392,17 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			a.program, (long long)a.iterations, engine, threads, threads == 1 ? "" : "s",
 			reuse ? "reused" : carried ? "carried" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
 			(unsigned long long)peak);
+	if (prof) {
+		profile_args rest = a.prof;
+		if (a.json)
+			rest.profile = 0;  /* printed above */
+		else if (rest.profile)
+			fputc('\n', io->out);
+		rc = profile_finish(&rest, prof, m, threads, io->out, io, "bench");
+	}
 cleanup:
+	hloi_profile_free(prof);
+	free(pbuf);
 	cli_progress_stop(&progress);
 	hloi_literal_free(carried);
 	hloi_literal_free(result);

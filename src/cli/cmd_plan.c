@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "profile.h"
 #include "program.h"
 
 static const char help[] =
@@ -20,7 +21,17 @@ static const char help[] =
 	"per thread). Then the planned peak memory: parameters + values +\n"
 	"scratch.\n"
 	"\n"
+	"With --cost, prints instead what each step computes and moves: FLOPs,\n"
+	"transcendentals and bytes (operands read and result written once; a\n"
+	"fused region's inputs and outputs), its floor on this machine (FLOPs at\n"
+	"the GEMM speed or bytes at the bandwidth, whichever is longer), and the\n"
+	"module's: dot and convolution FLOPs at the GEMM speed, or its parameters\n"
+	"and result at the bandwidth. A while loop's body counts once.\n"
+	"\n"
 	"Options:\n"
+	"  --cost                  print the cost of each step and the floor\n"
+	"  --json                  with --cost: one JSON object\n"
+	MACHINE_HELP
 	"  --engine ENGINE         fast (the default) or reference (no fusion)\n"
 	"  --threads N             worker threads (0: the machine's cores)\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
@@ -36,7 +47,15 @@ static const char help[] =
 	"Example:\n"
 	"  hloi plan tests/bench/layernorm.hlo\n";
 
+typedef struct plan_args {
+	int cost, json;
+	profile_args prof;
+} plan_args;
+
 static const cli_opt options[] = {
+	CLI_FLAG_OPTION("cost", plan_args, cost),
+	CLI_FLAG_OPTION("json", plan_args, json),
+	MACHINE_OPTIONS(plan_args, prof),
 	CLI_SHARED_OPTION("engine", CLI_OPT_ENGINE),
 	CLI_SHARED_OPTION("threads", CLI_OPT_THREADS),
 	CLI_SHARED_OPTION("strict", CLI_OPT_STRICT),
@@ -56,7 +75,8 @@ int cmd_plan(int argc, char **argv, cli_io *io)
 	int rc;
 	memset(&prog, 0, sizeof prog);
 	prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
-	cli_parser p = { "plan", help, options, io, NULL, &prog.check, &prog.format, &run };
+	plan_args pa = { 0, 0, PROFILE_ARGS_INIT };
+	cli_parser p = { "plan", help, options, io, &pa, &prog.check, &prog.format, &run };
 	rc = cli_parse_options(&p, argc, argv);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
@@ -71,7 +91,16 @@ int cmd_plan(int argc, char **argv, cli_io *io)
 	}
 	rc = program_load(&m, ctx, io, program, &prog, 1);
 	if (!rc) {
-		hloi_status st = hloi_module_plan_print(m, ctx, &run, io->out);
+		hloi_status st;
+		if (pa.cost) {
+			hloi_machine mach;
+			const char *from = NULL;
+			profile_machine(&pa.prof, run.threads, &mach, &from);
+			hloi_report_options r = { pa.json, 0, &mach, from };
+			st = hloi_module_cost_print(m, ctx, &run, &r, io->out);
+		} else {
+			st = hloi_module_plan_print(m, ctx, &run, io->out);
+		}
 		cli_print_diagnostics(io, ctx);
 		if (st != HLOI_OK) {
 			if (st == HLOI_ENOMEM || st == HLOI_EIO)

@@ -8,6 +8,7 @@
 #include "inputs.h"
 #include "opts.h"
 #include "output.h"
+#include "profile.h"
 #include "program.h"
 #include "progress.h"
 #include "stop.h"
@@ -63,6 +64,8 @@ static const char help[] =
 	"                          also the reference engine's) as XLA's\n"
 	"                          RunHloModuleLiterals proto (.pbtxt: text, else binary)\n"
 	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
+	"Profile (printed on standard error after the result):\n"
+	PROFILE_HELP
 "Participants (collectives across replicas and partitions):\n"
 	"  --replicas N            run as N replicas (default: the module's\n"
 	"                          replica_count, else 1)\n"
@@ -124,6 +127,7 @@ typedef struct run_args {
 	int quiet;
 	const char *literals_out;
 	int dump_plan;
+	profile_args prof;
 	program_opts prog;
 	hloi_run_options run;
 	feed_args feed;
@@ -184,6 +188,7 @@ static const cli_opt options[] = {
 	CLI_CALL_FIELD_OPTION("participant-infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 1, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-send", CLI_REQUIRED_ARG, feed_args_host_opt, 1, run_args, feed),
+	PROFILE_OPTIONS(run_args, prof),
 	CLI_OPTIONS_END,
 };
 
@@ -203,6 +208,18 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 	return input_args_validate(&a->in, io, "run");
 }
 
+/* The elements of a value's arrays (a tuple's, at any depth, together). */
+static int64_t leaf_elements(const hloi_literal *lit)
+{
+	size_t n = hloi_literal_tuple_size(lit);
+	if (hloi_shape_rank(hloi_literal_shape(lit)) >= 0)
+		return hloi_shape_element_count(hloi_literal_shape(lit));
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += leaf_elements(hloi_literal_tuple_element((hloi_literal *)lit, i));
+	return total;
+}
+
 /* --compare: runs the reference engine too (when `result` came from the
  * fast one) and reports the elements that differ (doc/spec.md §7). Returns
  * EXIT_OK, EXIT_MISMATCH or the exit code of a failure. */
@@ -213,6 +230,7 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 	hloi_literal *ref = NULL;
 	int fast_first = run->engine != HLOI_ENGINE_REFERENCE;
 	other.engine = fast_first ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+	other.profile = NULL;  /* the profile is of the run asked for */
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &other, &ref);
 	cli_print_diagnostics(io, ctx);
 	if (st != HLOI_OK)
@@ -225,7 +243,8 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 	if (st != HLOI_OK) {
 		rc = cli_exit_code(st);
 	} else if (bad) {
-		int64_t n = hloi_shape_element_count(hloi_literal_shape(result));
+		/* both counts of array elements: a tuple's arrays together */
+		int64_t n = leaf_elements(result);
 		fprintf(io->err,
 			"hloi run: --compare: %zu of %lld elements differ between the reference engine (expected) "
 			"and the fast engine%s\n",
@@ -492,6 +511,8 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		hloi_run_options other = a->run;
 		int fast_first = a->run.engine != HLOI_ENGINE_REFERENCE;
 		other.engine = fast_first ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+		other.profile = NULL;
+	other.profile = NULL;  /* the profile is of the run asked for */
 		st = hloi_module_run_participants(m, ctx, flat2, n, &other, ref);
 		cli_print_diagnostics(io, ctx);
 		if (st != HLOI_OK) {
@@ -562,6 +583,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	a.in.seed = 42;
 	a.prog.check = (hloi_check_options)HLOI_CHECK_OPTIONS_INIT;
 	a.run = (hloi_run_options)HLOI_RUN_OPTIONS_INIT;
+	a.prof = (profile_args)PROFILE_ARGS_INIT;
 	int rc = parse_args(&a, argc, argv, io);
 	if (rc) {
 		input_args_release(&a.in);
@@ -575,6 +597,16 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	size_t ninputs = 0;
 	int mismatch = 0;
 	hloi_literal *spare = NULL, *saved = NULL;
+	hloi_profile *prof = NULL;
+	if ((a.prof.profile || a.prof.trace) &&
+	    hloi_profile_new(&prof, a.prof.trace ? HLOI_PROFILE_TRACE : 0) != HLOI_OK) {
+		fputs("hloi: out of memory\n", io->err);
+		input_args_release(&a.in);
+		feed_args_release(&a.feed);
+		free(a.pinputs);
+		return EXIT_RUNTIME;
+	}
+	a.run.profile = prof;
 	cli_stop_install("run", a.timeout);
 	a.run.stop = cli_stop_pointer();
 	if (hloi_context_new(&ctx) != HLOI_OK) {
@@ -731,6 +763,13 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (rc == EXIT_OK && cli_stop_flag && cli_stop_flag != SIGALRM)
 		rc = stopped(io, rc);
 cleanup:
+	if (prof && (rc == EXIT_OK || rc == EXIT_MISMATCH) && hloi_profile_runs(prof)) {
+		int threads = a.run.threads > 0 ? a.run.threads : 0;
+		int prc = profile_finish(&a.prof, prof, m, threads, io->err, io, "run");
+		if (prc)
+			rc = prc;
+	}
+	hloi_profile_free(prof);
 	cli_stop_remove();
 	hloi_literal_free(spare);
 	hloi_literal_free(result);

@@ -99,6 +99,52 @@ static hloi_status check_input(const hloi_module *m, hloi_context *ctx, size_t i
 	return st;
 }
 
+/* Whether parameter i is a token: its input carries nothing, so --input
+ * files and --inputs values may leave it out (it then gets a token, as
+ * run_hlo_module makes one). */
+static int token_param(const hloi_module *m, size_t i)
+{
+	char *t = shape_text(hloi_module_parameter_shape(m, i));
+	int tok = t && strcmp(t, "token[]") == 0;
+	free(t);
+	return tok;
+}
+
+static size_t token_params(const hloi_module *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < hloi_module_parameter_count(m); i++)
+		n += (size_t)token_param(m, i);
+	return n;
+}
+
+/* got[0..count) (the library's array) given for the parameters that are
+ * not tokens, in order, spread over all of them in a plain array (*all,
+ * freed with inputs_free) with a new token for each token parameter; got
+ * is taken and freed. */
+static hloi_status with_tokens(hloi_literal ***all, const hloi_module *m, hloi_context *ctx, hloi_literal **got,
+			       size_t count)
+{
+	size_t nparams = hloi_module_parameter_count(m), k = 0;
+	hloi_literal **v = calloc(nparams ? nparams : 1, sizeof *v);
+	hloi_status st = v ? HLOI_OK : HLOI_ENOMEM;
+	for (size_t i = 0; i < nparams && st == HLOI_OK; i++) {
+		if (token_param(m, i))
+			st = hloi_literal_new(&v[i], ctx, hloi_module_parameter_shape(m, i));
+		else if (k < count) {
+			v[i] = got[k];
+			got[k++] = NULL;
+		}
+	}
+	hloi_literal_array_free(got, count);
+	if (st != HLOI_OK) {
+		inputs_free(v, nparams);
+		return st;
+	}
+	*all = v;
+	return HLOI_OK;
+}
+
 void inputs_free(hloi_literal **lits, size_t n)
 {
 	if (!lits)
@@ -161,11 +207,15 @@ static hloi_status adopt(hloi_literal ***out, size_t *n, hloi_literal **got, siz
 static hloi_status load_files(hloi_literal ***out, size_t *n, const input_args *a, hloi_module *m,
 			      hloi_context *ctx, const char *program)
 {
-	size_t nparams = hloi_module_parameter_count(m);
-	if (a->nfiles != nparams) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "%zu --input %s given, but the program has %zu %s", a->nfiles,
-			 plural(a->nfiles, "file", "files"), nparams, plural(nparams, "parameter", "parameters"));
+	size_t nparams = hloi_module_parameter_count(m), ntok = token_params(m);
+	/* a file per parameter, or per parameter but the tokens */
+	int skip = ntok && a->nfiles == nparams - ntok;
+	if (a->nfiles != nparams && !skip) {
+		char msg[200], toks[64] = "";
+		if (ntok)
+			snprintf(toks, sizeof toks, " (%zu without its token%s)", nparams - ntok, ntok == 1 ? "" : "s");
+		snprintf(msg, sizeof msg, "%zu --input %s given, but the program has %zu %s%s", a->nfiles,
+			 plural(a->nfiles, "file", "files"), nparams, plural(nparams, "parameter", "parameters"), toks);
 		hloi_context_error(ctx, program, msg);
 		return HLOI_EINVAL;
 	}
@@ -173,16 +223,21 @@ static hloi_status load_files(hloi_literal ***out, size_t *n, const input_args *
 	if (!lits)
 		return HLOI_ENOMEM;
 	hloi_status st = HLOI_OK;
-	for (size_t i = 0; i < nparams && st == HLOI_OK; i++) {
+	for (size_t i = 0, f = 0; i < nparams && st == HLOI_OK; i++) {
+		if (skip && token_param(m, i)) {
+			st = hloi_literal_new(&lits[i], ctx, hloi_module_parameter_shape(m, i));
+			continue;
+		}
 		hloi_literal **one = NULL;
 		size_t k = 0;
-		st = hloi_literal_load(&one, &k, ctx, a->files[i], hloi_module_parameter_shape(m, i));
+		const char *file = a->files[f++];
+		st = hloi_literal_load(&one, &k, ctx, file, hloi_module_parameter_shape(m, i));
 		if (st == HLOI_OK && k != 1) {
-			hloi_context_error(ctx, a->files[i], "must hold exactly one value (use --inputs for several)");
+			hloi_context_error(ctx, file, "must hold exactly one value (use --inputs for several)");
 			st = HLOI_EINVAL;
 		}
 		if (st == HLOI_OK)
-			st = check_input(m, ctx, i, one[0], strcmp(a->files[i], "-") ? a->files[i] : "<stdin>");
+			st = check_input(m, ctx, i, one[0], strcmp(file, "-") ? file : "<stdin>");
 		if (st == HLOI_OK) {
 			lits[i] = one[0];
 			one[0] = NULL;
@@ -225,7 +280,9 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 	hloi_status st = HLOI_OK;
 	*out = NULL;
 	*n = 0;
-	int given = a->nfiles ? a->nfiles == nparams : a->inputs_file || a->literals_file;
+	size_t ntok = token_params(m);
+	int given = a->nfiles ? a->nfiles == nparams || (ntok && a->nfiles == nparams - ntok)
+			      : a->inputs_file || a->literals_file;
 	if (given && !inputs_fit(m, ctx, max_memory, "the inputs")) {
 		cli_print_diagnostics(io, ctx);
 		return EXIT_RUNTIME;
@@ -238,19 +295,32 @@ int inputs_load(hloi_literal ***out, size_t *n, const input_args *a, hloi_module
 			st = hloi_literal_load(&got, &count, ctx, file, NULL);
 		else
 			st = hloi_run_literals_load(&got, &count, ctx, file);
-		if (st == HLOI_OK && count != nparams) {
-			char msg[200];
-			snprintf(msg, sizeof msg, "holds %zu %s, but the program has %zu %s", count,
-				 plural(count, "value", "values"), nparams, plural(nparams, "parameter", "parameters"));
-			hloi_context_error(ctx, file, msg);
-			st = HLOI_EINVAL;
+		if (st == HLOI_OK && ntok && count == nparams - ntok) {
+			/* the values of the parameters but the tokens */
+			st = with_tokens(out, m, ctx, got, count);
+			for (size_t i = 0; st == HLOI_OK && i < nparams; i++)
+				st = check_input(m, ctx, i, (*out)[i], strcmp(file, "-") ? file : "<stdin>");
+			if (st == HLOI_OK) {
+				*n = nparams;
+			} else {
+				inputs_free(*out, nparams);
+				*out = NULL;
+			}
+		} else {
+			if (st == HLOI_OK && count != nparams) {
+				char msg[200];
+				snprintf(msg, sizeof msg, "holds %zu %s, but the program has %zu %s", count,
+					 plural(count, "value", "values"), nparams, plural(nparams, "parameter", "parameters"));
+				hloi_context_error(ctx, file, msg);
+				st = HLOI_EINVAL;
+			}
+			for (size_t i = 0; st == HLOI_OK && i < count; i++)
+				st = check_input(m, ctx, i, got[i], strcmp(file, "-") ? file : "<stdin>");
+			if (st == HLOI_OK)
+				st = adopt(out, n, got, count);
+			else
+				hloi_literal_array_free(got, count);
 		}
-		for (size_t i = 0; st == HLOI_OK && i < count; i++)
-			st = check_input(m, ctx, i, got[i], strcmp(file, "-") ? file : "<stdin>");
-		if (st == HLOI_OK)
-			st = adopt(out, n, got, count);
-		else
-			hloi_literal_array_free(got, count);
 	} else if (!a->random && hloi_module_snapshot_input_count(m) > 0) {
 		st = snapshot_inputs(out, n, m);
 		for (size_t i = 0; st == HLOI_OK && i < *n && i < nparams; i++)

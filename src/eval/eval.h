@@ -48,8 +48,11 @@
 #include <stdint.h>
 
 #include "eval/base/limits.h"
+#include "eval/base/profile.h"
 #include "eval/base/random.h"
+#include "eval/plan/machine.h"
 #include "eval/plan/plan.h"
+#include "eval/plan/report.h"
 #include "hloi.h"
 #include "ir/ir.h"
 #include "util/strbuf.h"

@@ -11,7 +11,9 @@
 #include "core/index.h"
 #include "eval/eval.h"
 #include "eval/fast/reduce.h"
+#include "eval/base/profile.h"
 #include "eval/kernels/kernel.h"
+#include "eval/plan/cost.h"
 #include "eval/plan/plan.h"
 #include "eval/runtime/feeds.h"
 #include "eval/runtime/spmd.h"
@@ -558,6 +560,16 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	st = plan_for(e, comp, &p);
 	if (st != HLOI_OK)
 		return st;
+	/* Profiled: each step's wall time, the steps of what it calls
+	 * counted in e->prof_child so that its own time leaves them out. A
+	 * per-element application (e->uncounted) is its caller's time, with
+	 * everything below it. */
+	int prof = e->prof && e->prof_shard && !e->prof_hold && !e->uncounted;
+	int held = e->prof && !prof;
+	if (prof)
+		e->prof_depth++;
+	if (held)
+		e->prof_hold++;
 	f.comp = comp;
 	f.plan = p;
 	f.last_use = p->last_use;
@@ -571,6 +583,12 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	for (int s = 0; s < p->nsteps; s++) {
 		const plan_step *step = &p->steps[s];
 		int at = step->pos;
+		uint64_t t0 = 0, child = 0;
+		if (prof) {
+			child = e->prof_child;
+			e->prof_child = 0;
+			t0 = prof_now();
+		}
 		if (step->kind == STEP_REGION || step->kind == STEP_REDUCE) {
 			/* every member counts as an evaluated instruction (and the
 			 * reduce reading the region) */
@@ -586,6 +604,26 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 			st = eval_step(e, comp, comp->instrs[at]);
 			if (st == HLOI_OK)
 				st = eval_instr(e, &f, comp->instrs[at], args, at == rootpos ? dest : NULL);
+		}
+		if (prof) {
+			uint64_t t1 = prof_now(), took = t1 - t0;
+			uint64_t inner = e->prof_child < took ? e->prof_child : took;
+			int region = step->kind == STEP_REGION || step->kind == STEP_REDUCE;
+			prof_rec *r = prof_add(e->prof, e->prof_shard, comp->instrs[at], comp, region, took, took - inner);
+			if (r && comp->instrs[at]->op == OP_WHILE && st == HLOI_OK)
+				r->iterations += (uint64_t)e->loop_trips;
+			if (r && r->calls == 1) {
+				op_cost c;
+				cost_step(p, s, &c);
+				r->flops = c.flops;
+				r->transcendentals = c.transcendentals;
+				r->bytes = c.bytes;
+				r->gemm_flops = c.gemm_flops;
+				r->nmem = region ? p->regions[step->region].nmem + (step->kind == STEP_REDUCE) : 1;
+			}
+			if (e->prof->flags & HLOI_PROFILE_TRACE)
+				prof_event_add(e->prof, e->prof_shard, comp->instrs[at], region, e->prof_depth - 1, 0, t0, t1);
+			e->prof_child = child + took;
 		}
 		if (st != HLOI_OK)
 			goto cleanup;
@@ -611,6 +649,10 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 		}
 	}
 cleanup:
+	if (prof)
+		e->prof_depth--;
+	if (held)
+		e->prof_hold--;
 	if (f.vals && f.owned)
 		for (int i = n - 1; i >= 0; i--)
 			value_release(e, &f, i);
@@ -698,6 +740,15 @@ static int shares_buffer(const hloi_literal *lit, const hloi_literal *in)
 	return lit->data && lit->data == in->data;
 }
 
+/* A worker's part of a fork (fast/fast.h's tracer), traced as the
+ * instruction being evaluated, on the worker's track. */
+static void trace_span(void *data, int worker, uint64_t t0, uint64_t t1)
+{
+	engine *e = data;
+	if (e->cur && !e->prof_hold && !e->uncounted)
+		prof_event_add(e->prof, e->prof_shard, e->cur, 0, e->prof_depth - 1, worker + 1, t0, t1);
+}
+
 /* Runs the module into `into` (the caller's literal of the result's exact
  * shape) when given, else into a new literal in *out. */
 static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const *inputs, size_t ninputs,
@@ -734,6 +785,10 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	e.tuning = tuning;
 	e.spmd = member;
 	e.computation = run_computation;
+	if (opts && opts->version >= 6 && opts->profile) {
+		e.prof = opts->profile;
+		e.prof_shard = prof_shard_of(e.prof, member ? member->id : 0);
+	}
 	eval_limits_init(&e.limits, opts);
 	eval_feeds_init(&e.feeds, opts);
 
@@ -806,7 +861,13 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	hloi_literal *dest = ap >= 0 ? args[ap] : into;
 	hloi_literal *r = NULL;
 	int owned = 0;
+	/* traced: the workers' parts of each step too, on this thread's forks */
+	const fx_tracer *outer_tracer = fx_tracer_get();
+	fx_tracer tracer = { trace_span, &e };
+	if (e.prof_shard && (e.prof->flags & HLOI_PROFILE_TRACE))
+		fx_tracer_set(&tracer);
 	st = run_computation(&e, comp, args, dest, &r, &owned);
+	fx_tracer_set(outer_tracer);
 	if (st != HLOI_OK)
 		goto cleanup;
 	if (into) {

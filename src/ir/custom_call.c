@@ -205,3 +205,19 @@ int custom_call_config_int(const char *config, const char *key, int64_t *out)
 	*out = neg ? -v : v;
 	return 1;
 }
+
+/* Whether a custom-call's first called computation takes the call's
+ * operands and gives its declared result (checked) (XLA's builder writes
+ * `xla_builder.math.Acos` and the like with their decomposition as the
+ * called computation; an is_composite call carries its own): then the run
+ * calls it (eval/kernels/custom_call.c). */
+int custom_call_runs_callee(const instr *in)
+{
+	const computation *comp = in->ncalled >= 1 ? in->called[0] : NULL;
+	if (!comp || !comp->root || comp->nparams != in->nops || !in->has_shape)
+		return 0;
+	for (int k = 0; k < in->nops; k++)
+		if (!in->ops[k].def || !shape_compatible(comp->params[k]->result, in->ops[k].def->result))
+			return 0;
+	return shape_compatible(comp->root->result, in->shape);
+}

@@ -55,6 +55,7 @@ enum {
 	OPF_DIMENSIONS = 1u << 14,
 	OPF_COLLECTIVE = 1u << 15,
 	OPF_TO_APPLY = 1u << 16,
+	OPF_TRANSCENDENTAL = 1u << 17,
 };
 #define OPF_EW (OPF_ELEMENTWISE | OPF_FOLLOWS_SIZES | OPF_TILED | OPF_MIXED)
 unsigned opcode_flags(opcode op);  /* 0 for OP_COUNT */
@@ -364,6 +365,10 @@ int custom_call_is_identity(const char *target);
 /* The embedder's registration of `target` (quotes allowed), or NULL. The
  * pointer lives until a target is unregistered. */
 const hloi_custom_call *custom_call_user(const char *target);
+/* Whether the (checked) custom-call `in` has a first called computation
+ * whose parameters take its operands and whose root gives its declared
+ * result: an unknown target is then evaluated by calling it. */
+int custom_call_runs_callee(const instr *in);
 /* The integer `key = N` of a backend_config written as an attribute
  * dictionary (`{uplo = 76 : ui8}`, how JAX's FFI targets get theirs): 1 and
  * *out set when present. */

@@ -271,6 +271,46 @@ if cmp -s "$tmp/out" "$tmp/elided3"; then bad "another seed gives other constant
 expect 0 "hloi bench fills elided constants" -- "$hloi" bench "$tmp/elided.hlo" --iterations 1
 contains "$tmp/err" "hloi bench: note: 2 elided constants" "bench notes them too"
 
+# --compare on a tuple counts the differing elements and the total over
+# the same thing, the elements of its arrays (a multiplicative reduce over
+# 1024 values, whose order the engines do not share, differs in 8 rows
+# each, twice in the tuple)
+cat >"$tmp/mulred.hlo" <<'HLO'
+HloModule mulred
+mul {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] multiply(x, y)
+}
+ENTRY main {
+  a = f32[8,1024] parameter(0)
+  one = f32[] constant(1)
+  r = f32[8] reduce(a, one), dimensions={1}, to_apply=mul
+  ROOT t = (f32[8], f32[8]) tuple(r, r)
+}
+HLO
+expect 1 "--compare of a differing tuple" -- "$hloi" run "$tmp/mulred.hlo" --random-inputs=1 --compare
+contains "$tmp/err" "8 of 16 elements differ" "--compare counts a tuple's elements"
+
+# a token parameter of the entry gets a token: --input files and --inputs
+# values leave it out (or give every parameter a value)
+cat >"$tmp/tokp.hlo" <<'HLO'
+HloModule tokp
+ENTRY main {
+  t = token[] parameter(0)
+  a = f32[2] parameter(1)
+  t2 = token[] after-all(t)
+  ROOT r = f32[2] add(a, a)
+}
+HLO
+printf 'f32[2] {1, 2}\n' >"$tmp/tokp.in"
+expect 0 "--input without the token" -- "$hloi" run "$tmp/tokp.hlo" --input "$tmp/tokp.in"
+contains "$tmp/out" "f32[2] {2, 4}" "a token parameter's run"
+expect 0 "--inputs without the token" -- "$hloi" run "$tmp/tokp.hlo" --inputs "$tmp/tokp.in" --compare
+contains "$tmp/out" "f32[2] {2, 4}" "a token parameter's run from --inputs"
+expect 3 "--input files for neither count" -- "$hloi" run "$tmp/tokp.hlo" --input "$tmp/tokp.in" --input "$tmp/tokp.in" --input "$tmp/tokp.in"
+contains "$tmp/err" "3 --input files given, but the program has 2 parameters (1 without its token)" "the count names the token"
+
 # token results: printed, compared, written as text; alone as .npy an error,
 # in a tuple as .npy files no file
 cat >"$tmp/tok.hlo" <<'HLO'

@@ -207,7 +207,16 @@ static void test_proto_classes(void)
 				 op);
 		if (opcode_has(op, OPF_DIMENSIONS))
 			CHECK_OP(!opcode_is_elementwise_category(op), op);
+		/* the cost model's transcendentals: elementwise float math */
+		if (opcode_has(op, OPF_TRANSCENDENTAL))
+			CHECK_OP(opcode_has(op, OPF_ELEMENTWISE) && opcode_category(op) != OPC_COMPARE &&
+					 (opcode_types(op)->takes & TK_FLOAT),
+				 op);
 	}
+	CU_ASSERT_TRUE(opcode_has(OP_EXP, OPF_TRANSCENDENTAL));
+	CU_ASSERT_TRUE(opcode_has(OP_TANH, OPF_TRANSCENDENTAL));
+	CU_ASSERT_FALSE(opcode_has(OP_ADD, OPF_TRANSCENDENTAL));
+	CU_ASSERT_FALSE(opcode_has(OP_ABS, OPF_TRANSCENDENTAL));
 }
 
 static const unit_test opcode_tests[] = {

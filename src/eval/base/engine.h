@@ -91,6 +91,14 @@ struct engine {
 	struct p2p_state *p2p;    /* send and recv under way (sendrecv.c) */
 	eval_feeds feeds;    /* infeed and outfeed (runtime/feeds.c) */
 	eval_computation_fn computation; /* the driver's (run.c), set with the engine */
+	struct hloi_profile *prof;        /* hloi_run_options.profile, or NULL */
+	struct prof_shard *prof_shard;    /* this participant's part of it */
+	uint64_t prof_child;              /* ns the steps of called computations took
+					   * (the caller's self time leaves them out) */
+	int prof_hold;                    /* inside a per-element application:
+					   * its steps are the caller's time */
+	int prof_depth;                   /* computations being profiled, nested */
+	int64_t loop_trips;               /* body runs of the while loop that ended last */
 };
 
 /* How a frame holds a value (frame.owned). */

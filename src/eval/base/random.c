@@ -20,14 +20,24 @@
 #include "core/index.h"
 #include "eval/base/limits.h"
 #include "eval/base/random.h"
+#include "eval/fast/fast.h"
 #include "util/alloc.h"
 
-static uint64_t splitmix64(uint64_t *state)
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+/* splitmix64's output for the state z: the stream's k-th draw (from 1) is
+ * mix(seed + k * GOLDEN), so any draw can be made without the ones before
+ * it, on any thread. */
+static uint64_t mix(uint64_t z)
 {
-	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	return mix(*state += GOLDEN);
 }
 
 static void put(etype t, void *p, uint64_t r)
@@ -84,8 +94,48 @@ static void put(etype t, void *p, uint64_t r)
 	}
 }
 
+/* A dense array in logical order, its draws after `state`: element i gets
+ * the stream's draw i + 1 from there. */
+typedef struct fill_job {
+	unsigned char *data;
+	etype type;
+	size_t width;
+	uint64_t state;
+} fill_job;
+
+static void fill_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const fill_job *j = ctx;
+	uint64_t z = j->state + (uint64_t)lo * GOLDEN;
+	/* the common types written directly (put's values, without its switch) */
+	switch (j->type) {
+	case ET_F32: {
+		float *p = (float *)(void *)j->data;
+		for (int64_t i = lo; i < hi; i++)
+			p[i] = (float)((int)(mix(z += GOLDEN) % 128) - 64) / 8.0f;
+		return;
+	}
+	case ET_BF16: {
+		/* multiples of 1/8 in [-8, 8): exact in bf16, its top 16 bits */
+		uint16_t *p = (uint16_t *)(void *)j->data;
+		for (int64_t i = lo; i < hi; i++) {
+			float f = (float)((int)(mix(z += GOLDEN) % 128) - 64) / 8.0f;
+			uint32_t b;
+			memcpy(&b, &f, sizeof b);
+			p[i] = (uint16_t)(b >> 16);
+		}
+		return;
+	}
+	default:
+		for (int64_t i = lo; i < hi; i++)
+			put(j->type, j->data + (size_t)i * j->width, mix(z += GOLDEN));
+		return;
+	}
+}
+
 /* Draws every element of lit in logical row-major order (tuples element by
- * element, depth first). */
+ * element, depth first). A dense array in that order is drawn on the
+ * machine's cores, with the same values. */
 static void fill(hloi_literal *lit, uint64_t *state)
 {
 	const shape *s = &lit->shape;
@@ -99,10 +149,9 @@ static void fill(hloi_literal *lit, uint64_t *state)
 		return;
 	if ((layout_is_default(s) || s->rank <= 1) && s->layout.n_padded == 0 && index_is_strided(s)) {
 		/* memory order is logical order: no index conversion */
-		size_t w = (size_t)etype_byte_width(s->type);
-		unsigned char *p = lit->data;
-		for (int64_t i = 0; i < elems; i++)
-			put(s->type, p + (size_t)i * w, splitmix64(state));
+		fill_job j = { lit->data, s->type, (size_t)etype_byte_width(s->type), *state };
+		eval_parallel(0, elems, (int64_t)1 << 16, fill_range, &j);
+		*state += (uint64_t)elems * GOLDEN;
 		return;
 	}
 	do
@@ -181,7 +230,7 @@ static void fill_metadata(hloi_literal *lit, const sparsity_side *sd, uint64_t *
 		for (int i = 0; i < s->rank; i++)
 			first = first * s->dims[i] + idx[i];
 		idx[d] += j;
-		uint64_t z = base + (uint64_t)first * 0x9E3779B97F4A7C15ull;
+		uint64_t z = base + (uint64_t)first * GOLDEN;
 		uint64_t v = (splitmix64(&z) % (uint64_t)sd->block + (uint64_t)j) % (uint64_t)sd->block;
 		void *p = literal_element(lit, idx);
 		uint8_t v8 = (uint8_t)v;
@@ -331,7 +380,7 @@ static hloi_status fill_elided_rec(hloi_literal **slot, hloi_context *ctx, uint6
 			return HLOI_OK;
 		hloi_literal *r = NULL;
 		hloi_status st = eval_random_literal(&r, ctx, &lit->shape,
-						     top ? seed : seed ^ (0x9E3779B97F4A7C15ull * (j + 1)));
+						     top ? seed : seed ^ (GOLDEN * (j + 1)));
 		if (st != HLOI_OK)
 			return st;
 		literal_destroy(lit);

@@ -554,8 +554,6 @@ int fx_run(const fx_exec *x)
 	if (x->units == 0)
 		return 0;
 	fx_thread th[FX_MAX_THREADS];
-	pthread_t tid[FX_MAX_THREADS];
-	int started[FX_MAX_THREADS];
 	char *scratch = hloi_aligned_alloc((size_t)(x->scratch_bytes * nt));
 	if (!scratch)
 		return 1;
@@ -575,17 +573,8 @@ int fx_run(const fx_exec *x)
 		t->rs = (int64_t *)(void *)p;
 		p += (size_t)r->nmem * sizeof(int64_t);
 		t->is = (int64_t *)(void *)p;
-		started[k] = 0;
 	}
-	for (int k = 1; k < nt; k++)
-		started[k] = pthread_create(&tid[k], NULL, worker, &th[k]) == 0;
-	worker(&th[0]);
-	for (int k = 1; k < nt; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			worker(&th[k]);
-	}
+	fx_fork(nt, th, sizeof *th, worker);
 	hloi_aligned_free(scratch);
 	return 0;
 }

@@ -93,4 +93,20 @@ int fast_unary_tuned(const instr *in, hloi_literal *out, hloi_literal *const *op
 void eval_parallel(int threads, int64_t n, int64_t min_per_thread, void (*fn)(void *ctx, int64_t lo, int64_t hi),
 		   void *ctx);
 
+/* Runs worker(job k) for the n jobs of `size` bytes at `jobs`: job 0 on
+ * the calling thread, the others on threads of their own (a thread that
+ * cannot start has its job run by the caller), and waits for them all:
+ * the one fork and join of the fast engine and the kernels. n <= 64. */
+void fx_fork(int n, void *jobs, size_t size, void *(*worker)(void *));
+
+/* Who hears of each worker's span [t0, t1) (ns, CLOCK_MONOTONIC) of the
+ * forks on the thread that set it (fx_tracer_set; NULL: none), told on
+ * that thread after the join: a profile's trace (eval/base/profile.h). */
+typedef struct fx_tracer {
+	void (*span)(void *data, int worker, uint64_t t0, uint64_t t1);
+	void *data;
+} fx_tracer;
+void fx_tracer_set(const fx_tracer *t);
+const fx_tracer *fx_tracer_get(void);
+
 #endif

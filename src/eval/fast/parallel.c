@@ -2,6 +2,7 @@
  * a range of work split into contiguous pieces, one thread each. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "eval/fast/fast.h"
@@ -49,23 +50,80 @@ void eval_parallel(int threads, int64_t n, int64_t min_per_thread, void (*fn)(vo
 			fn(ctx, 0, n);
 		return;
 	}
-	pthread_t tid[APPLY_MAX_THREADS];
 	par_job jobs[APPLY_MAX_THREADS];
-	int started[APPLY_MAX_THREADS];
 	for (int64_t k = 0; k < nt; k++) {
 		jobs[k].fn = fn;
 		jobs[k].ctx = ctx;
 		jobs[k].lo = n * k / nt;
 		jobs[k].hi = n * (k + 1) / nt;
+	}
+	fx_fork((int)nt, jobs, sizeof *jobs, par_worker);
+}
+
+/* --- the fork and join ----------------------------------------------------------------- */
+
+#define FORK_MAX 64
+
+static _Thread_local const fx_tracer *tracer;
+
+void fx_tracer_set(const fx_tracer *t)
+{
+	tracer = t;
+}
+
+const fx_tracer *fx_tracer_get(void)
+{
+	return tracer;
+}
+
+/* A job with its span, when traced. */
+typedef struct timed_job {
+	void *(*worker)(void *);
+	void *job;
+	uint64_t t0, t1;
+} timed_job;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *timed_worker(void *arg)
+{
+	timed_job *t = arg;
+	t->t0 = now_ns();
+	t->worker(t->job);
+	t->t1 = now_ns();
+	return NULL;
+}
+
+void fx_fork(int n, void *jobs, size_t size, void *(*worker)(void *))
+{
+	pthread_t tid[FORK_MAX];
+	int started[FORK_MAX];
+	timed_job timed[FORK_MAX];
+	const fx_tracer *tr = tracer;
+	char *base = jobs;
+	void *(*run)(void *) = tr ? timed_worker : worker;
+	if (n > FORK_MAX)
+		n = FORK_MAX;
+	for (int k = 0; k < n; k++) {
+		timed[k] = (timed_job){ worker, base + (size_t)k * size, 0, 0 };
 		started[k] = 0;
 	}
-	for (int64_t k = 1; k < nt; k++)
-		started[k] = pthread_create(&tid[k], NULL, par_worker, &jobs[k]) == 0;
-	par_worker(&jobs[0]);
-	for (int64_t k = 1; k < nt; k++) {
+#define FORK_ARG(k) (tr ? (void *)&timed[k] : (void *)(base + (size_t)(k) * size))
+	for (int k = 1; k < n; k++)
+		started[k] = pthread_create(&tid[k], NULL, run, FORK_ARG(k)) == 0;
+	run(FORK_ARG(0));
+	for (int k = 1; k < n; k++) {
 		if (started[k])
 			pthread_join(tid[k], NULL);
 		else
-			par_worker(&jobs[k]);
+			run(FORK_ARG(k));
 	}
+#undef FORK_ARG
+	for (int k = 0; tr && k < n; k++)
+		tr->span(tr->data, k, timed[k].t0, timed[k].t1);
 }

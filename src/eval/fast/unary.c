@@ -307,24 +307,13 @@ static void run_threads(const fu_plan *p, int64_t total, int threads, int64_t mi
 		nt = units;
 	if (nt < 1)
 		nt = 1;
-	pthread_t tid[FU_MAX_THREADS];
 	fu_job jobs[FU_MAX_THREADS];
-	int started[FU_MAX_THREADS];
 	for (int64_t k = 0; k < nt; k++) {
 		jobs[k].p = p;
 		jobs[k].lo = units * k / nt;
 		jobs[k].hi = units * (k + 1) / nt;
-		started[k] = 0;
 	}
-	for (int64_t k = 1; k < nt; k++)
-		started[k] = pthread_create(&tid[k], NULL, worker, &jobs[k]) == 0;
-	worker(&jobs[0]);
-	for (int64_t k = 1; k < nt; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			worker(&jobs[k]);
-	}
+	fx_fork((int)nt, jobs, sizeof *jobs, worker);
 }
 
 /* The type the row kernel is chosen by (see row_kernel). */

@@ -68,10 +68,8 @@ hloi_status eval_step(engine *e, const computation *comp, const instr *in)
 
 /* --- calls -------------------------------------------------------------------- */
 
-/* Runs comp on args for instruction `in`: the result is owned by the frame
- * (or is dest). */
-static hloi_status call_into(engine *e, frame *f, const instr *in, const computation *comp, hloi_literal *const *args,
-			     hloi_literal *dest)
+hloi_status kernel_call_computation(engine *e, frame *f, const instr *in, const computation *comp,
+				    hloi_literal *const *args, hloi_literal *dest)
 {
 	if (dest && shape_is_tuple(in->result))
 		dest = NULL;  /* tuple results are copied into dest by the driver */
@@ -124,7 +122,7 @@ hloi_status kernel_call(const kernel_ctx *kc)
 	const instr *in = kc->in;
 	hloi_literal *const *ops = kc->ops;
 	hloi_literal *dest = kc->dest;
-	return call_into(e, f, in, in->callee, ops, dest);
+	return kernel_call_computation(e, f, in, in->callee, ops, dest);
 }
 
 /* conditional: the branch the index selects (pred: true_computation for
@@ -154,7 +152,7 @@ hloi_status kernel_conditional(const kernel_ctx *kc)
 	}
 	if (!branch || 1 + b >= in->nops)
 		return kernel_none(kc);
-	return call_into(e, f, in, branch, &ops[1 + b], dest);
+	return kernel_call_computation(e, f, in, branch, &ops[1 + b], dest);
 }
 
 /* while: the state goes through body as long as condition gives true. The
@@ -215,6 +213,7 @@ hloi_status kernel_while(const kernel_ctx *kc)
 		}
 	}
 	e->depth--;
+	e->loop_trips = e->loop_iter - 1;  /* the last iteration found the condition false */
 	e->loop = outer;
 	e->loop_comp = outer_comp;
 	e->loop_iter = outer_iter;

@@ -156,6 +156,8 @@ hloi_status kernel_custom_call(const kernel_ctx *kc)
 	const hloi_custom_call *u = custom_call_user(t);
 	if (u)
 		return call_user(e, f, in, ops, u);
+	if (custom_call_runs_callee(in))
+		return kernel_call_computation(e, f, in, in->called[0], ops, kc->dest);
 	/* the checker refuses every other target; only a caller that skipped it gets here */
 	diag_error_where(e->ctx, NULL, "unsupported custom-call target %s (instruction '%s')", t ? t : "(none)",
 			 in->name);

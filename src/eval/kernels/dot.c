@@ -178,22 +178,10 @@ void contract_parallel(int threads, int64_t total, int64_t min_chunk, range_fn f
 			fn(ctx, 0, total);
 		return;
 	}
-	pthread_t tid[CONTRACT_MAX_THREADS];
 	range_job jobs[CONTRACT_MAX_THREADS];
-	int started[CONTRACT_MAX_THREADS];
-	for (int64_t k = 0; k < nt; k++) {
+	for (int64_t k = 0; k < nt; k++)
 		jobs[k] = (range_job){ fn, ctx, total * k / nt, total * (k + 1) / nt };
-		started[k] = 0;
-	}
-	for (int64_t k = 1; k < nt; k++)
-		started[k] = pthread_create(&tid[k], NULL, range_worker, &jobs[k]) == 0;
-	range_worker(&jobs[0]);
-	for (int64_t k = 1; k < nt; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			range_worker(&jobs[k]);
-	}
+	fx_fork((int)nt, jobs, sizeof *jobs, range_worker);
 }
 
 /* --- the exact product ---------------------------------------------------------- */

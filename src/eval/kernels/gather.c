@@ -268,8 +268,6 @@ static void gather_fast(const engine *e, const gplan *g, const hloi_literal *op,
 	if (nt < 1)
 		nt = 1;
 	gather_job jobs[GATHER_MAX_THREADS];
-	pthread_t tid[GATHER_MAX_THREADS];
-	int started[GATHER_MAX_THREADS];
 	for (int64_t k = 0; k < nt; k++) {
 		jobs[k].g = g;
 		jobs[k].op = op;
@@ -277,17 +275,8 @@ static void gather_fast(const engine *e, const gplan *g, const hloi_literal *op,
 		jobs[k].out = out;
 		jobs[k].lo = nb * k / nt;
 		jobs[k].hi = nb * (k + 1) / nt;
-		started[k] = 0;
 	}
-	for (int64_t k = 1; k < nt; k++)
-		started[k] = pthread_create(&tid[k], NULL, gather_rows, &jobs[k]) == 0;
-	gather_rows(&jobs[0]);
-	for (int64_t k = 1; k < nt; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			gather_rows(&jobs[k]);
-	}
+	fx_fork((int)nt, jobs, sizeof *jobs, gather_rows);
 }
 
 static void fill_gather(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *out)

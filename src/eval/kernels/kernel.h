@@ -80,6 +80,12 @@ hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *
  * reached or the run was stopped. */
 hloi_status eval_step(engine *e, const computation *comp, const instr *in);
 
+/* Runs comp on args as instruction `in` of frame f (call, fusion, a
+ * conditional's branch, a custom-call's called computation): its result,
+ * conformed to in's layout, is the frame's value (or is dest). */
+hloi_status kernel_call_computation(engine *e, frame *f, const instr *in, const computation *comp,
+				    hloi_literal *const *args, hloi_literal *dest);
+
 /* Frees the run's random-number states (rng.c). */
 void eval_rng_free(engine *e);
 
