@@ -98,6 +98,7 @@
 	}
 
 /* Keys: the element's order as an unsigned integer (fast engine). */
+typedef uint64_t (*key_fn)(const void *p);
 typedef struct srec {
 	uint64_t key;
 	int64_t idx;
@@ -120,18 +121,57 @@ DEFINE_MSORT(msort_ngt, srec, LESS_NGT)
 /* A stable sort of rec[0..n) by key, ascending (desc: descending), by
  * least significant digit radix sort, 8 bits a pass, over the bytes in
  * which the keys differ only. For keys of a strict weak order (no FLOAT
- * NaN keys), the merge sort's permutation: both are stable. The keys are
- * left changed (complemented for desc). */
+ * NaN keys), the merge sort's permutation: both are stable. Only the
+ * indices are meaningful afterwards (keys may be complemented or not
+ * moved). */
 static void radix_sort(srec *rec, srec *tmp, int64_t n, int desc)
 {
 	if (n < 2)
 		return;
+	uint64_t ors = 0, ands = ~(uint64_t)0;
+	for (int64_t i = 0; i < n; i++) {
+		ors |= rec[i].key;
+		ands &= rec[i].key;
+	}
+	uint64_t diff = ors ^ ands;  /* the bits in which keys differ */
+	if (ors >> 32 == 0 && n <= (int64_t)UINT32_MAX) {
+		/* keys of 32 bits: (key << 32 | index) items of 8 bytes, the
+		 * histograms of every digit counted while they are built */
+		uint64_t *a = (uint64_t *)tmp, *b = a + n;
+		uint64_t flip = desc ? 0xffffffffu : 0;
+		uint32_t cnt[4][256];
+		int digits[4], nd = 0;
+		for (int d = 0; d < 4; d++)
+			if ((diff >> (8 * d)) & 0xff)
+				digits[nd++] = d;
+		memset(cnt, 0, sizeof cnt);
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t k = rec[i].key ^ flip;
+			a[i] = k << 32 | (uint64_t)i;
+			for (int d = 0; d < nd; d++)
+				cnt[d][(k >> (8 * digits[d])) & 0xff]++;
+		}
+		for (int d = 0; d < nd; d++) {
+			uint32_t sum = 0, *c = cnt[d];
+			for (int v = 0; v < 256; v++) {
+				uint32_t t = c[v];
+				c[v] = sum;
+				sum += t;
+			}
+			int sh = 32 + 8 * digits[d];
+			for (int64_t i = 0; i < n; i++)
+				b[c[(a[i] >> sh) & 0xff]++] = a[i];
+			uint64_t *t = a;
+			a = b;
+			b = t;
+		}
+		for (int64_t i = 0; i < n; i++)
+			rec[i].idx = (int64_t)(a[i] & 0xffffffffu);  /* (the keys are left as they were) */
+		return;
+	}
 	if (desc)
 		for (int64_t i = 0; i < n; i++)
 			rec[i].key = ~rec[i].key;
-	uint64_t diff = 0, k0 = rec[0].key;
-	for (int64_t i = 0; i < n; i++)
-		diff |= rec[i].key ^ k0;
 	srec *a = rec, *b = tmp;
 	for (int sh = 0; sh < 64; sh += 8) {
 		if (((diff >> sh) & 0xff) == 0)
@@ -161,18 +201,17 @@ static inline int rec_before(srec a, srec b)
 	return a.key < b.key || (a.key == b.key && a.idx < b.idx);
 }
 
-/* The first k (1 <= k < n) of the stable sort of rec[0..n) by key
- * (ascending; desc: descending), in order, into sel[0..k): the k least
- * (key, index) pairs through a max-heap, then sorted. rec[i].idx must be
- * i. Keys are left changed (complemented for desc). */
-static void select_first(srec *rec, int64_t n, int64_t k, int desc, srec *sel)
+/* The first k (1 <= k < n) of the stable sort by key (ascending; desc:
+ * descending) of the n elements of w bytes at data + pos[i] * w, in
+ * order, into sel[0..k) (key, index): the k least (key, index) pairs
+ * through a max-heap, then sorted. */
+static void select_first(const unsigned char *data, const int64_t *pos, int w, key_fn key, int64_t n, int64_t k,
+			 int desc, srec *sel)
 {
-	if (desc)
-		for (int64_t i = 0; i < n; i++)
-			rec[i].key = ~rec[i].key;
+	uint64_t flip = desc ? ~(uint64_t)0 : 0;
 	int64_t m = 0;
 	for (int64_t i = 0; i < n; i++) {
-		srec x = rec[i];
+		srec x = { key(data + pos[i] * w) ^ flip, i };
 		if (m == k) {
 			/* later indices lose ties: only a smaller key enters */
 			if (x.key >= sel[0].key)
@@ -299,7 +338,6 @@ DEFINE_MSORT(msort_tk, int64_t, tk_less)
 
 /* --- keys ---------------------------------------------------------------- */
 
-typedef uint64_t (*key_fn)(const void *p);
 #define SIGN64 ((uint64_t)1 << 63)
 /* (within the type's width: the radix sort skips the bytes no key uses) */
 #define KEY_INT(name, T, UT)                                                      \
@@ -872,6 +910,7 @@ typedef struct topk_job {
 	int64_t st[3][HLOI_MAX_RANK];
 	int largest;
 	key_fn key;                  /* fast engine: TOTALORDER keys, or NULL */
+	int select;                  /* the first k by a heap (keys, k small) */
 	cmp_fn cmp;
 	cmp_type ct;
 } topk_job;
@@ -883,7 +922,8 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 	int w = etype_byte_width(j->x->shape.type);
 	for (int64_t c = lo; c < hi; c++) {
 		int64_t *pos = j->scratch + c * j->per, *vpos = pos + j->len, *ipos = vpos + j->k;
-		int64_t *perm = ipos + j->k, *tmp = perm + 2 * j->len;
+		/* select: perm k words, sel 2k; else perm and tmp 2 len each */
+		int64_t *perm = ipos + j->k, *tmp = perm + (j->select ? j->k : 2 * j->len);
 		int64_t r0 = j->rows * c / j->nchunks, r1 = j->rows * (c + 1) / j->nchunks;
 		int64_t idx[HLOI_MAX_RANK];
 		for (int64_t r = r0; r < r1; r++) {
@@ -891,25 +931,23 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 			row_positions(&j->x->shape, j->strided[0], j->st[0], idx, dim, j->len, pos);
 			row_positions(&j->vals->shape, j->strided[1], j->st[1], idx, dim, j->k, vpos);
 			row_positions(&j->idxs->shape, j->strided[2], j->st[2], idx, dim, j->k, ipos);
-			if (j->key) {
+			if (j->select) {
+				srec *sel = (srec *)tmp;
+				select_first(j->x->data, pos, w, j->key, j->len, j->k, j->largest, sel);
+				for (int64_t i = 0; i < j->k; i++)
+					perm[i] = sel[i].idx;
+			} else if (j->key) {
 				srec *rec = (srec *)perm;
 				for (int64_t i = 0; i < j->len; i++) {
 					rec[i].key = j->key(elem_at(j->x, pos[i]));
 					rec[i].idx = i;
 				}
-				if (j->k < j->len && j->k <= TOPK_SELECT_MAX) {
-					srec *sel = (srec *)tmp;
-					select_first(rec, j->len, j->k, j->largest, sel);
-					for (int64_t i = 0; i < j->k; i++)
-						perm[i] = sel[i].idx;
-				} else {
-					if (j->len >= SORT_RADIX_MIN)
-						radix_sort(rec, (srec *)tmp, j->len, j->largest);
-					else
-						(j->largest ? msort_kgt : msort_klt)(NULL, rec, (srec *)tmp, j->len);
-					for (int64_t i = 0; i < j->k; i++)
-						perm[i] = rec[i].idx;
-				}
+				if (j->len >= SORT_RADIX_MIN)
+					radix_sort(rec, (srec *)tmp, j->len, j->largest);
+				else
+					(j->largest ? msort_kgt : msort_klt)(NULL, rec, (srec *)tmp, j->len);
+				for (int64_t i = 0; i < j->k; i++)
+					perm[i] = rec[i].idx;
 			} else {
 				tk_ctx t = { j->cmp, j->largest ? CMP_GT : CMP_LT, j->ct, j->x, pos };
 				for (int64_t i = 0; i < j->len; i++)
@@ -988,7 +1026,12 @@ hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *
 				j.nchunks = 1;
 		}
 		int64_t words;
-		if (checked_mul_i64(j.len, 5, &j.per) || checked_add_i64(j.per, 2 * j.k, &j.per) ||
+		j.select = j.key && j.k < j.len && j.k <= TOPK_SELECT_MAX;
+		if (j.select)
+			j.per = j.len + 5 * j.k;  /* pos, vpos, ipos, perm, sel */
+		else if (checked_mul_i64(j.len, 5, &j.per) || checked_add_i64(j.per, 2 * j.k, &j.per))
+			j.per = -1;
+		if (j.per < 0 ||
 		    checked_mul_i64(j.per, j.nchunks, &words)) {
 			st = value_oom(e, INT64_MAX);
 			goto fail;
