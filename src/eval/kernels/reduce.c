@@ -467,6 +467,9 @@ hloi_status kernel_reduce_window(const kernel_ctx *kc)
 	/* a single result straight into the destination (run into): every
 	 * path below writes each element */
 	hloi_literal *dest = n == 1 && !shape_is_tuple(in->result) ? kc->dest : NULL;
+	for (int k = 0; dest && k < in->nops; k++)
+		if (ops[k] && !shape_is_tuple(&ops[k]->shape) && ops[k]->data == dest->data)
+			dest = NULL;  /* an operand in dest's buffer (an aliased parameter): read while written */
 	hloi_literal *res = dest, *one[1] = { dest }, **outs = one;
 	hloi_status st = dest ? HLOI_OK : new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)

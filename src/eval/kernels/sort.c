@@ -883,19 +883,26 @@ hloi_status kernel_sort(const kernel_ctx *kc)
 		return kernel_none(kc);
 	if (too_many_operands(e, in, in->nops))
 		return HLOI_EUNSUPPORTED;
-	hloi_literal *res = NULL, *outs[64];
-	hloi_status st = value_new(e, in->result, &res);
+	/* a single result straight into the destination (run into), unless
+	 * an operand lives there (an aliased parameter: read while written) */
+	hloi_literal *dest = shape_is_tuple(in->result) ? NULL : kc->dest;
+	for (int k = 0; dest && k < in->nops; k++)
+		if (ops[k] && !shape_is_tuple(&ops[k]->shape) && ops[k]->data == dest->data)
+			dest = NULL;
+	hloi_literal *res = dest, *outs[64];
+	hloi_status st = dest ? HLOI_OK : value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	for (int k = 0; k < in->nops; k++)
 		outs[k] = shape_is_tuple(in->result) ? res->elems[k] : res;
 	st = do_sort(e, in, fn, ops, outs);
 	if (st != HLOI_OK) {
-		value_drop(e, res);
+		if (res != dest)
+			value_drop(e, res);
 		return st;
 	}
 	f->vals[in->position] = res;
-	f->owned[in->position] = 1;
+	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
 	return HLOI_OK;
 }
 
