@@ -136,31 +136,38 @@ static void radix_sort(srec *rec, srec *tmp, int64_t n, int desc)
 	uint64_t diff = ors ^ ands;  /* the bits in which keys differ */
 	if (ors >> 32 == 0 && n <= (int64_t)UINT32_MAX) {
 		/* keys of 32 bits: (key << 32 | index) items of 8 bytes, the
-		 * histograms of every digit counted while they are built */
+		 * histograms of every digit counted while they are built;
+		 * digits of 8 bits for keys of up to 16, else of 11 (3 passes) */
 		uint64_t *a = (uint64_t *)tmp, *b = a + n;
 		uint64_t flip = desc ? 0xffffffffu : 0;
-		uint32_t cnt[4][256];
+		int span = 0;
+		while (span < 32 && diff >> span)
+			span++;
+		int bits = span <= 16 ? 8 : 11;
+		uint32_t dmask = ((uint32_t)1 << bits) - 1;
+		uint32_t cnt[3][2048];
 		int digits[4], nd = 0;
-		for (int d = 0; d < 4; d++)
-			if ((diff >> (8 * d)) & 0xff)
+		for (int d = 0; d * bits < span; d++)
+			if ((diff >> (bits * d)) & dmask)
 				digits[nd++] = d;
-		memset(cnt, 0, sizeof cnt);
+		for (int d = 0; d < nd; d++)
+			memset(cnt[d], 0, sizeof(uint32_t) << bits);
 		for (int64_t i = 0; i < n; i++) {
 			uint64_t k = rec[i].key ^ flip;
 			a[i] = k << 32 | (uint64_t)i;
 			for (int d = 0; d < nd; d++)
-				cnt[d][(k >> (8 * digits[d])) & 0xff]++;
+				cnt[d][(k >> (bits * digits[d])) & dmask]++;
 		}
 		for (int d = 0; d < nd; d++) {
 			uint32_t sum = 0, *c = cnt[d];
-			for (int v = 0; v < 256; v++) {
+			for (uint32_t v = 0; v <= dmask; v++) {
 				uint32_t t = c[v];
 				c[v] = sum;
 				sum += t;
 			}
-			int sh = 32 + 8 * digits[d];
+			int sh = 32 + bits * digits[d];
 			for (int64_t i = 0; i < n; i++)
-				b[c[(a[i] >> sh) & 0xff]++] = a[i];
+				b[c[(a[i] >> sh) & dmask]++] = a[i];
 			uint64_t *t = a;
 			a = b;
 			b = t;
