@@ -79,6 +79,8 @@ WORKLOADS = [
     ("sum_bf16_axis1", "bf16 -> f32 reduce add over dim 1", "reduce", 1),
     ("sum_f16_axis1", "f16 -> f32 reduce add over dim 1", "reduce", 1),
     ("window_max", "reduce-window max 3x3", "reduce", 0),
+    ("pool_nhwc", "max-pool 3x3/2 pad 1, f32 NHWC [8,112,112,64]", "reduce", 1),
+    ("sort_rows", "sort f32 [1024,4096] rows (np.sort)", "reduce", 1),
 ]
 
 
@@ -186,6 +188,16 @@ def numpy_case(name):
         r = np.empty((N - 2, N - 2), dtype=np.float32)
         v = sliding_window_view(a, (3, 3))
         return (lambda: v.max(axis=(2, 3))), (lambda: np.max(v, axis=(2, 3), out=r))
+    if name == "pool_nhwc":
+        from numpy.lib.stride_tricks import sliding_window_view
+        x = rng.standard_normal((8, 112, 112, 64), dtype=np.float32)
+        p = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+        r = np.empty((8, 56, 56, 64), dtype=np.float32)
+        v = sliding_window_view(p, (3, 3), axis=(1, 2))[:, ::2, ::2]
+        return (lambda: v.max(axis=(4, 5))), (lambda: np.max(v, axis=(4, 5), out=r))
+    if name == "sort_rows":
+        a = rng.standard_normal((1024, N), dtype=np.float32)
+        return (lambda: np.sort(a, axis=1)), None
     if name == "divide":
         a, b = f(N, N), f(N, N)
         b[b == 0] = 1

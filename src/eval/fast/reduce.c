@@ -21,9 +21,13 @@
  * are reduced); float add and multiply, combined in another order, agree
  * within the tolerance doc/semantics.md documents.
  *
- * reduce-window: strips along the result's innermost dimension; each window
+ * reduce-window: by max, min, and, or over at most two windowed
+ * dimensions (no base dilation, the input's layout for the result), two
+ * separable passes per thread through a ring of slices in cache (see
+ * "separable passes" below; a NaN result recomputed in XLA's order).
+ * Otherwise strips along the result's innermost dimension; each window
  * position (in row-major order) combines its valid range of the strip at
- * once. Combined in XLA's order in the element type: bit for bit the
+ * once. Combined in XLA's order in the element type. Both bit for bit the
  * reference engine's values. */
 #include <stdatomic.h>
 #include <string.h>
@@ -895,6 +899,315 @@ static void win_units(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* --- reduce-window by separable passes ------------------------------------------------ */
+
+/* max, min, and, or are idempotent, associative and commutative on the
+ * values (max and min: -0 below +0), so a window of two dimensions is the
+ * window of the outer one over the windows of the inner one, each partial
+ * result starting from init: a pass along the inner windowed dimension
+ * ("a") into a ring of slices, then one along the outer ("b") over the
+ * ring, (wa - 1) + (wb - 1) combinations per element instead of wa * wb.
+ * Only which NaN comes out depends on the order: a result that is a NaN
+ * (it is one exactly when XLA's would be) is recomputed in XLA's order. */
+
+/* Bytes of a thread's ring of pass-a slices at most (stays in L2). */
+#define RW_RING_BYTES ((int64_t)256 << 10)
+/* A ring larger than this even for one result slice: the direct walk. */
+#define RW_RING_MAX ((int64_t)64 << 20)
+
+typedef struct splan {
+	const rf_kernels *k;
+	const hloi_literal *x;
+	hloi_literal *out;
+	const void *init;
+	etype ty;
+	int64_t wx;
+	int rank, has_a;
+	const window_dim *w;
+	int64_t ist[HLOI_MAX_RANK], ost[HLOI_MAX_RANK], odims[HLOI_MAX_RANK];
+	/* pass a: within a slice of b, M groups of Na input / Oa result
+	 * positions of A elements each */
+	int64_t M, Na, Oa, A, sa, ra, pa, wa;
+	/* pass b: G outer groups of Nb input / Ob result slices */
+	int64_t G, Nb, Ob, sb, rb, pb, wb;
+	int64_t inner, oinner;    /* elements of an input / result slice */
+	int64_t block;            /* result slices per unit */
+	int64_t chunk;            /* elements of a result slice combined at once */
+	int64_t nblocks;
+	_Atomic int failed;       /* a thread's ring could not be allocated */
+} splan;
+
+/* The valid result range [*olo, *ohi) of a pass whose position o reads
+ * input o * s + off of [0, n), within [0, on). */
+static void valid_range(int64_t s, int64_t off, int64_t n, int64_t on, int64_t *olo, int64_t *ohi)
+{
+	int64_t lo = -floor_div(off, s);
+	if (lo * s + off < 0)
+		lo++;
+	int64_t hi = floor_div(n - 1 - off, s) + 1;
+	*olo = lo < 0 ? 0 : lo;
+	*ohi = hi > on ? on : hi;
+}
+
+/* Pass a of input slice xs into ring slot r (accumulators). */
+static void sep_pass_a(const splan *p, const char *xs, char *r)
+{
+	const rf_kernels *k = p->k;
+	int64_t as = k->asize;
+	if (p->A == 1) {
+		for (int64_t m = 0; m < p->M; m++) {
+			char *row = r + m * p->Oa * as;
+			const char *xr = xs + m * p->Na * p->wx;
+			k->init(row, p->init, p->Oa);
+			for (int64_t q = 0; q < p->wa; q++) {
+				int64_t off = q * p->ra - p->pa, olo, ohi;
+				valid_range(p->sa, off, p->Na, p->Oa, &olo, &ohi);
+				if (olo < ohi)
+					k->col(row + olo * as, xr + (olo * p->sa + off) * p->wx, ohi - olo, p->sa);
+			}
+		}
+		return;
+	}
+	for (int64_t m = 0; m < p->M; m++)
+		for (int64_t o = 0; o < p->Oa; o++) {
+			char *v = r + (m * p->Oa + o) * p->A * as;
+			k->init(v, p->init, p->A);
+			for (int64_t q = 0; q < p->wa; q++) {
+				int64_t i = o * p->sa + q * p->ra - p->pa;
+				if (i >= 0 && i < p->Na)
+					k->col(v, xs + (m * p->Na + i) * p->A * p->wx, p->A, 1);
+			}
+		}
+}
+
+/* Whether any of n elements of float type t is a NaN. */
+static int any_nan(etype t, const void *v, int64_t n)
+{
+	int any = 0;
+	switch (t) {
+	case ET_F32: {
+		const float *x = v;
+		for (int64_t j = 0; j < n; j++)
+			any |= x[j] != x[j];
+		return any;
+	}
+	case ET_F64: {
+		const double *x = v;
+		for (int64_t j = 0; j < n; j++)
+			any |= x[j] != x[j];
+		return any;
+	}
+	case ET_F16:
+	case ET_BF16: {
+		const uint16_t *x = v;
+		unsigned e = t == ET_F16 ? 0x7c00u : 0x7f80u;
+		for (int64_t j = 0; j < n; j++)
+			any |= (x[j] & 0x7fffu) > e;
+		return any;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Result element at position pos recomputed in XLA's order (row-major
+ * window positions from init). */
+static void sep_exact(const splan *p, int64_t pos)
+{
+	int64_t oi[HLOI_MAX_RANK], wi[HLOI_MAX_RANK] = { 0 }, wn = 1;
+	for (int d = 0; d < p->rank; d++) {
+		oi[d] = pos / p->ost[d] % p->odims[d];
+		wn *= p->w[d].size;
+	}
+	uint64_t acc;
+	p->k->init(&acc, p->init, 1);
+	for (int64_t q = 0; q < wn; q++) {
+		int64_t off = 0;
+		int valid = 1;
+		for (int d = 0; d < p->rank; d++) {
+			int64_t b = oi[d] * p->w[d].stride + wi[d] * p->w[d].rhs_dilate - p->w[d].pad_lo;
+			valid &= b >= 0 && b < p->x->shape.dims[d];
+			off += b * p->ist[d];
+		}
+		if (valid)
+			p->k->col(&acc, (const char *)p->x->data + off * p->wx, 1, 1);
+		for (int d = p->rank - 1; d >= 0; d--) {
+			if (++wi[d] < p->w[d].size)
+				break;
+			wi[d] = 0;
+		}
+	}
+	p->k->store((char *)p->out->data + pos * p->wx, 1, &acc, 1);
+}
+
+static void sep_units(void *ctx, int64_t lo, int64_t hi)
+{
+	splan *p = ctx;
+	const rf_kernels *k = p->k;
+	int64_t as = k->asize;
+	union {
+		double d[REDUCE_STRIP_MAX];
+		uint64_t u[REDUCE_STRIP_MAX];
+	} acc;
+	char *ring = NULL;
+	if (p->has_a) {
+		int64_t nslots = (p->block - 1) * p->sb + (p->wb - 1) * p->rb + 1;
+		ring = hloi_aligned_alloc((size_t)(nslots * p->oinner * as));
+		if (!ring) {
+			p->failed = 1;
+			return;
+		}
+	}
+	int is_float = etype_is_float(p->ty);
+	for (int64_t u = lo; u < hi; u++) {
+		int64_t g = u / p->nblocks, o0 = u % p->nblocks * p->block;
+		int64_t o1 = o0 + p->block < p->Ob ? o0 + p->block : p->Ob;
+		const char *xg = (const char *)p->x->data + g * p->Nb * p->inner * p->wx;
+		/* the input slices the block reads: [ilo, ihi) */
+		int64_t ilo = o0 * p->sb - p->pb, ihi = (o1 - 1) * p->sb + (p->wb - 1) * p->rb - p->pb + 1;
+		ilo = ilo < 0 ? 0 : ilo;
+		ihi = ihi > p->Nb ? p->Nb : ihi;
+		if (ring)
+			for (int64_t i = ilo; i < ihi; i++)
+				sep_pass_a(p, xg + i * p->inner * p->wx, ring + (i - ilo) * p->oinner * as);
+		for (int64_t o = o0; o < o1; o++) {
+			int64_t opos = (g * p->Ob + o) * p->oinner;
+			char *os = (char *)p->out->data + opos * p->wx;
+			for (int64_t c0 = 0; c0 < p->oinner; c0 += p->chunk) {
+				int64_t len = p->oinner - c0 < p->chunk ? p->oinner - c0 : p->chunk;
+				char *oc = os + c0 * p->wx;
+				/* the ring's slices hold init already: the first valid
+				 * one starts the result (accumulators of the element
+				 * type: the result itself is the accumulator) */
+				int first = 1;
+				if (!ring || as != p->wx)
+					k->init(acc.d, p->init, len), first = 0;
+				for (int64_t q = 0; q < p->wb; q++) {
+					int64_t i = o * p->sb + q * p->rb - p->pb;
+					if (i < 0 || i >= p->Nb)
+						continue;
+					if (!ring)
+						k->col(acc.d, xg + (i * p->inner + c0) * p->wx, len, 1);
+					else if (first)
+						memcpy(oc, ring + ((i - ilo) * p->oinner + c0) * as, (size_t)(len * as)), first = 0;
+					else
+						k->merge(as == p->wx ? (void *)oc : acc.d, ring + ((i - ilo) * p->oinner + c0) * as,
+							 len);
+				}
+				if (first)
+					k->init(oc, p->init, len);  /* no valid slice: init (accumulators of the element type) */
+				else if (!ring || as != p->wx)
+					k->store(oc, 1, acc.d, len);
+				if (is_float && any_nan(p->ty, oc, len))
+					for (int64_t j = 0; j < len; j++)
+						if (any_nan(p->ty, os + (c0 + j) * p->wx, 1))
+							sep_exact(p, opos + c0 + j);
+			}
+		}
+	}
+	hloi_aligned_free(ring);
+}
+
+/* Whether s's elements are dense in its layout's order with strides st. */
+static int dense(const shape *s, const int64_t *st)
+{
+	int64_t want = 1;
+	for (int i = 0; i < s->rank; i++) {
+		int d = (int)s->layout.minor_to_major[i];
+		if (st[d] != want)
+			return 0;
+		want *= s->dims[d];
+	}
+	return 1;
+}
+
+/* 0 when done, nonzero when the case is not one for separable passes. */
+static int reduce_window_separable(int threads, opcode op, const window *win, const hloi_literal *x,
+				   const hloi_literal *init, hloi_literal *out, const rf_kernels *k, int64_t min_per,
+				   int64_t chunk)
+{
+	if (op != OP_MAXIMUM && op != OP_MINIMUM && op != OP_AND && op != OP_OR)
+		return 1;
+	const shape *xs = &x->shape, *os = &out->shape;
+	if (!index_is_strided(xs) || !index_is_strided(os) || xs->rank != os->rank)
+		return 1;
+	splan p;
+	memset(&p, 0, sizeof p);
+	p.k = k;
+	p.x = x;
+	p.out = out;
+	p.init = init->data;
+	p.ty = xs->type;
+	p.wx = etype_byte_width(p.ty);
+	p.rank = xs->rank;
+	p.w = win->d;
+	index_strides(xs, p.ist);
+	index_strides(os, p.ost);
+	if (!dense(xs, p.ist) || !dense(os, p.ost))
+		return 1;
+	/* the windowed dimensions, innermost first in the (common) layout */
+	int wd[2], nw = 0;
+	for (int i = 0; i < p.rank; i++) {
+		int d = (int)xs->layout.minor_to_major[i];
+		const window_dim *w = &p.w[d];
+		if (os->layout.minor_to_major[i] != d || w->lhs_dilate != 1 || w->size < 1 || w->stride < 1 ||
+		    w->rhs_dilate < 1)
+			return 1;
+		p.odims[d] = os->dims[d];
+		if (w->size == 1 && w->stride == 1 && w->pad_lo == 0 && w->pad_hi == 0 && os->dims[d] == xs->dims[d])
+			continue;
+		if (nw == 2)
+			return 1;
+		wd[nw++] = d;
+	}
+	if (nw == 0)
+		return 1;
+	int b = wd[nw - 1];
+	p.Nb = xs->dims[b];
+	p.Ob = os->dims[b];
+	p.sb = p.w[b].stride;
+	p.rb = p.w[b].rhs_dilate;
+	p.pb = p.w[b].pad_lo;
+	p.wb = p.w[b].size;
+	p.inner = p.ist[b];
+	p.oinner = p.ost[b];
+	if (p.Nb == 0 || p.inner == 0 || p.oinner == 0)
+		return 1;
+	int64_t total;
+	if (shape_element_count(xs, &total))
+		return 1;
+	p.G = total / (p.Nb * p.inner);
+	p.block = 1;
+	p.chunk = chunk;
+	if (nw == 2) {
+		int a = wd[0];
+		p.has_a = 1;
+		p.Na = xs->dims[a];
+		p.Oa = os->dims[a];
+		p.A = p.ist[a];
+		if (p.A != p.ost[a] || p.Na == 0)
+			return 1;
+		p.M = p.inner / (p.Na * p.A);
+		p.sa = p.w[a].stride;
+		p.ra = p.w[a].rhs_dilate;
+		p.pa = p.w[a].pad_lo;
+		p.wa = p.w[a].size;
+		/* result slices per block: the ring of their input slices within
+		 * RW_RING_BYTES when it can */
+		int64_t slot = p.oinner * k->asize, fit = RW_RING_BYTES / slot;
+		int64_t span = (p.wb - 1) * p.rb + 1;
+		if (span > RW_RING_MAX / slot)
+			return 1;
+		p.block = fit > span ? (fit - span) / p.sb + 1 : 1;
+		if (p.block > p.Ob)
+			p.block = p.Ob;
+	}
+	p.nblocks = (p.Ob + p.block - 1) / p.block;
+	int64_t units = p.G * p.nblocks, per = p.block * p.oinner * (p.wb + (p.has_a ? p.wa : 0));
+	eval_parallel(threads, units, per ? min_per / per + 1 : units, sep_units, &p);
+	return p.failed;
+}
+
 int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_literal *x, const hloi_literal *init,
 		       hloi_literal *out, const reduce_tuning *t)
 {
@@ -931,8 +1244,10 @@ int fast_reduce_window(int threads, const instr *in, opcode op, const hloi_liter
 			return 1;
 	}
 	p.wx = etype_byte_width(ty);
-	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
 	int64_t min_per = t && t->min_per_thread > 0 ? t->min_per_thread : RF_MIN_PER_THREAD;
+	int64_t strip_max = t && t->strip > 0 && t->strip < REDUCE_STRIP_MAX ? t->strip : REDUCE_STRIP_MAX;
+	if (reduce_window_separable(threads, op, &wa->u.win, x, init, out, p.k, min_per, strip_max) == 0)
+		return 0;
 	int64_t n0 = p.odims[p.d0];
 	p.strip = n0 < strip_max ? n0 : strip_max;
 	p.nstrips = (n0 + p.strip - 1) / p.strip;

@@ -441,8 +441,14 @@ hloi_status kernel_reduce_window(const kernel_ctx *kc)
 	int n = in->nops / 2;
 	if (!fn || n < 1)
 		return kernel_none(kc);
-	hloi_literal *res = NULL, **outs = NULL;
-	hloi_status st = new_outputs(e, in, n, &res, &outs);
+	/* a single result straight into the destination (run into): every
+	 * path below writes each element */
+	hloi_literal *dest = n == 1 && !shape_is_tuple(in->result) ? kc->dest : NULL;
+	for (int k = 0; dest && k < in->nops; k++)
+		if (ops[k] && !shape_is_tuple(&ops[k]->shape) && ops[k]->data == dest->data)
+			dest = NULL;  /* an operand in dest's buffer (an aliased parameter): read while written */
+	hloi_literal *res = dest, *one[1] = { dest }, **outs = one;
+	hloi_status st = dest ? HLOI_OK : new_outputs(e, in, n, &res, &outs);
 	if (st != HLOI_OK)
 		return st;
 	opcode op = n == 1 && e->fast && reducer_takes(fn, ops[0], ops[1]) ? reduce_monoid(fn) : OP_COUNT;
@@ -504,13 +510,15 @@ cleanup:
 	hloi_free(r.ost);
 	hloi_free(off);
 finish:
-	hloi_free(outs);
+	if (outs != one)
+		hloi_free(outs);
 	if (st != HLOI_OK) {
-		value_drop(e, res);
+		if (res != dest)
+			value_drop(e, res);
 		return st;
 	}
 	f->vals[in->position] = res;
-	f->owned[in->position] = 1;
+	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
 	return HLOI_OK;
 }
 

@@ -19,14 +19,20 @@
  * instead, and so for the comparator JAX writes for floats (each side
  * canonicalised, -0 as +0 and NaNs as one NaN, then a TOTALORDER compare);
  * a comparison of keys answers what the comparator would, so the
- * permutation is the same. Other comparators run as in the reference
- * engine; rows go to threads (when the comparator compiles to a program).
+ * permutation is the same. Keys of a strict weak order (all but FLOAT
+ * compares meeting a NaN) make the merge sort's permutation the one of
+ * any stable sort: rows of SORT_RADIX_MIN elements or more are radix
+ * sorted (stable, 8 bits a pass, only over the bytes where keys differ).
+ * Other comparators run as in the reference engine; rows go to threads
+ * (when the comparator compiles to a program).
  *
  * topk sorts each row along the last dimension by GtTotalOrder (largest)
  * or LtTotalOrder (smallest) as XLA's TopkDecomposer does (a stable sort
  * of the values and an iota), and keeps the first k: ties keep the lower
  * index first, and NaNs sort by their sign as TOTALORDER says (+NaN is the
- * largest value, -NaN the smallest).
+ * largest value, -NaN the smallest). The fast engine selects the first k
+ * (k <= TOPK_SELECT_MAX) through a heap of (key, index) pairs, which is
+ * the same answer: ties by lower index first.
  *
  * Scratch (positions, permutations, merge buffers) is one value of the
  * engine's budget per kernel, never per element. */
@@ -45,6 +51,8 @@
 /* Rows of fewer elements per thread than this stay on one thread. */
 #define SORT_MIN_PER_THREAD 16384
 #define SORT_MAX_CHUNKS 64
+/* topk of at most this k selects through a heap instead of sorting. */
+#define TOPK_SELECT_MAX 1024
 
 /* --- the merge sort, once per kind of element and comparison ----------- */
 
@@ -90,6 +98,7 @@
 	}
 
 /* Keys: the element's order as an unsigned integer (fast engine). */
+typedef uint64_t (*key_fn)(const void *p);
 typedef struct srec {
 	uint64_t key;
 	int64_t idx;
@@ -105,6 +114,161 @@ DEFINE_MSORT(msort_klt, srec, LESS_KLT)
 DEFINE_MSORT(msort_kgt, srec, LESS_KGT)
 DEFINE_MSORT(msort_nlt, srec, LESS_NLT)
 DEFINE_MSORT(msort_ngt, srec, LESS_NGT)
+
+/* Rows at least this long are radix sorted (shorter: the merge sort). */
+#define SORT_RADIX_MIN 64
+
+/* A stable sort of rec[0..n) by key, ascending (desc: descending), by
+ * least significant digit radix sort, 8 bits a pass, over the bytes in
+ * which the keys differ only. For keys of a strict weak order (no FLOAT
+ * NaN keys), the merge sort's permutation: both are stable. Only the
+ * indices are meaningful afterwards (keys may be complemented or not
+ * moved). */
+static void radix_sort(srec *rec, srec *tmp, int64_t n, int desc)
+{
+	if (n < 2)
+		return;
+	uint64_t ors = 0, ands = ~(uint64_t)0;
+	for (int64_t i = 0; i < n; i++) {
+		ors |= rec[i].key;
+		ands &= rec[i].key;
+	}
+	uint64_t diff = ors ^ ands;  /* the bits in which keys differ */
+	if (ors >> 32 == 0 && n <= (int64_t)UINT32_MAX) {
+		/* keys of 32 bits: (key << 32 | index) items of 8 bytes, the
+		 * histograms of every digit counted while they are built;
+		 * digits of 8 bits for keys of up to 16, else of 11 (3 passes) */
+		uint64_t *a = (uint64_t *)tmp, *b = a + n;
+		uint64_t flip = desc ? 0xffffffffu : 0;
+		int span = 0;
+		while (span < 32 && diff >> span)
+			span++;
+		int bits = span <= 16 ? 8 : 11;
+		uint32_t dmask = ((uint32_t)1 << bits) - 1;
+		uint32_t cnt[3][2048];
+		int digits[4], nd = 0;
+		for (int d = 0; d * bits < span; d++)
+			if ((diff >> (bits * d)) & dmask)
+				digits[nd++] = d;
+		for (int d = 0; d < nd; d++)
+			memset(cnt[d], 0, sizeof(uint32_t) << bits);
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t k = rec[i].key ^ flip;
+			a[i] = k << 32 | (uint64_t)i;
+			for (int d = 0; d < nd; d++)
+				cnt[d][(k >> (bits * digits[d])) & dmask]++;
+		}
+		for (int d = 0; d < nd; d++) {
+			uint32_t sum = 0, *c = cnt[d];
+			for (uint32_t v = 0; v <= dmask; v++) {
+				uint32_t t = c[v];
+				c[v] = sum;
+				sum += t;
+			}
+			int sh = 32 + bits * digits[d];
+			for (int64_t i = 0; i < n; i++)
+				b[c[(a[i] >> sh) & dmask]++] = a[i];
+			uint64_t *t = a;
+			a = b;
+			b = t;
+		}
+		for (int64_t i = 0; i < n; i++)
+			rec[i].idx = (int64_t)(a[i] & 0xffffffffu);  /* (the keys are left as they were) */
+		return;
+	}
+	if (desc)
+		for (int64_t i = 0; i < n; i++)
+			rec[i].key = ~rec[i].key;
+	srec *a = rec, *b = tmp;
+	for (int sh = 0; sh < 64; sh += 8) {
+		if (((diff >> sh) & 0xff) == 0)
+			continue;
+		int64_t cnt[256] = { 0 };
+		for (int64_t i = 0; i < n; i++)
+			cnt[(a[i].key >> sh) & 0xff]++;
+		int64_t sum = 0;
+		for (int d = 0; d < 256; d++) {
+			int64_t c = cnt[d];
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (int64_t i = 0; i < n; i++)
+			b[cnt[(a[i].key >> sh) & 0xff]++] = a[i];
+		srec *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != rec)
+		memcpy(rec, a, (size_t)n * sizeof *rec);
+}
+
+/* Whether (a.key, a.idx) comes before (b.key, b.idx). */
+static inline int rec_before(srec a, srec b)
+{
+	return a.key < b.key || (a.key == b.key && a.idx < b.idx);
+}
+
+/* The first k (1 <= k < n) of the stable sort by key (ascending; desc:
+ * descending) of the n elements of w bytes at data + pos[i] * w, in
+ * order, into sel[0..k) (key, index): the k least (key, index) pairs
+ * through a max-heap, then sorted. */
+static void select_first(const unsigned char *data, const int64_t *pos, int w, key_fn key, int64_t n, int64_t k,
+			 int desc, srec *sel)
+{
+	uint64_t flip = desc ? ~(uint64_t)0 : 0;
+	int64_t m = 0;
+	for (int64_t i = 0; i < n; i++) {
+		srec x = { key(data + pos[i] * w) ^ flip, i };
+		if (m == k) {
+			/* later indices lose ties: only a smaller key enters */
+			if (x.key >= sel[0].key)
+				continue;
+			/* replace the top, sift down */
+			int64_t p = 0;
+			for (;;) {
+				int64_t c = 2 * p + 1;
+				if (c >= k)
+					break;
+				if (c + 1 < k && rec_before(sel[c], sel[c + 1]))
+					c++;
+				if (!rec_before(x, sel[c]))
+					break;
+				sel[p] = sel[c];
+				p = c;
+			}
+			sel[p] = x;
+			continue;
+		}
+		/* sift up */
+		int64_t c = m++;
+		while (c > 0) {
+			int64_t p = (c - 1) / 2;
+			if (!rec_before(sel[p], x))
+				break;
+			sel[c] = sel[p];
+			c = p;
+		}
+		sel[c] = x;
+	}
+	/* heap order to ascending: repeatedly move the top to the end */
+	for (int64_t e = k - 1; e > 0; e--) {
+		srec top = sel[0], x = sel[e];
+		int64_t p = 0;
+		for (;;) {
+			int64_t c = 2 * p + 1;
+			if (c >= e)
+				break;
+			if (c + 1 < e && rec_before(sel[c], sel[c + 1]))
+				c++;
+			if (!rec_before(x, sel[c]))
+				break;
+			sel[p] = sel[c];
+			p = c;
+		}
+		sel[p] = x;
+		sel[e] = top;
+	}
+}
 
 /* The comparator computation on the elements at row positions i and j. */
 typedef struct gen_ctx {
@@ -181,14 +345,14 @@ DEFINE_MSORT(msort_tk, int64_t, tk_less)
 
 /* --- keys ---------------------------------------------------------------- */
 
-typedef uint64_t (*key_fn)(const void *p);
 #define SIGN64 ((uint64_t)1 << 63)
-#define KEY_INT(name, T)                                  \
-	static uint64_t key_##name(const void *p)         \
-	{                                                 \
-		T v;                                      \
-		memcpy(&v, p, sizeof v);                  \
-		return (uint64_t)(int64_t)v ^ SIGN64;     \
+/* (within the type's width: the radix sort skips the bytes no key uses) */
+#define KEY_INT(name, T, UT)                                                      \
+	static uint64_t key_##name(const void *p)                                 \
+	{                                                                         \
+		UT v;                                                             \
+		memcpy(&v, p, sizeof v);                                          \
+		return (uint64_t)(UT)(v ^ (UT)((UT)1 << (8 * sizeof(UT) - 1))); \
 	}
 #define KEY_UINT(name, T)                          \
 	static uint64_t key_##name(const void *p)  \
@@ -217,10 +381,10 @@ typedef uint64_t (*key_fn)(const void *p);
 			b = 0;                                                        \
 		return sc_key_total(b, S, (UT) ~(UT)0);                               \
 	}
-KEY_INT(s8, int8_t)
-KEY_INT(s16, int16_t)
-KEY_INT(s32, int32_t)
-KEY_INT(s64, int64_t)
+KEY_INT(s8, int8_t, uint8_t)
+KEY_INT(s16, int16_t, uint16_t)
+KEY_INT(s32, int32_t, uint32_t)
+KEY_INT(s64, int64_t, uint64_t)
 KEY_UINT(u8, uint8_t)
 KEY_UINT(u16, uint16_t)
 KEY_UINT(u32, uint32_t)
@@ -314,7 +478,7 @@ static int recognise(const computation *f, hloi_literal *const *ops, int *kop, i
  * The key of x is then the key of N if x is a NaN, of Z2 if x == Z1 (IEEE),
  * else of x: the compare of the canonical values, answered by keys. */
 typedef struct canon {
-	int on;
+	int on, zero;  /* zero: z1 is +0 or -0 */
 	double z1;
 	unsigned char nan[8], z2[8];
 } canon;
@@ -386,6 +550,7 @@ static int recognise_canon(const computation *f, hloi_literal *const *ops, int *
 	int w = etype_byte_width(t);
 	cn->on = 1;
 	cn->z1 = sc_read(t, z1a->value->data).f;
+	cn->zero = cn->z1 == 0.0 && (t == ET_F16 || t == ET_BF16 || t == ET_F32 || t == ET_F64);
 	memcpy(cn->nan, na->value->data, (size_t)w);
 	memcpy(cn->z2, z2a->value->data, (size_t)w);
 	return 1;
@@ -447,6 +612,31 @@ static inline void copy_elem(unsigned char *dst, const unsigned char *src, int w
 	}
 }
 
+/* dst[op[i]] = src[ip[order[i]]] for i < len, elements of w bytes (a
+ * loop per width: the copy inlined). */
+static void gather_row(void *dst, const int64_t *op, const void *src, const int64_t *ip, const int64_t *order,
+		       int64_t len, int w)
+{
+#define GATHER(T)                                                          \
+	do {                                                               \
+		T *d = dst;                                                \
+		const T *sr = src;                                         \
+		for (int64_t i = 0; i < len; i++)                          \
+			d[op[i]] = sr[ip[order[i]]];                       \
+	} while (0)
+	switch (w) {
+	case 1: GATHER(uint8_t); break;
+	case 2: GATHER(uint16_t); break;
+	case 4: GATHER(uint32_t); break;
+	case 8: GATHER(uint64_t); break;
+	default:
+		for (int64_t i = 0; i < len; i++)
+			copy_elem((unsigned char *)dst + op[i] * w, (const unsigned char *)src + ip[order[i]] * w, w);
+		break;
+	}
+#undef GATHER
+}
+
 typedef struct sort_job {
 	engine *e;
 	int n;                       /* operands */
@@ -495,19 +685,56 @@ static hloi_status sort_rows(sort_job *j, int64_t chunk)
 			srec *rec = (srec *)perm;
 			const hloi_literal *kx = j->x[j->kop];
 			const int64_t *kp = pos + j->kop * len;
-			if (j->cn.on) {
+			if (j->cn.on && j->cn.zero) {
+				/* z1 is +-0: by the bits, no conversion */
+				etype kt = kx->shape.type;
+				int w = etype_byte_width(kt);
+				uint64_t kn = j->key(j->cn.nan), kz = j->key(j->cn.z2);
+				uint64_t mag = w == 2 ? 0x7fffu : w == 4 ? 0x7fffffffu : ~SIGN64;
+				uint64_t sign = mag + 1, all = mag | sign;
+				uint64_t inf = kt == ET_F16 ? 0x7c00u : kt == ET_BF16 ? 0x7f80u
+					       : kt == ET_F32 ? 0x7f800000u : 0x7ff0000000000000ull;
+				const unsigned char *kd = kx->data;
+				for (int64_t i = 0; i < len; i++) {
+					const unsigned char *e = kd + kp[i] * w;
+					uint64_t b;
+					if (w == 2) {
+						uint16_t h;
+						memcpy(&h, e, 2);
+						b = h;
+					} else if (w == 4) {
+						uint32_t f;
+						memcpy(&f, e, 4);
+						b = f;
+					} else {
+						memcpy(&b, e, 8);
+					}
+					uint64_t m = b & mag;
+					/* key_total_* inline: the TOTALORDER key of b */
+					rec[i].key = m > inf ? kn : m == 0 ? kz : sc_key_total(b, sign, all);
+					rec[i].idx = i;
+				}
+			} else if (j->cn.on) {
 				for (int64_t i = 0; i < len; i++) {
 					rec[i].key = j->key(canon_elem(&j->cn, kx->shape.type, elem_at(kx, kp[i])));
 					rec[i].idx = i;
 				}
 			} else {
+				const unsigned char *kd = kx->data;
+				int64_t w = etype_byte_width(kx->shape.type);
 				for (int64_t i = 0; i < len; i++) {
-					rec[i].key = j->key(elem_at(kx, kp[i]));
+					rec[i].key = j->key(kd + kp[i] * w);
 					rec[i].idx = i;
 				}
 			}
+			int nans = 0;
 			if (j->nan)
+				for (int64_t i = 0; i < len; i++)
+					nans |= rec[i].key == KEY_NAN;
+			if (nans)  /* FLOAT compares meeting NaN: no strict weak order */
 				(j->gt ? msort_ngt : msort_nlt)(NULL, rec, (srec *)tmp, len);
+			else if (len >= SORT_RADIX_MIN)
+				radix_sort(rec, (srec *)tmp, len, j->gt);
 			else
 				(j->gt ? msort_kgt : msort_klt)(NULL, rec, (srec *)tmp, len);
 			/* the indices, packed in place */
@@ -522,11 +749,8 @@ static hloi_status sort_rows(sort_job *j, int64_t chunk)
 		}
 		for (int k = 0; k < n; k++) {
 			const hloi_literal *x = j->x[k];
-			hloi_literal *o = j->out[k];
 			int w = etype_byte_width(x->shape.type);
-			const int64_t *ip = pos + k * len, *op = opos + k * len;
-			for (int64_t i = 0; i < len; i++)
-				copy_elem((unsigned char *)o->data + op[i] * w, elem_at(x, ip[order[i]]), w);
+			gather_row(j->out[k]->data, opos + k * len, x->data, pos + k * len, order, len, w);
 		}
 	}
 	return HLOI_OK;
@@ -666,19 +890,26 @@ hloi_status kernel_sort(const kernel_ctx *kc)
 		return kernel_none(kc);
 	if (too_many_operands(e, in, in->nops))
 		return HLOI_EUNSUPPORTED;
-	hloi_literal *res = NULL, *outs[64];
-	hloi_status st = value_new(e, in->result, &res);
+	/* a single result straight into the destination (run into), unless
+	 * an operand lives there (an aliased parameter: read while written) */
+	hloi_literal *dest = shape_is_tuple(in->result) ? NULL : kc->dest;
+	for (int k = 0; dest && k < in->nops; k++)
+		if (ops[k] && !shape_is_tuple(&ops[k]->shape) && ops[k]->data == dest->data)
+			dest = NULL;
+	hloi_literal *res = dest, *outs[64];
+	hloi_status st = dest ? HLOI_OK : value_new(e, in->result, &res);
 	if (st != HLOI_OK)
 		return st;
 	for (int k = 0; k < in->nops; k++)
 		outs[k] = shape_is_tuple(in->result) ? res->elems[k] : res;
 	st = do_sort(e, in, fn, ops, outs);
 	if (st != HLOI_OK) {
-		value_drop(e, res);
+		if (res != dest)
+			value_drop(e, res);
 		return st;
 	}
 	f->vals[in->position] = res;
-	f->owned[in->position] = 1;
+	f->owned[in->position] = res != dest ? VAL_OWNED : VAL_BORROWED;
 	return HLOI_OK;
 }
 
@@ -693,6 +924,7 @@ typedef struct topk_job {
 	int64_t st[3][HLOI_MAX_RANK];
 	int largest;
 	key_fn key;                  /* fast engine: TOTALORDER keys, or NULL */
+	int select;                  /* the first k by a heap (keys, k small) */
 	cmp_fn cmp;
 	cmp_type ct;
 } topk_job;
@@ -704,7 +936,8 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 	int w = etype_byte_width(j->x->shape.type);
 	for (int64_t c = lo; c < hi; c++) {
 		int64_t *pos = j->scratch + c * j->per, *vpos = pos + j->len, *ipos = vpos + j->k;
-		int64_t *perm = ipos + j->k, *tmp = perm + 2 * j->len;
+		/* select: perm k words, sel 2k; else perm and tmp 2 len each */
+		int64_t *perm = ipos + j->k, *tmp = perm + (j->select ? j->k : 2 * j->len);
 		int64_t r0 = j->rows * c / j->nchunks, r1 = j->rows * (c + 1) / j->nchunks;
 		int64_t idx[HLOI_MAX_RANK];
 		for (int64_t r = r0; r < r1; r++) {
@@ -712,13 +945,21 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi)
 			row_positions(&j->x->shape, j->strided[0], j->st[0], idx, dim, j->len, pos);
 			row_positions(&j->vals->shape, j->strided[1], j->st[1], idx, dim, j->k, vpos);
 			row_positions(&j->idxs->shape, j->strided[2], j->st[2], idx, dim, j->k, ipos);
-			if (j->key) {
+			if (j->select) {
+				srec *sel = (srec *)tmp;
+				select_first(j->x->data, pos, w, j->key, j->len, j->k, j->largest, sel);
+				for (int64_t i = 0; i < j->k; i++)
+					perm[i] = sel[i].idx;
+			} else if (j->key) {
 				srec *rec = (srec *)perm;
 				for (int64_t i = 0; i < j->len; i++) {
 					rec[i].key = j->key(elem_at(j->x, pos[i]));
 					rec[i].idx = i;
 				}
-				(j->largest ? msort_kgt : msort_klt)(NULL, rec, (srec *)tmp, j->len);
+				if (j->len >= SORT_RADIX_MIN)
+					radix_sort(rec, (srec *)tmp, j->len, j->largest);
+				else
+					(j->largest ? msort_kgt : msort_klt)(NULL, rec, (srec *)tmp, j->len);
 				for (int64_t i = 0; i < j->k; i++)
 					perm[i] = rec[i].idx;
 			} else {
@@ -799,7 +1040,12 @@ hloi_status eval_topk(engine *e, frame *f, const instr *in, const hloi_literal *
 				j.nchunks = 1;
 		}
 		int64_t words;
-		if (checked_mul_i64(j.len, 5, &j.per) || checked_add_i64(j.per, 2 * j.k, &j.per) ||
+		j.select = j.key && j.k < j.len && j.k <= TOPK_SELECT_MAX;
+		if (j.select)
+			j.per = j.len + 5 * j.k;  /* pos, vpos, ipos, perm, sel */
+		else if (checked_mul_i64(j.len, 5, &j.per) || checked_add_i64(j.per, 2 * j.k, &j.per))
+			j.per = -1;
+		if (j.per < 0 ||
 		    checked_mul_i64(j.per, j.nchunks, &words)) {
 			st = value_oom(e, INT64_MAX);
 			goto fail;
