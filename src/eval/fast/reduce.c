@@ -1109,7 +1109,7 @@ static void sep_units(void *ctx, int64_t lo, int64_t hi)
 }
 
 /* Whether s's elements are dense in its layout's order with strides st. */
-static int dense(const shape *s, const int64_t *st)
+static int dense_strides(const shape *s, const int64_t *st)
 {
 	int64_t want = 1;
 	for (int i = 0; i < s->rank; i++) {
@@ -1143,7 +1143,7 @@ static int reduce_window_separable(int threads, opcode op, const window *win, co
 	p.w = win->d;
 	index_strides(xs, p.ist);
 	index_strides(os, p.ost);
-	if (!dense(xs, p.ist) || !dense(os, p.ost))
+	if (!dense_strides(xs, p.ist) || !dense_strides(os, p.ost))
 		return 1;
 	/* the windowed dimensions, innermost first in the (common) layout */
 	int wd[2], nw = 0;
