@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what building and testing hloi needs on Debian 12, when missing:
-# the build tools and libraries (OpenBLAS for the fast dot and convolution), and the test oracles (NumPy for the
+# the build tools and libraries (OpenBLAS for the fast dot and convolution,
+# oneDNN for the fast convolution; both opened only when a run needs them), and the test oracles (NumPy for the
 # differential test, Graphviz for rendering `hloi dot` output, xmllint for
 # validating `hloi test --junit` reports, man for the man page test), so
 # that on a fresh machine no test is skipped. Used by README's quick start
@@ -10,7 +11,7 @@
 # (tests/fuzz/run.sh).
 set -eu
 
-need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libopenblas-dev"
+need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libopenblas-dev libdnnl-dev"
 oracles="python3-numpy graphviz libxml2-utils man-db"
 if [ "${HLOI_SETUP_OPTIONAL:-}" = 1 ]; then
 	oracles="$oracles libclang-rt-14-dev clang"
