@@ -8,17 +8,20 @@ _hloi_options() {
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
-		--infeed --outfeed --participant-input --participant-infeed --host-recv --host-send --help" ;;
+		--infeed --outfeed --participant-input --participant-infeed --host-recv --host-send
+		--profile --top --trace --peak-gflops --bandwidth --help" ;;
 	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
 	dot) echo "--plan --engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
-	plan) echo "--engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
+	plan) echo "--cost --json --peak-gflops --bandwidth --engine --threads --strict --allow-mixed-precision --broadcast-mode
+		--format --max-memory --color --help" ;;
 	fmt) echo "--format --max-memory --color --help" ;;
 	lower) echo "--broadcast-mode --format --max-memory --color --help" ;;
 	layout) echo "--index --linear --color --help" ;;
 	test) echo "--jobs --shard --junit --timeout --list --quiet --outputs --update --help" ;;
 	bench) echo "--iterations --warmup --fresh-result --json --random-inputs --inputs --input --infeed
 		--participant-infeed --host-recv --engine
-		--threads --max-memory --replicas --partitions --strict --allow-mixed-precision --broadcast-mode --format --color --quiet --help" ;;
+		--threads --max-memory --replicas --partitions --strict --allow-mixed-precision --broadcast-mode --format --color --quiet
+		--calibrate --profile --top --trace --peak-gflops --bandwidth --help" ;;
 	convert) echo "--format --to --max-memory --color --help" ;;
 	esac
 }
