@@ -25,7 +25,7 @@ downloaded there by --fetch.
 
 usage: /usr/bin/python3 tests/bench/models.py [--hloi BUILD/hloi] [--only NAME,...]
            [--quick] [--json] [--threads N] [--peak-gflops X --bandwidth Y]
-           [--seconds S] [--cache DIR] [--fetch] [--render FILE.json]
+           [--seconds S] [--warmup N] [--cache DIR] [--fetch] [--render FILE.json]
 """
 import argparse
 import datetime
@@ -164,9 +164,10 @@ def hloi_bench(args, prog, iterations, warmup, profile=True):
 
 def measure(args, prog):
     """hloi bench with as many iterations as fill --seconds: a profiled
-    probe (one untimed run, one timed), which is the row when that run
-    alone takes half of --seconds, else the profiled run of N iterations."""
-    probe = hloi_bench(args, prog, 1, 1)
+    probe (--warmup untimed runs, one timed), which is the row when that
+    run alone takes half of --seconds, else the profiled run of N
+    iterations."""
+    probe = hloi_bench(args, prog, 1, args.warmup)
     once = max(probe["median_s"], 1e-6)
     if once >= args.seconds / 2:
         return probe, 1
@@ -242,6 +243,8 @@ def main():
     ap.add_argument("--only", default=None, help="comma-separated program names (or parts of them)")
     ap.add_argument("--quick", action="store_true", help="about a second per row instead of a few")
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per row (default 3, --quick 1)")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs before the first timed one (0 for programs of a minute)")
     ap.add_argument("--max-iterations", type=int, default=200, help="at most this many timed runs")
     ap.add_argument("--threads", type=int, default=None, help="hloi --threads (default: all cores)")
     ap.add_argument("--peak-gflops", type=float, default=None, help="passed to hloi bench")
@@ -275,6 +278,7 @@ def main():
             j, n = measure(args, path)
         except RuntimeError as e:
             row["error"] = str(e)
+            print("%s: %s" % (name, e), file=sys.stderr)
             continue
         p = j.get("profile", {})
         machine = p.get("machine", machine)
@@ -282,6 +286,7 @@ def main():
                    flops=p.get("flops"), gemm_flops=p.get("gemm_flops"), bytes=p.get("bytes"), io_bytes=p.get("io_bytes"),
                    floor_s=p.get("floor_s") or None, top=top_steps(p), peak_bytes=j.get("peak_bytes"))
         row["of_floor"] = row["hloi_s"] / row["floor_s"] if row["floor_s"] else None
+        print("%s: %s, %d runs" % (name, fmt_time(row["hloi_s"]), n), file=sys.stderr)
         pe = peer(peer_name) if peer_name else None
         if pe:
             row["peer"], fn = pe
@@ -323,6 +328,12 @@ def print_markdown(doc):
         print()
         print("geometric mean of hloi / floor over %d programs: %.1f" % (
             doc.get("geomean_programs", sum(1 for r in rows if r.get("of_floor"))), doc["geomean_of_floor"]))
+    big = [r["of_floor"] for r in rows if r.get("of_floor") and r["floor_s"] >= 1e-4]
+    if big:
+        # A program whose work is inside it (a loop over a scalar state) has
+        # a floor of nanoseconds, and a ratio that says nothing.
+        print("over the %d programs whose floor is at least 100 us: %.1f" % (
+            len(big), math.exp(sum(map(math.log, big)) / len(big))))
     peers = [r for r in rows if r.get("peer")]
     if peers:
         print()
