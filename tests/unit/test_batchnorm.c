@@ -366,20 +366,13 @@ static int conv_agrees(double d)
 	return 0;
 }
 
-/* halfconv.h against core/half.c: every f16 to f32; to bf16 and f16 from
+/* halfconv.h against core/half.c: to bf16 and f16 from
  * every bf16 and f16 value, the midpoints between neighbours (ties) and
  * the doubles next to them, signed zeros, infinities, NaNs with payloads,
  * and random bit patterns. */
 static void test_conversions(void)
 {
 	int bad = 0;
-	for (uint32_t h = 0; h < 0x10000u && bad < 5; h++) {
-		float a = hc_from_f16((uint16_t)h), b = f16_to_f32((uint16_t)h);
-		if (memcmp(&a, &b, sizeof a)) {
-			fprintf(stderr, "f16 %04x: %a, core %a\n", h, (double)a, (double)b);
-			bad++;
-		}
-	}
 	for (int fmt = 0; fmt < 2; fmt++)
 		for (uint32_t h = 0; h < 0x8000u && bad < 5; h++) {
 			double v = fmt ? (double)f16_to_f32((uint16_t)h) : (double)bf16_to_f32((uint16_t)h);

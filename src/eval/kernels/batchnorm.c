@@ -115,11 +115,11 @@ HLOI_CLONES static void bn_load(etype t, const unsigned char *src, int n, double
 	} else if (t == ET_BF16) {
 		const uint16_t *s = (const uint16_t *)(const void *)src;
 		for (int j = 0; j < n; j++)
-			d[j] = hc_bits_f32((uint32_t)s[j] << 16);
+			d[j] = bf16_to_f32(s[j]);
 	} else {
 		const uint16_t *s = (const uint16_t *)(const void *)src;
 		for (int j = 0; j < n; j++)
-			d[j] = hc_from_f16(s[j]);
+			d[j] = f16_to_f32(s[j]);
 	}
 }
 

@@ -1,9 +1,9 @@
-/* Conversions between the 16-bit floats and f32/f64 written as short
- * inline C that compilers vectorise: the same results as
- * core/half.c's (f16_to_f32, f64_to_bf16, f64_to_f16: to nearest, ties to
- * even, one rounding, subnormals kept, overflow to infinity, NaN quiet with
- * its sign and the leading bits of its payload), for kernels that convert
- * whole rows (tests/unit/test_batchnorm.c checks them against core/half.c).
+/* Conversions from f64 into the 16-bit floats written as short inline C
+ * that compilers vectorise (the other way: core/half.h's inline
+ * bf16_to_f32 and f16_to_f32): the same results as core/half.c's
+ * f64_to_bf16 and f64_to_f16 (to nearest, ties to even, one rounding,
+ * subnormals kept, overflow to infinity, NaN quiet with its sign and the
+ * leading bits of its payload), for kernels that convert whole rows (tests/unit/test_batchnorm.c checks them against core/half.c).
  * The trick for the roundings from f64: rounding to odd into f32 first
  * (24 bits: at least two more than bf16's 8 and f16's 11), then to nearest
  * even, gives the one rounding to nearest even. */
@@ -26,18 +26,6 @@ static inline uint32_t hc_f32_bits(float f)
 	uint32_t u;
 	memcpy(&u, &f, sizeof u);
 	return u;
-}
-
-/* f16 to f32, exactly: the exponent and fraction bits moved into an f32
- * and scaled by 2^(127 - 15) (an f16 subnormal lands on an f32 subnormal,
- * so it comes out right too); infinities and NaN by their exponent, the
- * payload kept as f16_to_f32 keeps it. */
-static inline float hc_from_f16(uint16_t h)
-{
-	uint32_t em = h & 0x7fffu, sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t special = 0u - (uint32_t)(em >= 0x7c00u);  /* all ones for inf and NaN: a mask, not a branch */
-	uint32_t u = (hc_f32_bits(hc_bits_f32(em << 13) * 0x1p112f) & ~special) | (((em << 13) | 0x7f800000u) & special);
-	return hc_bits_f32(u | sign);
 }
 
 /* d rounded to f32 by rounding to odd (toward zero, the last bit set when
