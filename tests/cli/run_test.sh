@@ -271,10 +271,10 @@ if cmp -s "$tmp/out" "$tmp/elided3"; then bad "another seed gives other constant
 expect 0 "hloi bench fills elided constants" -- "$hloi" bench "$tmp/elided.hlo" --iterations 1
 contains "$tmp/err" "hloi bench: note: 2 elided constants" "bench notes them too"
 
-# --compare on a tuple counts the differing elements and the total over
-# the same thing, the elements of its arrays (a multiplicative reduce over
-# 1024 values, whose order the engines do not share, differs in 8 rows
-# each, twice in the tuple)
+# A multiplicative reduce over 1024 values keeps the reference order in
+# the fast engine: in another order one lane overflows to inf while another
+# reaches 0, and inf * 0 gives NaN where the reference gives 0
+# (doc/semantics.md, "Which orders the fast engine may change")
 cat >"$tmp/mulred.hlo" <<'HLO'
 HloModule mulred
 mul {
@@ -289,7 +289,46 @@ ENTRY main {
   ROOT t = (f32[8], f32[8]) tuple(r, r)
 }
 HLO
-expect 1 "--compare of a differing tuple" -- "$hloi" run "$tmp/mulred.hlo" --random-inputs=1 --compare
+for th in 1 2 3; do
+	expect 0 "--compare of a product of 1024 values, $th threads" -- "$hloi" run "$tmp/mulred.hlo" --random-inputs=1 --compare --threads "$th"
+done
+"$hloi" run "$tmp/mulred.hlo" --random-inputs=1 >"$tmp/mulred.out" 2>&1
+if grep -q nan "$tmp/mulred.out" && grep -Eq "[{ ]-?0[,}]" "$tmp/mulred.out"; then ok; else bad "the products reach both 0 and NaN (inf * 0 in the data)"; fi
+
+# --compare on a tuple counts the differing elements and the total over
+# the same thing, the elements of its arrays: a dot of 1024 values whose
+# sum cancels (1e8, 1022 ones, -1e8) is 0 in the reference's order and not
+# in BLAS's, in 8 rows; the tuple's second array (a max) agrees
+cat >"$tmp/cancel.hlo" <<'HLO'
+HloModule cancel
+mx {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+ENTRY main {
+  i = s32[8,1024] iota(), iota_dimension=1
+  first = s32[] constant(0)
+  last = s32[] constant(1023)
+  fb = s32[8,1024] broadcast(first), dimensions={}
+  lb = s32[8,1024] broadcast(last), dimensions={}
+  isf = pred[8,1024] compare(i, fb), direction=EQ
+  isl = pred[8,1024] compare(i, lb), direction=EQ
+  big = f32[] constant(1e8)
+  nbig = f32[] constant(-1e8)
+  one = f32[] constant(1)
+  bb = f32[8,1024] broadcast(big), dimensions={}
+  nb = f32[8,1024] broadcast(nbig), dimensions={}
+  ob = f32[8,1024] broadcast(one), dimensions={}
+  sel = f32[8,1024] select(isl, nb, ob)
+  a = f32[8,1024] select(isf, bb, sel)
+  w = f32[1024] broadcast(one), dimensions={}
+  d = f32[8] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  m = f32[8] reduce(a, nbig), dimensions={1}, to_apply=mx
+  ROOT t = (f32[8], f32[8]) tuple(d, m)
+}
+HLO
+expect 1 "--compare of a differing tuple" -- "$hloi" run "$tmp/cancel.hlo" --compare
 contains "$tmp/err" "8 of 16 elements differ" "--compare counts a tuple's elements"
 
 # a token parameter of the entry gets a token: --input files and --inputs

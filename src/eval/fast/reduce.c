@@ -18,8 +18,12 @@
  * the result type; the other ops compute in the element type with
  * eval/scalar/scalar.h's semantics. Integer, pred, max and min results equal the
  * reference engine's (max and min up to which NaN comes out when several
- * are reduced); float add and multiply, combined in another order, agree
- * within the tolerance doc/semantics.md documents.
+ * are reduced); float add, combined in another order, agrees within the
+ * tolerance doc/semantics.md documents. Float multiply keeps XLA's order
+ * ("ordered": a row at a time into the strip, a run element by element,
+ * no blocks), because a product in another order overflows or underflows
+ * elsewhere (inf * 0 = NaN where the reference gives 0): its results are
+ * the reference engine's bit for bit.
  *
  * reduce-window: by max, min, and, or over at most two windowed
  * dimensions (no base dilation, the input's layout for the result), two
@@ -79,6 +83,8 @@ typedef struct rf_kernels {
 	void (*merge)(void *acc, const void *b, int64_t n);
 	/* *acc = op(*acc, x[0] op ... op x[(n - 1) * sx]), in partial lanes */
 	void (*row)(void *acc, const void *x, int64_t n, int64_t sx);
+	/* *acc = op(...op(op(*acc, x[0]), x[sx])..., x[(n - 1) * sx]), in order */
+	void (*rowseq)(void *acc, const void *x, int64_t n, int64_t sx);
 	/* out[j * so] = acc[j] */
 	void (*store)(void *out, int64_t so, const void *acc, int64_t n);
 } rf_kernels;
@@ -177,6 +183,15 @@ typedef struct rf_kernels {
 		for (; i < n; i++)                                                                      \
 			*acc = COMB(*acc, LOAD(x[i * sx]));                                             \
 	}                                                                                               \
+	static void rf_rowseq_##NAME(void *vacc, const void *restrict vx, int64_t n, int64_t sx)        \
+	{                                                                                               \
+		A_ a;                                                                                   \
+		const T_ *restrict x = vx;                                                              \
+		memcpy(&a, vacc, sizeof a);                                                             \
+		for (int64_t i = 0; i < n; i++)                                                         \
+			a = COMB(a, LOAD(x[i * sx]));                                                   \
+		memcpy(vacc, &a, sizeof a);                                                             \
+	}                                                                                               \
 	static void rf_store_##NAME(void *vout, int64_t so, const void *vacc, int64_t n)                \
 	{                                                                                               \
 		T_ *out = vout;                                                                         \
@@ -186,7 +201,7 @@ typedef struct rf_kernels {
 	}                                                                                               \
 	static const rf_kernels rf_##NAME = { (int)sizeof(A_), rf_init_##NAME, rf_load_##NAME,          \
 					      rf_col_##NAME, rf_col8_##NAME, rf_merge_##NAME,           \
-					      rf_row_##NAME, rf_store_##NAME };
+					      rf_row_##NAME, rf_rowseq_##NAME, rf_store_##NAME };
 
 /* maximum and minimum of f32 and f64 without branches, so that they
  * vectorise: eval/scalar/scalar.h's semantics exactly (a NaN lhs wins, else a NaN
@@ -256,9 +271,8 @@ RF_KIND_FLOAT(F32, float)
 RF_KIND_FLOAT(F64, double)
 
 /* The kernels of op on type t: `exact` asks for XLA's per-step semantics in
- * the element type (reduce-window), else reduce's (float add in double;
- * no multiply of f16 or bf16, whose per-step rounding is left to the
- * reference order). NULL when not covered. */
+ * the element type (reduce-window), else reduce's (float add in double).
+ * NULL when not covered. */
 static const rf_kernels *rf_lookup(opcode op, etype t, int exact)
 {
 /* op-specific: the monoid kernels above (an optimisation) */
@@ -273,11 +287,11 @@ static const rf_kernels *rf_lookup(opcode op, etype t, int exact)
 		case OP_OR: return &rf_or_##E;              \
 		default: return NULL;                       \
 		}
-#define RF_CASE_FLOAT(E, HALF)                                                 \
+#define RF_CASE_FLOAT(E)                                                       \
 	case ET_##E:                                                           \
 		switch (op) {                                                  \
 		case OP_ADD: return exact ? &rf_add_##E : &rf_dadd_##E;        \
-		case OP_MULTIPLY: return exact || !HALF ? &rf_multiply_##E : NULL; \
+		case OP_MULTIPLY: return &rf_multiply_##E;                     \
 		case OP_MAXIMUM: return &rf_maximum_##E;                       \
 		case OP_MINIMUM: return &rf_minimum_##E;                       \
 		default: return NULL;                                          \
@@ -292,15 +306,21 @@ static const rf_kernels *rf_lookup(opcode op, etype t, int exact)
 	RF_CASE_INT(U16)
 	RF_CASE_INT(U32)
 	RF_CASE_INT(U64)
-	RF_CASE_FLOAT(F16, 1)
-	RF_CASE_FLOAT(BF16, 1)
-	RF_CASE_FLOAT(F32, 0)
-	RF_CASE_FLOAT(F64, 0)
+	RF_CASE_FLOAT(F16)
+	RF_CASE_FLOAT(BF16)
+	RF_CASE_FLOAT(F32)
+	RF_CASE_FLOAT(F64)
 	default:
 		return NULL;
 	}
 #undef RF_CASE_INT
 #undef RF_CASE_FLOAT
+}
+
+/* Whether a reduce by op on type t keeps XLA's order: float products. */
+static int rf_ordered(opcode op, etype t)
+{
+	return op == OP_MULTIPLY && etype_get_kind(t) == KIND_FLOAT;
 }
 
 /* --- reduce ---------------------------------------------------------------------- */
@@ -318,6 +338,7 @@ typedef struct rplan {
 	int nk, nr;               /* kept and reduced dimensions, innermost first */
 	rdim kd[HLOI_MAX_RANK], rd[HLOI_MAX_RANK];
 	int col;                  /* the innermost dimension is kept */
+	int ordered;              /* XLA's order: no blocks, lanes or row trees */
 	int64_t rtotal;           /* reduced elements (columns: rows) per result element */
 	/* columns: the strip dimension kd[0] in strips of `strip` */
 	int64_t strip, nstrips;
@@ -392,6 +413,8 @@ static void rf_apply(const rplan *p, char *scratch, int kind, void *acc, int64_t
 			p->k->col(a, at, m, as);
 		else if (kind == RK_LOAD)
 			p->k->load(a, at, m, as);
+		else if (p->ordered)
+			p->k->rowseq(a, at, m, as);
 		else
 			p->k->row(a, at, m, as);
 		j += m;
@@ -460,7 +483,7 @@ static int64_t strip_of(const rplan *p, int64_t u, int64_t *ix, int64_t *ox)
 static void add_rows(const rplan *p, char *scratch, rwalk *w, int64_t r, int64_t r1, void *acc, int64_t ix,
 		     int64_t len, int64_t is)
 {
-	if (is == 1 && !p->fx) {
+	if (is == 1 && !p->fx && !p->ordered) {
 		const void *rows[8];
 		for (; r + 8 <= r1; r += 8) {
 			for (int k = 0; k < 8; k++) {
@@ -656,7 +679,7 @@ static int reduce_run(rplan *p, int threads, const instr *in, const shape *xs, c
 		int64_t units = outer * p->nstrips;
 		/* Few strips and many rows: the rows in fixed blocks (the same
 		 * for any number of threads) for the threads to share. */
-		if (units < RF_FEW_UNITS && p->rtotal >= 2 * block_rows) {
+		if (units < RF_FEW_UNITS && p->rtotal >= 2 * block_rows && !p->ordered) {
 			p->nblocks = (p->rtotal + block_rows - 1) / block_rows;
 			if (p->nblocks > RF_MAX_BLOCKS)
 				p->nblocks = RF_MAX_BLOCKS;
@@ -676,7 +699,7 @@ static int reduce_run(rplan *p, int threads, const instr *in, const shape *xs, c
 		eval_parallel(threads, units, per ? min_per / per + 1 : units, col_units, p);
 		return atomic_load(&p->failed) ? -1 : 0;
 	}
-	if (p->nk == 0 && p->nr == 1 && p->rd[0].n >= 2 * RF_RUN_BLOCK) {
+	if (p->nk == 0 && p->nr == 1 && p->rd[0].n >= 2 * RF_RUN_BLOCK && !p->ordered) {
 		/* one result element: fixed blocks of the run, their results in order */
 		p->block = RF_RUN_BLOCK;
 		p->nblocks = (p->rd[0].n + p->block - 1) / p->block;
@@ -709,6 +732,7 @@ int fast_reduce(int threads, const instr *in, opcode op, const hloi_literal *x, 
 	if (init->shape.type != ty || out->shape.type != ty || shape_is_tuple(&out->shape))
 		return 1;
 	p.k = rf_lookup(op, ty, 0);
+	p.ordered = rf_ordered(op, ty);
 	if (!p.k || (!x->data && has_bytes(&x->shape)) || !init->data)
 		return 1;
 	p.x = x->data;
@@ -787,6 +811,7 @@ int fast_reduce_fused(int threads, const instr *in, opcode op, const fx_region *
 	    src->rank != xs->rank || (!out->data && has_bytes(&out->shape)))
 		return 1;
 	p.k = rf_lookup(op, ty, 0);
+	p.ordered = rf_ordered(op, ty);
 	if (!p.k)
 		return 1;
 	/* x's dimensions major to minor (an offset back into an index) */
