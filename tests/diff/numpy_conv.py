@@ -11,7 +11,9 @@ five, which oneDNN's own kernels take) NHWC/HWIO or NCHW/OIHW row-major; strides
 (negative too), lhs and rhs dilation, window reversal, feature_group_count
 (depthwise: one input feature per group, with a channel multiplier
 1-2, in half of the cases) or batch_group_count; a fifth of the cases
-in an input gradient's form (lhs dilation 2-3, stride 1), some 1x1. Types f32, f64, bf16,
+in an input gradient's form (lhs dilation 2-3, stride 1), some 1x1, and
+some in a depthwise weight gradient's form (a batch group per output
+feature, a window about the input's size). Types f32, f64, bf16,
 f16 (lhs, rhs and result of one type) and s32.
 
 Tolerance: none. The depthwise kernel (no lhs dilation) sums in the reference's order,
@@ -76,7 +78,14 @@ def try_conv(rng, g, index):
     t = rng.choice(["f32", "f32", "f32", "f64", "bf16", "f16", "s32"])
     ns = rng.choice([1, 2, 2, 2, 3])
     depthwise = rng.random() < 0.5
-    if depthwise:
+    # a depthwise weight gradient's form: a batch group per output
+    # feature, one result batch, a window as large as the input
+    wgrad = not depthwise and rng.random() < 0.2
+    if wgrad:
+        groups = rng.randint(2, 8)
+        fgc, bgc, cin_g, cout_g, nout = 1, groups, rng.randint(1, 6), 1, 1
+        cin = cin_g
+    elif depthwise:
         cin = rng.randint(1, 24)
         fgc, bgc, cin_g, cout_g = cin, 1, 1, rng.choice([1, 1, 1, 2])
         groups = cin
@@ -99,9 +108,11 @@ def try_conv(rng, g, index):
             st, ld, rd = rng.choice([1, 1, 1, 2, 3]), rng.choice([1, 1, 1, 2]), rng.choice([1, 1, 1, 2])
             if igrad:  # an input gradient's form
                 st, ld, rd = 1, rng.choice([1, 2, 2, 3]), 1
+            lo, hi = rng.randint(-2, 3), rng.randint(-2, 3)
             if pointwise:  # 1x1
                 k, st, ld, lo, hi = 1, 1, 1, 0, 0
-            lo, hi = rng.randint(-2, 3), rng.randint(-2, 3)
+            if wgrad:  # the model's output positions as the window
+                k, ld = rng.randint(max(1, s // 2), s), 1
             padded = (s - 1) * ld + 1 + lo + hi
             wd = (k - 1) * rd + 1
             if padded >= wd:

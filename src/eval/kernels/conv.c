@@ -674,6 +674,121 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
 	return 0;
 }
 
+/* --- a depthwise weight gradient: a direct kernel ------------------------------------ */
+
+/* The gradient of a depthwise convolution's weights, as XLA writes it: a
+ * batch group per output feature (batch_group_count = output features,
+ * one output feature per group, one result batch), so that result
+ * feature c at output position o is the sum over the input features f
+ * (the model's batch) and the window positions k (the model's output
+ * positions) of lhs[c][f][pos(o, k)] * rhs[f][c][k]. The window is large
+ * (the model's spatial size) and the output positions few (the model's
+ * kernel): im2col would copy the input once per output position. Here
+ * each thread takes groups; for each input feature the group's plane of
+ * lhs and of rhs are read once, from cache, for all output positions,
+ * each sum a dot product along the innermost spatial dim in eight f32
+ * lanes. f32 only; the sums take another order than the reference's and
+ * agree within rounding, as BLAS's do. */
+typedef struct wg_job {
+	const conv_geom *g;
+	const float *x, *k;
+	float *y;
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	int64_t xb;  /* lhs elements between batch groups */
+} wg_job;
+
+/* sum over i < n of x[i * xs] * w[i] (w contiguous when ws == 1) */
+static inline float wg_dot(const float *x, int64_t xs, const float *w, int64_t ws, int64_t n)
+{
+	float l[8] = { 0 };
+	int64_t i = 0;
+	if (xs == 1 && ws == 1)
+		for (; i + 8 <= n; i += 8)
+			for (int j = 0; j < 8; j++)
+				l[j] += x[i + j] * w[i + j];
+	float s = 0;
+	for (; i < n; i++)
+		s += x[i * xs] * w[i * ws];
+	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])) + s;
+}
+
+/* The sum over the window of spatial dims [i, ns) of output position o,
+ * lhs at x and rhs at w (offsets of the dims before i applied). */
+static float wg_window(const wg_job *j, int i, const int64_t *o, const float *x, const float *w)
+{
+	const conv_geom *g = j->g;
+	const window_dim *wd = &g->w[i];
+	int64_t xs = j->ls[g->d->input_spatial[i]], ws = j->ks[g->d->kernel_spatial[i]];
+	/* the window positions k whose input position o*s - pad + k*rd is in [0, isz) */
+	int64_t base = o[i] * wd->stride - wd->pad_lo, rd = wd->rhs_dilate;
+	int64_t k0 = base >= 0 ? 0 : (-base + rd - 1) / rd;
+	int64_t k1 = base >= g->isz[i] ? 0 : (g->isz[i] - base + rd - 1) / rd;
+	if (k1 > g->ksz[i])
+		k1 = g->ksz[i];
+	if (k0 >= k1)
+		return 0;
+	const float *xp = x + (base + k0 * rd) * xs, *wp = w + k0 * ws;
+	if (i == g->ns - 1)
+		return wg_dot(xp, rd * xs, wp, ws, k1 - k0);
+	float s = 0;
+	for (int64_t k = k0; k < k1; k++)
+		s += wg_window(j, i + 1, o, xp + (k - k0) * rd * xs, wp + (k - k0) * ws);
+	return s;
+}
+
+static void wg_groups(void *arg, int64_t lo, int64_t hi)
+{
+	const wg_job *j = arg;
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	float acc[64];
+	for (int64_t c = lo; c < hi; c++) {
+		for (int64_t o = 0; o < g->S; o++)
+			acc[o] = 0;
+		for (int64_t f = 0; f < g->cin_g; f++) {
+			const float *x = j->x + c * j->xb + f * j->ls[d->input_feature];
+			const float *w = j->k + f * j->ks[d->kernel_input_feature] + c * j->ks[d->kernel_output_feature];
+			int64_t oi[HLOI_MAX_RANK] = { 0 };
+			for (int64_t o = 0; o < g->S; o++) {
+				acc[o] += g->ns ? wg_window(j, 0, oi, x, w) : x[0] * w[0];
+				index_next(g->ns, g->osz, oi);
+			}
+		}
+		int64_t oi[HLOI_MAX_RANK] = { 0 };
+		for (int64_t o = 0; o < g->S; o++) {
+			int64_t off = c * j->os[d->output_feature];
+			for (int i = 0; i < g->ns; i++)
+				off += oi[i] * j->os[d->output_spatial[i]];
+			j->y[off] = acc[o];
+			index_next(g->ns, g->osz, oi);
+		}
+	}
+}
+
+/* 0 done, 1 not covered. */
+static int depthwise_weight_grad(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+				 const hloi_literal *rhs)
+{
+	if (g->bgc < 2 || g->fgc != 1 || g->cout_g != 1 || g->nout != 1 || g->S > 64 || g->cin_g < 1 ||
+	    out->shape.type != ET_F32 || lhs->shape.type != ET_F32 || rhs->shape.type != ET_F32)
+		return 1;
+	for (int i = 0; i < g->ns; i++)
+		if (g->w[i].lhs_dilate != 1 || g->w[i].reversal || g->w[i].stride < 1 || g->w[i].rhs_dilate < 1)
+			return 1;
+	wg_job j;
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.x = lhs->data;
+	j.k = rhs->data;
+	j.y = out->data;
+	index_strides(&lhs->shape, j.ls);
+	index_strides(&rhs->shape, j.ks);
+	index_strides(&out->shape, j.os);
+	j.xb = (g->batch / g->bgc) * j.ls[g->d->input_batch];
+	contract_parallel(e->threads, g->bgc, 1, wg_groups, &j);
+	return 0;
+}
+
 /* --- pointwise: a matrix product in place ---------------------------------------------- */
 
 /* A 1x1 convolution (every window size 1, stride 1, no padding or lhs
@@ -1051,7 +1166,8 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int dw = depthwise_conv(e, &g, out, lhs, rhs);
 	if (dw <= 0)
 		return -dw;
-	if (pointwise_gemm(e, &g, out, lhs, rhs) == 0 || dnnl_convolution(e, &g, out, lhs, rhs) == 0 ||
+	if (depthwise_weight_grad(e, &g, out, lhs, rhs) == 0 || pointwise_gemm(e, &g, out, lhs, rhs) == 0 ||
+	    dnnl_convolution(e, &g, out, lhs, rhs) == 0 ||
 	    dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
 		return 0;
 	/* features far apart in the input (a weight gradient's lhs, whose
