@@ -13,7 +13,8 @@ five, which oneDNN's own kernels take) NHWC/HWIO or NCHW/OIHW row-major; strides
 1-2, in half of the cases) or batch_group_count; a fifth of the cases
 in an input gradient's form (lhs dilation 2-3, stride 1), some 1x1, and
 some in a depthwise weight gradient's form (a batch group per output
-feature, a window about the input's size). Types f32, f64, bf16,
+feature, a window about the input's size), some with a window the whole
+input (a 1x1 convolution's weight gradient). Types f32, f64, bf16,
 f16 (lhs, rhs and result of one type) and s32.
 
 Tolerance: none. The depthwise kernel (no lhs dilation) sums in the reference's order,
@@ -100,6 +101,8 @@ def try_conv(rng, g, index):
     win, isz, ksz, osz = [], [], [], []
     igrad = rng.random() < 0.2
     pointwise = not igrad and rng.random() < 0.15
+    # a 1x1 convolution's weight gradient: the window the whole input
+    whole = not igrad and not pointwise and not depthwise and bgc == 1 and rng.random() < 0.2
     big = ns == 1 or rng.random() < 0.5
     for _ in range(ns):
         for _ in range(50):
@@ -111,6 +114,8 @@ def try_conv(rng, g, index):
             lo, hi = rng.randint(-2, 3), rng.randint(-2, 3)
             if pointwise:  # 1x1
                 k, st, ld, lo, hi = 1, 1, 1, 0, 0
+            if whole:
+                k, st, ld, rd, lo, hi = s, 1, 1, 1, 0, 0
             if wgrad:  # the model's output positions as the window
                 k, ld = rng.randint(max(1, s // 2), s), 1
             padded = (s - 1) * ld + 1 + lo + hi
@@ -122,7 +127,7 @@ def try_conv(rng, g, index):
         isz.append(s)
         ksz.append(k)
         osz.append((padded - wd) // st + 1)
-        win.append((k, st, lo, hi, ld, rd, rng.random() < 0.3))
+        win.append((k, st, lo, hi, ld, rd, not whole and rng.random() < 0.3))
     if int(np.prod(osz)) * nout * cout > 6000 or int(np.prod(isz)) * batch * cin > 6000:
         return None
     spatial = [str(i) for i in range(ns)]

@@ -852,6 +852,80 @@ static int pointwise_gemm(engine *e, const conv_geom *g, hloi_literal *out, cons
 	return 0;
 }
 
+/* --- a weight gradient of one output position: products in place -------------------- */
+
+/* A convolution whose window covers its whole input (no padding, stride
+ * or dilation, so one output position) and has no batch groups: the
+ * weight gradient of a 1x1 convolution as XLA writes it (fb01_io01->01bf,
+ * the window the model's activation). It is a sum over the input features
+ * (the model's batch) of matrix products: result[b][o] = sum over f of
+ * sum over k of lhs[b][f][k] * kernel[f][o][k], k the window positions
+ * read in place in both (the spatial dims continuing each other). One
+ * BLAS product per input feature and group, added up in feature order:
+ * im2col would copy the whole input (and lay its features out first).
+ * BLAS types with lhs, kernel and result of one type. 0 done, nonzero not
+ * done. */
+static int whole_window_gemm(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
+			     const hloi_literal *rhs)
+{
+	const conv_dims *d = g->d;
+	etype t = out->shape.type;
+	if (g->bgc != 1 || g->ns < 1 || g->S != 1 || lhs->shape.type != t || rhs->shape.type != t || g->cin_g < 1 ||
+	    (t != ET_F32 && t != ET_F64) || !contract_blas_type(t))
+		return 1;
+	for (int i = 0; i < g->ns; i++) {
+		const window_dim *w = &g->w[i];
+		if (g->ksz[i] != g->isz[i] || w->pad_lo != 0 || w->pad_hi != 0 || w->lhs_dilate != 1 ||
+		    w->rhs_dilate != 1 || w->reversal)
+			return 1;
+	}
+	int64_t ls[HLOI_MAX_RANK], ks[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, ks);
+	index_strides(&out->shape, os);
+	/* the window positions as one axis in both operands */
+	int last = g->ns - 1;
+	int64_t ak = ls[d->input_spatial[last]], bk = ks[d->kernel_spatial[last]], K = g->ksz[last];
+	for (int i = last - 1; i >= 0; i--) {
+		if (ls[d->input_spatial[i]] != ak * K || ks[d->kernel_spatial[i]] != bk * K)
+			return 1;
+		K *= g->ksz[i];
+	}
+	int64_t M = g->nout, N = g->cout_g, am = ls[d->input_batch], bn = ks[d->kernel_output_feature];
+	/* few window positions against many features: a product per feature
+	 * is too small (im2col's one product is better) */
+	if (K < 16 || K < g->cin_g / 8 || !contract_blas_fits(M, N, K, am, ak, bk, bn, N, 1))
+		return 1;
+	hloi_literal *buf = contract_scratch(e, t, 2 * M * N);
+	if (!buf)
+		return 1;
+	int w = etype_byte_width(t), err = 0;
+	char *prod = buf->data, *acc = prod + M * N * w;
+	for (int64_t grp = 0; grp < g->G && !err; grp++) {
+		for (int64_t f = 0; f < g->cin_g && !err; f++) {
+			const char *A = (const char *)lhs->data + (grp * g->cin_g + f) * ls[d->input_feature] * w;
+			const char *B = (const char *)rhs->data +
+					(f * ks[d->kernel_input_feature] + grp * g->cout_g * bn) * w;
+			err = contract_blas(t, M, N, K, A, am, ak, B, bk, bn, f ? prod : acc, N, 1, e->threads);
+			if (err || f == 0)
+				continue;
+			if (t == ET_F32)
+				for (int64_t i = 0; i < M * N; i++)
+					((float *)acc)[i] += ((const float *)prod)[i];
+			else
+				for (int64_t i = 0; i < M * N; i++)
+					((double *)acc)[i] += ((const double *)prod)[i];
+		}
+		for (int64_t m = 0; m < M && !err; m++)
+			for (int64_t n = 0; n < N; n++)
+				memcpy((char *)out->data +
+					       (m * os[d->output_batch] + (grp * N + n) * os[d->output_feature]) * w,
+				       acc + (m * N + n) * w, (size_t)w);
+	}
+	value_drop(e, buf);
+	return err;
+}
+
 /* --- oneDNN ------------------------------------------------------------------------- */
 
 /* Below this many multiply-adds im2col's product is as fast as oneDNN's
@@ -1166,7 +1240,8 @@ static int fast_conv(engine *e, const instr *in, hloi_literal *out, const hloi_l
 	int dw = depthwise_conv(e, &g, out, lhs, rhs);
 	if (dw <= 0)
 		return -dw;
-	if (depthwise_weight_grad(e, &g, out, lhs, rhs) == 0 || pointwise_gemm(e, &g, out, lhs, rhs) == 0 ||
+	if (depthwise_weight_grad(e, &g, out, lhs, rhs) == 0 || whole_window_gemm(e, &g, out, lhs, rhs) == 0 ||
+	    pointwise_gemm(e, &g, out, lhs, rhs) == 0 ||
 	    dnnl_convolution(e, &g, out, lhs, rhs) == 0 ||
 	    dnnl_lhs_dilated(e, &g, out, lhs, rhs) == 0)
 		return 0;
