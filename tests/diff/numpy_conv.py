@@ -127,7 +127,7 @@ def try_conv(rng, g, index):
         isz.append(s)
         ksz.append(k)
         osz.append((padded - wd) // st + 1)
-        win.append((k, st, lo, hi, ld, rd, not whole and rng.random() < 0.3))
+        win.append((k, st, lo, hi, ld, rd, not whole and not wgrad and rng.random() < 0.3))
     if int(np.prod(osz)) * nout * cout > 6000 or int(np.prod(isz)) * batch * cin > 6000:
         return None
     spatial = [str(i) for i in range(ns)]
@@ -137,8 +137,11 @@ def try_conv(rng, g, index):
         ilab, klab, olab = ["b"] + spatial + ["f"], spatial + ["i", "o"], ["b"] + spatial + ["f"]
     elif standard:
         klab = ["o", "i"] + spatial
+    nhwc_grad = wgrad and not standard and rng.random() < 0.5
+    if nhwc_grad:  # the groups innermost in lhs and kernel (f01b_i01o)
+        ilab, klab = ["f"] + spatial + ["b"], ["i"] + spatial + ["o"]
     for lab in (ilab, klab, olab):
-        if not standard and rng.random() < 0.7:
+        if not standard and not (nhwc_grad and lab is not olab) and rng.random() < 0.7:
             rng.shuffle(lab)
     idims = [batch if c == "b" else cin if c == "f" else isz[int(c)] for c in ilab]
     kdims = [cin_g if c == "i" else cout if c == "o" else ksz[int(c)] for c in klab]
@@ -160,6 +163,8 @@ def try_conv(rng, g, index):
     ilay, klay, olay = layout(rng, len(idims)), layout(rng, len(kdims)), layout(rng, len(odims))
     if standard:
         ilay, klay, olay = [list(range(len(idims) - 1, -1, -1))] * 3
+    if nhwc_grad:
+        ilay, klay = list(range(len(idims) - 1, -1, -1)), list(range(len(kdims) - 1, -1, -1))
     body = "  x0 = %s parameter(0)\n  k0 = %s parameter(1)\n" % (shape(pt, idims, ilay), shape(pt, kdims, klay))
     if pt != t:
         body += "  x = %s convert(x0)\n  k = %s convert(k0)\n" % (shape(t, idims, ilay), shape(t, kdims, klay))

@@ -687,7 +687,8 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
  * each thread takes groups; for each input feature the group's plane of
  * lhs and of rhs are read once, from cache, for all output positions,
  * each sum a dot product along the innermost spatial dim in eight f32
- * lanes. f32 only; the sums take another order than the reference's and
+ * lanes; when the groups are innermost in both operands (NHWC), sixteen
+ * groups side by side in the lanes instead. f32 only; the sums take another order than the reference's and
  * agree within rounding, as BLAS's do. */
 typedef struct wg_job {
 	const conv_geom *g;
@@ -765,6 +766,66 @@ static void wg_groups(void *arg, int64_t lo, int64_t hi)
 	}
 }
 
+/* Channels innermost in both operands (NHWC): lanes of WG_LANES groups
+ * side by side. acc[c] += the sum over the window dims [i, ns) of output
+ * position o of x[... + c] * w[... + c], c < nc. */
+#define WG_LANES 16
+static void wg_lanes(const wg_job *j, int i, const int64_t *o, const float *x, const float *w, float *acc, int nc)
+{
+	const conv_geom *g = j->g;
+	const window_dim *wd = &g->w[i];
+	int64_t xs = j->ls[g->d->input_spatial[i]], ws = j->ks[g->d->kernel_spatial[i]];
+	int64_t base = o[i] * wd->stride - wd->pad_lo, rd = wd->rhs_dilate;
+	int64_t k0 = base >= 0 ? 0 : (-base + rd - 1) / rd;
+	int64_t k1 = base >= g->isz[i] ? 0 : (g->isz[i] - base + rd - 1) / rd;
+	if (k1 > g->ksz[i])
+		k1 = g->ksz[i];
+	for (int64_t k = k0; k < k1; k++) {
+		const float *xp = x + (base + k * rd) * xs, *wp = w + k * ws;
+		if (i < g->ns - 1) {
+			wg_lanes(j, i + 1, o, xp, wp, acc, nc);
+		} else if (nc == WG_LANES) {
+			for (int c = 0; c < WG_LANES; c++)
+				acc[c] += xp[c] * wp[c];
+		} else {
+			for (int c = 0; c < nc; c++)
+				acc[c] += xp[c] * wp[c];
+		}
+	}
+}
+
+/* Lanes [lo, hi) of WG_LANES groups each. */
+static void wg_lane_groups(void *arg, int64_t lo, int64_t hi)
+{
+	const wg_job *j = arg;
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	float acc[64][WG_LANES];
+	for (int64_t l = lo; l < hi; l++) {
+		int64_t c0 = l * WG_LANES;
+		int nc = g->bgc - c0 < WG_LANES ? (int)(g->bgc - c0) : WG_LANES;
+		memset(acc, 0, sizeof acc);
+		for (int64_t f = 0; f < g->cin_g; f++) {
+			const float *x = j->x + c0 + f * j->ls[d->input_feature];
+			const float *w = j->k + c0 + f * j->ks[d->kernel_input_feature];
+			int64_t oi[HLOI_MAX_RANK] = { 0 };
+			for (int64_t o = 0; o < g->S; o++) {
+				wg_lanes(j, 0, oi, x, w, acc[o], nc);
+				index_next(g->ns, g->osz, oi);
+			}
+		}
+		int64_t oi[HLOI_MAX_RANK] = { 0 };
+		for (int64_t o = 0; o < g->S; o++) {
+			int64_t off = 0;
+			for (int i = 0; i < g->ns; i++)
+				off += oi[i] * j->os[d->output_spatial[i]];
+			for (int c = 0; c < nc; c++)
+				j->y[off + (c0 + c) * j->os[d->output_feature]] = acc[o][c];
+			index_next(g->ns, g->osz, oi);
+		}
+	}
+}
+
 /* 0 done, 1 not covered. */
 static int depthwise_weight_grad(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
 				 const hloi_literal *rhs)
@@ -785,7 +846,10 @@ static int depthwise_weight_grad(engine *e, const conv_geom *g, hloi_literal *ou
 	index_strides(&rhs->shape, j.ks);
 	index_strides(&out->shape, j.os);
 	j.xb = (g->batch / g->bgc) * j.ls[g->d->input_batch];
-	contract_parallel(e->threads, g->bgc, 1, wg_groups, &j);
+	if (g->ns > 0 && j.xb == 1 && j.ks[g->d->kernel_output_feature] == 1)
+		contract_parallel(e->threads, (g->bgc + WG_LANES - 1) / WG_LANES, 1, wg_lane_groups, &j);
+	else
+		contract_parallel(e->threads, g->bgc, 1, wg_groups, &j);
 	return 0;
 }
 
