@@ -163,14 +163,42 @@ static hloi_status eval_instr(engine *e, frame *f, const instr *in, hloi_literal
 	return st;
 }
 
+/* The slot of comp in an index of 2^bits slots: its first probe. */
+static size_t plan_slot(const computation *comp, int bits)
+{
+	return (size_t)(((uint64_t)(uintptr_t)comp * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* Rebuilds e->plan_index for 2^bits slots (at least twice the plans). */
+static int plan_index_build(engine *e, int bits)
+{
+	size_t cap = (size_t)1 << bits, mask = cap - 1;
+	eval_plan **t = hloi_calloc(cap, sizeof *t);
+	if (!t)
+		return -1;
+	for (int i = 0; i < e->nplans; i++) {
+		size_t k = plan_slot(e->plans[i]->comp, bits);
+		while (t[k])
+			k = (k + 1) & mask;
+		t[k] = e->plans[i];
+	}
+	hloi_free(e->plan_index);
+	e->plan_index = t;
+	e->index_bits = bits;
+	return 0;
+}
+
 /* The plan of comp for this engine, built on first use and kept for the
  * run (a computation called again and again is planned once). */
 static hloi_status plan_for(engine *e, const computation *comp, const eval_plan **out)
 {
-	for (int i = 0; i < e->nplans; i++) {
-		if (e->plans[i]->comp == comp) {
-			*out = e->plans[i];
-			return HLOI_OK;
+	if (e->plan_index) {
+		size_t mask = ((size_t)1 << e->index_bits) - 1;
+		for (size_t k = plan_slot(comp, e->index_bits); e->plan_index[k]; k = (k + 1) & mask) {
+			if (e->plan_index[k]->comp == comp) {
+				*out = e->plan_index[k];
+				return HLOI_OK;
+			}
 		}
 	}
 	if (e->nplans == e->cap_plans) {
@@ -189,6 +217,22 @@ static hloi_status plan_for(engine *e, const computation *comp, const eval_plan 
 	if (st != HLOI_OK)
 		return value_oom(e, (int64_t)comp->ninstrs * (int64_t)sizeof(int));
 	e->plans[e->nplans++] = p;
+	/* the index at most half full */
+	int bits = e->index_bits ? e->index_bits : 4;
+	while (((size_t)1 << bits) < 2 * (size_t)e->nplans)
+		bits++;
+	if (!e->plan_index || bits != e->index_bits) {
+		if (plan_index_build(e, bits)) {
+			e->nplans--;
+			plan_free(p);
+			return value_oom(e, (int64_t)sizeof(void *) << bits);
+		}
+	} else {
+		size_t mask = ((size_t)1 << bits) - 1, k = plan_slot(comp, bits);
+		while (e->plan_index[k])
+			k = (k + 1) & mask;
+		e->plan_index[k] = p;
+	}
 	*out = p;
 	return HLOI_OK;
 }
@@ -198,8 +242,10 @@ static void free_plans(engine *e)
 	for (int i = 0; i < e->nplans; i++)
 		plan_free(e->plans[i]);
 	hloi_free(e->plans);
+	hloi_free(e->plan_index);
 	e->plans = NULL;
-	e->nplans = e->cap_plans = 0;
+	e->plan_index = NULL;
+	e->nplans = e->cap_plans = e->index_bits = 0;
 }
 
 /* A reduce reading its input from region g (its sink): the reduce's
@@ -543,6 +589,10 @@ static hloi_status take_root(engine *e, frame *f, const instr *root, hloi_litera
 	return st;
 }
 
+/* Computations of at most this many instructions keep their frame on the
+ * stack. */
+#define FRAME_SMALL 64
+
 /* Evaluates comp on args (eval_computation, base/engine.h: the engine's
  * `computation`). The root's value comes back in *out: owned by the
  * caller when *out_owned, else borrowed (an argument, a constant, or dest).
@@ -573,8 +623,19 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	f.comp = comp;
 	f.plan = p;
 	f.last_use = p->last_use;
-	f.vals = hloi_calloc((size_t)n, sizeof *f.vals);
-	f.owned = hloi_calloc((size_t)n, 1);
+	/* a small computation's frame on the stack (loop bodies, calls) */
+	hloi_literal *vals_small[FRAME_SMALL];
+	uint8_t owned_small[FRAME_SMALL];
+	int small = n <= FRAME_SMALL;
+	if (small) {
+		memset(vals_small, 0, (size_t)n * sizeof *vals_small);
+		memset(owned_small, 0, (size_t)n);
+		f.vals = vals_small;
+		f.owned = owned_small;
+	} else {
+		f.vals = hloi_calloc((size_t)n, sizeof *f.vals);
+		f.owned = hloi_calloc((size_t)n, 1);
+	}
 	if (!f.vals || !f.owned) {
 		diag_error_where(e->ctx, NULL, "out of memory");
 		st = HLOI_ENOMEM;
@@ -656,8 +717,10 @@ cleanup:
 	if (f.vals && f.owned)
 		for (int i = n - 1; i >= 0; i--)
 			value_release(e, &f, i);
-	hloi_free(f.vals);
-	hloi_free(f.owned);
+	if (!small) {
+		hloi_free(f.vals);
+		hloi_free(f.owned);
+	}
 	return st;
 }
 

@@ -73,6 +73,11 @@ struct engine {
 	const fast_tuning *tuning; /* the fast engine's sizes (NULL: defaults) */
 	struct eval_plan **plans; /* plans of the computations run so far */
 	int nplans, cap_plans;
+	/* the same plans by computation, open addressing (run.c's plan_for):
+	 * a loop body's plan is found in one probe, whatever the module's
+	 * number of computations */
+	struct eval_plan **plan_index;
+	int index_bits;
 	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
 	int uncounted;       /* per-element applications of a computation (reduce,
 			      * reduce-window, map) being run, one inside another:
