@@ -99,6 +99,16 @@ struct engine {
 					   * its steps are the caller's time */
 	int prof_depth;                   /* computations being profiled, nested */
 	int64_t loop_trips;               /* body runs of the while loop that ended last */
+	/* probes (hloi_run_options version 7; run.c): the callback, the names
+	 * it selects (NULL: every instruction), and per plan (plans[i]) the
+	 * instructions probed and the values each gave so far */
+	hloi_probe_fn probe;
+	void *probe_data;
+	const char *const *probe_names;
+	size_t nprobe_names;
+	struct eval_probed *probed;       /* cap_plans of them, or NULL */
+	const char **probe_sorted;        /* every instruction name of the module, sorted */
+	size_t nprobe_sorted;
 };
 
 /* How a frame holds a value (frame.owned). */
