@@ -126,7 +126,9 @@ static hloi_status compare_value(probe_run *r, hloi_context *ctx, const hloi_pro
 		return HLOI_OK;
 	}
 	hloi_literal *want = NULL;
-	hloi_status st = hloi_literal_read_npy(&want, ctx, r->path, NULL);
+	/* the value's type reads the file's dtype (bf16 travels as <u2, the
+	 * f8 and sub-byte types as one-byte ones) */
+	hloi_status st = hloi_literal_read_npy(&want, ctx, r->path, hloi_literal_shape(v));
 	if (st != HLOI_OK)
 		return st;
 	r->compared++;

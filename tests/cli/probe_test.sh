@@ -183,6 +183,22 @@ run 3 "--compare-with nothing to compare" "$tmp/m.hlo" --input "$tmp/x.npy" --in
 has "nothing compared" "nothing compared"
 run 3 "--compare-with a missing directory" "$tmp/m.hlo" --random-inputs --compare-with "$tmp/nosuch"
 
+# types that travel as others in .npy (bf16 as <u2, s4 as |i1) compare as themselves
+cat >"$tmp/t.hlo" <<'HLO'
+HloModule types
+ENTRY main {
+  x = f32[4] parameter(0)
+  h = bf16[4] convert(x)
+  q = s4[4] convert(x)
+  c = f32[4] convert(h)
+  ROOT r = (f32[4], s4[4]) tuple(c, q)
+}
+HLO
+run 0 "bf16 and s4 probes" "$tmp/t.hlo" --random-inputs --probe-all --probe-dir "$tmp/pt"
+run 0 "bf16 and s4 --compare-with" "$tmp/t.hlo" --random-inputs --compare-with "$tmp/pt"
+has "bf16 and s4 --compare-with" "all 4 compared values match"
+run 1 "bf16 --compare-with other inputs" "$tmp/t.hlo" --random-inputs=5 --compare-with "$tmp/pt"
+
 # mistakes
 run 2 "unknown --probe" "$tmp/m.hlo" --random-inputs --probe b,nosuch --probe-dir "$tmp/q"
 has "unknown --probe" "--probe nosuch: the module has no instruction of that name"
