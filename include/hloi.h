@@ -585,9 +585,9 @@ typedef struct hloi_run_options {
 	 * beyond one element. The fast engine materialises a probed
 	 * instruction that it would otherwise fuse into a region (it becomes
 	 * one of the region's outputs; a reduce then reads it instead of
-	 * computing it where it reads it), so probes cost memory and time but
-	 * do not change the values computed. `probe_data` is passed to the
-	 * callback. */
+	 * computing it where it reads it), so probes cost memory and time;
+	 * an elementwise value is the same bit for bit (the same element
+	 * functions compute it). `probe_data` is passed to the callback. */
 	hloi_probe_fn probe;
 	void *probe_data;
 	const char *const *probe_names;
