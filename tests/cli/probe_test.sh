@@ -216,6 +216,21 @@ run 4 "--max-probe-bytes" "$tmp/m.hlo" --random-inputs --probe-all --probe-dir "
 has "--max-probe-bytes" "would take the probe files past --max-probe-bytes 200 (128 bytes in 1 files written)"
 has "--max-probe-bytes names y" "'y' (computation 'main')"
 [ -f "$tmp/lim/x.npy" ] && [ ! -e "$tmp/lim/y.npy" ] && ok || bad "--max-probe-bytes: files"
+# several participants: refused
+cat >"$tmp/ar.hlo" <<'HLO'
+HloModule ar, replica_count=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2] parameter(0)
+  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=sum
+}
+HLO
+run 2 "--probe with participants" "$tmp/ar.hlo" --random-inputs --probe-all --probe-dir "$tmp/q"
+has "--probe with participants" "probes look inside a run of one participant; the module runs as 2"
 # existing files are replaced
 mkdir -p "$tmp/old"
 echo stale >"$tmp/old/b.npy"
