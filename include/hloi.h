@@ -490,9 +490,6 @@ typedef struct hloi_probe {
 	const char *computation;  /* the computation it is in */
 	int entry;                /* 1 when that is the entry computation (evaluated once
 				   * per run), else 0 */
-	int shared_name;          /* 1 when an instruction of another computation has
-				   * the same name (a file named after the value then
-				   * needs the computation's name too), else 0 */
 	size_t participant;       /* flattened id, replica * partitions + partition (0 on one device) */
 	uint64_t index;           /* the values this instruction gave before this one in
 				   * the run, from 0: its evaluation number (a loop body's

@@ -73,8 +73,9 @@ static void put_safe(char *out, const char *s)
 }
 
 /* r->path = DIR/NAME.npy for the value `pb` gives: NAME the instruction's
- * name (COMPUTATION.NAME when another computation has one of that name),
- * then `.N`, its evaluation number, outside the entry computation. */
+ * name; outside the entry computation DIR/COMPUTATION/NAME.N.npy, N its
+ * evaluation number. Every file of a computation's directory ends in a
+ * number and the entry's files in none, so no two values share a file. */
 static int value_path(probe_run *r, const char *dir, const hloi_probe *pb)
 {
 	size_t need = strlen(dir) + strlen(pb->computation) + strlen(pb->instruction) + 48;
@@ -86,10 +87,10 @@ static int value_path(probe_run *r, const char *dir, const hloi_probe *pb)
 		r->cap = need;
 	}
 	char *at = r->path + sprintf(r->path, "%s/", dir);
-	if (pb->shared_name) {
+	if (!pb->entry) {
 		put_safe(at, pb->computation);
 		at += strlen(at);
-		*at++ = '.';
+		*at++ = '/';
 	}
 	put_safe(at, pb->instruction);
 	at += strlen(at);
@@ -97,6 +98,21 @@ static int value_path(probe_run *r, const char *dir, const hloi_probe *pb)
 		at += sprintf(at, ".%" PRIu64, pb->index);
 	strcpy(at, ".npy");
 	return 0;
+}
+
+/* Makes the directory of r->path (DIR/COMPUTATION) when missing. */
+static hloi_status make_parent(probe_run *r, hloi_context *ctx)
+{
+	char *slash = strrchr(r->path, '/');
+	*slash = '\0';
+	int err = mkdir(r->path, 0777) != 0 && errno != EEXIST ? errno : 0;
+	if (err) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "cannot make the directory: %s", strerror(err));
+		hloi_context_error(ctx, r->path, msg);
+	}
+	*slash = '/';
+	return err ? HLOI_EIO : HLOI_OK;
 }
 
 /* "'name' (computation 'c', evaluation 3)" */
@@ -191,6 +207,8 @@ static hloi_status on_value(void *data, hloi_context *ctx, const hloi_probe *pb,
 		hloi_context_error(ctx, r->path, msg);
 		return HLOI_EIO;
 	}
+	if (!pb->entry && make_parent(r, ctx) != HLOI_OK)
+		return HLOI_EIO;
 	cli_stop_defer();
 	hloi_status st = hloi_literal_save(v, ctx, r->path);
 	cli_stop_undefer();

@@ -198,42 +198,7 @@ size_t eval_probe_matches(const module *m, const char *name)
 	return n;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* e->probe_sorted: the names of every instruction of the module, sorted,
- * to tell a name some other computation has too. */
-static hloi_status probe_names_sort(engine *e)
-{
-	const module *m = e->m;
-	size_t n = 0;
-	for (int c = 0; c < m->ncomps; c++)
-		n += (size_t)m->comps[c]->ninstrs;
-	e->probe_sorted = hloi_calloc(n ? n : 1, sizeof *e->probe_sorted);
-	if (!e->probe_sorted)
-		return value_oom(e, (int64_t)n * (int64_t)sizeof *e->probe_sorted);
-	for (int c = 0; c < m->ncomps; c++)
-		for (int i = 0; i < m->comps[c]->ninstrs; i++)
-			e->probe_sorted[e->nprobe_sorted++] = m->comps[c]->instrs[i]->name;
-	qsort(e->probe_sorted, e->nprobe_sorted, sizeof *e->probe_sorted, cmp_name);
-	return HLOI_OK;
-}
-
-/* Whether two instructions of the module are named `name` (names are
- * unique within a computation). */
-static int probe_name_shared(const engine *e, const char *name)
-{
-	const char **at = bsearch(&name, e->probe_sorted, e->nprobe_sorted, sizeof *at, cmp_name);
-	if (!at)
-		return 0;
-	return (at > e->probe_sorted && strcmp(at[-1], name) == 0) ||
-	       (at + 1 < e->probe_sorted + e->nprobe_sorted && strcmp(at[1], name) == 0);
-}
-
-/* The probed instructions of comp into *pr (pr->on NULL when none): 1
- * probed, 2 probed and its name shared with another computation's. */
+/* The probed instructions of comp into *pr (pr->on NULL when none). */
 static hloi_status probe_set(engine *e, const computation *comp, eval_probed *pr)
 {
 	int n = comp->ninstrs, any = 0;
@@ -247,8 +212,6 @@ static hloi_status probe_set(engine *e, const computation *comp, eval_probed *pr
 			on[i] = (uint8_t)probe_selects(e->probe_names[k], comp, comp->instrs[i]);
 		if (!e->probe_names)
 			on[i] = 1;
-		if (on[i] && probe_name_shared(e, comp->instrs[i]->name))
-			on[i] = 2;
 		any |= on[i];
 	}
 	if (!any) {
@@ -341,8 +304,8 @@ static hloi_status probe_value(engine *e, frame *f, int pos, eval_probed *pr)
 	if (!pr->on[pos] || !v)
 		return HLOI_OK;
 	const instr *in = comp->instrs[pos];
-	hloi_probe pb = { in->name, probe_comp_name(comp), comp == e->m->entry, pr->on[pos] == 2,
-			  e->spmd ? (size_t)e->spmd->id : 0, pr->count[pos]++ };
+	hloi_probe pb = { in->name, probe_comp_name(comp), comp == e->m->entry, e->spmd ? (size_t)e->spmd->id : 0,
+			  pr->count[pos]++ };
 	size_t errors = hloi_context_error_count(e->ctx);
 	hloi_status st = e->probe(e->probe_data, e->ctx, &pb, v);
 	if (st != HLOI_OK && hloi_context_error_count(e->ctx) == errors)
@@ -1018,12 +981,8 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 				st = HLOI_EINVAL;
 			}
 		}
-		if (st == HLOI_OK)
-			st = probe_names_sort(&e);
-		if (st != HLOI_OK) {
-			hloi_free(e.probe_sorted);
+		if (st != HLOI_OK)
 			return st;
-		}
 	}
 
 	/* the arrays the module's last run kept (value_pool_keep below) */
@@ -1094,7 +1053,6 @@ cleanup:
 				value_drop(&e, args[i]);
 	value_pool_keep(&e);
 	free_plans(&e);
-	hloi_free(e.probe_sorted);
 	eval_rng_free(&e);
 	eval_p2p_free(&e);
 	if (stats)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # hloi run's probes (doc/cli.md "Probes"): --probe and --probe-all write
 # each value as DIR/NAME.npy, numbered NAME.N.npy outside the entry
-# computation (a loop body's iterations), COMPUTATION.NAME when two
-# computations share a name, the values of fused instructions included;
+# computation, in DIR/COMPUTATION/ (a loop body's iterations), the values
+# of fused instructions included;
 # both engines write the same; tuples are left out with a note; unknown
 # names, --probe-dir alone, an unwritable directory and the byte limit are
 # errors with their exit codes; --compare-with names the first value that
@@ -110,20 +110,22 @@ np.save('x.npy', (1 + r.random((4, 8))).astype(np.float32))
 np.save('y.npy', (1 + r.random((4, 8))).astype(np.float32))")
 
 # --probe: a fused intermediate, body's v2 numbered by iteration, body's i
-# (a name cond has too) prefixed by its computation
+# (a name cond has too)
 run 0 "--probe" "$tmp/m.hlo" --input "$tmp/x.npy" --input "$tmp/y.npy" --probe b,body/v2 --probe body/i \
 	--probe-dir "$tmp/p" --output "$tmp/out.npy"
 has "--probe summary" "probes: 7 files written to $tmp/p (188 bytes)"
 pyck "--probe files" "
 names = sorted(os.listdir(d))
-assert names == ['b.npy', 'body.i.0.npy', 'body.i.1.npy', 'body.i.2.npy', 'v2.0.npy', 'v2.1.npy', 'v2.2.npy'], names"
+assert names == ['b.npy', 'body'], names
+names = sorted(os.listdir(d + '/body'))
+assert names == ['i.0.npy', 'i.1.npy', 'i.2.npy', 'v2.0.npy', 'v2.1.npy', 'v2.2.npy'], names"
 pyck "--probe values" "
 a = x + y
 assert np.array_equal(L('b'), a * a)
 s = (a * a).sum(axis=1, dtype=np.float32)
 for n in range(3):
-    assert np.allclose(L('v2.%d' % n), s * 2 ** (n + 1), rtol=1e-6), n
-    assert L('body.i.%d' % n) == n and L('body.i.%d' % n).dtype == np.int32
+    assert np.allclose(L('body/v2.%d' % n), s * 2 ** (n + 1), rtol=1e-6), n
+    assert L('body/i.%d' % n) == n and L('body/i.%d' % n).dtype == np.int32
 assert np.allclose(np.load('out.npy'), 9 * s, rtol=1e-6)"
 
 # --probe-all, both engines: the same files, the same values
@@ -133,19 +135,23 @@ for engine in fast reference; do
 		--probe-dir "$tmp/p" --engine $engine
 	has "--probe-all tuples noted ($engine)" "tuple or token values not probed"
 	pyck "--probe-all files ($engine)" "
-names = set(os.listdir(d))
+names = set()
+for r, _, fs in os.walk(d):
+    names |= {os.path.relpath(os.path.join(r, f), d) for f in fs}
 want = {'x', 'y', 'a', 'b', 'zero', 's', 'z', 'wv', 'out'}
-want |= {'%s.%d' % (k, n) for k in ('body.i', 'v', 'one', 'i2', 'two', 't', 'v2') for n in range(3)}
-want |= {'cond.i.%d' % n for n in range(4)} | {'n.%d' % n for n in range(4)} | {'lt.%d' % n for n in range(4)}
+want |= {'body/%s.%d' % (k, n) for k in ('i', 'v', 'one', 'i2', 'two', 't', 'v2') for n in range(3)}
+want |= {'cond/%s.%d' % (k, n) for k in ('i', 'n', 'lt') for n in range(4)}
 want = {w + '.npy' for w in want}
 assert names == want, (sorted(names - want), sorted(want - names))
-assert [bool(L('lt.%d' % n)) for n in range(4)] == [True, True, True, False]
+assert [bool(L('cond/lt.%d' % n)) for n in range(4)] == [True, True, True, False]
 assert np.array_equal(L('x'), x) and np.array_equal(L('a'), x + y)
-assert np.array_equal(L('t.1'), np.full(4, 2, np.float32))"
+assert np.array_equal(L('body/t.1'), np.full(4, 2, np.float32))"
 	cp -r "$tmp/p" "$tmp/p.$engine"
 done
 if (cd "$tmp" && "$py" -c "import numpy as np, os
-for f in os.listdir('p.fast'):
+for f in os.listdir('p.fast') + ['body/' + f for f in os.listdir('p.fast/body')]:
+    if f == 'body' or f == 'cond':
+        continue
     a, b = np.load('p.fast/' + f), np.load('p.reference/' + f)
     assert a.dtype == b.dtype and np.allclose(a, b, rtol=1e-6), f") 2>"$tmp/pyerr"; then
 	ok
@@ -171,7 +177,7 @@ has "--compare-with names x" "first difference at 'x' (computation 'main')"
 rm "$tmp/p.fast/b.npy"
 sed 's/multiply(v, t)/add(v, t)/' "$tmp/m.hlo" >"$tmp/m3.hlo"
 run 1 "--compare-with a loop body" "$tmp/m3.hlo" --input "$tmp/x.npy" --input "$tmp/y.npy" --compare-with "$tmp/p.fast"
-has "--compare-with names v2.0" "first difference at 'v2' (computation 'body', evaluation 0)"
+has "--compare-with names v2.0" "first difference at 'v2' (computation 'body', evaluation 0): 4 of 4 elements differ from $tmp/p.fast/body/v2.0.npy"
 has "--compare-with counts the missing" "; 1 value without a file there, not compared"
 has "--compare-with counts" "differ; 1 value"
 # only the probes asked for

@@ -1,6 +1,6 @@
 /* Unit tests for probes through the public API (hloi_run_options version
- * 7): what the callback is given (instruction, computation, entry, a name
- * shared between computations, the evaluation number in a loop), in
+ * 7): what the callback is given (instruction, computation, entry, the
+ * evaluation number in a loop), in
  * evaluation order, with the values of instructions the fast engine would
  * fuse; per-element applications not probed; names selecting some
  * instructions (hloi_module_probe_matches), an unknown one refused before
@@ -82,7 +82,7 @@ static void make_inputs(hloi_context *ctx, hloi_literal **in)
 typedef struct seen {
 	int n;
 	char name[MAX_SEEN][16], comp[MAX_SEEN][16];
-	int entry[MAX_SEEN], shared[MAX_SEEN];
+	int entry[MAX_SEEN];
 	uint64_t index[MAX_SEEN];
 	float first[MAX_SEEN], b[32];  /* a float value's element 0; b's elements */
 	int fail_at;                   /* fail when called this many times (0: never) */
@@ -100,7 +100,6 @@ static hloi_status on_probe(void *data, hloi_context *ctx, const hloi_probe *pb,
 	snprintf(s->name[k], sizeof s->name[k], "%s", pb->instruction);
 	snprintf(s->comp[k], sizeof s->comp[k], "%s", pb->computation);
 	s->entry[k] = pb->entry;
-	s->shared[k] = pb->shared_name;
 	s->index[k] = pb->index;
 	char text[32];
 	hloi_shape_to_string(hloi_literal_shape(v), 0, text, sizeof text);
@@ -162,7 +161,7 @@ static void test_every_instruction(void)
 		CU_ASSERT(find(s, "main", "x", 0) >= 0 && find(s, "main", "x", 0) < ka);
 		CU_ASSERT(ka >= 0 && ka < kb && kb < ks);
 		CU_ASSERT_EQUAL(find(s, "main", "a", 1), -1);
-		CU_ASSERT(s->entry[ka] && !s->shared[ka]);
+		CU_ASSERT(s->entry[ka]);
 		for (int i = 0; i < 32; i++) {
 			float a = (float)(i / 8) + (float)(i % 8) / 8.0f + 1.0f;
 			CU_ASSERT_EQUAL(s->b[i], a * a);
@@ -171,9 +170,9 @@ static void test_every_instruction(void)
 		for (uint64_t n = 0; n < 3; n++) {
 			int k = find(s, "body", "v2", n);
 			CU_ASSERT_FATAL(k >= 0);
-			CU_ASSERT(!s->entry[k] && !s->shared[k]);
+			CU_ASSERT(!s->entry[k]);
 			CU_ASSERT_EQUAL(s->first[k], s->first[ks] * (float)(2 << n));
-			CU_ASSERT(find(s, "body", "i", n) >= 0 && s->shared[find(s, "body", "i", n)]);
+			CU_ASSERT(find(s, "body", "i", n) >= 0);
 		}
 		CU_ASSERT_EQUAL(find(s, "body", "v2", 3), -1);
 		CU_ASSERT(find(s, "cond", "lt", 3) >= 0);

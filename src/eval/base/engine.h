@@ -107,8 +107,6 @@ struct engine {
 	const char *const *probe_names;
 	size_t nprobe_names;
 	struct eval_probed *probed;       /* cap_plans of them, or NULL */
-	const char **probe_sorted;        /* every instruction name of the module, sorted */
-	size_t nprobe_sorted;
 };
 
 /* How a frame holds a value (frame.owned). */
