@@ -924,6 +924,7 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	}
 	eval_limits_init(&e.limits, opts);
 	eval_feeds_init(&e.feeds, opts);
+
 	/* One budget: what the run holds before it makes anything (the
 	 * inputs, the caller's result buffer, the module's constants) counts
 	 * in it, so a program whose inputs and values together do not fit is
