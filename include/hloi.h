@@ -483,6 +483,33 @@ enum { HLOI_PROFILE_TRACE = 1u << 0 };
 HLOI_API hloi_status hloi_profile_new(hloi_profile **out, unsigned flags);
 HLOI_API void hloi_profile_free(hloi_profile *p);
 
+/* What a probe callback learns of the value it is given (hloi_run_options
+ * version 7). Everything is borrowed for the call. */
+typedef struct hloi_probe {
+	const char *instruction;  /* the instruction's name */
+	const char *computation;  /* the computation it is in */
+	int entry;                /* 1 when that is the entry computation (evaluated once
+				   * per run), else 0 */
+	size_t participant;       /* flattened id, replica * partitions + partition (0 on one device) */
+	uint64_t index;           /* the values this instruction gave before this one in
+				   * the run, from 0: its evaluation number (a loop body's
+				   * iteration, a called computation's call) */
+} hloi_probe;
+
+/* Receives the value of a probed instruction right after it is computed
+ * (borrowed for the call, in the layout the run holds it; clone it to keep
+ * it), in evaluation order. A failure status with an error recorded in ctx
+ * (hloi_context_error) ends the run with that status. The participants of
+ * a run of several call it from their own threads, at the same time. */
+typedef hloi_status (*hloi_probe_fn)(void *probe_data, hloi_context *ctx, const hloi_probe *probe,
+				     const hloi_literal *value);
+
+/* How many instructions of the checked module a probe name selects: `name`
+ * selects the instructions of that name in every computation,
+ * `computation/name` the one of that computation. 0 for an unknown name
+ * (or a module not checked). */
+HLOI_API size_t hloi_module_probe_matches(const hloi_module *m, const char *name);
+
 typedef struct hloi_run_options {
 	unsigned version;     /* HLOI_RUN_OPTIONS_VERSION */
 	hloi_engine engine;
@@ -542,10 +569,31 @@ typedef struct hloi_run_options {
 	 * once too; hloi/tool.h prints it. Costs two clock reads per
 	 * instruction. */
 	hloi_profile *profile;
+	/* Since version 7: probes, for looking inside a run (doc/cli.md,
+	 * "Probes"). When `probe` is not NULL, it is given the value of every
+	 * probed instruction as soon as that value is computed, each time it
+	 * is (every iteration of a loop body, every call of a computation).
+	 * The probed instructions are those `probe_names` selects (nprobe_names
+	 * names, as hloi_module_probe_matches reads them), or every instruction
+	 * when probe_names is NULL. A name that selects no instruction is an
+	 * HLOI_EINVAL error before anything runs. Not probed: the instructions
+	 * of a computation applied element by element (a reduce's or a map's
+	 * to_apply, a sort's comparator), which have no value of their own
+	 * beyond one element. The fast engine materialises a probed
+	 * instruction that it would otherwise fuse into a region (it becomes
+	 * one of the region's outputs; a reduce then reads it instead of
+	 * computing it where it reads it), so probes cost memory and time;
+	 * an elementwise value is the same bit for bit (the same element
+	 * functions compute it). `probe_data` is passed to the callback. */
+	hloi_probe_fn probe;
+	void *probe_data;
+	const char *const *probe_names;
+	size_t nprobe_names;
 } hloi_run_options;
-#define HLOI_RUN_OPTIONS_VERSION 6
+#define HLOI_RUN_OPTIONS_VERSION 7
 #define HLOI_RUN_OPTIONS_INIT                                                                                   \
-	{ HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+	{ HLOI_RUN_OPTIONS_VERSION, HLOI_ENGINE_DEFAULT, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+	  NULL, NULL, NULL, 0 }
 
 /* Evaluates the checked module's entry computation on `inputs` (one per
  * parameter, in order; an input in another layout than its parameter is
@@ -557,7 +605,7 @@ typedef struct hloi_run_options {
  * and every intermediate value is freed). An `opts` of an older version
  * (built against an older header) is read as that version and gets the
  * defaults for the later fields: no infeed values, outfeed values dropped,
- * no host transfer callbacks.
+ * no host transfer callbacks, no profile, no probes.
  *
  * In-place results: when the module's header says
  * `input_output_alias={ {}: (N, {}, must-alias) }` (or may-alias), the result

@@ -71,6 +71,16 @@ HLOI_API hloi_status hloi_run_literals_save(hloi_context *ctx, const char *path,
 					    size_t nargs, const hloi_literal *result,
 					    const hloi_literal *reference_result);
 
+/* --- Comparing values ------------------------------------------------------ */
+
+/* hloi_literal_compare without the report, describing instead the mismatch
+ * of largest absolute error (the first one for integers and pred) in
+ * `worst` (`size` bytes, NUL-terminated, "" when none):
+ * `index (1,2): expected 1.5, got 1.75 (error 0.25)`. */
+HLOI_API hloi_status hloi_literal_compare_worst(const hloi_literal *expected, const hloi_literal *actual,
+						hloi_context *ctx, double abs_tol, double rel_tol,
+						size_t *mismatches, char *worst, size_t size);
+
 /* --- Modules -------------------------------------------------------------- */
 
 /* 1 when every instruction's result shape is known without a check (the

@@ -1090,6 +1090,11 @@ hloi_status hloi_module_run_into(hloi_module *m, hloi_context *ctx, hloi_literal
 	return st;
 }
 
+size_t hloi_module_probe_matches(const hloi_module *m, const char *name)
+{
+	return m && name ? eval_probe_matches(m, name) : 0;
+}
+
 hloi_status hloi_module_conform_input(hloi_module *m, hloi_context *ctx, size_t i, const hloi_literal *lit,
 				      const hloi_run_options *opts, hloi_literal **out)
 {
@@ -1230,11 +1235,58 @@ static int elements_match(etype t, const void *e, const void *a, double abs_tol,
 	return !(err > abs_tol && rel > rel_tol);
 }
 
+/* The mismatch with the largest absolute error so far (compare_rec):
+ * floats by |expected - got| (infinite when only one is NaN or infinite,
+ * a complex number the larger of its parts'), other types by the first. */
+typedef struct worst_mismatch {
+	int seen;
+	double err;
+	strbuf line;
+} worst_mismatch;
+
+static double mismatch_error(etype t, const void *e, const void *a)
+{
+	if (etype_get_kind(t) == KIND_COMPLEX) {
+		etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+		size_t w = (size_t)etype_byte_width(pt);
+		double re = mismatch_error(pt, e, a), im = mismatch_error(pt, (const char *)e + w, (const char *)a + w);
+		return re > im ? re : im;
+	}
+	if (!etype_is_float(t))
+		return 0;
+	double x = element_as_double(t, e), y = element_as_double(t, a);
+	if (x == y || (isnan(x) && isnan(y)))
+		return 0;
+	if (isnan(x) || isnan(y) || isinf(x) || isinf(y))
+		return INFINITY;
+	return fabs(x - y);
+}
+
+/* "{1,0}: index (2): expected 1.5, got 1.75" into b. */
+static void mismatch_line(strbuf *b, etype t, const int64_t *path, int depth, const int64_t *idx, int rank,
+			  const void *e, const void *a)
+{
+	if (depth > 0) {
+		sb_putc(b, '{');
+		for (int d = 0; d < depth; d++)
+			sb_printf(b, "%s%lld", d ? "," : "", (long long)path[d]);
+		sb_puts(b, "}: ");
+	}
+	sb_puts(b, "index (");
+	for (int d = 0; d < rank; d++)
+		sb_printf(b, "%s%lld", d ? "," : "", (long long)idx[d]);
+	sb_puts(b, "): expected ");
+	literal_print_element(b, t, e);
+	sb_puts(b, ", got ");
+	literal_print_element(b, t, a);
+}
+
 /* Compares arrays, or tuples element by element; `path` names the tuple
- * element in report lines (`{1,0}: index (2): ...`). */
+ * element in report lines (`{1,0}: index (2): ...`); `worst` (may be NULL)
+ * keeps the largest mismatch. */
 static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
 			       double abs_tol, double rel_tol, FILE *report, size_t max_report, size_t *bad,
-			       int64_t *path, int depth)
+			       int64_t *path, int depth, worst_mismatch *worst)
 {
 	const shape *es = &expected->shape, *as = &actual->shape;
 	if (shape_is_tuple(es) && shape_is_tuple(as) && es->ntuple == as->ntuple && depth < HLOI_MAX_RANK &&
@@ -1242,7 +1294,7 @@ static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal 
 		for (int i = 0; i < es->ntuple; i++) {
 			path[depth] = i;
 			hloi_status st = compare_rec(expected->elems[i], actual->elems[i], ctx, abs_tol, rel_tol, report,
-						     max_report, bad, path, depth + 1);
+						     max_report, bad, path, depth + 1, worst);
 			if (st != HLOI_OK)
 				return st;
 		}
@@ -1282,21 +1334,18 @@ static hloi_status compare_rec(const hloi_literal *expected, const hloi_literal 
 			continue;
 		if (report && *bad < max_report) {
 			strbuf b = STRBUF_INIT;
-			if (depth > 0) {
-				sb_putc(&b, '{');
-				for (int d = 0; d < depth; d++)
-					sb_printf(&b, "%s%lld", d ? "," : "", (long long)path[d]);
-				sb_puts(&b, "}: ");
-			}
-			sb_puts(&b, "index (");
-			for (int d = 0; d < es->rank; d++)
-				sb_printf(&b, "%s%lld", d ? "," : "", (long long)idx[d]);
-			sb_puts(&b, "): expected ");
-			literal_print_element(&b, es->type, e);
-			sb_puts(&b, ", got ");
-			literal_print_element(&b, es->type, a);
+			mismatch_line(&b, es->type, path, depth, idx, es->rank, e, a);
 			fprintf(report, "%s\n", sb_str(&b));
 			sb_free(&b);
+		}
+		if (worst) {
+			double err = mismatch_error(es->type, e, a);
+			if (!worst->seen || err > worst->err) {
+				worst->seen = 1;
+				worst->err = err;
+				sb_reset(&worst->line);
+				mismatch_line(&worst->line, es->type, path, depth, idx, es->rank, e, a);
+			}
 		}
 		(*bad)++;
 	} while (index_next(es->rank, esz, idx));
@@ -1309,5 +1358,23 @@ hloi_status hloi_literal_compare(const hloi_literal *expected, const hloi_litera
 {
 	int64_t path[HLOI_MAX_RANK];
 	*mismatches = 0;
-	return compare_rec(expected, actual, ctx, abs_tol, rel_tol, report, max_report, mismatches, path, 0);
+	return compare_rec(expected, actual, ctx, abs_tol, rel_tol, report, max_report, mismatches, path, 0, NULL);
+}
+
+hloi_status hloi_literal_compare_worst(const hloi_literal *expected, const hloi_literal *actual, hloi_context *ctx,
+				       double abs_tol, double rel_tol, size_t *mismatches, char *worst, size_t size)
+{
+	int64_t path[HLOI_MAX_RANK];
+	worst_mismatch w = { 0, 0, STRBUF_INIT };
+	*mismatches = 0;
+	hloi_status st = compare_rec(expected, actual, ctx, abs_tol, rel_tol, NULL, 0, mismatches, path, 0, &w);
+	if (worst && size) {
+		worst[0] = '\0';
+		if (w.seen && etype_is_float(expected->shape.type) && !shape_is_tuple(&expected->shape))
+			sb_printf(&w.line, " (error %g)", w.err);
+		if (w.seen)
+			snprintf(worst, size, "%s", sb_str(&w.line));
+	}
+	sb_free(&w.line);
+	return st;
 }

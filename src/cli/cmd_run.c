@@ -9,6 +9,7 @@
 #include "opts.h"
 #include "output.h"
 #include "profile.h"
+#include "probe.h"
 #include "program.h"
 #include "progress.h"
 #include "stop.h"
@@ -64,6 +65,21 @@ static const char help[] =
 	"                          also the reference engine's) as XLA's\n"
 	"                          RunHloModuleLiterals proto (.pbtxt: text, else binary)\n"
 	"  --dump-plan             print the evaluation plan first (as `hloi plan`)\n"
+	"Probes (looking inside a run; doc/cli.md, \"Probes\"):\n"
+	"  --probe NAME[,NAME...]  write the value of each named instruction (NAME or\n"
+	"                          COMPUTATION/NAME) as DIR/NAME.npy each time it is\n"
+	"                          computed; outside the entry computation (a loop\n"
+	"                          body, ...) DIR/COMPUTATION/NAME.N.npy, N from 0 in\n"
+	"                          evaluation order\n"
+	"  --probe-all             the same for every instruction\n"
+	"  --probe-dir DIR         where the probe files go (default ./probes, made\n"
+	"                          when missing; existing files are replaced)\n"
+	"  --max-probe-bytes SIZE  stop the run (exit 4) before the probe files pass\n"
+	"                          SIZE bytes, with optional K, M or G (default 1G)\n"
+	"  --compare-with DIR      compare each probed value (every instruction unless\n"
+	"                          --probe says) with DIR's file of the same name, as\n"
+	"                          --compare does, and name the first that differs\n"
+	"                          (exit 1); values without a file are not compared\n"
 	"Profile (printed on standard error after the result):\n"
 	PROFILE_HELP
 "Participants (collectives across replicas and partitions):\n"
@@ -135,6 +151,9 @@ typedef struct run_args {
 	size_t npinputs;
 	feeds fd;           /* the infeed queues and the outfeed values */
 	feed_list *out1, *out2; /* the outfeed values of the run and of --compare's */
+	probe_args probe;   /* --probe, --probe-all, --probe-dir, --compare-with */
+	probe_run probes;
+	int probing;        /* probe_start attached them to the run */
 } run_args;
 
 /* --max-steps N */
@@ -189,6 +208,11 @@ static const cli_opt options[] = {
 	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-send", CLI_REQUIRED_ARG, feed_args_host_opt, 1, run_args, feed),
 	PROFILE_OPTIONS(run_args, prof),
+	CLI_CALL_FIELD_OPTION("probe", CLI_REQUIRED_ARG, probe_args_opt, 0, run_args, probe),
+	CLI_FLAG_OPTION("probe-all", run_args, probe.all),
+	CLI_STRING_OPTION("probe-dir", run_args, probe.dir),
+	CLI_CALL_FIELD_OPTION("max-probe-bytes", CLI_REQUIRED_ARG, probe_args_opt, 1, run_args, probe),
+	CLI_STRING_OPTION("compare-with", run_args, probe.compare),
 	CLI_OPTIONS_END,
 };
 
@@ -230,7 +254,8 @@ static int compare_engines(hloi_module *m, hloi_context *ctx, hloi_literal **inp
 	hloi_literal *ref = NULL;
 	int fast_first = run->engine != HLOI_ENGINE_REFERENCE;
 	other.engine = fast_first ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
-	other.profile = NULL;  /* the profile is of the run asked for */
+	other.profile = NULL;  /* the profile and the probes are of the run asked for */
+	other.probe = NULL;
 	hloi_status st = hloi_module_run(m, ctx, inputs, ninputs, &other, &ref);
 	cli_print_diagnostics(io, ctx);
 	if (st != HLOI_OK)
@@ -588,6 +613,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (rc) {
 		input_args_release(&a.in);
 		feed_args_release(&a.feed);
+		probe_args_release(&a.probe);
 		free(a.pinputs);
 		return rc < 0 ? EXIT_OK : rc;
 	}
@@ -603,6 +629,7 @@ int cmd_run(int argc, char **argv, cli_io *io)
 		fputs("hloi: out of memory\n", io->err);
 		input_args_release(&a.in);
 		feed_args_release(&a.feed);
+		probe_args_release(&a.probe);
 		free(a.pinputs);
 		return EXIT_RUNTIME;
 	}
@@ -618,6 +645,9 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
 	size_t np = hloi_module_participant_count(m);
+	if ((rc = probe_start(&a.probes, &a.probe, m, np, &a.run, io)) != 0)
+		goto cleanup;
+	a.probing = a.run.probe != NULL;
 	for (size_t k = 0; k < a.npinputs; k++)
 		if (a.pinputs[k].participant >= np) {
 			rc = cli_usage_error(io, "run", "--participant-input %zu:%s: the module runs as %zu participant%s (0 to %zu)",
@@ -763,6 +793,8 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if (rc == EXIT_OK && cli_stop_flag && cli_stop_flag != SIGALRM)
 		rc = stopped(io, rc);
 cleanup:
+	if (a.probing)
+		rc = probe_finish(&a.probes, rc);
 	if (prof && (rc == EXIT_OK || rc == EXIT_MISMATCH) && hloi_profile_runs(prof)) {
 		int threads = a.run.threads > 0 ? a.run.threads : 0;
 		int prc = profile_finish(&a.prof, prof, m, threads, io->err, io, "run");
@@ -780,6 +812,7 @@ cleanup:
 	hloi_context_free(ctx);
 	input_args_release(&a.in);
 	feed_args_release(&a.feed);
+	probe_args_release(&a.probe);
 	feed_lists_free(a.out1, a.fd.np);
 	feed_lists_free(a.out2, a.fd.np);
 	feeds_free(&a.fd);

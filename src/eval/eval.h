@@ -76,6 +76,11 @@ hloi_status eval_module_into(module *m, hloi_context *ctx, hloi_literal *const *
  * parameter is not a static array. */
 hloi_status eval_conform_input(const module *m, const hloi_literal *lit, size_t i, int threads, hloi_literal **out);
 
+/* How many instructions of the checked module a probe name selects
+ * (hloi_module_probe_matches): `name` in any computation, or
+ * `computation/name`. */
+size_t eval_probe_matches(const module *m, const char *name);
+
 struct fast_tuning;
 
 /* What a run measured. */

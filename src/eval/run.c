@@ -169,18 +169,19 @@ static size_t plan_slot(const computation *comp, int bits)
 	return (size_t)(((uint64_t)(uintptr_t)comp * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
 }
 
-/* Rebuilds e->plan_index for 2^bits slots (at least twice the plans). */
+/* Rebuilds e->plan_index for 2^bits slots (at least twice the plans):
+ * each slot 0 (empty) or 1 + a plan's place in e->plans. */
 static int plan_index_build(engine *e, int bits)
 {
 	size_t cap = (size_t)1 << bits, mask = cap - 1;
-	eval_plan **t = hloi_calloc(cap, sizeof *t);
+	int *t = hloi_calloc(cap, sizeof *t);
 	if (!t)
 		return -1;
 	for (int i = 0; i < e->nplans; i++) {
 		size_t k = plan_slot(e->plans[i]->comp, bits);
 		while (t[k])
 			k = (k + 1) & mask;
-		t[k] = e->plans[i];
+		t[k] = i + 1;
 	}
 	hloi_free(e->plan_index);
 	e->plan_index = t;
@@ -188,15 +189,82 @@ static int plan_index_build(engine *e, int bits)
 	return 0;
 }
 
+/* The instructions of one computation a run probes (hloi_run_options
+ * version 7), and the values each has given so far. */
+typedef struct eval_probed {
+	uint8_t *on;       /* per position; NULL: none probed */
+	uint64_t *count;
+} eval_probed;
+
+/* The name of comp as probes name it: a copy sized for a run is named as
+ * the computation it was copied from. */
+static const char *probe_comp_name(const computation *comp)
+{
+	return comp->sized_from ? comp->sized_from->name : comp->name;
+}
+
+/* Whether probe name `name` (`instruction` or `computation/instruction`)
+ * selects instruction `in` of comp. */
+static int probe_selects(const char *name, const computation *comp, const instr *in)
+{
+	const char *slash = strchr(name, '/');
+	if (!slash)
+		return strcmp(name, in->name) == 0;
+	const char *cname = probe_comp_name(comp);
+	size_t n = (size_t)(slash - name);
+	return strlen(cname) == n && memcmp(name, cname, n) == 0 && strcmp(slash + 1, in->name) == 0;
+}
+
+size_t eval_probe_matches(const module *m, const char *name)
+{
+	size_t n = 0;
+	for (int c = 0; m->checked && c < m->ncomps; c++)
+		for (int i = 0; i < m->comps[c]->ninstrs; i++)
+			n += (size_t)probe_selects(name, m->comps[c], m->comps[c]->instrs[i]);
+	return n;
+}
+
+/* The probed instructions of comp into *pr (pr->on NULL when none). */
+static hloi_status probe_set(engine *e, const computation *comp, eval_probed *pr)
+{
+	int n = comp->ninstrs, any = 0;
+	pr->on = NULL;
+	pr->count = NULL;
+	uint8_t *on = hloi_calloc((size_t)(n ? n : 1), 1);
+	if (!on)
+		return value_oom(e, n);
+	for (int i = 0; i < n; i++) {
+		for (size_t k = 0; !on[i] && k < e->nprobe_names; k++)
+			on[i] = (uint8_t)probe_selects(e->probe_names[k], comp, comp->instrs[i]);
+		if (!e->probe_names)
+			on[i] = 1;
+		any |= on[i];
+	}
+	if (!any) {
+		hloi_free(on);
+		return HLOI_OK;
+	}
+	pr->count = hloi_calloc((size_t)n, sizeof *pr->count);
+	if (!pr->count) {
+		hloi_free(on);
+		return value_oom(e, (int64_t)n * (int64_t)sizeof *pr->count);
+	}
+	pr->on = on;
+	return HLOI_OK;
+}
+
 /* The plan of comp for this engine, built on first use and kept for the
- * run (a computation called again and again is planned once). */
-static hloi_status plan_for(engine *e, const computation *comp, const eval_plan **out)
+ * run (a computation called again and again is planned once); *index is
+ * its place in e->plans (and e->probed). */
+static hloi_status plan_for(engine *e, const computation *comp, const eval_plan **out, int *index)
 {
 	if (e->plan_index) {
 		size_t mask = ((size_t)1 << e->index_bits) - 1;
 		for (size_t k = plan_slot(comp, e->index_bits); e->plan_index[k]; k = (k + 1) & mask) {
-			if (e->plan_index[k]->comp == comp) {
-				*out = e->plan_index[k];
+			int i = e->plan_index[k] - 1;
+			if (e->plans[i]->comp == comp) {
+				*out = e->plans[i];
+				*index = i;
 				return HLOI_OK;
 			}
 		}
@@ -204,18 +272,39 @@ static hloi_status plan_for(engine *e, const computation *comp, const eval_plan 
 	if (e->nplans == e->cap_plans) {
 		int cap = e->cap_plans ? 2 * e->cap_plans : 8;
 		eval_plan **v = hloi_calloc((size_t)cap, sizeof *v);
-		if (!v)
+		eval_probed *pv = e->probe ? hloi_calloc((size_t)cap, sizeof *pv) : NULL;
+		if (!v || (e->probe && !pv)) {
+			hloi_free(v);
+			hloi_free(pv);
 			return value_oom(e, (int64_t)cap * (int64_t)sizeof *v);
-		if (e->nplans)
+		}
+		if (e->nplans) {
 			memcpy(v, e->plans, (size_t)e->nplans * sizeof *v);
+			if (pv)
+				memcpy(pv, e->probed, (size_t)e->nplans * sizeof *pv);
+		}
 		hloi_free(e->plans);
+		hloi_free(e->probed);
 		e->plans = v;
+		e->probed = pv;
 		e->cap_plans = cap;
 	}
+	eval_probed pr = { NULL, NULL };
+	if (e->probe) {
+		hloi_status st = probe_set(e, comp, &pr);
+		if (st != HLOI_OK)
+			return st;
+	}
 	eval_plan *p = NULL;
-	hloi_status st = plan_build(&p, comp, e->fast, e->tuning && e->tuning->generic);
-	if (st != HLOI_OK)
+	hloi_status st = plan_build(&p, comp, e->fast, e->tuning && e->tuning->generic, pr.on);
+	if (st != HLOI_OK) {
+		hloi_free(pr.on);
+		hloi_free(pr.count);
 		return value_oom(e, (int64_t)comp->ninstrs * (int64_t)sizeof(int));
+	}
+	if (e->probed)
+		e->probed[e->nplans] = pr;
+	*index = e->nplans;
 	e->plans[e->nplans++] = p;
 	/* the index at most half full */
 	int bits = e->index_bits ? e->index_bits : 4;
@@ -225,13 +314,17 @@ static hloi_status plan_for(engine *e, const computation *comp, const eval_plan 
 		if (plan_index_build(e, bits)) {
 			e->nplans--;
 			plan_free(p);
-			return value_oom(e, (int64_t)sizeof(void *) << bits);
+			if (e->probed) {
+				hloi_free(pr.on);
+				hloi_free(pr.count);
+			}
+			return value_oom(e, (int64_t)sizeof(int) << bits);
 		}
 	} else {
 		size_t mask = ((size_t)1 << bits) - 1, k = plan_slot(comp, bits);
 		while (e->plan_index[k])
 			k = (k + 1) & mask;
-		e->plan_index[k] = p;
+		e->plan_index[k] = *index + 1;
 	}
 	*out = p;
 	return HLOI_OK;
@@ -239,13 +332,54 @@ static hloi_status plan_for(engine *e, const computation *comp, const eval_plan 
 
 static void free_plans(engine *e)
 {
-	for (int i = 0; i < e->nplans; i++)
+	for (int i = 0; i < e->nplans; i++) {
 		plan_free(e->plans[i]);
+		if (e->probed) {
+			hloi_free(e->probed[i].on);
+			hloi_free(e->probed[i].count);
+		}
+	}
 	hloi_free(e->plans);
 	hloi_free(e->plan_index);
+	hloi_free(e->probed);
 	e->plans = NULL;
 	e->plan_index = NULL;
+	e->probed = NULL;
 	e->nplans = e->cap_plans = e->index_bits = 0;
+}
+
+/* Gives the value at `pos` to the probe callback if it is probed. */
+static hloi_status probe_value(engine *e, frame *f, int pos, eval_probed *pr)
+{
+	const computation *comp = f->comp;
+	const hloi_literal *v = f->vals[pos];
+	if (!pr->on[pos] || !v)
+		return HLOI_OK;
+	const instr *in = comp->instrs[pos];
+	hloi_probe pb = { in->name, probe_comp_name(comp), comp == e->m->entry, e->spmd ? (size_t)e->spmd->id : 0,
+			  pr->count[pos]++ };
+	size_t errors = hloi_context_error_count(e->ctx);
+	hloi_status st = e->probe(e->probe_data, e->ctx, &pb, v);
+	if (st != HLOI_OK && hloi_context_error_count(e->ctx) == errors)
+		diag_error_where(e->ctx, NULL, "the probe of instruction '%s' in computation '%s' failed (%s)", in->name,
+				 pb.computation, hloi_status_name(st));
+	return st;
+}
+
+/* The probed values a step made: an instruction's, or a region's members'
+ * in schedule order (the probed ones are its outputs) then the reduce
+ * reading it. */
+static hloi_status probe_step(engine *e, frame *f, const plan_step *step, eval_probed *pr)
+{
+	if (step->kind == STEP_INSTR)
+		return probe_value(e, f, step->pos, pr);
+	const plan_region *g = &f->plan->regions[step->region];
+	hloi_status st = HLOI_OK;
+	for (int k = 0; k < g->nmem && st == HLOI_OK; k++)
+		st = probe_value(e, f, g->mem_pos[k], pr);
+	if (st == HLOI_OK && step->kind == STEP_REDUCE)
+		st = probe_value(e, f, step->pos, pr);
+	return st;
 }
 
 /* A reduce reading its input from region g (its sink): the reduce's
@@ -607,9 +741,12 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 	*out = NULL;
 	*out_owned = 0;
 	memset(&f, 0, sizeof f);
-	st = plan_for(e, comp, &p);
+	int pi = 0;
+	st = plan_for(e, comp, &p, &pi);
 	if (st != HLOI_OK)
 		return st;
+	/* probed: not inside a per-element application (one element each) */
+	eval_probed *probed = e->probed && e->probed[pi].on && !e->uncounted ? &e->probed[pi] : NULL;
 	/* Profiled: each step's wall time, the steps of what it calls
 	 * counted in e->prof_child so that its own time leaves them out. A
 	 * per-element application (e->uncounted) is its caller's time, with
@@ -686,6 +823,8 @@ static hloi_status run_computation(engine *e, const computation *comp, hloi_lite
 				prof_event_add(e->prof, e->prof_shard, comp->instrs[at], region, e->prof_depth - 1, 0, t0, t1);
 			e->prof_child = child + took;
 		}
+		if (st == HLOI_OK && probed)
+			st = probe_step(e, &f, step, probed);
 		if (st != HLOI_OK)
 			goto cleanup;
 		for (int k = p->rel_start[at]; k < p->rel_start[at + 1]; k++)
@@ -899,6 +1038,22 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 	hloi_free(needed);
 	if (st != HLOI_OK)
 		return st;
+
+	if (opts && opts->version >= 7 && opts->probe) {
+		e.probe = opts->probe;
+		e.probe_data = opts->probe_data;
+		e.probe_names = opts->probe_names;
+		e.nprobe_names = opts->probe_names ? opts->nprobe_names : 0;
+		for (size_t k = 0; k < e.nprobe_names; k++) {
+			if (!e.probe_names[k] || !eval_probe_matches(m, e.probe_names[k])) {
+				diag_error_where(ctx, NULL, "probe '%s' names no instruction of the module",
+						 e.probe_names[k] ? e.probe_names[k] : "(null)");
+				st = HLOI_EINVAL;
+			}
+		}
+		if (st != HLOI_OK)
+			return st;
+	}
 
 	/* the arrays the module's last run kept (value_pool_keep below) */
 	value_pool_take(&e);

@@ -431,9 +431,12 @@ static hloi_status data_size_mismatch(hloi_context *ctx, const char *name, const
 }
 
 /* The literal the data is read into (no padding: its buffer is the data). */
+/* The literal the file's data goes into: not zeroed first, as the data
+ * fills every byte of it (the file's shape has the default layout, which
+ * has no padding), so the array's pages are written once, by the read. */
 static hloi_status new_literal(hloi_literal **out, hloi_context *ctx, const char *name, const shape *s)
 {
-	hloi_status st = literal_create(out, s);
+	hloi_status st = literal_create_uninit(out, s);
 	if (st == HLOI_EINVAL)
 		diag_error_where(ctx, name, "invalid .npy shape: the array is too large");
 	return st;

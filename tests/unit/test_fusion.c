@@ -738,7 +738,7 @@ static int run_case(uint64_t seed, int large)
 		/* a program fused whole holds its result and the scratch only,
 		 * as planned */
 		if (c < 2 && g.all_fusible && !g.has_alias && !shape_is_tuple(m->entry->root->result)) {
-			if (plan_build(&plan, m->entry, 1, 0) != HLOI_OK)
+			if (plan_build(&plan, m->entry, 1, 0, NULL) != HLOI_OK)
 				goto cleanup;
 			int64_t params = 0;
 			for (int i = 0; i < m->entry->nparams; i++)
@@ -836,7 +836,7 @@ static int run_text(const char *text, void (*check)(const eval_plan *))
 		res = NULL;
 	}
 	if (check) {
-		if (plan_build(&plan, m->entry, 1, 0) != HLOI_OK)
+		if (plan_build(&plan, m->entry, 1, 0, NULL) != HLOI_OK)
 			ok = 0;
 		else
 			check(plan);
@@ -1179,7 +1179,7 @@ static int red_case(uint64_t seed, int *fused)
 			goto cleanup;
 		red_fill(in[i], &r, op == 1 || op == 2, op == 3);
 	}
-	if (plan_build(&plan, m->entry, 1, 0) != HLOI_OK)
+	if (plan_build(&plan, m->entry, 1, 0, NULL) != HLOI_OK)
 		goto cleanup;
 	for (int s = 0; s < plan->nsteps; s++)
 		*fused += plan->steps[s].kind == STEP_REDUCE;

@@ -9,7 +9,8 @@ _hloi_options() {
 		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
 		--infeed --outfeed --participant-input --participant-infeed --host-recv --host-send
-		--profile --top --trace --peak-gflops --bandwidth --help" ;;
+		--profile --top --trace --peak-gflops --bandwidth
+		--probe --probe-all --probe-dir --max-probe-bytes --compare-with --help" ;;
 	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
 	dot) echo "--plan --engine --threads --strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --help" ;;
 	plan) echo "--cost --json --peak-gflops --bandwidth --engine --threads --strict --allow-mixed-precision --broadcast-mode
@@ -68,7 +69,8 @@ _hloi() {
 	--participant-input | --participant-infeed | --host-recv | --host-send) return ;;
 	--output_literals_file) _hloi_files "$cur" pb pbtxt; return ;;
 	--junit) _hloi_files "$cur" xml; return ;;
-	--outputs) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--outputs | --probe-dir | --compare-with) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--probe | --max-probe-bytes) return ;;
 	--threads | --max-memory | --max-steps | --timeout | --jobs | -j | --shard | --index | --linear | \
 		--iterations | --warmup)
 		return ;;

@@ -76,7 +76,7 @@ struct engine {
 	/* the same plans by computation, open addressing (run.c's plan_for):
 	 * a loop body's plan is found in one probe, whatever the module's
 	 * number of computations */
-	struct eval_plan **plan_index;
+	int *plan_index;          /* 0: empty, else 1 + a place in plans */
 	int index_bits;
 	eval_limits limits;  /* stop flag and step limit (hloi_run_options) */
 	int uncounted;       /* per-element applications of a computation (reduce,
@@ -104,6 +104,14 @@ struct engine {
 					   * its steps are the caller's time */
 	int prof_depth;                   /* computations being profiled, nested */
 	int64_t loop_trips;               /* body runs of the while loop that ended last */
+	/* probes (hloi_run_options version 7; run.c): the callback, the names
+	 * it selects (NULL: every instruction), and per plan (plans[i]) the
+	 * instructions probed and the values each gave so far */
+	hloi_probe_fn probe;
+	void *probe_data;
+	const char *const *probe_names;
+	size_t nprobe_names;
+	struct eval_probed *probed;       /* cap_plans of them, or NULL */
 };
 
 /* How a frame holds a value (frame.owned). */

@@ -12,7 +12,8 @@ void eval_options_copy(hloi_run_options *out, const hloi_run_options *opts)
 	hloi_run_options d = HLOI_RUN_OPTIONS_INIT;
 	size_t n = 0;
 	if (opts)
-		n = opts->version >= 6   ? sizeof d
+		n = opts->version >= 7   ? sizeof d
+		    : opts->version == 6 ? offsetof(hloi_run_options, probe)
 		    : opts->version == 5 ? offsetof(hloi_run_options, profile)
 		    : opts->version == 4 ? offsetof(hloi_run_options, host_recv)
 		    : opts->version == 3 ? offsetof(hloi_run_options, infeed)

@@ -192,8 +192,8 @@ static int assign_slots(plan_region *g)
 
 /* The region seeded at `seed`: its producers join while plan.h's rule
  * allows. Fills region_of and the region's members, inputs and outputs. */
-static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus, const int *ustart,
-			       const int *ulist, heap *h)
+static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus, const uint8_t *keep,
+			       const int *ustart, const int *ulist, heap *h)
 {
 	const computation *comp = p->comp;
 	plan_region *g = &p->regions[r];
@@ -209,7 +209,7 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 	region_of[seed] = r;
 	/* input fusion: the seed's one reader a reduce that can read it a run
 	 * at a time (as its input only, not its init value) */
-	if (!p->generic && ustart[seed + 1] - ustart[seed] == 1) {
+	if (!p->generic && !(keep && keep[seed]) && ustart[seed + 1] - ustart[seed] == 1) {
 		const instr *u = comp->instrs[ulist[ustart[seed]]];
 		if (u->op == OP_REDUCE && u->nops == 2 && u->ops[0].def->position == seed &&
 		    u->ops[1].def->position != seed && fast_reduce_fusible(u))
@@ -309,7 +309,7 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 		}
 	}
 	/* outputs: the seed first (unless a reduce reads it), then members
-	 * used outside, in order */
+	 * used outside or kept (probed), in order */
 	g->mem[count - 1].out = -1;
 	if (g->sink < 0) {
 		g->out_member[g->nout++] = count - 1;
@@ -317,8 +317,8 @@ static hloi_status grow_region(eval_plan *p, int r, int seed, const uint8_t *fus
 	}
 	for (int m = 0; m < count - 1; m++) {
 		int c = g->mem_pos[m];
-		for (int e = ustart[c]; e < ustart[c + 1]; e++) {
-			if (region_of[ulist[e]] != r) {
+		for (int e = ustart[c]; e < ustart[c + 1] + (keep && keep[c]); e++) {
+			if (e == ustart[c + 1] || region_of[ulist[e]] != r) {
 				g->mem[m].out = g->nout;
 				g->out_member[g->nout++] = m;
 				break;
@@ -405,7 +405,7 @@ static int side_effect(const instr *in)
 	return opcode_has(in->op, OPF_SIDE_EFFECT);
 }
 
-hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic)
+hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic, const uint8_t *keep)
 {
 	hloi_status st = HLOI_ENOMEM;
 	int n = comp->ninstrs, root = comp->root->position;
@@ -501,7 +501,7 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 		for (int i = last; i >= 0; i--) {
 			if (!fus[i] || p->region_of[i] >= 0)
 				continue;
-			st = grow_region(p, p->nregions, i, fus, ustart, ulist, &h);
+			st = grow_region(p, p->nregions, i, fus, keep, ustart, ulist, &h);
 			p->nregions++;
 			if (st != HLOI_OK)
 				goto cleanup;
@@ -546,6 +546,15 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 				if (p->last_use[in->ops[k].def->position] < i)
 					p->last_use[in->ops[k].def->position] = i;
 		}
+	}
+	/* a kept member no step outside its region reads lives until the
+	 * step that computes it has run */
+	for (int r = 0; keep && r < p->nregions; r++) {
+		const plan_region *g = &p->regions[r];
+		int at = g->sink >= 0 ? g->sink : g->seed;
+		for (int m = 0; m < g->nmem; m++)
+			if (keep[g->mem_pos[m]] && p->last_use[g->mem_pos[m]] < at)
+				p->last_use[g->mem_pos[m]] = at;
 	}
 	/* how each value holds memory; shared buffers live as long as their
 	 * sharers */
@@ -729,7 +738,7 @@ static int64_t plan_extra(const eval_plan *p, int threads, const fast_tuning *tu
 			for (int c = 0; c < in->ncalled && depth < EVAL_MAX_DEPTH; c++) {
 				eval_plan *cp = NULL;
 				if (!in->called[c] || !in->called[c]->root ||
-				    plan_build(&cp, in->called[c], p->fused, p->generic) != HLOI_OK)
+				    plan_build(&cp, in->called[c], p->fused, p->generic, NULL) != HLOI_OK)
 					continue;
 				int cat;
 				int64_t cs, ce = plan_extra(cp, threads, tuning, depth + 1, &cat, &cs);
@@ -994,7 +1003,7 @@ hloi_status eval_plan_text(strbuf *b, const module *m, const hloi_run_options *o
 		  fused ? "fast" : "reference", threads, threads == 1 ? "" : "s");
 	for (int k = 0; k < count && st == HLOI_OK; k++) {
 		eval_plan *p = NULL;
-		st = plan_build(&p, m->comps[order[k]], fused, 0);
+		st = plan_build(&p, m->comps[order[k]], fused, 0, NULL);
 		if (st != HLOI_OK)
 			break;
 		plan_print(b, p, threads, NULL);
@@ -1010,7 +1019,7 @@ hloi_status eval_plan_peak(const module *m, const hloi_run_options *opts, uint64
 	*out = 0;
 	if (!m->checked || !m->entry || !m->entry->root)
 		return HLOI_EINVAL;
-	hloi_status st = plan_build(&p, m->entry, opts_fused(opts), 0);
+	hloi_status st = plan_build(&p, m->entry, opts_fused(opts), 0, NULL);
 	if (st != HLOI_OK)
 		return st;
 	int64_t peak = plan_peak_bytes(p, opts_threads(opts), NULL);
@@ -1067,7 +1076,7 @@ hloi_status eval_plan_dot(strbuf *b, const module *m, const hloi_run_options *op
 		return HLOI_ENOMEM;
 	for (int c = 0; c < m->ncomps && st == HLOI_OK; c++)
 		if (m->checked && m->comps[c]->root)
-			st = plan_build(&d.plans[c], m->comps[c], opts_fused(opts), 0);
+			st = plan_build(&d.plans[c], m->comps[c], opts_fused(opts), 0, NULL);
 	if (st == HLOI_OK) {
 		dot_groups g = { dot_group, dot_label, &d };
 		text_print_dot_groups(b, m, &g);

@@ -99,8 +99,12 @@ typedef struct eval_plan {
 } eval_plan;
 
 /* Builds the plan of comp (checked). `fused`: the fast engine's plan
- * (regions); else every instruction is a step of its own. HLOI_ENOMEM. */
-hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic);
+ * (regions); else every instruction is a step of its own. `keep` (NULL:
+ * none), per instruction position: values that must exist once their step
+ * has run (probes): a fused member so marked becomes an output of its
+ * region, and a region whose seed is kept is not read by a reduce (input
+ * fusion). HLOI_ENOMEM. */
+hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int generic, const uint8_t *keep);
 void plan_free(eval_plan *p);
 
 /* Whether an opcode computes each element of its result from the elements

@@ -189,7 +189,7 @@ hloi_status eval_cost_report(strbuf *b, const module *m, const hloi_run_options 
 	for (int k = 0; k < w.n && st == HLOI_OK; k++) {
 		const computation *c = w.v[k].c;
 		eval_plan *p = NULL;
-		st = plan_build(&p, c, fused, 0);
+		st = plan_build(&p, c, fused, 0, NULL);
 		if (st != HLOI_OK)
 			break;
 		if (r->json) {
