@@ -32,7 +32,7 @@ import numpy as np
 __all__ = [
     "Literal", "LiteralTextError", "GoldenCase", "parse_literals", "load_golden",
     "load_inputs", "golden_case", "golden_cases", "assert_run_matches",
-    "assert_results_match", "assert_matches_golden", "hlo_type_of",
+    "assert_results_match", "assert_matches_golden", "hlo_type_of", "as_bits",
 ]
 
 
@@ -146,19 +146,20 @@ def _f8_table(t):
 
 
 def _ieee_bits(t, text, where):
-    """The bit pattern of a float element of type t printed as `text`."""
+    """The bit pattern of a float element of type t printed as `text`;
+    `where()` locates it for an error."""
     udt, eb, mb, ndt = _IEEE[t]
     m = re.fullmatch(r"([+-]?)nan(?:\(0x([0-9a-fA-F]+)\))?", text)
     if m:
         payload = int(m.group(2), 16) if m.group(2) else 1 << (mb - 1)
         if payload == 0 or payload >> mb:
-            raise LiteralTextError("%s: NaN payload %s does not fit %s" % (where, text, t))
+            raise LiteralTextError("%s: NaN payload %s does not fit %s" % (where(), text, t))
         width = 1 + eb + mb
         return ((1 if m.group(1) == "-" else 0) << (width - 1)) | (((1 << eb) - 1) << mb) | payload
     try:
         v = float(text)
     except ValueError:
-        raise LiteralTextError("%s: '%s' is not a %s value" % (where, text, t)) from None
+        raise LiteralTextError("%s: '%s' is not a %s value" % (where(), text, t)) from None
     if t == "bf16":
         u = int(np.array(v, np.float32).view(np.uint32))
         if (u >> 23) & 0xff == 0xff:
@@ -178,7 +179,7 @@ def _f8_code(t, text, where):
     key = "-0" if v == 0 and math.copysign(1, v) < 0 else v
     if key in by_value:
         return by_value[key]
-    raise LiteralTextError("%s: '%s' is not a value of %s" % (where, text, t))
+    raise LiteralTextError("%s: '%s' is not a value of %s" % (where(), text, t))
 
 
 def _storage(t):
@@ -451,7 +452,8 @@ class _Reader:
             im = self.word("an imaginary part")
             self.expect(")")
             part = "f32" if t == "c64" else "f64"
-            return [_ieee_bits(part, re_, self.where()), _ieee_bits(part, im, self.where())]
+            here = self.pos
+            return [_ieee_bits(part, re_, lambda: self.where(here)), _ieee_bits(part, im, lambda: self.where(here))]
         if self.peek() == "{":  # a scalar may be written in braces
             self.pos += 1
             v = self.element(t)
@@ -475,8 +477,8 @@ class _Reader:
                 self.fail("%d is out of range of %s" % (v, t), pos)
             return [v]
         if t in _IEEE:
-            return [_ieee_bits(t, w, self.where(pos))]
-        return [_f8_code(t, w, self.where(pos))]
+            return [_ieee_bits(t, w, lambda: self.where(pos))]
+        return [_f8_code(t, w, lambda: self.where(pos))]
 
 
 def _int_range(t):
@@ -726,6 +728,19 @@ def _bits_of(a, t):
     return np.ascontiguousarray(a).view(bits_dt)
 
 
+def as_bits(array, hlo_type=None):
+    """The bit patterns of an array of a float or complex HLO type (as
+    unsigned integers; complex: a trailing axis of two, real first), the
+    values of an integer or pred one: what two results must share to be
+    the same bit for bit. The type is `hlo_type`, else
+    :func:`hlo_type_of`."""
+    t = hlo_type or hlo_type_of(array)
+    b = _bits_of(array, t)
+    if t in ("c64", "c128"):
+        b = b.reshape(np.shape(array) + (2,))
+    return b
+
+
 def _fmt_index(i):
     return "(%s)" % ", ".join(str(int(x)) for x in i) if len(i) != 1 else "(%d,)" % int(i[0])
 
@@ -741,11 +756,9 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
         raise AssertionError("%s: element type %s, expected %s" % (what, got_t, want_t))
     t = want_t or got_t
     if bitwise:
-        g = _bits_of(got, t)
-        w = want_a if isinstance(want, Literal) else _bits_of(want_a, t)
-        bad = g != w
+        bad = as_bits(got, t) != as_bits(want_a, t)
         if t in ("c64", "c128"):
-            bad = bad.reshape(bad.shape[:-1] + (-1,)).any(axis=-1) if bad.ndim else bad
+            bad = bad.any(axis=-1)
         gv, wv = got, (_to_values(want) if isinstance(want, Literal) else want_a)
         kind = "Not equal bit for bit"
     else:
@@ -779,14 +792,15 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
             diff = np.abs(gf.astype(np.complex128 if np.iscomplexobj(gf) or np.iscomplexobj(wf) else np.float64)
                           - wf)
             rel = diff / np.abs(wf)
-        dbad = np.where(bad, diff, -np.inf)
-        if np.isfinite(dbad).any() or np.isinf(dbad).any():
-            k = np.unravel_index(np.nanargmax(np.where(np.isnan(dbad), np.inf, dbad)), bad.shape) if bad.ndim else ()
-            lines.append("Max absolute difference: %s at index %s" % (diff[k] if bad.ndim else diff, _fmt_index(k)))
-            rbad = np.where(bad & np.isfinite(rel), rel, -np.inf)
-            if np.isfinite(rbad).any():
-                k = np.unravel_index(np.argmax(rbad), bad.shape) if bad.ndim else ()
-                lines.append("Max relative difference: %s at index %s" % (rel[k] if bad.ndim else rel, _fmt_index(k)))
+        shape = bad.shape
+        diffs = np.where(bad & ~np.isnan(diff), diff, -1.0).reshape(-1)
+        if (diffs >= 0).any():
+            k = np.unravel_index(np.argmax(diffs), shape)
+            lines.append("Max absolute difference: %s at index %s" % (diff[k], _fmt_index(k)))
+        rels = np.where(bad & np.isfinite(rel), rel, -1.0).reshape(-1)
+        if (rels >= 0).any():
+            k = np.unravel_index(np.argmax(rels), shape)
+            lines.append("Max relative difference: %s at index %s" % (rel[k], _fmt_index(k)))
     except (TypeError, ValueError):
         pass
     lines.append("Mismatches (index: got, expected)%s:" % ("" if nbad <= 10 else ", the first 10"))
