@@ -253,12 +253,23 @@ class Literal:
 
 
 def _public_array(bits, t):
+    """The array hloi's module returns for values of type t held as `bits`
+    (Literal.bits): a NumPy or ml_dtypes array, or for a type without
+    either an hloi.HloArray of the unsigned integer of the same width
+    (hloi.bits), so that it can be passed to Module.run as it is."""
     ml = _ml_dtype(t)
     if ml is not None:
         if t in _F8 or t == "bf16":
             return bits.view(ml)
         return bits.astype(ml)
     value_dt, bits_dt = _storage(t)
+    if t in _F8 or t == "bf16" or t in _INT_BITS:
+        u = bits.view(np.uint8) if t in _INT_BITS else bits
+        try:
+            import hloi
+            return hloi.bits(u, t)
+        except (ImportError, AttributeError):
+            return u if t not in _INT_BITS else bits
     if bits_dt is not None and value_dt != bits_dt:
         return bits.view(value_dt)
     return bits
@@ -678,14 +689,16 @@ def golden_case(hlo_path, golden_path=None):
 
 
 def golden_cases(root, runnable=True):
-    """The golden cases (``NAME.hlo`` with ``NAME.golden``) below `root`, in
+    """The golden cases (``NAME.hlo``, ``.pb`` or ``.pbtxt`` with
+    ``NAME.golden``) below `root`, in
     sorted order, for ``pytest.mark.parametrize``; with ``runnable=True``
     only those a Python run can follow (no :attr:`GoldenCase.skip_reason`)."""
     out = []
     for d, dirs, files in os.walk(root):
         dirs.sort()
         for f in sorted(files):
-            if f.endswith(".hlo") and os.path.exists(os.path.join(d, f[:-4] + ".golden")):
+            base, ext = os.path.splitext(f)
+            if ext in (".hlo", ".pb", ".pbtxt") and os.path.exists(os.path.join(d, base + ".golden")):
                 c = GoldenCase(os.path.join(d, f))
                 if not runnable or c.skip_reason is None:
                     out.append(c)
@@ -722,6 +735,8 @@ def _bits_of(a, t):
     if bits_dt is None:
         if t and t in _INT_TYPES and a.dtype.kind not in "biu":
             return a.astype(np.int64)
+        if t in _INT_BITS and t[0] == "s" and a.dtype == np.uint8:
+            return a.view(np.int8)  # hloi's sub-byte values, sign-extended
         return a
     if t in ("c64", "c128"):
         return np.ascontiguousarray(a).view(bits_dt)
@@ -772,7 +787,7 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
                 close |= np.isnan(gv) & np.isnan(wv)
             bad = ~close
         else:
-            gv, wv = got, (want.bits if isinstance(want, Literal) else want_a)
+            gv, wv = _bits_of(got, t), _bits_of(want_a, t)
             bad = gv != wv
         kind = "Not equal to tolerance rtol=%g, atol=%g" % (rtol, atol)
     bad = np.asarray(bad)

@@ -95,3 +95,18 @@ def test_zero_sized():
                   "  ROOT r = f32[0,3] negate(a)\n}\n")
     r = m.run(np.zeros((0, 3), np.float32))
     assert r.shape == (0, 3) and r.dtype == np.float32
+
+
+@pytest.mark.skipif(hloi.have_ml_dtypes, reason="with ml_dtypes, bf16 comes as ml_dtypes.bfloat16")
+def test_bits_are_marked_not_guessed():
+    # without ml_dtypes a bf16 value is an HloArray of uint16 marked "bf16";
+    # a plain uint16 array is refused, not silently taken as bits
+    m = hloi.load(identity_module("bf16"))
+    plain = np.arange(N, dtype=np.uint16).reshape(2, N // 2) + 0x3f80
+    with pytest.raises(TypeError, match="bf16"):
+        m.run(plain)
+    r = m.run(hloi.bits(plain, "bf16"))
+    assert isinstance(r, hloi.HloArray) and r.hlo_type == "bf16" and r.dtype == np.uint16
+    assert np.array_equal(r.view(np.ndarray), plain)
+    # the mark survives views and copies
+    assert r[1:].hlo_type == "bf16" and r.copy().hlo_type == "bf16"

@@ -16,9 +16,14 @@ def golden_lines(name):
 
 def test_classes():
     assert issubclass(hloi.CheckError, hloi.Error) and issubclass(hloi.CheckError, ValueError)
-    for e in (hloi.ParseError, hloi.MemoryLimitError, hloi.TimeoutError, hloi.UnsupportedError):
+    for e in (hloi.ParseError, hloi.MemoryLimitError, hloi.TimeoutError, hloi.UnsupportedError,
+              hloi.InvalidArgumentError, hloi.FileError, hloi.StoppedError):
         assert issubclass(e, hloi.Error)
     assert issubclass(hloi.Error, Exception)
+    # the standard exception each one is too
+    assert issubclass(hloi.ParseError, ValueError) and issubclass(hloi.FileError, OSError)
+    assert issubclass(hloi.MemoryLimitError, MemoryError) and issubclass(hloi.TimeoutError, TimeoutError)
+    assert issubclass(hloi.UnsupportedError, NotImplementedError)
 
 
 def test_check_error_as_the_cli_says_it():
@@ -49,23 +54,31 @@ def test_parse_error_is_located():
     assert ":4:" in msg and "frobnicate" in msg
 
 
+def test_python_values_convert():
+    # Python sequences and scalars are converted (same-kind casting)
+    m = hloi.load(MPV)
+    r = m.run([[1, 2, 3], [4, 5, 6]], [7, 8, 9])
+    assert r.dtype == np.int32 and r.tolist() == [[8, 10, 12], [11, 13, 15]]
+
+
 def test_missing_file():
-    with pytest.raises((hloi.Error, OSError)) as e:
+    with pytest.raises(hloi.FileError) as e:
         hloi.load(data_path("no_such_file.hlo"))
     assert "no_such_file.hlo" in str(e.value)
 
 
-@pytest.mark.parametrize("args,words", [
-    ((), ["2", "argument"]),
-    ((np.zeros((2, 3), np.int32),), ["2", "argument"]),
-    ((np.zeros((2, 3), np.int32), np.zeros(3, np.int32), np.zeros(1)), ["2", "argument"]),
-    ((np.zeros((3, 2), np.int32), np.zeros(3, np.int32)), ["s32[2,3]", "0"]),
-    ((np.zeros((2, 3), np.int32), np.zeros(4, np.int32)), ["s32[3]", "1"]),
-    ((np.zeros((2, 3), np.float32), np.zeros(3, np.int32)), ["s32", "float32"]),
+@pytest.mark.parametrize("args,cls,words", [
+    ((), TypeError, ["takes 2 arguments", "x", "y", "got 0"]),
+    ((np.zeros((2, 3), np.int32),), TypeError, ["takes 2 arguments", "got 1"]),
+    ((np.zeros((2, 3), np.int32), np.zeros(3, np.int32), np.zeros(1)), TypeError, ["takes 2 arguments", "got 3"]),
+    ((np.zeros((3, 2), np.int32), np.zeros(3, np.int32)), ValueError, ["'x'", "s32[2,3]", "(3, 2)"]),
+    ((np.zeros((2, 3), np.int32), np.zeros(4, np.int32)), ValueError, ["'y'", "s32[3]", "(4,)"]),
+    ((np.zeros((2, 3), np.float32), np.zeros(3, np.int32)), TypeError, ["'x'", "s32", "float32"]),
+    ((np.zeros((2, 3), np.int32), [1.5, 2, 3]), TypeError, ["'y'"]),
 ])
-def test_bad_arguments(args, words):
+def test_bad_arguments(args, cls, words):
     m = hloi.load(MPV)
-    with pytest.raises((ValueError, TypeError)) as e:
+    with pytest.raises(cls) as e:
         m.run(*args)
     msg = str(e.value)
     for w in words:
@@ -74,7 +87,7 @@ def test_bad_arguments(args, words):
 
 def test_not_an_array():
     m = hloi.load(MPV)
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises(TypeError):
         m.run(object(), np.zeros(3, np.int32))
 
 
@@ -100,11 +113,13 @@ def test_unsupported():
 def test_bad_options():
     m = hloi.load(MPV)
     x, y = np.zeros((2, 3), np.int32), np.zeros(3, np.int32)
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises(ValueError, match="engine"):
         m.run(x, y, engine="warp")
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises(ValueError, match="threads"):
         m.run(x, y, threads=-1)
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises(ValueError, match="timeout"):
         m.run(x, y, timeout=-1)
+    with pytest.raises(ValueError, match="max_memory"):
+        m.run(x, y, max_memory=0)
     with pytest.raises(TypeError):
         m.run(x, y, colour="red")
