@@ -211,7 +211,8 @@ def hlo_type_of(array):
         return str(t)
     dt = np.asarray(array).dtype
     for name, ml in _ML_NAMES.items():
-        if _ml_dtype(name) == dt:
+        ml = _ml_dtype(name)
+        if ml is not None and ml == dt:
             return name
     for name, (udt, _, _, ndt) in _IEEE.items():
         if ndt is not None and dt == np.dtype(ndt):
@@ -649,7 +650,14 @@ class GoldenCase:
     def inputs(self):
         """The arguments of the run, in parameter order."""
         if self.input_files:
-            return [np.load(p, allow_pickle=False) for p in self.input_files]
+            # --input FILE: a .npy file, or literal text (one literal)
+            out = []
+            for p in self.input_files:
+                if p.endswith(".npy"):
+                    out.append(np.load(p, allow_pickle=False))
+                else:
+                    out.extend(load_inputs(p))
+            return out
         if self.inputs_path:
             return load_inputs(self.inputs_path)
         return []

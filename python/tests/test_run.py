@@ -10,6 +10,7 @@ import pytest
 
 import hloi
 import hloi.testing as ht
+import known_issues
 from conftest import SANITIZED, data_path
 
 MPV = data_path("sources", "matrix_plus_vector.hlo")
@@ -256,7 +257,7 @@ def test_convert_round_trip(tmp_path):
 GOLDEN = ht.golden_cases(data_path())
 
 
-@pytest.mark.parametrize("case", GOLDEN, ids=str)
+@pytest.mark.parametrize("case", known_issues.golden_params(GOLDEN))
 def test_golden(case):
     case.check()
 
