@@ -179,8 +179,6 @@ PyObject *py_raise(hloi_status st, hloi_context *ctx, const char *what)
 	else
 		msg = PyUnicode_FromFormat("%s: %s", what ? what : "hloi", hloi_status_name(st));
 	free(text);
-	if (ctx)
-		hloi_context_clear(ctx);
 	PyObject *exc = msg ? PyObject_CallOneArg(cls, msg) : NULL;
 	Py_XDECREF(msg);
 	if (exc && diags) {

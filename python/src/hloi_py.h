@@ -54,7 +54,8 @@ extern PyObject *py_Error, *py_ParseError, *py_CheckError, *py_UnsupportedError,
 int py_errors_init(PyObject *module);
 /* Raises the exception of status `st` with the diagnostics recorded in ctx
  * (printed as the command line prints them); `what` prefixes a message
- * when ctx holds none. Clears ctx. Returns NULL. */
+ * when ctx holds none. Forgets the diagnostics (not the sources). Returns
+ * NULL. */
 PyObject *py_raise(hloi_status st, hloi_context *ctx, const char *what);
 /* What a printing call wrote into a string (open_memstream). */
 typedef struct py_memout {
@@ -93,6 +94,7 @@ typedef struct py_param {
 typedef struct py_module {
 	PyObject_HEAD
 	hloi_module *m;
+	hloi_context *ctx;     /* the load's: holds the module's text */
 	pthread_rwlock_t lock; /* runs read; checks write */
 	int checked;
 	int unbounded;          /* some parameter has `?`: runs check again */

@@ -96,14 +96,12 @@ static int cache_params(py_module *pm)
 	return 0;
 }
 
-/* Checks the module with pm's options (GIL held; runs wait). */
+/* Checks the module with pm's options (GIL held; runs wait). The
+ * diagnostics go into the context the module was loaded with, which holds
+ * its text (for the source lines and carets); the lock is held until they
+ * are printed. */
 static int check_now(py_module *pm)
 {
-	hloi_context *ctx = NULL;
-	if (hloi_context_new(&ctx) != HLOI_OK) {
-		PyErr_NoMemory();
-		return -1;
-	}
 	hloi_check_options o = HLOI_CHECK_OPTIONS_INIT;
 	o.strict = pm->strict;
 	o.allow_mixed_precision = pm->mixed;
@@ -112,18 +110,25 @@ static int check_now(py_module *pm)
 	hloi_status st;
 	Py_BEGIN_ALLOW_THREADS
 	pthread_rwlock_wrlock(&pm->lock);
-	st = hloi_module_check(pm->m, ctx, &o);
-	pthread_rwlock_unlock(&pm->lock);
+	st = hloi_module_check(pm->m, pm->ctx, &o);
 	Py_END_ALLOW_THREADS
 	pm->checked = st == HLOI_OK;
+	int rc = 0;
 	if (st != HLOI_OK) {
 		free_params(pm);
-		py_raise(st, ctx, PyUnicode_AsUTF8(pm->source));
-		hloi_context_free(ctx);
-		return -1;
+		py_raise(st, pm->ctx, PyUnicode_AsUTF8(pm->source));
+		rc = -1;
+	} else {
+		/* warnings: forgotten (printing forgets them; the text stays) */
+		FILE *null = fopen("/dev/null", "w");
+		if (null) {
+			hloi_context_print_diagnostics(pm->ctx, null, 0);
+			fclose(null);
+		}
+		rc = cache_params(pm);
 	}
-	hloi_context_free(ctx);
-	return cache_params(pm);
+	pthread_rwlock_unlock(&pm->lock);
+	return rc;
 }
 
 int py_module_ensure_checked(py_module *pm)
@@ -137,6 +142,7 @@ static void module_dealloc(py_module *pm)
 		PyObject_ClearWeakRefs((PyObject *)pm);
 	free_params(pm);
 	hloi_module_free(pm->m);
+	hloi_context_free(pm->ctx);
 	pthread_rwlock_destroy(&pm->lock);
 	Py_XDECREF(pm->source);
 	Py_TYPE(pm)->tp_free((PyObject *)pm);
@@ -496,20 +502,22 @@ PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw)
 	PyBuffer_Release(&view);
 	Py_XDECREF(path);
 	if (st != HLOI_OK) {
-		py_raise(st, ctx, cname);
+		/* a file that cannot be opened (HLOI_EINVAL) or read: FileError */
+		py_raise(path && st == HLOI_EINVAL ? HLOI_EIO : st, ctx, cname);
 		hloi_context_free(ctx);
 		hloi_module_free(m);
 		Py_DECREF(name);
 		return NULL;
 	}
-	hloi_context_free(ctx);
 	py_module *pm = PyObject_New(py_module, &py_module_type);
 	if (!pm) {
 		hloi_module_free(m);
+		hloi_context_free(ctx);
 		Py_DECREF(name);
 		return NULL;
 	}
 	pm->m = m;
+	pm->ctx = ctx; /* holds the module's text, for its diagnostics */
 	pthread_rwlock_init(&pm->lock, NULL);
 	pm->checked = pm->unbounded = pm->strict = pm->mixed = 0;
 	pm->replicas = pm->partitions = 0;

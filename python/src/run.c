@@ -11,9 +11,14 @@
 
 /* --- stopping: SIGINT and timeouts --------------------------------------------- */
 
-/* The flag of the run the main thread is making (NULL when none): the SIGINT
- * handler sets it, then calls the handler it replaced (Python's, which
- * raises KeyboardInterrupt once the run has returned). */
+/* SIGINT: hloi's handler sets the stop flag of the run the main thread is
+ * making (sigint_target; NULL when none), then calls the handler it
+ * replaced (Python's, which raises KeyboardInterrupt once the run has
+ * returned). It is installed at the first run on the main thread and left
+ * in place (a system call costs microseconds, as much as a tiny module's
+ * run): each run asks once whether it is still there, and installs it
+ * again over a handler set since (signal.signal puts Python's back), but
+ * never over SIG_IGN or SIG_DFL. Only the main thread's runs touch it. */
 static volatile int *volatile sigint_target;
 static struct sigaction sigint_saved;
 static unsigned long main_thread;
@@ -46,31 +51,33 @@ int py_run_init(void)
 	return 0;
 }
 
-/* Hooks SIGINT to `flag` for a run on the main thread; 1 when hooked. */
+/* Points SIGINT at `flag` for a run on the main thread; 1 when it does. */
 static int sigint_hook(volatile int *flag)
 {
 	if (PyThread_get_thread_ident() != main_thread)
 		return 0;
 	struct sigaction cur;
-	if (sigaction(SIGINT, NULL, &cur) != 0 || (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN))
+	if (sigaction(SIGINT, NULL, &cur) != 0)
 		return 0;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_sigint;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigint_saved = cur;
-	sigint_target = flag;
-	if (sigaction(SIGINT, &sa, NULL) != 0) {
+	if (!((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigint)) {
+		if (!(cur.sa_flags & SA_SIGINFO) && (cur.sa_handler == SIG_IGN || cur.sa_handler == SIG_DFL))
+			return 0;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_sigint;
+		sa.sa_flags = SA_SIGINFO | (cur.sa_flags & SA_RESTART);
+		sigemptyset(&sa.sa_mask);
 		sigint_target = NULL;
-		return 0;
+		sigint_saved = cur; /* (no handler runs: ours is not installed) */
+		if (sigaction(SIGINT, &sa, NULL) != 0)
+			return 0;
 	}
+	sigint_target = flag;
 	return 1;
 }
 
 static void sigint_unhook(void)
 {
-	sigaction(SIGINT, &sigint_saved, NULL);
 	sigint_target = NULL;
 }
 
@@ -806,15 +813,23 @@ PyObject *py_module_run(py_module *pm, PyObject *args, PyObject *kw)
 			}
 		}
 	}
-	volatile int stop = 0;
-	k.o.stop = &stop;
+	/* the stop flag: the main thread's runs (one at a time) share a static
+	 * one, which the SIGINT handler may write at any time */
+	static volatile int main_stop;
+	volatile int local_stop = 0;
+	if (PyThread_get_thread_ident() == main_thread)
+		main_stop = 0;
+	int hooked = sigint_hook(&main_stop);
+	volatile int *stop = hooked ? &main_stop : &local_stop;
+	k.o.stop = stop;
 	run_timer timer;
 	int timing = k.timeout > 0;
-	if (timing && timer_start(&timer, k.timeout, &stop) < 0) {
+	if (timing && timer_start(&timer, k.timeout, stop) < 0) {
+		if (hooked)
+			sigint_unhook();
 		PyErr_SetString(PyExc_OSError, "cannot start the timeout's timer thread");
 		goto fail;
 	}
-	int hooked = sigint_hook(&stop);
 	hloi_literal *small_out[1] = { NULL };
 	hloi_literal **outs = np == 1 ? small_out : PyMem_Calloc(np, sizeof *outs);
 	hloi_status st = HLOI_ENOMEM;
@@ -841,7 +856,7 @@ PyObject *py_module_run(py_module *pm, PyObject *args, PyObject *kw)
 	if (!outs) {
 		PyErr_NoMemory();
 	} else if (st != HLOI_OK) {
-		run_failed(st, ctx, stop, timed_out, k.timeout);
+		run_failed(st, ctx, *stop, timed_out, k.timeout);
 	} else if (into) {
 		res = Py_NewRef(k.out);
 	} else if (np == 1) {

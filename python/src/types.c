@@ -103,8 +103,12 @@ const char *py_hlo_of_descr(PyArray_Descr *d)
 PyObject *py_hlo_array_type;
 
 /* __array_finalize__: a view or copy of an HloArray names the same type. */
-static PyObject *hlo_array_finalize(PyObject *self, PyObject *obj)
+static PyObject *hlo_array_finalize(PyObject *unused, PyObject *args)
 {
+	(void)unused;
+	PyObject *self, *obj;
+	if (!PyArg_ParseTuple(args, "OO:__array_finalize__", &self, &obj))
+		return NULL;
 	PyObject *t = obj && obj != Py_None ? PyObject_GetAttrString(obj, "hlo_type") : NULL;
 	if (!t) {
 		PyErr_Clear();
@@ -117,9 +121,12 @@ static PyObject *hlo_array_finalize(PyObject *self, PyObject *obj)
 	Py_RETURN_NONE;
 }
 
-static PyObject *hlo_array_repr(PyObject *self, PyObject *unused)
+static PyObject *hlo_array_repr(PyObject *unused, PyObject *args)
 {
 	(void)unused;
+	PyObject *self;
+	if (!PyArg_ParseTuple(args, "O:__repr__", &self))
+		return NULL;
 	PyObject *t = PyObject_GetAttrString(self, "hlo_type");
 	if (!t)
 		return NULL;
@@ -130,9 +137,9 @@ static PyObject *hlo_array_repr(PyObject *self, PyObject *unused)
 	return r;
 }
 
-static PyMethodDef finalize_def = { "__array_finalize__", hlo_array_finalize, METH_O,
+static PyMethodDef finalize_def = { "__array_finalize__", hlo_array_finalize, METH_VARARGS,
 				    "Keeps hlo_type on views and copies." };
-static PyMethodDef repr_def = { "__repr__", hlo_array_repr, METH_NOARGS, NULL };
+static PyMethodDef repr_def = { "__repr__", hlo_array_repr, METH_VARARGS, NULL };
 
 static const char hlo_array_doc[] =
 	"An ndarray holding the values of an HLO element type NumPy lacks (bf16, the\n"
