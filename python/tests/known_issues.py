@@ -2,20 +2,10 @@
 xfail mark restricted to the exception the defect raises (so any other
 failure still fails) and not strict (a fixed defect passes). Remove an
 entry when its defect is fixed."""
-import numpy as np
 import pytest
 
 import hloi
 import hloi.testing as ht
-
-# Without ml_dtypes, making an hloi.HloArray (a result of bf16, an f8 or
-# f4 type or a sub-byte integer, or hloi.bits) raises "TypeError:
-# __array_finalize__() takes exactly one argument (2 given)" with NumPy
-# 1.24: the subclass's __array_finalize__ does not take the `obj` argument
-# NumPy passes.
-HLO_ARRAY = pytest.mark.xfail(
-    not hloi.have_ml_dtypes, raises=TypeError, strict=False,
-    reason="hloi.HloArray.__array_finalize__ takes no argument; NumPy passes one (TypeError)")
 
 # A zero-element input (f32[0,3]) raises MemoryLimitError "argument: out
 # of memory" instead of running.
@@ -37,27 +27,11 @@ DYNAMIC = pytest.mark.xfail(
     raises=AssertionError, strict=False,
     reason="a dynamic dimension's result comes back at its bound, not its size")
 
-# Diagnostics of CheckError name the computation and instruction instead of
-# `file:line:col` as the command prints them (for programs loaded from
-# text, whose positions hloi has).
-CHECK_LOCATION = pytest.mark.xfail(
-    raises=AssertionError, strict=False,
-    reason="CheckError's diagnostics have no line:col (the command's have)")
-
-# A missing file raises InvalidArgumentError, not FileError (an OSError) as
-# the module's README says.
-MISSING_FILE = pytest.mark.xfail(
-    raises=hloi.InvalidArgumentError, strict=False,
-    reason="a missing file raises InvalidArgumentError, not FileError")
-
 # An HloSnapshot carries its arguments; `hloi run` uses them when given no
 # inputs, Module.run() with no arguments refuses (the module takes N).
 SNAPSHOT_ARGS = pytest.mark.xfail(
     raises=TypeError, strict=False,
     reason="Module.run() does not use an HloSnapshot's own arguments as `hloi run` does")
-
-NO_NUMPY_TYPE = {"bf16", "f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e3m4", "f8e5m2fnuz",
-                 "f8e4m3fnuz", "f4e2m1fn", "f8e8m0fnu", "s4", "u4", "s2", "u2", "s1", "u1"}
 
 
 def _leaves(v):
@@ -80,9 +54,6 @@ def golden_marks(case):
         params = hloi.load(case.hlo_path).parameters
     except hloi.Error:
         params = []
-    types = {x.hlo_type for x in want + given if x is not None} | {p.hlo_type for p in params}
-    if types & NO_NUMPY_TYPE:
-        marks.append(HLO_ARRAY)
     if any(x is None for x in want):
         marks.append(TOKEN)
     if any(x is not None and ("<=" in x.shape_text or "?" in x.shape_text) for x in want):

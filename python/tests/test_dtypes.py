@@ -7,7 +7,7 @@ import pytest
 
 import hloi
 import hloi.testing as ht
-from known_issues import HLO_ARRAY, NO_NUMPY_TYPE, ZERO_SIZE
+from known_issues import ZERO_SIZE
 
 TYPES = ["pred", "s1", "s2", "s4", "s8", "s16", "s32", "s64", "u1", "u2", "u4", "u8", "u16", "u32", "u64",
          "f16", "bf16", "f32", "f64", "f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e3m4",
@@ -38,11 +38,7 @@ def identity_module(t, layout=""):
             "  ROOT c = %s[2,%d]%s copy(p)\n}\n" % (t, N // 2, layout, t, N // 2, layout))
 
 
-def typed(types):
-    return [pytest.param(t, marks=[HLO_ARRAY] if t in NO_NUMPY_TYPE else []) for t in types]
-
-
-@pytest.mark.parametrize("t", typed(TYPES))
+@pytest.mark.parametrize("t", TYPES)
 def test_same_bits_as_cli(hloi_cli, tmp_path, t):
     x = inputs()
     got = hloi.load(convert_module(t)).run(x)
@@ -59,7 +55,7 @@ def test_same_bits_as_cli(hloi_cli, tmp_path, t):
 
 
 @pytest.mark.parametrize("layout", ["", "{0,1}"])
-@pytest.mark.parametrize("t", typed(TYPES))
+@pytest.mark.parametrize("t", TYPES)
 def test_round_trip(t, layout):
     # a result of type t goes back in as the input of a copy, unchanged
     x = inputs()
@@ -104,7 +100,6 @@ def test_zero_sized():
 
 
 @pytest.mark.skipif(hloi.have_ml_dtypes, reason="with ml_dtypes, bf16 comes as ml_dtypes.bfloat16")
-@HLO_ARRAY
 def test_bits_are_marked_not_guessed():
     # without ml_dtypes a bf16 value is an HloArray of uint16 marked "bf16";
     # a plain uint16 array is refused, not silently taken as bits

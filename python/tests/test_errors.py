@@ -5,7 +5,6 @@ import pytest
 
 import hloi
 from conftest import data_path
-from known_issues import CHECK_LOCATION, MISSING_FILE
 
 MPV = data_path("sources", "matrix_plus_vector.hlo")
 
@@ -27,7 +26,6 @@ def test_classes():
     assert issubclass(hloi.UnsupportedError, NotImplementedError)
 
 
-@CHECK_LOCATION
 def test_check_error_as_the_cli_says_it():
     # the diagnostics of a rejected program: those of its golden, which is
     # what `hloi run` prints (file names there are base names)
@@ -63,7 +61,6 @@ def test_python_values_convert():
     assert r.dtype == np.int32 and r.tolist() == [[8, 10, 12], [11, 13, 15]]
 
 
-@MISSING_FILE
 def test_missing_file():
     with pytest.raises(hloi.FileError) as e:
         hloi.load(data_path("no_such_file.hlo"))
