@@ -51,6 +51,7 @@ def main():
     glob = {"m": m, "a": a, "b": b, "out": out, "hloi": hloi, "np": np}
     rows = [
         ("Module.run(a, b)", best_us("m.run(a, b)", args.number, args.repeat, glob)),
+        ("Module.run(a, b, threads=1)", best_us("m.run(a, b, threads=1)", args.number, args.repeat, glob)),
         ("Module.run(a, b, out=out)", best_us("m.run(a, b, out=out)", args.number, args.repeat, glob)),
         ("Module.run(a, b, engine='reference')",
          best_us("m.run(a, b, engine='reference')", args.number, args.repeat, glob)),
