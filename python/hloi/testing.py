@@ -202,15 +202,11 @@ def hlo_type_of(array):
     """The HLO element type of an array hloi returned or this module parsed:
     the type hloi marked on it (the arrays of types NumPy lacks), else the
     one its NumPy or ml_dtypes dtype stands for; None if it has none."""
-    t = getattr(array, "hlo_type", None)
-    if t is None:
-        md = getattr(getattr(array, "dtype", None), "metadata", None)
-        if md:
-            t = md.get("hlo_type")
+    t = getattr(array, "hlo_type", None)  # hloi.HloArray
     if t is not None:
         return str(t)
     dt = np.asarray(array).dtype
-    for name, ml in _ML_NAMES.items():
+    for name in _ML_NAMES:
         ml = _ml_dtype(name)
         if ml is not None and ml == dt:
             return name
@@ -747,8 +743,8 @@ def _bits_of(a, t):
             return a.view(np.int8)  # hloi's sub-byte values, sign-extended
         return a
     if t in ("c64", "c128"):
-        return np.ascontiguousarray(a).view(bits_dt)
-    return np.ascontiguousarray(a).view(bits_dt)
+        return np.ascontiguousarray(a).view(bits_dt)  # as_bits gives it its shape
+    return np.ascontiguousarray(a).view(bits_dt).reshape(a.shape)
 
 
 def as_bits(array, hlo_type=None):
@@ -797,7 +793,8 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
         else:
             gv, wv = _bits_of(got, t), _bits_of(want_a, t)
             bad = gv != wv
-        kind = "Not equal to tolerance rtol=%g, atol=%g" % (rtol, atol)
+        kind = ("Not equal to tolerance rtol=%g, atol=%g" % (rtol, atol) if floaty
+                else "Not equal (%s values are compared exactly)" % (t or "integer"))
     bad = np.asarray(bad)
     nbad = int(np.count_nonzero(bad))
     if not nbad:
@@ -815,14 +812,15 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
             diff = np.abs(gf.astype(np.complex128 if np.iscomplexobj(gf) or np.iscomplexobj(wf) else np.float64)
                           - wf)
             rel = diff / np.abs(wf)
+        diff, rel = np.asarray(diff), np.asarray(rel)
         shape = bad.shape
         diffs = np.where(bad & ~np.isnan(diff), diff, -1.0).reshape(-1)
         if (diffs >= 0).any():
-            k = np.unravel_index(np.argmax(diffs), shape)
+            k = np.unravel_index(np.argmax(diffs), shape) if shape else ()
             lines.append("Max absolute difference: %s at index %s" % (diff[k], _fmt_index(k)))
         rels = np.where(bad & np.isfinite(rel), rel, -1.0).reshape(-1)
         if (rels >= 0).any():
-            k = np.unravel_index(np.argmax(rels), shape)
+            k = np.unravel_index(np.argmax(rels), shape) if shape else ()
             lines.append("Max relative difference: %s at index %s" % (rel[k], _fmt_index(k)))
     except (TypeError, ValueError):
         pass

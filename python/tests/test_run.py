@@ -287,3 +287,60 @@ def test_same_bits_as_cli(hloi_cli, tmp_path, engine):
     want = (np.load(tmp_path / "out.0.npy"), np.load(tmp_path / "out.1.npy"))
     got = hloi.load(str(prog)).run(a, b, engine=engine)
     ht.assert_results_match(got, want, bitwise=True)
+
+
+# --- hloi.testing against real runs ------------------------------------------------
+
+
+def test_assert_run_matches():
+    x, y = mpv_inputs()
+    r = ht.assert_run_matches(MPV, (x, y), x + y)
+    assert np.array_equal(r, x + y)
+    with pytest.raises(AssertionError, match=r"Mismatched elements: 1 / 6[\s\S]*\(1, 2\): 15, 16"):
+        want = x + y
+        want[1, 2] = 16
+        ht.assert_run_matches(hloi.load(MPV), (x, y), want, engine="reference")
+
+
+def test_golden_helpers(tmp_path):
+    ht.assert_matches_golden(MPV)
+    # the same program against a golden with one value changed
+    for ext in (".hlo", ".inputs"):
+        (tmp_path / ("m" + ext)).write_text(open(MPV[:-4] + ext).read())
+    (tmp_path / "m.golden").write_text("s32[2,3] {\n  { 8, 10, 12 },\n  { 11, 13, 16 }\n}\n")
+    with pytest.raises(AssertionError, match=r"bit for bit[\s\S]*Mismatched elements: 1 / 6"):
+        ht.assert_matches_golden(str(tmp_path / "m.hlo"))
+    # a tolerance does not apply to integers
+    with pytest.raises(AssertionError, match=r"s32 values are compared exactly"):
+        ht.assert_matches_golden(str(tmp_path / "m.hlo"), atol=1)
+    # a float golden one ulp off: within a tolerance, not bit for bit
+    (tmp_path / "f.hlo").write_text("HloModule f\nENTRY main {\n  a = f32[] constant(0.1)\n"
+                                    "  b = f32[] constant(0.2)\n  ROOT c = f32[] add(a, b)\n}\n")
+    (tmp_path / "f.golden").write_text("f32[] 0.3\n")
+    ht.assert_matches_golden(str(tmp_path / "f.hlo"))
+    (tmp_path / "f.golden").write_text("f32[] 0.300000042\n")
+    with pytest.raises(AssertionError, match="bit for bit"):
+        ht.assert_matches_golden(str(tmp_path / "f.hlo"))
+    ht.assert_matches_golden(str(tmp_path / "f.hlo"), rtol=1e-6)
+
+
+def test_pin_a_program_with_npy_inputs(hloi_cli, tmp_path):
+    # doc/python.md's way to pin an exported program: .npy inputs named on
+    # the program's hloi-flags line, the golden written by `hloi run`
+    g = np.random.default_rng(9)
+    a, b = g.standard_normal((4, 8), np.float32), g.standard_normal((8, 3), np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    prog = tmp_path / "f.hlo"
+    prog.write_text("// hloi-flags: --input a.npy --input b.npy\nHloModule f\nENTRY main {\n"
+                    "  a = f32[4,8] parameter(0)\n  b = f32[8,3] parameter(1)\n"
+                    "  d = f32[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                    "  ROOT t = f32[4,3] tanh(d)\n}\n")
+    golden = subprocess.run([hloi_cli, "run", str(prog), "--input", str(tmp_path / "a.npy"), "--input",
+                             str(tmp_path / "b.npy")], check=True, capture_output=True, text=True).stdout
+    (tmp_path / "f.golden").write_text(golden)
+    subprocess.run([hloi_cli, "test", "--quiet", str(tmp_path)], check=True, capture_output=True)
+    (case,) = ht.golden_cases(str(tmp_path))
+    assert case.skip_reason is None and len(case.inputs) == 2
+    case.check()
+    ht.assert_results_match(case.expected, np.tanh(a.astype(np.float64) @ b), rtol=1e-5, atol=1e-6)
