@@ -108,6 +108,8 @@ typedef struct py_module {
 
 /* Checks m with its options when it is not checked yet (GIL held). */
 int py_module_ensure_checked(py_module *pm);
+/* Checks m again for replicas x partitions participants. */
+int py_module_check_participants(py_module *pm, int64_t replicas, int64_t partitions);
 /* Module.run and hloi.run. */
 PyObject *py_module_run(py_module *pm, PyObject *args, PyObject *kw);
 /* A result literal as NumPy (arrays) or a tuple of them; takes `lit`. */

@@ -131,6 +131,13 @@ static int check_now(py_module *pm)
 	return rc;
 }
 
+int py_module_check_participants(py_module *pm, int64_t replicas, int64_t partitions)
+{
+	pm->replicas = replicas;
+	pm->partitions = partitions;
+	return check_now(pm);
+}
+
 int py_module_ensure_checked(py_module *pm)
 {
 	return pm->checked ? 0 : check_now(pm);

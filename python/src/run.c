@@ -654,17 +654,7 @@ static int ensure_participants(py_module *pm, const run_kw *k)
 	int64_t r = k->replicas > 0 ? k->replicas : pm->replicas, p = k->partitions > 0 ? k->partitions : pm->partitions;
 	if (pm->checked && r == pm->replicas && p == pm->partitions)
 		return 0;
-	PyObject *args = PyTuple_New(0), *kw = Py_BuildValue("{s:i,s:i,s:L,s:L}", "strict", pm->strict,
-								 "allow_mixed_precision", pm->mixed, "replicas",
-								 (long long)r, "partitions", (long long)p);
-	PyObject *res = args && kw ? PyObject_Call(PyObject_GetAttrString((PyObject *)pm, "check"), args, kw) : NULL;
-	/* (the bound method is leaked only on failure to build it) */
-	Py_XDECREF(args);
-	Py_XDECREF(kw);
-	if (!res)
-		return -1;
-	Py_DECREF(res);
-	return 0;
+	return py_module_check_participants(pm, r, p);
 }
 
 /* The exception of a failed run: a timeout, an interrupt (Python's SIGINT

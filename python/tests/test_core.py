@@ -321,3 +321,35 @@ def test_plan_and_cost():
     m = hloi.load(ADD)
     assert "add" in m.plan()
     assert "add" in m.cost()
+
+
+ALL_REDUCE = """HloModule ar, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2] parameter(0)
+  ROOT r = f32[2] all-reduce(x), to_apply=add, replica_groups={{0,1}}
+}
+"""
+
+
+def test_participants():
+    m = hloi.load(ALL_REDUCE)
+    assert m.participants == 2
+    a = np.array([1, 2], np.float32)
+    b = np.array([10, 20], np.float32)
+    rs = m.run([a, b])
+    assert isinstance(rs, list) and len(rs) == 2
+    for r in rs:
+        np.testing.assert_array_equal(r, a + b)
+    rs = m.run(a)  # one value for every participant
+    np.testing.assert_array_equal(rs[1], a + a)
+    with pytest.raises(ValueError, match="participants"):
+        m.run([a, b, a])
+    m4 = hloi.load(ALL_REDUCE.replace("replica_groups={{0,1}}", "replica_groups={}"))
+    rs = m4.run(a, replicas=4)
+    assert len(rs) == 4 and m4.participants == 4
+    np.testing.assert_array_equal(rs[3], 4 * a)
