@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 
 import numpy as np
@@ -30,8 +31,11 @@ ENTRY main {
 TARGET_US = 20.0
 
 
+TIMER = timeit.default_timer
+
+
 def best_us(stmt, number, repeat, glob):
-    times = timeit.repeat(stmt, number=number, repeat=repeat, globals=glob)
+    times = timeit.repeat(stmt, number=number, repeat=repeat, globals=glob, timer=TIMER)
     return min(times) / number * 1e6
 
 
@@ -40,7 +44,14 @@ def main():
     ap.add_argument("--hloi", help="the hloi command, for the per-process contrast (default: none)")
     ap.add_argument("--number", type=int, default=20000, help="runs per round (default 20000)")
     ap.add_argument("--repeat", type=int, default=7, help="rounds; the best is kept (default 7)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time the process's CPU time (time.process_time) instead of wall time: on a loaded "
+                         "machine it leaves out the time the process waits for a core (not for the "
+                         "per-process contrast, whose work is in the child)")
     args = ap.parse_args()
+    global TIMER
+    if args.cpu:
+        TIMER = time.process_time
 
     import hloi
     m = hloi.load(PROGRAM)
@@ -58,7 +69,7 @@ def main():
         ("hloi.run(m, a, b)", best_us("hloi.run(m, a, b)", args.number, args.repeat, glob)),
         ("numpy a + b (floor)", best_us("a + b", args.number, args.repeat, glob)),
     ]
-    if args.hloi:
+    if args.hloi and not args.cpu:
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "tiny.hlo")
             with open(p, "w") as f:
@@ -74,7 +85,8 @@ def main():
                          best_us("run(cmd, check=True, stdout=DEVNULL)", n, 3, glob)))
     for name, us in rows:
         print("%-40s %10.2f us" % (name, us))
-    print("load average: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    print("timer: %s; load average: %s" % ("process CPU time" if args.cpu else "wall time",
+                                          " ".join("%.2f" % x for x in os.getloadavg())))
     ok = rows[0][1] < TARGET_US
     print("target: Module.run under %.0f us: %s" % (TARGET_US, "met" if ok else "NOT met"))
     return 0
