@@ -498,6 +498,8 @@ def _int_range(t):
 
 
 def _to_values(lit):
+    if isinstance(lit, list):
+        return [_to_values(x) for x in lit]
     if isinstance(lit, tuple):
         return tuple(_to_values(x) for x in lit)
     if lit is None:
@@ -523,6 +525,8 @@ def parse_literals(text, name="<text>", raw=False):
 # --- golden cases --------------------------------------------------------------
 
 _DIAG_RE = re.compile(r"^[^\s:]+:\d+:\d+: (error|warning|note): ", re.M)
+# A run of several participants prints each one's result under a header.
+_PARTICIPANT_RE = re.compile(r"^\*\* Replica (\d+), partition (\d+) \*\*\n", re.M)
 
 
 def _read(path):
@@ -532,15 +536,30 @@ def _read(path):
 
 def load_golden(path, raw=False):
     """The expected value of a golden file: a NumPy array, or a tuple of
-    them for a tuple result (see :func:`parse_literals`). A golden that
-    holds diagnostics (the program is rejected) or anything else but one
-    literal raises :class:`LiteralTextError`."""
+    them for a tuple result (see :func:`parse_literals`); for a run of
+    several participants (``** Replica R, partition P **`` headers) a list
+    of their values in the file's order, as Module.run returns them. A
+    golden that holds diagnostics (the program is rejected) or anything
+    else raises :class:`LiteralTextError`."""
     text = _read(path)
     m = _DIAG_RE.search(text)
     if m:
         first = text[m.start():].split("\n", 1)[0]
         raise LiteralTextError("%s: a golden of diagnostics, not of a value: %s" % (path, first))
-    lits = parse_literals(text, os.path.basename(path), raw=raw)
+    name = os.path.basename(path)
+    heads = list(_PARTICIPANT_RE.finditer(text))
+    if heads and heads[0].start() == 0:
+        values = []
+        for k, h in enumerate(heads):
+            end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+            lits = parse_literals(text[h.end():end], "%s (replica %s, partition %s)" % (name, h.group(1), h.group(2)),
+                                  raw=raw)
+            if len(lits) != 1:
+                raise LiteralTextError("%s: replica %s, partition %s: %d values, not one"
+                                       % (path, h.group(1), h.group(2), len(lits)))
+            values.append(lits[0])
+        return values
+    lits = parse_literals(text, name, raw=raw)
     if len(lits) != 1:
         raise LiteralTextError("%s: %d values, not one" % (path, len(lits)))
     return lits[0]
@@ -553,16 +572,21 @@ def load_inputs(path, raw=False):
 
 # hloi-flags a Python run can follow: how each maps to Module.run's keywords
 # (None: it changes nothing a Python run returns).
-_RUN_FLAGS = {"engine": "engine", "threads": "threads", "max-memory": "max_memory"}
+_RUN_FLAGS = {"engine": "engine", "threads": "threads", "max-memory": "max_memory", "replicas": "replicas",
+              "partitions": "partitions"}
 _NEUTRAL_FLAGS = {"compare", "print"}
+# hloi-flags that are Module.check's keywords.
+_CHECK_FLAGS = {"strict": "strict", "allow-mixed-precision": "allow_mixed_precision"}
 
 
 class GoldenCase:
     """A golden case of hloi (``NAME.hlo`` run by ``hloi test``) as a Python
     run: ``hlo_path``, ``golden_path``, ``inputs`` (the arguments, read from
-    ``NAME.inputs`` or the case's ``--input`` files), ``run_kwargs`` (from
-    its ``// hloi-flags:`` line) and ``skip_reason``: why the case cannot be
-    run from Python as written (a rejected program's golden, another
+    ``NAME.inputs`` or the case's ``--input`` files), ``run_kwargs`` and
+    ``check_kwargs`` (from its ``// hloi-flags:`` line: ``--engine
+    --threads --max-memory --replicas --partitions`` for Module.run,
+    ``--strict --allow-mixed-precision`` for Module.check) and
+    ``skip_reason``: why the case cannot be run from Python as written (a rejected program's golden, another
     command, flags such as ``--random-inputs`` whose values only the command
     line makes), else None."""
 
@@ -572,6 +596,7 @@ class GoldenCase:
         self.golden_path = golden_path or base + ".golden"
         self.inputs_path = base + ".inputs" if os.path.exists(base + ".inputs") else None
         self.run_kwargs = {}
+        self.check_kwargs = {}
         self.input_files = []
         self.skip_reason = None
         self.flags = []
@@ -616,10 +641,12 @@ class GoldenCase:
                     self.input_files.append(os.path.join(d, value))
                 elif name == "inputs":
                     self.inputs_path = os.path.join(d, value)
-                elif name == "threads" or (name == "max-memory" and value.isdigit()):
+                elif name in ("threads", "replicas", "partitions") or (name == "max-memory" and value.isdigit()):
                     self.run_kwargs[_RUN_FLAGS[name]] = int(value)
                 else:
                     self.run_kwargs[_RUN_FLAGS[name]] = value
+            elif name in _CHECK_FLAGS and not eq:
+                self.check_kwargs[_CHECK_FLAGS[name]] = True
             elif name not in _NEUTRAL_FLAGS:
                 self._skip("its flag %s has no Python counterpart here" % w)
                 if not eq and words and not words[0].startswith("--"):
@@ -676,6 +703,8 @@ class GoldenCase:
         import hloi
         if module is None:
             module = hloi.load(self.hlo_path)
+            if self.check_kwargs:
+                module.check(**self.check_kwargs)
         kwargs = dict(self.run_kwargs)
         kwargs.update(run_kwargs)
         self.expected  # noqa: B018 - reads the golden before the run
@@ -832,6 +861,13 @@ def _assert_leaf(got, want, rtol, atol, bitwise, what, equal_nan=True):
 
 
 def _assert_tree(got, want, rtol, atol, bitwise, what, equal_nan=True):
+    if isinstance(want, list):  # the results of several participants
+        if not isinstance(got, list) or len(got) != len(want):
+            raise AssertionError("%s: expected a list of %d participants' results, got %s" % (
+                what, len(want), "%d" % len(got) if isinstance(got, list) else type(got).__name__))
+        for i, (g, w) in enumerate(zip(got, want)):
+            _assert_tree(g, w, rtol, atol, bitwise, "%s, participant %d" % (what, i), equal_nan)
+        return
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)):
             raise AssertionError("%s: expected a tuple of %d elements, got %s" % (what, len(want), type(got).__name__))

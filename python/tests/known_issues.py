@@ -35,7 +35,7 @@ SNAPSHOT_ARGS = pytest.mark.xfail(
 
 
 def _leaves(v):
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)):
         for x in v:
             yield from _leaves(x)
     else:

@@ -128,7 +128,7 @@ def test_golden_cases():
     for c in runnable:
         assert c.skip_reason is None
         v = ht.load_golden(c.golden_path, raw=True)
-        assert isinstance(v, (ht.Literal, tuple)) or v is None
+        assert isinstance(v, (ht.Literal, tuple, list)) or v is None
 
 
 def test_assert_results_match_message():
