@@ -243,6 +243,21 @@ static PyArrayObject *as_array(PyObject *obj, const py_type *t, PyObject *pname,
 	if (!exact && PyArray_CanCastTypeTo(PyArray_DESCR(a), t->descr, NPY_SAME_KIND_CASTING)) {
 		Py_INCREF(t->descr);
 		PyArrayObject *c = (PyArrayObject *)PyArray_FromArray(a, t->descr, NPY_ARRAY_FORCECAST);
+		/* integers must fit: 2**40 for an s32 parameter is refused */
+		if (c && PyTypeNum_ISINTEGER(PyArray_TYPE(a)) && PyTypeNum_ISINTEGER(PyArray_TYPE(c))) {
+			PyObject *eq = PyObject_RichCompare((PyObject *)c, (PyObject *)a, Py_EQ);
+			eq = eq ? PyArray_EnsureArray(eq) : NULL; /* (0-d: a NumPy bool) */
+			PyObject *all = eq ? PyArray_All((PyArrayObject *)eq, NPY_MAXDIMS, NULL) : NULL;
+			int fits = all ? PyObject_IsTrue(all) : -1;
+			Py_XDECREF(eq);
+			Py_XDECREF(all);
+			if (fits != 1) {
+				if (fits == 0)
+					PyErr_Format(PyExc_OverflowError, "parameter '%U' is %s: the value does not fit",
+						     pname, hlo);
+				Py_CLEAR(c);
+			}
+		}
 		Py_DECREF(a);
 		return c;
 	}

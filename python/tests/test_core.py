@@ -158,6 +158,8 @@ ENTRY main {
     np.testing.assert_array_equal(r, np.array([2, 3, 4], np.int32))
     with pytest.raises(TypeError, match="parameter 'x'"):
         m.run(1.5, [1, 2, 3])
+    with pytest.raises(OverflowError, match="parameter 'x'"):
+        m.run(2**40, [1, 2, 3])
     with pytest.raises(TypeError, match="parameter 'y'"):
         m.run(1, np.array([1, 2, 3], np.int64))
     with pytest.raises(ValueError, match="parameter 'y'"):
