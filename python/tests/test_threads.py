@@ -82,7 +82,7 @@ def test_gil_released_during_a_run():
         time.sleep(0.001)
     t.join()
     assert result.get("timeout")
-    assert ticks > 50, "the main thread ran only %d times during a 1 s run" % ticks
+    assert ticks > 20, "the main thread ran only %d times during a 1 s run" % ticks
 
 
 def test_timeout():
