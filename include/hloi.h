@@ -248,6 +248,11 @@ HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The size of dimension `d` of an array literal's value: for a `<=N`
+ * dimension its size at run time (the buffer holds the bound N; the
+ * elements past the size are padding), else the shape's; -1 when `d` is
+ * out of range. */
+HLOI_API int64_t hloi_literal_dim(const hloi_literal *lit, int d);
 /* The number of elements of a tuple literal (0 for an array). */
 HLOI_API size_t hloi_literal_tuple_size(const hloi_literal *lit);
 /* Element i of a tuple literal, or NULL when i is out of range or `lit` is

@@ -351,6 +351,8 @@ static PyObject *module_parameters(py_module *pm, void *unused)
 		for (int d = 0; d < rank; d++) {
 			dims[d] = hloi_shape_dim(p->shape, d);
 			m2m[d] = hloi_shape_minor_to_major(p->shape, d);
+			if (m2m[d] < 0) /* no layout (`?` dimensions): the default */
+				m2m[d] = rank - 1 - d;
 		}
 		const char *hlo = hloi_shape_element_type(p->shape);
 		PyObject *dtype;

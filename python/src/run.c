@@ -508,7 +508,7 @@ static PyObject *array_result(hloi_literal *lit, PyObject *owner)
 	int64_t es = hloi_shape_element_bytes(s);
 	int plain = 1;
 	for (int d = 0; d < rank; d++) {
-		dims[d] = (npy_intp)hloi_shape_dim(s, d);
+		dims[d] = (npy_intp)hloi_literal_dim(lit, d); /* a `<=N` one: its size */
 		int64_t st = hloi_shape_stride(s, d);
 		strides[d] = (npy_intp)(st * es);
 		plain &= st >= 0;

@@ -355,3 +355,25 @@ def test_participants():
     rs = m4.run(a, replicas=4)
     assert len(rs) == 4 and m4.participants == 4
     np.testing.assert_array_equal(rs[3], 4 * a)
+
+
+def test_dynamic_dimensions():
+    m = hloi.load("""HloModule d
+ENTRY main {
+  x = f32[<=4] parameter(0)
+  ROOT r = f32[<=4] negate(x)
+}
+""")
+    r = m.run(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(r, [0, -1, -2])
+    with pytest.raises(ValueError, match="parameter 'x'"):
+        m.run(np.arange(5, dtype=np.float32))
+    u = hloi.load("""HloModule u
+ENTRY main {
+  x = f32[?] parameter(0)
+  ROOT r = f32[?] negate(x)
+}
+""")
+    assert u.parameters[0].shape == (-1,) and u.parameters[0].layout == (0,)
+    np.testing.assert_array_equal(u.run(np.arange(5, dtype=np.float32)), -np.arange(5))
+    np.testing.assert_array_equal(u.run(np.arange(2, dtype=np.float32)), [0, -1])

@@ -479,6 +479,14 @@ hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i)
 	return shape_is_tuple(&lit->shape) && i < lit->nelems ? lit->elems[i] : NULL;
 }
 
+int64_t hloi_literal_dim(const hloi_literal *lit, int d)
+{
+	const shape *s = &lit->shape;
+	if (shape_is_tuple(s) || d < 0 || d >= s->rank)
+		return -1;
+	return s->dim_kind[d] == DIM_BOUNDED ? lit->dynamic_size[d] : s->dims[d];
+}
+
 void *hloi_literal_data(hloi_literal *lit)
 {
 	return shape_is_tuple(&lit->shape) ? NULL : lit->data;

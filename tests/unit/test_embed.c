@@ -309,7 +309,39 @@ static void test_concurrent_runs(void)
 	hloi_context_free(ctx);
 }
 
+/* A `<=N` result: hloi_literal_dim gives its size at run time. */
+static void test_literal_dim(void)
+{
+	hloi_context *ctx = NULL;
+	CU_ASSERT_EQUAL_FATAL(hloi_context_new(&ctx), HLOI_OK);
+	hloi_module *m = load(ctx, "HloModule d\n"
+				   "ENTRY main {\n"
+				   "  x = f32[<=4,2] parameter(0)\n"
+				   "  ROOT r = f32[<=4,2] negate(x)\n"
+				   "}\n");
+	hloi_shape *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(hloi_shape_parse(&s, ctx, "s", "f32[3,2]"), HLOI_OK);
+	float x[6] = { 1, 2, 3, 4, 5, 6 };
+	hloi_literal *in = NULL, *out = NULL;
+	CU_ASSERT_EQUAL_FATAL(hloi_literal_wrap(&in, ctx, s, x, sizeof x, NULL, NULL), HLOI_OK);
+	CU_ASSERT_EQUAL_FATAL(hloi_module_run(m, ctx, &in, 1, NULL, &out), HLOI_OK);
+	CU_ASSERT_EQUAL(hloi_shape_dim(hloi_literal_shape(out), 0), 4); /* the bound */
+	CU_ASSERT_EQUAL(hloi_literal_dim(out, 0), 3);
+	CU_ASSERT_EQUAL(hloi_literal_dim(out, 1), 2);
+	CU_ASSERT_EQUAL(hloi_literal_dim(out, 2), -1);
+	CU_ASSERT_EQUAL(hloi_literal_dim(in, 0), 3);
+	const float *r = hloi_literal_data(out);
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT(r[i] == -x[i]);
+	hloi_literal_free(out);
+	hloi_literal_free(in);
+	hloi_shape_free(s);
+	hloi_module_free(m);
+	hloi_context_free(ctx);
+}
+
 static const unit_test embed_tests[] = {
+	{ "the size of a <=N dimension", test_literal_dim },
 	{ "wrapped inputs: no copy, released once", test_wrap_input_and_release },
 	{ "wrap refuses a wrong size, a tuple, no data", test_wrap_refused },
 	{ "an aliased wrapped input is not written", test_wrap_aliased_input_is_not_written },
