@@ -20,13 +20,6 @@ TOKEN = pytest.mark.xfail(
     raises=hloi.UnsupportedError, strict=False,
     reason="a token in the result raises UnsupportedError (the command prints `token`; None would do)")
 
-# A result with dynamic dimensions (`f32[<=8]` of size 5) comes back at its
-# bound (8 elements, the padding values included), not at its size as the
-# command prints it.
-DYNAMIC = pytest.mark.xfail(
-    raises=AssertionError, strict=False,
-    reason="a dynamic dimension's result comes back at its bound, not its size")
-
 # An HloSnapshot carries its arguments; `hloi run` uses them when given no
 # inputs, Module.run() with no arguments refuses (the module takes N).
 SNAPSHOT_ARGS = pytest.mark.xfail(
@@ -56,8 +49,6 @@ def golden_marks(case):
         params = []
     if any(x is None for x in want):
         marks.append(TOKEN)
-    if any(x is not None and ("<=" in x.shape_text or "?" in x.shape_text) for x in want):
-        marks.append(DYNAMIC)
     if any(x is not None and 0 in x.dims for x in given) or any(0 in tuple(p.shape) for p in params):
         marks.append(ZERO_SIZE)
     if case.hlo_path.endswith((".pb", ".pbtxt")) and params and not case.inputs_path and not case.input_files:
