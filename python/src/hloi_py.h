@@ -71,9 +71,10 @@ void py_memout_discard(py_memout *m);
 /* --- modules (module.c) ---------------------------------------------------- */
 
 extern PyTypeObject py_module_type;
-extern PyTypeObject py_parameter_type;
+/* hloi.load */
 PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw);
-PyObject *py_run(PyObject *self, PyObject *args, PyObject *kw);
+/* Adds Module and Parameter to the module. */
+int py_module_types_init(PyObject *module);
 
 /* --- runs (run.c) ---------------------------------------------------------- */
 

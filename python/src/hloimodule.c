@@ -2,8 +2,6 @@
 #define HLOI_PY_MAIN
 #include "hloi_py.h"
 
-int py_module_types_init(PyObject *module);
-
 static PyObject *py_run_fn(PyObject *self, PyObject *args, PyObject *kw)
 {
 	(void)self;

@@ -486,7 +486,7 @@ PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw)
 			return NULL;
 		name = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path));
 	}
-	if (!name || (!path && !text && len)) {
+	if (!name || PyErr_Occurred()) {
 		PyBuffer_Release(&view);
 		Py_XDECREF(path);
 		Py_XDECREF(name);
@@ -537,7 +537,6 @@ PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw)
 	return (PyObject *)pm;
 }
 
-int py_module_types_init(PyObject *module);
 int py_module_types_init(PyObject *module)
 {
 	if (PyType_Ready(&py_module_type) < 0)
