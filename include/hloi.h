@@ -130,6 +130,10 @@ HLOI_API int hloi_shape_has_padding(const hloi_shape *s);
  * `1`, `-inf`, ...) into buf, like snprintf; returns the full length. */
 HLOI_API size_t hloi_shape_padding_value_to_string(const hloi_shape *s, char *buf, size_t size);
 
+/* The element type's name as HLO text writes it ("f32", "bf16", "pred",
+ * ...); "tuple" for a tuple shape. Static string. */
+HLOI_API const char *hloi_shape_element_type(const hloi_shape *s);
+
 /* Writes the shape as text into buf (always NUL-terminated when size > 0);
  * returns the length the full text needs, like snprintf, or 0 when out of
  * memory (a shape's text is never empty). */
@@ -244,6 +248,11 @@ HLOI_API uint64_t hloi_literal_empty_subarrays(const hloi_literal *lit);
 
 /* The literal's shape. Borrowed. */
 HLOI_API const hloi_shape *hloi_literal_shape(const hloi_literal *lit);
+/* The size of dimension `d` of an array literal's value: for a `<=N`
+ * dimension its size at run time (the buffer holds the bound N; the
+ * elements past the size are padding), else the shape's; -1 when `d` is
+ * out of range. */
+HLOI_API int64_t hloi_literal_dim(const hloi_literal *lit, int d);
 /* The number of elements of a tuple literal (0 for an array). */
 HLOI_API size_t hloi_literal_tuple_size(const hloi_literal *lit);
 /* Element i of a tuple literal, or NULL when i is out of range or `lit` is
@@ -256,6 +265,19 @@ HLOI_API size_t hloi_literal_size_bytes(const hloi_literal *lit);
 /* Creates a zero-filled literal of `shape` (padding holds the padding value). */
 HLOI_API hloi_status hloi_literal_new(hloi_literal **out, hloi_context *ctx, const hloi_shape *shape);
 HLOI_API void hloi_literal_free(hloi_literal *lit);
+/* An array literal of `shape` over the caller's buffer `data`, which must
+ * hold exactly the shape's bytes (`nbytes` = hloi_shape_byte_size, physical
+ * order, padding included) and stay valid until the literal is freed; no
+ * copy is made. hloi never frees it: hloi_literal_free calls
+ * release(user, data) when `release` is not NULL. As a run's input it is
+ * only read: a module whose result aliases it (input_output_alias) computes
+ * into a copy, and the caller's buffer keeps its values. As the result of
+ * hloi_module_run_into it is written. Errors: HLOI_EINVAL (a tuple shape,
+ * another size, NULL data for a nonzero size), HLOI_ENOMEM; on failure
+ * `release` is not called. */
+HLOI_API hloi_status hloi_literal_wrap(hloi_literal **out, hloi_context *ctx, const hloi_shape *shape,
+				       void *data, size_t nbytes, void (*release)(void *user, void *data),
+				       void *user);
 /* A deep copy of `lit` (same shape, layout and values). HLOI_ENOMEM on
  * allocation failure. */
 HLOI_API hloi_status hloi_literal_clone(hloi_literal **out, const hloi_literal *lit);
@@ -283,6 +305,12 @@ HLOI_API hloi_status hloi_module_parse(hloi_module **out, hloi_context *ctx, con
  * HloSnapshot; proto errors name the computation and instruction. */
 HLOI_API hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path,
 				      hloi_format format);
+/* hloi_module_load from memory: `len` bytes of HLO text, a binary or text
+ * proto (the format as hloi_module_load finds it, `name`'s extension
+ * included); `name` labels diagnostics (NULL: "<memory>"). The bytes are
+ * copied. */
+HLOI_API hloi_status hloi_module_load_memory(hloi_module **out, hloi_context *ctx, const char *name,
+					     const void *data, size_t len, hloi_format format);
 HLOI_API void hloi_module_free(hloi_module *m);
 
 /* Writes the module to `path` ("-" is standard output) as canonical HLO
@@ -396,6 +424,9 @@ HLOI_API hloi_status hloi_module_print_dot(const hloi_module *m, FILE *f);
 HLOI_API size_t hloi_module_parameter_count(const hloi_module *m);
 /* Shape of parameter i (as declared when it has `?` dimensions). Borrowed. */
 HLOI_API const hloi_shape *hloi_module_parameter_shape(const hloi_module *m, size_t i);
+/* Shape of the entry computation's result (after a successful check; as
+ * declared when it has `?` dimensions). Borrowed. */
+HLOI_API const hloi_shape *hloi_module_result_shape(const hloi_module *m);
 /* Name of the instruction that declares parameter i. Borrowed. */
 HLOI_API const char *hloi_module_parameter_name(const hloi_module *m, size_t i);
 /* Whether `lit` may be the input for parameter i: its shape's type and

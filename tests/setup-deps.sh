@@ -1,9 +1,12 @@
 #!/bin/sh
 # Installs what building and testing hloi needs on Debian 12, when missing:
 # the build tools and libraries (OpenBLAS for the fast dot and convolution,
-# oneDNN for the fast convolution; both opened only when a run needs them), and the test oracles (NumPy for the
-# differential test, Graphviz for rendering `hloi dot` output, xmllint for
-# validating `hloi test --junit` reports, man for the man page test), so
+# oneDNN for the fast convolution; both opened only when a run needs them),
+# what the Python module builds from (the Python 3 development files,
+# NumPy, setuptools for `pip install`), and the test oracles (NumPy for the
+# differential test, pytest for the Python module's suite, Graphviz for
+# rendering `hloi dot` output, xmllint for validating `hloi test --junit`
+# reports, man for the man page test), so
 # that on a fresh machine no test is skipped. Used by README's quick start
 # and by .ci/run. Prints what it installs. A test oracle that cannot be
 # installed is reported here and its tests report a skip; the build
@@ -12,7 +15,7 @@
 set -eu
 
 need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libopenblas-dev libdnnl-dev"
-oracles="python3-numpy graphviz libxml2-utils man-db"
+oracles="python3-numpy python3-dev python3-setuptools python3-pytest graphviz libxml2-utils man-db"
 if [ "${HLOI_SETUP_OPTIONAL:-}" = 1 ]; then
 	oracles="$oracles libclang-rt-14-dev clang"
 fi

@@ -223,6 +223,14 @@ size_t hloi_shape_padding_value_to_string(const hloi_shape *s, char *buf, size_t
 	return n;
 }
 
+const char *hloi_shape_element_type(const hloi_shape *s)
+{
+	if (shape_is_tuple(s))
+		return "tuple";
+	const char *n = etype_name(s->type);
+	return n ? n : "invalid";
+}
+
 size_t hloi_shape_to_string(const hloi_shape *s, int with_layout, char *buf, size_t size)
 {
 	strbuf b = STRBUF_INIT;
@@ -471,6 +479,14 @@ hloi_literal *hloi_literal_tuple_element(hloi_literal *lit, size_t i)
 	return shape_is_tuple(&lit->shape) && i < lit->nelems ? lit->elems[i] : NULL;
 }
 
+int64_t hloi_literal_dim(const hloi_literal *lit, int d)
+{
+	const shape *s = &lit->shape;
+	if (shape_is_tuple(s) || d < 0 || d >= s->rank)
+		return -1;
+	return s->dim_kind[d] == DIM_BOUNDED ? lit->dynamic_size[d] : s->dims[d];
+}
+
 void *hloi_literal_data(hloi_literal *lit)
 {
 	return shape_is_tuple(&lit->shape) ? NULL : lit->data;
@@ -479,6 +495,23 @@ void *hloi_literal_data(hloi_literal *lit)
 size_t hloi_literal_size_bytes(const hloi_literal *lit)
 {
 	return lit->nbytes;
+}
+
+hloi_status hloi_literal_wrap(hloi_literal **out, hloi_context *ctx, const hloi_shape *s, void *data,
+			      size_t nbytes, void (*release)(void *user, void *data), void *user)
+{
+	hloi_status st = literal_wrap(out, s, data, nbytes, release, user);
+	if (st == HLOI_ENOMEM) {
+		diag_error_where(ctx, NULL, "out of memory creating a literal");
+	} else if (st != HLOI_OK) {
+		int64_t want = 0;
+		if (shape_is_array(s) && shape_byte_size(s, &want) == 0)
+			diag_error_where(ctx, NULL, "cannot wrap %zu bytes as a literal of %" PRId64 " bytes", nbytes,
+					 want);
+		else
+			diag_error_where(ctx, NULL, "cannot wrap a buffer as a literal of this shape (a tuple, or an invalid layout)");
+	}
+	return st;
 }
 
 hloi_status hloi_literal_new(hloi_literal **out, hloi_context *ctx, const hloi_shape *s)
@@ -645,14 +678,12 @@ uint64_t hloi_default_memory_budget(void)
 	return eval_default_budget();
 }
 
-hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path, hloi_format format)
+/* Loads a program from `text` (len bytes, hloi_malloc'd; taken) named
+ * `path` in diagnostics. */
+static hloi_status load_taken(hloi_module **out, hloi_context *ctx, const char *path, char *text, size_t len,
+			      hloi_format format)
 {
-	*out = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	hloi_status st = file_read_all(&text, &len, ctx, path);
-	if (st != HLOI_OK)
-		return st;
+	hloi_status st;
 	if (format == HLOI_FORMAT_AUTO)
 		format = format_from_path(path);
 	if (format == HLOI_FORMAT_AUTO) {
@@ -687,6 +718,32 @@ hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *p
 	}
 	hloi_free(text);
 	return st;
+}
+
+hloi_status hloi_module_load(hloi_module **out, hloi_context *ctx, const char *path, hloi_format format)
+{
+	*out = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	hloi_status st = file_read_all(&text, &len, ctx, path);
+	if (st != HLOI_OK)
+		return st;
+	return load_taken(out, ctx, path, text, len, format);
+}
+
+hloi_status hloi_module_load_memory(hloi_module **out, hloi_context *ctx, const char *name, const void *data,
+				    size_t len, hloi_format format)
+{
+	*out = NULL;
+	char *text = hloi_malloc(len + 1);
+	if (!text) {
+		diag_error_where(ctx, name, "out of memory");
+		return HLOI_ENOMEM;
+	}
+	if (len)
+		memcpy(text, data, len);
+	text[len] = '\0';
+	return load_taken(out, ctx, name ? name : "<memory>", text, len, format);
 }
 
 /* Whether the module's text is refused for holding more than
@@ -1021,6 +1078,14 @@ int hloi_module_parameter_accepts(const hloi_module *m, size_t i, const hloi_lit
 	if (shape_is_array(s) && !shape_is_static(s))
 		return literal_fits_bounds(lit, s);
 	return shape_compatible(&lit->shape, s);
+}
+
+const hloi_shape *hloi_module_result_shape(const hloi_module *m)
+{
+	if (!m->checked || !m->entry || !m->entry->root)
+		return NULL;
+	const instr *r = m->entry->root;
+	return m->unbounded && r->has_shape && shape_has_unbounded(r->shape) ? r->shape : r->result;
 }
 
 const char *hloi_module_parameter_name(const hloi_module *m, size_t i)

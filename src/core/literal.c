@@ -21,6 +21,9 @@
 
 /* --- creation and destruction ---------------------------------------------- */
 
+/* What create_rec puts in an array's buffer. */
+enum { FILL_NONE, FILL_ZERO, NO_BUFFER };
+
 static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int zero);
 
 /* Zeroes the logical elements (a tiled buffer after literal_fill_padding,
@@ -64,7 +67,10 @@ void literal_destroy(hloi_literal *lit)
 		hloi_free(lit->elems);
 	}
 	hloi_free(lit->tuple_shapes);
-	hloi_aligned_free(lit->data);
+	if (!lit->borrowed)
+		hloi_aligned_free(lit->data);
+	else if (lit->release)
+		lit->release(lit->release_user, lit->data);
 	hloi_free(lit);
 }
 
@@ -137,16 +143,16 @@ static hloi_status create_rec(hloi_literal **out, const shape *s, int depth, int
 		goto cleanup;
 	}
 	lit->nbytes = (size_t)bytes;
-	if (bytes > 0) {
+	if (bytes > 0 && zero != NO_BUFFER) {
 		lit->data = hloi_aligned_alloc(lit->nbytes);
 		if (!lit->data) {
 			st = HLOI_ENOMEM;
 			goto cleanup;
 		}
-		if (zero)
+		if (zero == FILL_ZERO)
 			memset(lit->data, 0, lit->nbytes);
 		literal_fill_padding(lit);
-		if (zero && !index_is_strided(&lit->shape))
+		if (zero == FILL_ZERO && !index_is_strided(&lit->shape))
 			zero_elements(lit);
 	}
 cleanup:
@@ -160,12 +166,34 @@ cleanup:
 
 hloi_status literal_create(hloi_literal **out, const shape *s)
 {
-	return create_rec(out, s, 0, 1);
+	return create_rec(out, s, 0, FILL_ZERO);
 }
 
 hloi_status literal_create_uninit(hloi_literal **out, const shape *s)
 {
-	return create_rec(out, s, 0, 0);
+	return create_rec(out, s, 0, FILL_NONE);
+}
+
+hloi_status literal_wrap(hloi_literal **out, const shape *s, void *data, size_t nbytes,
+			 void (*release)(void *user, void *data), void *user)
+{
+	*out = NULL;
+	if (!shape_is_array(s))
+		return HLOI_EINVAL;
+	hloi_literal *lit;
+	hloi_status st = create_rec(&lit, s, 0, NO_BUFFER);
+	if (st != HLOI_OK)
+		return st;
+	if (lit->nbytes != nbytes || (nbytes && !data)) {
+		literal_destroy(lit);
+		return HLOI_EINVAL;
+	}
+	lit->data = nbytes ? data : NULL;
+	lit->borrowed = 1;
+	lit->release = release;
+	lit->release_user = user;
+	*out = lit;
+	return HLOI_OK;
 }
 
 /* An elided array literal (`{...}`): its values are unknown, so it has no

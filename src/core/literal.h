@@ -49,6 +49,11 @@ struct hloi_literal {
 	 * The buffer is the bound's; elements past a size are padding, never
 	 * printed, saved or compared (XLA's Literal::GetDynamicSize). */
 	int64_t dynamic_size[HLOI_MAX_RANK];
+	/* a buffer the caller lent (hloi_literal_wrap): never written by a
+	 * run, and given back through release (may be NULL) instead of freed */
+	void (*release)(void *user, void *data);
+	void *release_user;
+	int borrowed;
 };
 
 /* The sizes a literal's elements span: the dynamic size of each `<=N`
@@ -78,6 +83,12 @@ hloi_status literal_create(hloi_literal **out, const shape *s);
  * for engines that write every element, so a result costs no extra pass. */
 hloi_status literal_create_uninit(hloi_literal **out, const shape *s);
 void literal_destroy(hloi_literal *lit);
+/* An array literal of shape `s` over the caller's buffer `data` (exactly
+ * the shape's byte size, `nbytes`): borrowed = 1; literal_destroy calls
+ * release(user, data) when it is not NULL. HLOI_EINVAL for a tuple, a
+ * size that differs or a layout literal_create refuses; HLOI_ENOMEM. */
+hloi_status literal_wrap(hloi_literal **out, const shape *s, void *data, size_t nbytes,
+			 void (*release)(void *user, void *data), void *user);
 /* The bytes of a literal's buffers (tuples: their elements'); 0 for NULL. */
 uint64_t literal_buffer_bytes(const hloi_literal *lit);
 /* An elided array literal (`{...}`): elided = 1 and no buffer (data NULL,

@@ -1074,8 +1074,18 @@ static hloi_status run_module(module *m, hloi_context *ctx, hloi_literal *const 
 		args_owned[i] = (uint8_t)owned;
 	}
 
-	/* input_output_alias: the result goes into the parameter's buffer. */
+	/* input_output_alias: the result goes into the parameter's buffer;
+	 * a buffer the caller lent (hloi_literal_wrap) is never written, the
+	 * result goes into a copy of it. */
 	int ap = eval_aliased_parameter(m);
+	if (ap >= 0 && (size_t)ap < ninputs && !args_owned[ap] && args[ap]->borrowed) {
+		hloi_literal *copy = NULL;
+		st = value_clone(&e, args[ap], &copy);
+		if (st != HLOI_OK)
+			goto cleanup;
+		args[ap] = copy;
+		args_owned[ap] = 1;
+	}
 	hloi_literal *dest = ap >= 0 ? args[ap] : into;
 	hloi_literal *r = NULL;
 	int owned = 0;

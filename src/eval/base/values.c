@@ -36,10 +36,16 @@
 
 uint64_t eval_default_budget(void)
 {
+	/* asked once: sysconf(_SC_PHYS_PAGES) is a sysinfo system call, a
+	 * third of a tiny module's run */
+	static _Atomic uint64_t budget;
+	uint64_t b = atomic_load_explicit(&budget, memory_order_relaxed);
+	if (b)
+		return b;
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-	if (pages <= 0 || size <= 0)
-		return UINT64_MAX;
-	return (uint64_t)pages / 2 * (uint64_t)size;
+	b = pages <= 0 || size <= 0 ? UINT64_MAX : (uint64_t)pages / 2 * (uint64_t)size;
+	atomic_store_explicit(&budget, b, memory_order_relaxed);
+	return b;
 }
 
 /* Reserves `bytes` of the budget; a refusal names the instruction being
