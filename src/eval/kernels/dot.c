@@ -9,9 +9,12 @@
  * columns over the rhs free dims, k over the contracting dims): f32, f64,
  * c64 and c128 go to BLAS (OpenBLAS through CBLAS), reading the operands
  * in place when their layouts give each group one stride and packing them
- * otherwise; every other type runs contract_exact, which sums in XLA's
- * order and so equals the reference bit for bit. BLAS orders its sums its
- * own way: those results agree with the reference within a tolerance. */
+ * otherwise; bf16 and f16 (and their mixes with f32) go to oneDNN's bf16
+ * matmul or to f32 GEMM tiles (fast_dot_half), summed in f32 and rounded
+ * once; every other type, and dots too small to gain, run contract_exact,
+ * which sums in XLA's order and so equals the reference bit for bit. BLAS
+ * and oneDNN order their sums their own way: those results agree with the
+ * reference within a tolerance (doc/semantics.md, "Dot and convolution"). */
 #include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -844,6 +847,11 @@ done:
 #define HALF_KB 512
 /* below this many multiply-adds the exact product is as fast */
 #define HALF_MIN_WORK ((int64_t)1 << 14)
+/* below this many the tiles beat oneDNN: its OpenMP threads wake for each
+ * call (mha_block's 12 x [128,64] x [64,128]: 3.9 ms a run with tiles, 12
+ * with oneDNN, minima on a loaded machine), and its primitive is made per
+ * call */
+#define DNNL_MIN_WORK ((int64_t)1 << 24)
 
 static int half_type(etype t)
 {
@@ -1148,7 +1156,9 @@ static int fast_dot(engine *e, const instr *in, hloi_literal *out, const hloi_li
 		return 0;
 	if (half_type(rt) && half_type(lhs->shape.type) && half_type(rhs->shape.type) &&
 	    (g.B * g.M * g.N * g.K >= HALF_MIN_WORK || dnnl_every_size())) {
-		if (fast_dot_dnnl(e, out, lhs, rhs, &g) == 0 || fast_dot_half(e, out, lhs, rhs, &g) == 0)
+		int64_t work = g.B * g.M * g.N * g.K;
+		if (((work >= DNNL_MIN_WORK || dnnl_every_size()) && fast_dot_dnnl(e, out, lhs, rhs, &g) == 0) ||
+		    fast_dot_half(e, out, lhs, rhs, &g) == 0)
 			return 0;
 	}
 	if (contract_blas_type(rt) && fast_dot_blas(e, out, lhs, rhs, &g) == 0)
