@@ -892,6 +892,29 @@ static int unit_steps(const int64_t *off, int64_t n)
 	return 1;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* consecutive f16 to f32 by F16C's vcvtph2ps, exact as f16_to_f32: the
+ * f16 panels' conversion took longer than their sgemm without it */
+__attribute__((target("avx,f16c"))) static void f16_load_f16c(float *dst, const uint16_t *s, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
+	for (; i < n; i++)
+		dst[i] = f16_to_f32(s[i]);
+}
+#define HAVE_F16C() (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"))
+#else
+#define HAVE_F16C() 0
+static void f16_load_f16c(float *dst, const uint16_t *s, int64_t n)
+{
+	(void)dst;
+	(void)s;
+	(void)n;
+}
+#endif
+
 /* n elements of type t at src (offsets off from it, or consecutive when
  * off is NULL) into f32, as the reference reads them: through rt. */
 static void half_load(float *dst, const char *src, etype t, etype rt, const int64_t *off, int64_t n)
@@ -912,6 +935,8 @@ static void half_load(float *dst, const char *src, etype t, etype rt, const int6
 		if (off)
 			for (int64_t i = 0; i < n; i++)
 				dst[i] = f16_to_f32(s[off[i]]);
+		else if (HAVE_F16C())
+			f16_load_f16c(dst, s, n);
 		else
 			for (int64_t i = 0; i < n; i++)
 				dst[i] = f16_to_f32(s[i]);
