@@ -806,7 +806,10 @@ HLOI_API int hloi_custom_call_known(const char *target);
 /* Compares two literals of the same element type and dimensions
  * (their layouts may differ) element by element, as `hloi run --compare`
  * does: floats match when equal, both NaN, or within abs_tol or rel_tol of
- * `expected` (a mismatch needs both exceeded); integers and pred exactly.
+ * `expected` (a mismatch needs both exceeded), rel_tol at least one unit
+ * in the last place for bf16 and f16 (2^-7 and 2^-10 relative: the fast
+ * engine sums their dots in another order than the reference, rounding
+ * once); integers and pred exactly.
  * *mismatches gets the number of differing elements; the first `max_report`
  * of them are described on `report` (may be NULL), one line each:
  * `index (1,2): expected 1.5, got 1.75`. Tuples are compared element by

@@ -1,10 +1,11 @@
 #!/bin/sh
 # oneDNN (eval/lib/dnnl.c) is opened only by the fast engine's f32
-# convolution that it covers and that is large enough (or any size with
-# HLOI_DNNL=all); the reference engine, a dot, a depthwise convolution
-# (hloi's own kernel) and HLOI_DNNL=0 never load it. With HLOI_DNNL=0 the
-# convolution takes hloi's own path (the fallback when the library is
-# absent), and every run must agree with the reference engine (--compare).
+# convolution and bf16 dot that it covers and that are large enough (or
+# any size with HLOI_DNNL=all); the reference engine, an f32 dot, a small
+# bf16 dot, a depthwise convolution (hloi's own kernel) and HLOI_DNNL=0
+# never load it. With HLOI_DNNL=0 the convolution and the bf16 dot take
+# hloi's own paths (the fallback when the library is absent), and every
+# run must agree with the reference engine (--compare; one ulp for bf16).
 # The probe is glibc's dynamic linker (LD_DEBUG=files); elsewhere the test
 # is skipped. Without libdnnl.so.2 the checks that want a load are skipped.
 # Usage: dnnl_lazy.sh HLOI
@@ -43,6 +44,21 @@ HloModule dot
 ENTRY main {
   a = f32[64,64] parameter(0)
   ROOT d = f32[64,64] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+HLO
+cat >"$tmp/bf16dot.hlo" <<'HLO'
+HloModule bf16dot
+ENTRY main {
+  a = bf16[256,256] parameter(0)
+  b = bf16[256,256] parameter(1)
+  ROOT d = bf16[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+HLO
+cat >"$tmp/bf16small.hlo" <<'HLO'
+HloModule bf16small
+ENTRY main {
+  a = bf16[64,64] parameter(0)
+  ROOT d = bf16[64,64] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 HLO
 # loads DESCRIPTION WANT ENV COMMAND...: WANT 1 when the command must load
@@ -95,6 +111,11 @@ loads "small convolution, HLOI_DNNL=all" 1 all "$hloi" $run "$tmp/small.hlo"
 loads "depthwise convolution" 0 all "$hloi" $run "$tmp/depthwise.hlo"
 loads "reference convolution" 0 all "$hloi" run "$tmp/conv.hlo" --random-inputs --engine reference
 loads "dot" 0 all "$hloi" $run "$tmp/dot.hlo"
+loads "fast bf16 dot" 1 "" "$hloi" $run "$tmp/bf16dot.hlo"
+loads "fast bf16 dot, HLOI_DNNL=0 (the f32 GEMM tiles)" 0 0 "$hloi" $run "$tmp/bf16dot.hlo"
+loads "small bf16 dot (the f32 GEMM tiles)" 0 "" "$hloi" $run "$tmp/bf16small.hlo"
+loads "small bf16 dot, HLOI_DNNL=all" 1 all "$hloi" $run "$tmp/bf16small.hlo"
+loads "reference bf16 dot" 0 all "$hloi" run "$tmp/bf16dot.hlo" --random-inputs --engine reference
 loads "check" 0 all "$hloi" check "$tmp/conv.hlo"
 echo "dnnl_lazy: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -7,7 +7,10 @@
  * a kernel holding infinities). Inputs are multiples of 1/8 in [-4, 4]
  * (integers in [-8, 8]), so every float sum is exact in any order: BLAS's
  * results must equal the reference's bit for bit here, and the exact path
- * always does. Also the shape rules' result types (HigherPrecisionType
+ * always does; so must the bf16 and f16 dots' oneDNN and f32 GEMM tiles,
+ * whose exact f32 sum is rounded once to the result type as the
+ * reference's is (on values with full mantissas they differ by that
+ * rounding: numpy_half_dot checks them within its bound). Also the shape rules' result types (HigherPrecisionType
  * when no shape is written). HLOI_CONTRACT_CASES=N runs N random cases
  * (default 600). */
 #include <math.h>

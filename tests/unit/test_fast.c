@@ -840,6 +840,11 @@ static void test_literal_compare(void)
 	CU_ASSERT_EQUAL(compare_texts("f64[3] {0, inf, 1}", "f64[3] {0.002, inf, nan}", &st), 2);
 	CU_ASSERT_EQUAL(compare_texts("f32[2] {inf, 0}", "f32[2] {-inf, -0}", &st), 1);
 	CU_ASSERT_EQUAL(compare_texts("bf16[2] {1, 2}", "bf16[2] {1, 2}", &st), 0);
+	/* bf16: one ulp (2^-7 relative) passes, two do not; f16's ulp, 2^-10,
+	 * is below 1e-3: 1e-3 still rules there */
+	CU_ASSERT_EQUAL(compare_texts("bf16[3] {64, 1, -3}", "bf16[3] {64.5, 1.0078125, -3.015625}", &st), 0);
+	CU_ASSERT_EQUAL(compare_texts("bf16[2] {64, 1}", "bf16[2] {65, 1.015625}", &st), 2);
+	CU_ASSERT_EQUAL(compare_texts("f16[2] {64, 1024}", "f16[2] {64.0625, 1026}", &st), 1);
 	CU_ASSERT_EQUAL(compare_texts("s32[3] {1, 2, 3}", "s32[3] {1, 3, 3}", &st), 1);
 	CU_ASSERT_EQUAL(compare_texts("pred[2] {1, 0}", "pred[2] {1, 1}", &st), 1);
 	CU_ASSERT_EQUAL(compare_texts("f32[2,2]{1,0} {{1, 2}, {3, 4}}", "f32[2,2]{0,1} {{1, 2}, {3, 4}}", &st), 0);

@@ -9,15 +9,20 @@
  * columns over the rhs free dims, k over the contracting dims): f32, f64,
  * c64 and c128 go to BLAS (OpenBLAS through CBLAS), reading the operands
  * in place when their layouts give each group one stride and packing them
- * otherwise; every other type runs contract_exact, which sums in XLA's
- * order and so equals the reference bit for bit. BLAS orders its sums its
- * own way: those results agree with the reference within a tolerance. */
+ * otherwise; bf16 and f16 (and their mixes with f32) go to oneDNN's bf16
+ * matmul or to f32 GEMM tiles (fast_dot_half), summed in f32 and rounded
+ * once; every other type, and dots too small to gain, run contract_exact,
+ * which sums in XLA's order and so equals the reference bit for bit. BLAS
+ * and oneDNN order their sums their own way: those results agree with the
+ * reference within a tolerance (doc/semantics.md, "Dot and convolution"). */
 #include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "core/half.h"
 #include "core/index.h"
 #include "eval/lib/blas.h"
+#include "eval/lib/dnnl.h"
 #include "eval/kernels/dot.h"
 #include "eval/kernels/movement.h"
 #include "util/alloc.h"
@@ -827,6 +832,328 @@ done:
 	return err;
 }
 
+/* --- bf16 and f16 through f32 GEMM ------------------------------------------------- */
+
+/* A dot whose result is bf16, f16 or f32 and whose operands are any of
+ * the three (not all f32) is computed in tiles of the result: each tile's
+ * panels of both operands converted to f32 (the way the reference reads
+ * them: through the result type) into buffers that stay in cache, their
+ * product summed by sgemm on one OpenBLAS thread into an f32 tile over
+ * blocks of k, then rounded once into the result. The tiles are the
+ * threads' work, so no phase runs serially whatever the size; the tiling
+ * does not depend on the thread count, so neither do the results. */
+#define HALF_MB 256
+#define HALF_NB 256
+#define HALF_KB 512
+/* below this many multiply-adds the exact product is as fast */
+#define HALF_MIN_WORK ((int64_t)1 << 14)
+/* below this many the tiles beat oneDNN: its OpenMP threads wake for each
+ * call (mha_block's 12 x [128,64] x [64,128]: 3.9 ms a run with tiles, 12
+ * with oneDNN, minima on a loaded machine), and its primitive is made per
+ * call */
+#define DNNL_MIN_WORK ((int64_t)1 << 24)
+
+static int half_type(etype t)
+{
+	return t == ET_BF16 || t == ET_F16 || t == ET_F32;
+}
+
+/* One operand (or the result) seen as [batch][rows][cols]: the element
+ * offset of every batch entry, row and column. */
+typedef struct half_side {
+	char *data;
+	etype t;
+	int64_t *boff, *roff, *coff;
+	int row_unit, col_unit;  /* the rows' (columns') offsets step by 1 */
+} half_side;
+
+/* The offsets of a group of dims, row-major over the group. */
+static void group_offsets(const shape *s, const int64_t *strides, const int *gd, int n, int64_t *off)
+{
+	int64_t idx[HLOI_MAX_RANK] = { 0 }, dims[HLOI_MAX_RANK], count = 1;
+	for (int i = 0; i < n; i++) {
+		dims[i] = s->dims[gd[i]];
+		count *= dims[i];
+	}
+	for (int64_t j = 0; j < count; j++) {
+		int64_t o = 0;
+		for (int i = 0; i < n; i++)
+			o += idx[i] * strides[gd[i]];
+		off[j] = o;
+		index_next(n, dims, idx);
+	}
+}
+
+static int unit_steps(const int64_t *off, int64_t n)
+{
+	for (int64_t i = 1; i < n; i++)
+		if (off[i] != off[0] + i)
+			return 0;
+	return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* consecutive f16 to f32 by F16C's vcvtph2ps, exact as f16_to_f32: the
+ * f16 panels' conversion took longer than their sgemm without it */
+__attribute__((target("avx,f16c"))) static void f16_load_f16c(float *dst, const uint16_t *s, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
+	for (; i < n; i++)
+		dst[i] = f16_to_f32(s[i]);
+}
+#define HAVE_F16C() (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"))
+#else
+#define HAVE_F16C() 0
+static void f16_load_f16c(float *dst, const uint16_t *s, int64_t n)
+{
+	(void)dst;
+	(void)s;
+	(void)n;
+}
+#endif
+
+/* n elements of type t at src (offsets off from it, or consecutive when
+ * off is NULL) into f32, as the reference reads them: through rt. */
+static void half_load(float *dst, const char *src, etype t, etype rt, const int64_t *off, int64_t n)
+{
+	switch (t) {
+	case ET_BF16: {
+		const uint16_t *s = (const uint16_t *)src;
+		if (off)
+			for (int64_t i = 0; i < n; i++)
+				dst[i] = bf16_to_f32(s[off[i]]);
+		else
+			for (int64_t i = 0; i < n; i++)
+				dst[i] = bf16_to_f32(s[i]);
+		break;
+	}
+	case ET_F16: {
+		const uint16_t *s = (const uint16_t *)src;
+		if (off)
+			for (int64_t i = 0; i < n; i++)
+				dst[i] = f16_to_f32(s[off[i]]);
+		else if (HAVE_F16C())
+			f16_load_f16c(dst, s, n);
+		else
+			for (int64_t i = 0; i < n; i++)
+				dst[i] = f16_to_f32(s[i]);
+		break;
+	}
+	default: {
+		const float *s = (const float *)src;
+		if (off)
+			for (int64_t i = 0; i < n; i++)
+				dst[i] = s[off[i]];
+		else
+			memcpy(dst, s, (size_t)n * sizeof *dst);
+		break;
+	}
+	}
+	if (t == rt || rt == ET_F32)
+		return;
+	/* a wider (or other) operand type than the result's: rounded to it */
+	if (rt == ET_BF16)
+		for (int64_t i = 0; i < n; i++)
+			dst[i] = bf16_to_f32(f32_to_bf16(dst[i]));
+	else
+		for (int64_t i = 0; i < n; i++)
+			dst[i] = f16_to_f32(f32_to_f16(dst[i]));
+}
+
+/* n f32 values into type t at dst (offsets off, or consecutive), each
+ * rounded once. */
+static void half_store(char *dst, etype t, const int64_t *off, const float *src, int64_t n)
+{
+	switch (t) {
+	case ET_BF16: {
+		uint16_t *d = (uint16_t *)dst;
+		if (off)
+			for (int64_t i = 0; i < n; i++)
+				d[off[i]] = f32_to_bf16(src[i]);
+		else
+			for (int64_t i = 0; i < n; i++)
+				d[i] = f32_to_bf16(src[i]);
+		break;
+	}
+	case ET_F16: {
+		uint16_t *d = (uint16_t *)dst;
+		for (int64_t i = 0; i < n; i++)
+			d[off ? off[i] : i] = f32_to_f16(src[i]);
+		break;
+	}
+	default: {
+		float *d = (float *)dst;
+		if (off)
+			for (int64_t i = 0; i < n; i++)
+				d[off[i]] = src[i];
+		else
+			memcpy(d, src, (size_t)n * sizeof *d);
+		break;
+	}
+	}
+}
+
+/* Rows [r0, r0 + nr) and columns [c0, c0 + nc) of batch entry b into a
+ * dense f32 panel: row-major, or column-major (*trans) when the columns
+ * are not adjacent in memory and the rows are. */
+static void half_panel(float *p, const half_side *s, etype rt, int64_t b, int64_t r0, int64_t nr, int64_t c0,
+		       int64_t nc, int *trans)
+{
+	int w = etype_byte_width(s->t);
+	const char *base = s->data + s->boff[b] * w;
+	*trans = !s->col_unit && s->row_unit;
+	if (*trans) {
+		for (int64_t c = 0; c < nc; c++)
+			half_load(p + c * nr, base + (s->coff[c0 + c] + s->roff[r0]) * w, s->t, rt, NULL, nr);
+		return;
+	}
+	for (int64_t r = 0; r < nr; r++) {
+		const char *row = base + s->roff[r0 + r] * w;
+		if (s->col_unit)
+			half_load(p + r * nc, row + s->coff[c0] * w, s->t, rt, NULL, nc);
+		else
+			half_load(p + r * nc, row, s->t, rt, s->coff + c0, nc);
+	}
+}
+
+typedef struct half_job {
+	const half_side *A, *B, *C;
+	etype rt;
+	int64_t M, N, K, mt, nt;  /* tiles along M and N */
+	int failed;
+} half_job;
+
+static void half_range(void *ctx, int64_t lo, int64_t hi)
+{
+	half_job *j = ctx;
+	const blas_fns *f = blas_open();
+	float *ap = hloi_malloc(sizeof(float) * (HALF_MB * HALF_KB + HALF_KB * HALF_NB + HALF_MB * HALF_NB));
+	if (!ap) {
+		j->failed = 1;
+		return;
+	}
+	float *bp = ap + HALF_MB * HALF_KB, *cp = bp + HALF_KB * HALF_NB;
+	const half_side *C = j->C;
+	int ow = etype_byte_width(C->t);
+	for (int64_t t = lo; t < hi; t++) {
+		int64_t b = t / (j->mt * j->nt), m0 = t / j->nt % j->mt * HALF_MB, n0 = t % j->nt * HALF_NB;
+		int64_t mb = j->M - m0 < HALF_MB ? j->M - m0 : HALF_MB, nb = j->N - n0 < HALF_NB ? j->N - n0 : HALF_NB;
+		for (int64_t k0 = 0; k0 < j->K; k0 += HALF_KB) {
+			int64_t kb = j->K - k0 < HALF_KB ? j->K - k0 : HALF_KB;
+			int ta, tb;
+			half_panel(ap, j->A, j->rt, b, m0, mb, k0, kb, &ta);
+			half_panel(bp, j->B, j->rt, b, k0, kb, n0, nb, &tb);
+			f->cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+				       (int)mb, (int)nb, (int)kb, 1.0f, ap, (int)(ta ? mb : kb), bp, (int)(tb ? kb : nb),
+				       k0 ? 1.0f : 0.0f, cp, (int)nb);
+		}
+		char *ob = C->data + C->boff[b] * ow;
+		for (int64_t r = 0; r < mb; r++) {
+			char *row = ob + C->roff[m0 + r] * ow;
+			if (C->col_unit)
+				half_store(row + C->coff[n0] * ow, C->t, NULL, cp + r * nb, nb);
+			else
+				half_store(row, C->t, C->coff + n0, cp + r * nb, nb);
+		}
+	}
+	hloi_free(ap);
+}
+
+/* Fills s's offset tables (in one allocation, *mem) for the batch dims
+ * bd, row dims rd and column dims cd of lit. */
+static int half_side_init(half_side *s, const hloi_literal *lit, const int *bd, int nb, const int *rd, int nr,
+			  const int *cd, int nc, int64_t B, int64_t R, int64_t Cn)
+{
+	int64_t st[HLOI_MAX_RANK];
+	index_strides(&lit->shape, st);
+	s->data = lit->data;
+	s->t = lit->shape.type;
+	s->boff = hloi_malloc(sizeof(int64_t) * (size_t)(B + R + Cn));
+	if (!s->boff)
+		return 1;
+	s->roff = s->boff + B;
+	s->coff = s->roff + R;
+	group_offsets(&lit->shape, st, bd, nb, s->boff);
+	group_offsets(&lit->shape, st, rd, nr, s->roff);
+	group_offsets(&lit->shape, st, cd, nc, s->coff);
+	s->row_unit = unit_steps(s->roff, R);
+	s->col_unit = unit_steps(s->coff, Cn);
+	return 0;
+}
+
+static int fast_dot_half(engine *e, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs,
+			 const dot_dims *g)
+{
+	etype rt = out->shape.type;
+	if (!blas_open())
+		return 1;
+	half_side A = { 0 }, Bs = { 0 }, C = { 0 };
+	int od[HLOI_MAX_RANK], on[HLOI_MAX_RANK], ob[HLOI_MAX_RANK], err = 1;
+	for (int i = 0; i < g->nb; i++)
+		ob[i] = i;
+	for (int i = 0; i < g->nm; i++)
+		od[i] = g->nb + i;
+	for (int i = 0; i < g->nn; i++)
+		on[i] = g->nb + g->nm + i;
+	if (half_side_init(&A, lhs, g->lb, g->nb, g->lm, g->nm, g->lk, g->nk, g->B, g->M, g->K) ||
+	    half_side_init(&Bs, rhs, g->rb, g->nb, g->rk, g->nk, g->rn, g->nn, g->B, g->K, g->N) ||
+	    half_side_init(&C, out, ob, g->nb, od, g->nm, on, g->nn, g->B, g->M, g->N))
+		goto done;
+	half_job j = { &A, &Bs, &C, rt, g->M, g->N, g->K, (g->M + HALF_MB - 1) / HALF_MB,
+		       (g->N + HALF_NB - 1) / HALF_NB, 0 };
+	int64_t tiles = g->B * j.mt * j.nt;
+	if (e->spmd) {
+		/* a participant: its tiles in turn, sgemm on the run's count */
+		half_range(&j, 0, tiles);
+	} else {
+		blas_threads(1);
+		contract_parallel(e->threads, tiles, 1, half_range, &j);
+	}
+	err = j.failed;
+done:
+	hloi_free(A.boff);
+	hloi_free(Bs.boff);
+	hloi_free(C.boff);
+	return err;
+}
+
+/* The bf16 dot oneDNN's matmul takes: both operands bf16, result bf16
+ * or f32, each group of each side one stride. Nonzero when it does not. */
+static int fast_dot_dnnl(engine *e, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs,
+			 const dot_dims *g)
+{
+	etype rt = out->shape.type;
+	if (lhs->shape.type != ET_BF16 || rhs->shape.type != ET_BF16 || (rt != ET_BF16 && rt != ET_F32))
+		return 1;
+	int64_t ls[HLOI_MAX_RANK], rs[HLOI_MAX_RANK], os[HLOI_MAX_RANK];
+	int ob[HLOI_MAX_RANK], od[HLOI_MAX_RANK], on[HLOI_MAX_RANK];
+	index_strides(&lhs->shape, ls);
+	index_strides(&rhs->shape, rs);
+	index_strides(&out->shape, os);
+	for (int i = 0; i < g->nb; i++)
+		ob[i] = i;
+	for (int i = 0; i < g->nm; i++)
+		od[i] = g->nb + i;
+	for (int i = 0; i < g->nn; i++)
+		on[i] = g->nb + g->nm + i;
+	dnnl_mm mm = { g->B, g->M, g->N, g->K, lhs->data, rhs->data, out->data, rt == ET_BF16,
+			   { 0 }, { 0 }, { 0 } };
+	if (group_stride(ls, lhs->shape.dims, g->lb, g->nb, &mm.src_s[0]) ||
+	    group_stride(ls, lhs->shape.dims, g->lm, g->nm, &mm.src_s[1]) ||
+	    group_stride(ls, lhs->shape.dims, g->lk, g->nk, &mm.src_s[2]) ||
+	    group_stride(rs, rhs->shape.dims, g->rb, g->nb, &mm.wei_s[0]) ||
+	    group_stride(rs, rhs->shape.dims, g->rk, g->nk, &mm.wei_s[1]) ||
+	    group_stride(rs, rhs->shape.dims, g->rn, g->nn, &mm.wei_s[2]) ||
+	    group_stride(os, out->shape.dims, ob, g->nb, &mm.dst_s[0]) ||
+	    group_stride(os, out->shape.dims, od, g->nm, &mm.dst_s[1]) ||
+	    group_stride(os, out->shape.dims, on, g->nn, &mm.dst_s[2]))
+		return 1;
+	return dnnl_matmul_run(&mm, e->threads);
+}
+
 /* Nonzero when it does not cover the case (the reference then runs). */
 static int fast_dot(engine *e, const instr *in, hloi_literal *out, const hloi_literal *lhs, const hloi_literal *rhs)
 {
@@ -848,6 +1175,16 @@ static int fast_dot(engine *e, const instr *in, hloi_literal *out, const hloi_li
 		index_strides(&out->shape, st);
 		contract_copy(out->data, rt, st, z, rt, none, rt, out->shape.rank, out->shape.dims);
 		return 0;
+	}
+	if (contract_blas_type(rt) && lhs->shape.type == rt && rhs->shape.type == rt &&
+	    fast_dot_blas(e, out, lhs, rhs, &g) == 0)
+		return 0;
+	if (half_type(rt) && half_type(lhs->shape.type) && half_type(rhs->shape.type) &&
+	    (g.B * g.M * g.N * g.K >= HALF_MIN_WORK || dnnl_every_size())) {
+		int64_t work = g.B * g.M * g.N * g.K;
+		if (((work >= DNNL_MIN_WORK || dnnl_every_size()) && fast_dot_dnnl(e, out, lhs, rhs, &g) == 0) ||
+		    fast_dot_half(e, out, lhs, rhs, &g) == 0)
+			return 0;
 	}
 	if (contract_blas_type(rt) && fast_dot_blas(e, out, lhs, rhs, &g) == 0)
 		return 0;

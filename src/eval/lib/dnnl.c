@@ -1,5 +1,5 @@
 /* oneDNN opened on demand (eval/lib/dnnl.h): dlopen at the first
- * convolution that asks, its entry points looked up once, one CPU engine
+ * convolution or bf16 matrix product that asks, its entry points looked up once, one CPU engine
  * for the process. The types come from oneDNN's header (libdnnl-dev); a
  * build without it compiles the entry points as "absent".
  *
@@ -65,7 +65,10 @@ int dnnl_every_size(void)
 	   dnnl_engine_t, const_dnnl_primitive_attr_t))                                                            \
 	X(dnnl_primitive_create, dnnl_status_t, (dnnl_primitive_t *, const_dnnl_primitive_desc_t))                \
 	X(dnnl_primitive_execute, dnnl_status_t, (const_dnnl_primitive_t, dnnl_stream_t, int, const dnnl_exec_arg_t *)) \
-	X(dnnl_primitive_destroy, dnnl_status_t, (dnnl_primitive_t))
+	X(dnnl_primitive_destroy, dnnl_status_t, (dnnl_primitive_t))                                              \
+	X(dnnl_matmul_desc_init, dnnl_status_t,                                                                   \
+	  (dnnl_matmul_desc_t *, const dnnl_memory_desc_t *, const dnnl_memory_desc_t *,                          \
+	   const dnnl_memory_desc_t *, const dnnl_memory_desc_t *))
 
 #define DNNL_MEMBER(name, ret, params) ret(*name) params;
 static struct {
@@ -90,6 +93,12 @@ static void open_once(void)
 	 * which the normal build checks against oneDNN's bit for bit */
 	return;
 #endif
+	/* OpenMP's threads wait for the next parallel region spinning, by
+	 * default: between oneDNN's calls they took the cores from hloi's own
+	 * threads (mha_block_1x12x128x64_bf16: 6 ms a run became 50). Asleep
+	 * instead, unless the environment says otherwise; libgomp reads it as
+	 * it loads, with oneDNN, below. */
+	setenv("OMP_WAIT_POLICY", "passive", 0);
 	void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return;
@@ -272,7 +281,78 @@ done:
 	return err;
 }
 
+/* A [B][rows][cols] array's descriptor; a dimension of size 1 takes the
+ * stride of the whole, which oneDNN's kernels expect of it. */
+static int matmul_md(dnnl_memory_desc_t *md, int64_t b, int64_t r, int64_t c, const int64_t *s, int bf16)
+{
+	dnnl_dims_t d = { b, r, c }, st = { s[0], s[1], s[2] };
+	int64_t whole = 1;
+	for (int i = 0; i < 3; i++)
+		if (d[i] > 1 && st[i] * d[i] > whole)
+			whole = st[i] * d[i];
+	for (int i = 0; i < 3; i++)
+		if (d[i] == 1)
+			st[i] = whole;
+	return fns.dnnl_memory_desc_init_by_strides(md, 3, d, bf16 ? dnnl_bf16 : dnnl_f32, st) != dnnl_success;
+}
+
+int dnnl_matmul_run(const dnnl_mm *mm, int threads)
+{
+	if (!dnnl_open())
+		return 1;
+	dnnl_memory_desc_t src, wei, dst;
+	if (matmul_md(&src, mm->b, mm->m, mm->k, mm->src_s, 1) || matmul_md(&wei, mm->b, mm->k, mm->n, mm->wei_s, 1) ||
+	    matmul_md(&dst, mm->b, mm->m, mm->n, mm->dst_s, mm->dst_bf16))
+		return 1;
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd;
+	if (fns.dnnl_matmul_desc_init(&md, &src, &wei, NULL, &dst) != dnnl_success ||
+	    fns.dnnl_primitive_desc_create(&pd, &md, NULL, engine, NULL) != dnnl_success)
+		return 1;
+	/* oneDNN's reference matmul (no bf16 instructions, or a layout its
+	 * kernels do not read) is slower than hloi's own path: declined */
+	const char *impl = NULL;
+	dnnl_primitive_t prim = NULL;
+	dnnl_stream_t s = NULL;
+	dnnl_memory_t ms = NULL, mw = NULL, md_ = NULL;
+	int err = 1;
+	if (fns.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+	    strncmp(impl, "ref", 3) == 0 || fns.dnnl_primitive_create(&prim, pd) != dnnl_success)
+		goto done;
+	if (fns.dnnl_stream_create(&s, engine, dnnl_stream_default_flags) != dnnl_success ||
+	    fns.dnnl_memory_create(&ms, &src, engine, (void *)mm->src) != dnnl_success ||
+	    fns.dnnl_memory_create(&mw, &wei, engine, (void *)mm->wei) != dnnl_success ||
+	    fns.dnnl_memory_create(&md_, &dst, engine, mm->dst) != dnnl_success)
+		goto done;
+	if (threads > 0 && fns.omp_set_num_threads)
+		fns.omp_set_num_threads(threads);
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, ms }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, md_ } };
+	if (fns.dnnl_primitive_execute(prim, s, 3, a) != dnnl_success || fns.dnnl_stream_wait(s) != dnnl_success)
+		goto done;
+	err = 0;
+done:
+	if (ms)
+		fns.dnnl_memory_destroy(ms);
+	if (mw)
+		fns.dnnl_memory_destroy(mw);
+	if (md_)
+		fns.dnnl_memory_destroy(md_);
+	if (s)
+		fns.dnnl_stream_destroy(s);
+	if (prim)
+		fns.dnnl_primitive_destroy(prim);
+	fns.dnnl_primitive_desc_destroy(pd);
+	return err;
+}
+
 #else /* no oneDNN header at build time */
+
+int dnnl_matmul_run(const dnnl_mm *mm, int threads)
+{
+	(void)mm;
+	(void)threads;
+	return 1;
+}
 
 int dnnl_conv_prepare(const dnnl_conv *c, dnnl_conv_plan *p)
 {

@@ -1,5 +1,5 @@
-/* oneDNN's forward convolution, opened with dlopen when an f32 convolution
- * first asks for it (eval/lib/dnnl.c), as OpenBLAS is (eval/lib/blas.h).
+/* oneDNN's forward convolution and bf16 matmul, opened with dlopen when an
+ * f32 convolution or a bf16 dot first asks for it (eval/lib/dnnl.c), as OpenBLAS is (eval/lib/blas.h).
  * Neither the build nor a run needs the library: without it (or without
  * its header at build time, or with HLOI_DNNL=0 in the environment) the
  * caller takes its own path. */
@@ -43,8 +43,26 @@ int dnnl_conv_prepare(const dnnl_conv *c, dnnl_conv_plan *p);
  * that the caller's own path would not overwrite). */
 int dnnl_conv_run(const dnnl_conv *c, const dnnl_conv_plan *p, void *wei_buf, int threads);
 void dnnl_conv_free(dnnl_conv_plan *p);
+/* A bf16 matrix product as oneDNN's matmul sees it: src [B][M][K] times
+ * weights [B][K][N] into dst [B][M][N] (bf16, or f32 when dst_bf16 is 0),
+ * each plain with the given element strides (batch, row, column), summed
+ * in f32 and rounded once. */
+typedef struct dnnl_mm {
+	int64_t b, m, n, k;
+	const void *src, *wei;
+	void *dst;
+	int dst_bf16;
+	int64_t src_s[3], wei_s[3], dst_s[3];
+} dnnl_mm;
+
+/* Runs it on up to `threads` threads (0: oneDNN's default). Nonzero when
+ * oneDNN is absent or declines the case (only its reference kernel would
+ * take it); dst is then untouched or to be overwritten. */
+int dnnl_matmul_run(const dnnl_mm *mm, int threads);
+
 /* Whether every size should go to oneDNN (HLOI_DNNL=all in the
- * environment: the tests' way to reach it with small convolutions). */
+ * environment: the tests' way to reach it with small convolutions and
+ * dots). */
 int dnnl_every_size(void);
 /* Whether oneDNN has been opened (without opening it). */
 int dnnl_opened(void);
