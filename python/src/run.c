@@ -309,13 +309,15 @@ static hloi_literal *wrap_dense(PyArrayObject *a, const char *hlo, hloi_context 
 		order[j] = x;
 	}
 	npy_intp expect = es;
-	for (int i = 0; i < rank; i++) {
+	for (int i = 0; i < rank && PyArray_SIZE(a) > 0; i++) {
 		int d = order[i];
 		if (PyArray_DIM(a, d) != 1 && PyArray_STRIDE(a, d) != expect)
 			return NULL;
 		expect *= PyArray_DIM(a, d);
 	}
-	if (!PyArray_ISALIGNED(a))
+	/* no elements: nothing is read, any strides do (NumPy's of an empty
+	 * array need not be a layout's) */
+	if (PyArray_SIZE(a) > 0 && !PyArray_ISALIGNED(a))
 		return NULL;
 	char text[64 + 2 * 24 * HLOI_MAX_RANK];
 	size_t n = (size_t)snprintf(text, sizeof text, "%s[", hlo);
@@ -444,6 +446,18 @@ static int convert_arg(const py_param *p, PyObject *obj, hloi_context *ctx, hloi
 	if (p->is_tuple)
 		return convert_tuple(p->shape, obj, p->name, ctx, lit);
 	const char *hlo = hloi_shape_element_type(p->shape);
+	if (strcmp(hlo, "token") == 0) {
+		/* a token parameter: None, as a token result comes back */
+		if (obj != Py_None) {
+			PyErr_Format(PyExc_TypeError, "parameter '%U' is a token; pass None", p->name);
+			return -1;
+		}
+		if (hloi_literal_new(lit, ctx, p->shape) != HLOI_OK) {
+			py_raise(HLOI_ENOMEM, ctx, "token argument");
+			return -1;
+		}
+		return 0;
+	}
 	if (!p->type) {
 		PyErr_Format(py_UnsupportedError, "parameter '%U' is %s, which has no array values", p->name, hlo);
 		return -1;
@@ -499,6 +513,8 @@ static PyObject *array_result(hloi_literal *lit, PyObject *owner)
 	const hloi_shape *s = hloi_literal_shape(lit);
 	const char *hlo = hloi_shape_element_type(s);
 	const py_type *t = py_type_of(hlo);
+	if (strcmp(hlo, "token") == 0)
+		Py_RETURN_NONE;  /* a token has no value: None (`hloi run` prints `token`) */
 	if (!t) {
 		PyErr_Format(py_UnsupportedError, "a result of type %s has no array value", hlo);
 		return NULL;
@@ -760,6 +776,10 @@ PyObject *py_module_run(py_module *pm, PyObject *args, PyObject *kw)
 	if (parse_run_kw(kw, &k) < 0 || ensure_participants(pm, &k) < 0)
 		return NULL;
 	size_t nargs = (size_t)PyTuple_GET_SIZE(args);
+	/* no arguments to a snapshot that carries them: its own, as `hloi run` */
+	int snapshot = nargs == 0 && pm->nparams > 0 && hloi_module_snapshot_input_count(pm->m) == pm->nparams;
+	if (snapshot)
+		nargs = pm->nparams;
 	if (nargs != pm->nparams) {
 		PyObject *names = PyUnicode_FromString("");
 		for (size_t i = 0; names && i < pm->nparams; i++) {
@@ -787,7 +807,15 @@ PyObject *py_module_run(py_module *pm, PyObject *args, PyObject *kw)
 		hloi_context_free(ctx);
 		return NULL;
 	}
-	for (size_t i = 0; i < nargs; i++) {
+	for (size_t i = 0; snapshot && i < nargs; i++) {
+		for (size_t p = 0; p < np; p++) {
+			if (hloi_literal_clone(&a.lits[p * nargs + i], hloi_module_snapshot_input(pm->m, i)) != HLOI_OK) {
+				PyErr_NoMemory();
+				goto fail;
+			}
+		}
+	}
+	for (size_t i = 0; !snapshot && i < nargs; i++) {
 		PyObject *obj = PyTuple_GET_ITEM(args, (Py_ssize_t)i);
 		/* several participants: a list gives each its own value */
 		int each = np > 1 && PyList_Check(obj);

@@ -10,7 +10,6 @@ import pytest
 
 import hloi
 import hloi.testing as ht
-import known_issues
 from conftest import SANITIZED, data_path
 
 MPV = data_path("sources", "matrix_plus_vector.hlo")
@@ -257,7 +256,7 @@ def test_convert_round_trip(tmp_path):
 GOLDEN = ht.golden_cases(data_path())
 
 
-@pytest.mark.parametrize("case", known_issues.golden_params(GOLDEN))
+@pytest.mark.parametrize("case", GOLDEN, ids=str)
 def test_golden(case):
     case.check()
 
@@ -344,3 +343,15 @@ def test_pin_a_program_with_npy_inputs(hloi_cli, tmp_path):
     assert case.skip_reason is None and len(case.inputs) == 2
     case.check()
     ht.assert_results_match(case.expected, np.tanh(a.astype(np.float64) @ b), rtol=1e-5, atol=1e-6)
+
+
+def test_snapshot_arguments():
+    # an HloSnapshot carries its arguments: run() with none uses them, as
+    # `hloi run` does; given arguments replace them
+    m = hloi.load(os.path.join(data_path(), "proto", "snapshot.pb"))
+    assert len(m.parameters) == 2
+    got = m.run()
+    assert got.dtype == np.bool_ and got.tolist() == [True, False, False]
+    a, b = (np.array(v, np.int32) for v in ([1, 2, 3], [0, 5, 6]))
+    assert m.run(a, a).tolist() == [False, False, False]  # compare LT
+    assert m.run(a, b).tolist() == [False, True, True]
