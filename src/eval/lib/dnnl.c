@@ -240,6 +240,35 @@ fail:
 	return 1;
 }
 
+/* m[0..3): memories over src, weights and dst (each NULL until made).
+ * Nonzero when one cannot be made (those made stay in m, for
+ * mems_destroy). */
+static int mems_create(dnnl_memory_t m[3], const dnnl_memory_desc_t *src, const void *sp,
+		       const dnnl_memory_desc_t *wei, const void *wp, const dnnl_memory_desc_t *dst, void *dp)
+{
+	return fns.dnnl_memory_create(&m[0], src, engine, (void *)sp) != dnnl_success ||
+	       fns.dnnl_memory_create(&m[1], wei, engine, (void *)wp) != dnnl_success ||
+	       fns.dnnl_memory_create(&m[2], dst, engine, dp) != dnnl_success;
+}
+
+static void mems_destroy(dnnl_memory_t *m, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (m[i])
+			fns.dnnl_memory_destroy(m[i]);
+}
+
+/* Runs prim on src, weights and dst on s, on `threads` OpenMP threads
+ * (0: as they are), and waits: 0 done. */
+static int exec3(dnnl_primitive_t prim, dnnl_stream_t s, dnnl_memory_t src, dnnl_memory_t wei, dnnl_memory_t dst,
+		 int threads)
+{
+	if (threads > 0 && fns.omp_set_num_threads)
+		fns.omp_set_num_threads(threads);
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, src }, { DNNL_ARG_WEIGHTS, wei }, { DNNL_ARG_DST, dst } };
+	return fns.dnnl_primitive_execute(prim, s, 3, a) != dnnl_success || fns.dnnl_stream_wait(s) != dnnl_success;
+}
+
 int dnnl_conv_run(const dnnl_conv *c, const dnnl_conv_plan *p, void *wei_buf, int threads)
 {
 	dnnl_memory_desc_t src, wei, dst;
@@ -249,34 +278,22 @@ int dnnl_conv_run(const dnnl_conv *c, const dnnl_conv_plan *p, void *wei_buf, in
 	dnnl_stream_t s;
 	if (fns.dnnl_stream_create(&s, engine, dnnl_stream_default_flags) != dnnl_success)
 		return 1;
-	dnnl_memory_t ms = NULL, mw = NULL, md = NULL, mr = NULL;
+	dnnl_memory_t m[4] = { NULL, NULL, NULL, NULL };  /* src, weights, dst, reordered weights */
 	int err = 1;
-	if (fns.dnnl_memory_create(&ms, &src, engine, (void *)c->src) != dnnl_success ||
-	    fns.dnnl_memory_create(&mw, &wei, engine, (void *)c->wei) != dnnl_success ||
-	    fns.dnnl_memory_create(&md, &dst, engine, c->dst) != dnnl_success)
+	if (mems_create(m, &src, c->src, &wei, c->wei, &dst, c->dst))
 		goto done;
 	if (threads > 0 && fns.omp_set_num_threads)
 		fns.omp_set_num_threads(threads);
 	if (p->reorder) {
-		if (!wei_buf || fns.dnnl_memory_create(&mr, want, engine, wei_buf) != dnnl_success)
+		if (!wei_buf || fns.dnnl_memory_create(&m[3], want, engine, wei_buf) != dnnl_success)
 			goto done;
-		dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, mw }, { DNNL_ARG_TO, mr } };
+		dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, m[1] }, { DNNL_ARG_TO, m[3] } };
 		if (fns.dnnl_primitive_execute(p->reorder, s, 2, ra) != dnnl_success)
 			goto done;
 	}
-	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, ms }, { DNNL_ARG_WEIGHTS, mr ? mr : mw }, { DNNL_ARG_DST, md } };
-	if (fns.dnnl_primitive_execute(p->conv, s, 3, a) != dnnl_success || fns.dnnl_stream_wait(s) != dnnl_success)
-		goto done;
-	err = 0;
+	err = exec3(p->conv, s, m[0], m[3] ? m[3] : m[1], m[2], 0);
 done:
-	if (ms)
-		fns.dnnl_memory_destroy(ms);
-	if (mw)
-		fns.dnnl_memory_destroy(mw);
-	if (md)
-		fns.dnnl_memory_destroy(md);
-	if (mr)
-		fns.dnnl_memory_destroy(mr);
+	mems_destroy(m, 4);
 	fns.dnnl_stream_destroy(s);
 	return err;
 }
@@ -314,29 +331,17 @@ int dnnl_matmul_run(const dnnl_mm *mm, int threads)
 	const char *impl = NULL;
 	dnnl_primitive_t prim = NULL;
 	dnnl_stream_t s = NULL;
-	dnnl_memory_t ms = NULL, mw = NULL, md_ = NULL;
+	dnnl_memory_t m[3] = { NULL, NULL, NULL };
 	int err = 1;
 	if (fns.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
 	    strncmp(impl, "ref", 3) == 0 || fns.dnnl_primitive_create(&prim, pd) != dnnl_success)
 		goto done;
 	if (fns.dnnl_stream_create(&s, engine, dnnl_stream_default_flags) != dnnl_success ||
-	    fns.dnnl_memory_create(&ms, &src, engine, (void *)mm->src) != dnnl_success ||
-	    fns.dnnl_memory_create(&mw, &wei, engine, (void *)mm->wei) != dnnl_success ||
-	    fns.dnnl_memory_create(&md_, &dst, engine, mm->dst) != dnnl_success)
+	    mems_create(m, &src, mm->src, &wei, mm->wei, &dst, mm->dst))
 		goto done;
-	if (threads > 0 && fns.omp_set_num_threads)
-		fns.omp_set_num_threads(threads);
-	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, ms }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, md_ } };
-	if (fns.dnnl_primitive_execute(prim, s, 3, a) != dnnl_success || fns.dnnl_stream_wait(s) != dnnl_success)
-		goto done;
-	err = 0;
+	err = exec3(prim, s, m[0], m[1], m[2], threads);
 done:
-	if (ms)
-		fns.dnnl_memory_destroy(ms);
-	if (mw)
-		fns.dnnl_memory_destroy(mw);
-	if (md_)
-		fns.dnnl_memory_destroy(md_);
+	mems_destroy(m, 3);
 	if (s)
 		fns.dnnl_stream_destroy(s);
 	if (prim)
