@@ -698,6 +698,20 @@ typedef struct wg_job {
 	int64_t xb;  /* lhs elements between batch groups */
 } wg_job;
 
+/* Along spatial dim i at output position o: the input position of window
+ * position 0 (*base) and the window positions [*k0, *k1) whose input
+ * position base + k * rhs_dilate is inside the input. */
+static void wg_range(const conv_geom *g, int i, int64_t o, int64_t *base, int64_t *k0, int64_t *k1)
+{
+	const window_dim *wd = &g->w[i];
+	int64_t b = o * wd->stride - wd->pad_lo, rd = wd->rhs_dilate;
+	*base = b;
+	*k0 = b >= 0 ? 0 : (-b + rd - 1) / rd;
+	*k1 = b >= g->isz[i] ? 0 : (g->isz[i] - b + rd - 1) / rd;
+	if (*k1 > g->ksz[i])
+		*k1 = g->ksz[i];
+}
+
 /* sum over i < n of x[i * xs] * w[i] (w contiguous when ws == 1) */
 static inline float wg_dot(const float *x, int64_t xs, const float *w, int64_t ws, int64_t n)
 {
@@ -720,12 +734,8 @@ static float wg_window(const wg_job *j, int i, const int64_t *o, const float *x,
 	const conv_geom *g = j->g;
 	const window_dim *wd = &g->w[i];
 	int64_t xs = j->ls[g->d->input_spatial[i]], ws = j->ks[g->d->kernel_spatial[i]];
-	/* the window positions k whose input position o*s - pad + k*rd is in [0, isz) */
-	int64_t base = o[i] * wd->stride - wd->pad_lo, rd = wd->rhs_dilate;
-	int64_t k0 = base >= 0 ? 0 : (-base + rd - 1) / rd;
-	int64_t k1 = base >= g->isz[i] ? 0 : (g->isz[i] - base + rd - 1) / rd;
-	if (k1 > g->ksz[i])
-		k1 = g->ksz[i];
+	int64_t base, rd = wd->rhs_dilate, k0, k1;
+	wg_range(g, i, o[i], &base, &k0, &k1);
 	if (k0 >= k1)
 		return 0;
 	const float *xp = x + (base + k0 * rd) * xs, *wp = w + k0 * ws;
@@ -775,11 +785,8 @@ static void wg_lanes(const wg_job *j, int i, const int64_t *o, const float *x, c
 	const conv_geom *g = j->g;
 	const window_dim *wd = &g->w[i];
 	int64_t xs = j->ls[g->d->input_spatial[i]], ws = j->ks[g->d->kernel_spatial[i]];
-	int64_t base = o[i] * wd->stride - wd->pad_lo, rd = wd->rhs_dilate;
-	int64_t k0 = base >= 0 ? 0 : (-base + rd - 1) / rd;
-	int64_t k1 = base >= g->isz[i] ? 0 : (g->isz[i] - base + rd - 1) / rd;
-	if (k1 > g->ksz[i])
-		k1 = g->ksz[i];
+	int64_t base, rd = wd->rhs_dilate, k0, k1;
+	wg_range(g, i, o[i], &base, &k0, &k1);
 	for (int64_t k = k0; k < k1; k++) {
 		const float *xp = x + (base + k * rd) * xs, *wp = w + k * ws;
 		if (i < g->ns - 1) {
