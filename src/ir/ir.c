@@ -394,7 +394,7 @@ static attr *attr_slot(arena *a, instr *in, attr_id id, attr_kind kind)
 		in->nattrs++;
 	}
 	at->id = (uint16_t)id;
-	at->kind = kind;
+	at->kind = (uint8_t)kind;
 	memset(&at->u, 0, sizeof at->u);
 	return at;
 }

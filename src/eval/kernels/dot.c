@@ -17,6 +17,7 @@
  * reference within a tolerance (doc/semantics.md, "Dot and convolution"). */
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "core/half.h"
@@ -904,7 +905,21 @@ __attribute__((target("avx,f16c"))) static void f16_load_f16c(float *dst, const 
 	for (; i < n; i++)
 		dst[i] = f16_to_f32(s[i]);
 }
-#define HAVE_F16C() (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"))
+#include <cpuid.h>
+/* F16C is CPUID.1:ECX bit 29; clang 14 has no "f16c" for
+ * __builtin_cpu_supports, whose "avx" also checks the OS saves ymm */
+static int have_f16c(void)
+{
+	static _Atomic int known = -1; /* cpuid may trap to a hypervisor */
+	int v = atomic_load_explicit(&known, memory_order_relaxed);
+	if (v < 0) {
+		unsigned a, b, c, d;
+		v = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+		atomic_store_explicit(&known, v, memory_order_relaxed);
+	}
+	return v;
+}
+#define HAVE_F16C() have_f16c()
 #else
 #define HAVE_F16C() 0
 static void f16_load_f16c(float *dst, const uint16_t *s, int64_t n)
