@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval/lib/blas.h"
@@ -21,8 +22,33 @@ static char error[512];       /* why it could not be opened */
 static atomic_int wanted;     /* blas_threads before opening: the count + 1; 0 none */
 static int initial, current;  /* OpenBLAS's own thread count, and the one set */
 
+/* Debian 12's OpenBLAS (0.3.21) picks its kernels by CPU model and, on a
+ * model newer than itself, falls back to its SSE3 ones ("Prescott"): on an
+ * Emerald Rapids (family 6, model 207) its sgemm ran at a third of the
+ * speed of the AVX-512 kernels the CPU can run. Unless the user named the
+ * kernels (OPENBLAS_CORETYPE), name those the CPU's features allow, before
+ * the library reads the variable when it loads. __builtin_cpu_supports
+ * also checks that the OS saves the registers. */
+static void choose_kernels(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (getenv("OPENBLAS_CORETYPE"))
+		return;
+	__builtin_cpu_init();
+	const char *core = NULL;
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+		core = "SkylakeX";
+	else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		core = "Haswell";
+	if (core)
+		(void)setenv("OPENBLAS_CORETYPE", core, 0);
+#endif
+}
+
 static void *open_library(void)
 {
+	choose_kernels();
 	static const char *const names[] = { HLOI_OPENBLAS_DIR "/libopenblas.so.0", "libopenblas.so.0",
 					     "libopenblas.so" };
 	void *h = NULL;
