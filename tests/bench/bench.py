@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 
+import blas_env  # noqa: F401  (before NumPy: its OpenBLAS kernels)
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

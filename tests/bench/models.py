@@ -42,6 +42,7 @@ import sys
 import time
 import urllib.request
 
+import blas_env  # noqa: F401  (before NumPy: its OpenBLAS kernels)
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
