@@ -23,6 +23,11 @@
  * compares meeting a NaN) make the merge sort's permutation the one of
  * any stable sort: rows of SORT_RADIX_MIN elements or more are radix
  * sorted (stable, 8 bits a pass, only over the bytes where keys differ).
+ * A sort of one operand of 4-byte keys (f32 FLOAT or TOTALORDER, s32,
+ * u32) sorts the keys alone when they map the row's values one to one
+ * (a FLOAT row without NaN or -0, whose keys it shares with others) and
+ * maps them back: equal keys are then equal values, so the stable sort's
+ * result is the same, at half the bytes a pass and with no gather.
  * Other comparators run as in the reference engine; rows go to threads
  * (when the comparator compiles to a program).
  *
@@ -637,6 +642,104 @@ static void gather_row(void *dst, const int64_t *op, const void *src, const int6
 #undef GATHER
 }
 
+/* --- one operand of 4-byte keys, sorted by its keys alone ---------------- */
+
+enum { K32_NONE, K32_FLOAT, K32_TOTAL, K32_S32, K32_U32 };
+
+static int key32_kind(key_fn k)
+{
+	return k == key_float_f32 ? K32_FLOAT : k == key_total_f32 ? K32_TOTAL
+	       : k == key_s32 ? K32_S32 : k == key_u32 ? K32_U32 : K32_NONE;
+}
+
+/* a[0..n) ascending by LSD radix sort, 11-bit digits (8 when the keys
+ * differ only in their low 16 bits), passes only over digits in which
+ * the keys differ; b is scratch of n. Returns where the result is. */
+static uint32_t *radix_sort_u32(uint32_t *a, uint32_t *b, int64_t n, uint32_t diff)
+{
+	int span = 0;
+	while (span < 32 && diff >> span)
+		span++;
+	int bits = span <= 16 ? 8 : 11;
+	uint32_t dmask = ((uint32_t)1 << bits) - 1;
+	uint32_t cnt[3][2048];
+	int digits[3], nd = 0;
+	for (int d = 0; d * bits < span && nd < 3; d++)
+		if ((diff >> (bits * d)) & dmask)
+			digits[nd++] = d;
+	for (int d = 0; d < nd; d++)
+		memset(cnt[d], 0, sizeof(uint32_t) << bits);
+	for (int64_t i = 0; i < n; i++)
+		for (int d = 0; d < nd; d++)
+			cnt[d][(a[i] >> (bits * digits[d])) & dmask]++;
+	for (int d = 0; d < nd; d++) {
+		uint32_t sum = 0, *c = cnt[d];
+		for (uint32_t v = 0; v <= dmask; v++) {
+			uint32_t t = c[v];
+			c[v] = sum;
+			sum += t;
+		}
+		int sh = bits * digits[d];
+		for (int64_t i = 0; i < n; i++)
+			b[c[(a[i] >> sh) & dmask]++] = a[i];
+		uint32_t *t = a;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+#define K32_SIGN 0x80000000u
+/* f32 bits to their TOTALORDER key and back */
+static inline uint32_t k32_total(uint32_t v)
+{
+	return (v & K32_SIGN) ? ~v : (v | K32_SIGN);
+}
+
+static inline uint32_t k32_total_inverse(uint32_t k)
+{
+	return (k & K32_SIGN) ? (k ^ K32_SIGN) : ~k;
+}
+
+/* The row of `len` elements of one operand at src (positions ip) sorted
+ * into dst (positions op) by its 4-byte keys of `kind`, ascending or (desc)
+ * descending; a and b scratch of len each. Returns 0, having written
+ * nothing, when the keys do not map the row's values one to one. */
+static int sort_row_keys32(int kind, const uint32_t *src, const int64_t *ip, uint32_t *dst, const int64_t *op,
+			   int64_t len, int desc, uint32_t *a, uint32_t *b)
+{
+	uint32_t flip = desc ? 0xffffffffu : 0, ors = 0, ands = 0xffffffffu;
+#define K32_BUILD(expr)                                     	for (int64_t i = 0; i < len; i++) {                 		uint32_t v = src[ip[i]];                    		uint32_t k = (expr) ^ flip;                 		a[i] = k;                                   		ors |= k;                                   		ands &= k;                                  	}
+	switch (kind) {
+	case K32_FLOAT: {
+		uint32_t bad = 0;
+		for (int64_t i = 0; i < len; i++) {
+			uint32_t v = src[ip[i]];
+			/* NaN (FLOAT compares meet it unordered) or -0 (the key of +0) */
+			bad |= (uint32_t)((v & ~K32_SIGN) > 0x7f800000u) | (uint32_t)(v == K32_SIGN);
+		}
+		if (bad)
+			return 0;
+		K32_BUILD(k32_total(v))
+		break;
+	}
+	case K32_TOTAL: K32_BUILD(k32_total(v)) break;
+	case K32_S32: K32_BUILD(v ^ K32_SIGN) break;
+	default: K32_BUILD(v) break;
+	}
+#undef K32_BUILD
+	const uint32_t *r = radix_sort_u32(a, b, len, ors ^ ands);
+#define K32_OUT(expr)                                       	for (int64_t i = 0; i < len; i++) {                 		uint32_t k = r[i] ^ flip;                   		dst[op[i]] = (expr);                        	}
+	switch (kind) {
+	case K32_FLOAT:
+	case K32_TOTAL: K32_OUT(k32_total_inverse(k)) break;
+	case K32_S32: K32_OUT(k ^ K32_SIGN) break;
+	default: K32_OUT(k) break;
+	}
+#undef K32_OUT
+	return 1;
+}
+
 typedef struct sort_job {
 	engine *e;
 	int n;                       /* operands */
@@ -652,6 +755,7 @@ typedef struct sort_job {
 	applier *ap;
 	int keyed, kop, gt, nan;
 	key_fn key;
+	int k32;                     /* K32_*: one operand sorted by its keys alone */
 	canon cn;
 	hloi_status status;
 } sort_job;
@@ -681,6 +785,10 @@ static hloi_status sort_rows(sort_job *j, int64_t chunk)
 				      len, opos + k * len);
 		}
 		const int64_t *order = perm;
+		if (j->k32 && len >= SORT_RADIX_MIN &&
+		    sort_row_keys32(j->k32, (const uint32_t *)j->x[0]->data, pos, (uint32_t *)j->out[0]->data, opos,
+				    len, j->gt, (uint32_t *)perm, (uint32_t *)tmp))
+			continue;
 		if (j->keyed) {
 			srec *rec = (srec *)perm;
 			const hloi_literal *kx = j->x[j->kop];
@@ -830,6 +938,8 @@ static hloi_status do_sort(engine *e, const instr *in, const computation *f, hlo
 			recognise_canon(f, ops, &j.kop, &j.gt, &j.key, &j.cn))) {
 		j.keyed = 1;
 		parallel = 1;
+		if (n == 1 && !j.cn.on && j.len <= (int64_t)UINT32_MAX)
+			j.k32 = key32_kind(j.key);
 	} else {
 		hloi_status st = applier_init(&ap, e, f);
 		if (st != HLOI_OK)
