@@ -111,6 +111,25 @@ static void start_index(const gplan *g, const hloi_literal *idx, const int64_t *
 			start[d] = b[g->bat[d]];
 }
 
+/* start_index for indices of a strided layout (element strides is, w bytes
+ * an element): read through the strides, not a multi-index each. */
+static void start_index_strided(const gplan *g, const hloi_literal *idx, const int64_t *is, int64_t w,
+				const int64_t *b, int64_t *start)
+{
+	int64_t io = 0;
+	for (int k = 0; k < g->nbatch; k++)
+		io += b[k] * is[g->batch_idx[k]];
+	for (int d = 0; d < g->op_rank; d++)
+		start[d] = 0;
+	const char *base = (const char *)idx->data;
+	int64_t step = g->vector ? is[g->ivd] : 0;
+	for (int64_t m = 0; m < g->nvec && g->op_rank > 0; m++)
+		start[g->vec_to_op[m]] = mv_read_index(idx->shape.type, base + (io + m * step) * w);
+	for (int d = 0; d < g->op_rank; d++)
+		if (g->bat[d] >= 0)
+			start[d] = b[g->bat[d]];
+}
+
 /* --- gather ------------------------------------------------------------------ */
 
 static void gather_plan(const instr *in, const hloi_literal *op, const hloi_literal *idx, const hloi_literal *out,
@@ -214,6 +233,12 @@ static void *gather_rows(void *arg)
 	 * copied as bytes, streamed into a large result */
 	int64_t run = dense_run(wds, wss, wn, nw);
 	int stream = run > 0 && fast_streams((int64_t)out->nbytes);
+	/* element gathers (take_along_axis) cost what finding each start
+	 * costs: indices of a strided layout are read through their strides */
+	int64_t is[HLOI_MAX_RANK], iw = etype_byte_width(j->idx->shape.type);
+	int idx_strided = index_is_strided(&j->idx->shape);
+	if (idx_strided)
+		mv_strides(&j->idx->shape, is);
 	int64_t b[HLOI_MAX_RANK], start[HLOI_MAX_RANK];
 	/* b = the multi-index of position lo */
 	int64_t rest = j->lo;
@@ -223,14 +248,27 @@ static void *gather_rows(void *arg)
 		rest /= n;
 	}
 	for (int64_t p = j->lo; p < j->hi; p++) {
-		start_index(g, j->idx, b, start);
+		if (idx_strided)
+			start_index_strided(g, j->idx, is, iw, b, start);
+		else
+			start_index(g, j->idx, b, start);
 		clamp_start(g, start);
 		int64_t so = 0, oo = 0;
 		for (int d = 0; d < g->op_rank; d++)
 			so += start[d] * os[d];
 		for (int k = 0; k < g->nbatch; k++)
 			oo += b[k] * rs[g->batch_out[k]];
-		if (run > 0) {
+		if (run == 1 && !stream) {
+			char *d = (char *)out->data + oo * w;
+			const char *sp = (const char *)op->data + so * w;
+			switch (w) {
+			case 1: *d = *sp; break;
+			case 2: memcpy(d, sp, 2); break;
+			case 4: memcpy(d, sp, 4); break;
+			case 8: memcpy(d, sp, 8); break;
+			default: memcpy(d, sp, (size_t)w); break;
+			}
+		} else if (run > 0) {
 			if (stream && p + 1 < j->hi)
 				prefetch_next(g, j->idx, out, b, os, (const char *)op->data, run * w, w);
 			fast_copy_run((char *)out->data + oo * w, (const char *)op->data + so * w, (size_t)(run * w),
