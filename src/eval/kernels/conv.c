@@ -690,8 +690,10 @@ static inline __attribute__((always_inline)) void dw_store(etype t, char *y, int
 		if (yc == 1 && n == DW_LANES)
 			memcpy(y, &a, sizeof a);
 		else
-			for (int64_t i = 0; i < n; i++)
-				memcpy(y + i * yc * 4, &a[i], 4);
+			for (int64_t i = 0; i < n; i++) {
+				float f = a[i];  /* clang takes no vector element's address */
+				memcpy(y + i * yc * 4, &f, 4);
+			}
 		return;
 	}
 	uint16_t h[DW_LANES];
