@@ -23,7 +23,6 @@
  * A sparse operand (sparsity_config) is expanded into its dense form first
  * (eval/kernels/sparse.c), one expansion for both engines. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "core/half.h"
 #include "core/index.h"
@@ -31,6 +30,7 @@
 #include "eval/kernels/sparse.h"
 #include "eval/lib/dnnl.h"
 #include "eval/scalar/clones.h"
+#include "util/alloc.h"
 #include "util/checked.h"
 
 /* Bytes of the patch matrix of one chunk of rows. */
@@ -786,7 +786,7 @@ static void dw_planes(void *arg, int64_t lo, int64_t hi)
 	int64_t nb = (pj->ow + DW_UNROLL * DW_LANES - 1) / (DW_UNROLL * DW_LANES) * DW_UNROLL;
 	size_t fl = (size_t)(pj->ih * pj->width + DW_LANES);
 	size_t bytes = (size_t)(nb * np) * DW_LANES * 4 + fl * sizeof(float);
-	uint32_t *mask = malloc(bytes);
+	uint32_t *mask = hloi_malloc(bytes);
 	if (!mask) {
 		/* the lines of these planes instead */
 		dw_lines((void *)j, lo * pj->oh, hi * pj->oh);
@@ -819,7 +819,7 @@ static void dw_planes(void *arg, int64_t lo, int64_t hi)
 		for (int64_t o = 0; o < pj->oh; o++)
 			dw_plane_row(pj, j->rt, buf, w, mask, o, j->y + (ybase + o * pj->yr) * xw, xw);
 	}
-	free(mask);
+	hloi_free(mask);
 }
 
 /* The plane kernel when it covers job j: 0 done, 1 not covered. */
