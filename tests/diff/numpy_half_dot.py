@@ -20,7 +20,8 @@ Random cases: bf16, f16 and mixed operand types, 0-2 batch, contracting
 and free dims a side in any positions, random layouts, sizes large enough
 (most over 2^14 multiply-adds) to take the fast engine's GEMM paths.
 Fixed cases: k = 0, sizes 0 and 1, a long k (4096) whose products cancel,
-mha_block's batch of heads. The fast engine runs three ways: as it is, with
+mha_block's batch of heads, and its second product with subnormal
+probabilities. The fast engine runs three ways: as it is, with
 HLOI_DNNL=0 (the f32 GEMM tiles alone) and with HLOI_DNNL=all (every size
 to oneDNN, where it takes the case). Values have full mantissas.
 
@@ -104,7 +105,8 @@ def values(rng, dims):
     return np.array([rng.gauss(0, 1) for _ in range(n)]).reshape(dims)
 
 
-def make_case(rng, types, bs, ks, ms, ns, lroles, rroles, border, korder, lays=None, cancel=False):
+def make_case(rng, types, bs, ks, ms, ns, lroles, rroles, border, korder, lays=None, cancel=False,
+              subnormal=False):
     lt, rt_, ot = types
     sz = {"b": bs, "k": ks, "m": ms, "n": ns}
     ldims = [sz[r][i] for r, i in lroles]
@@ -143,6 +145,11 @@ def make_case(rng, types, bs, ks, ms, ns, lroles, rroles, border, korder, lays=N
         a[..., h:2 * h] = -a[..., :h]
         b[..., h:2 * h] = b[..., :h]
         a[..., 2 * h:] *= 1e-3
+    if subnormal:
+        # a third of the lhs scaled into f32's (and bf16's) subnormals, as
+        # softmax probabilities are: the GEMM tiles add their products
+        # after sgemm
+        a = np.where(np.array([rng.random() < 1 / 3 for _ in range(a.size)]).reshape(a.shape), a * 2.0 ** -130, a)
     a = as_type(a, lt)
     b = as_type(b, rt_)
     k = int(np.prod(ks)) if ks else 1
@@ -182,6 +189,8 @@ def fixed_cases(rng):
         # mha_block's heads, the contracting dim first in the rhs, a column-major result
         out.append(make_case(rng, types, [12], [64], [128], [128], [B, M, K], [B, K, N], [0], [0],
                              lays=["{2,1,0}", "{1,2,0}", "{1,2,0}"]))
+        # mha_block's second product, a third of its lhs subnormal
+        out.append(make_case(rng, types, [12], [128], [128], [64], [B, M, K], [B, K, N], [0], [0], subnormal=True))
         # the contracting dims split around a free dim, in other orders on each side
         out.append(make_case(rng, types, [2], [9, 11], [33], [7, 5], [("k", 1), M, B, ("k", 0)],
                              [("n", 1), ("k", 0), B, N, ("k", 1)], [0], [1, 0]))

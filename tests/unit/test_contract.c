@@ -281,7 +281,13 @@ static int gen_conv(strbuf *b, rng *r, int large)
 	return 1;
 }
 
-/* Multiples of 1/8 in [-4, 4], integers in [-8, 8] (unsigned [0, 16]). */
+/* fill's floats with all their bits instead (set by a test) */
+static int fine_floats;
+
+/* Multiples of 1/8 in [-4, 4], integers in [-8, 8] (unsigned [0, 16]);
+ * with fine_floats, floats of 20 random bits in [-4, 4] (rounded to the
+ * type, so that sums round and their order shows) and one in eight a
+ * zero of either sign. */
 static void fill(hloi_literal *lit, rng *r)
 {
 	int64_t n;
@@ -306,6 +312,8 @@ static void fill(hloi_literal *lit, rng *r)
 		default:
 			v.is_float = 1;
 			v.f = (rnd(r, 65) - 32) / 8.0;
+			if (fine_floats)
+				v.f = rnd(r, 8) == 0 ? (rnd(r, 2) ? -0.0 : 0.0) : (rnd(r, 1 << 20) - (1 << 19)) / 131072.0;
 			if (etype_get_kind(t) == KIND_COMPLEX) {
 				v.is_complex = 1;
 				v.im = (rnd(r, 65) - 32) / 8.0;
@@ -473,6 +481,82 @@ static void test_fixed(void)
 			1);
 }
 
+/* Depthwise convolutions (one input feature per group) on one or two
+ * spatial dims, f32, bf16 and f16, in random layouts: the direct kernels
+ * (eval/kernels/conv.c, by lines and by planes), with rows wider than a
+ * block of lanes, padding of either sign, strides, dilation, reversal,
+ * a channel multiplier, and now and then an infinite weight that only
+ * padding would meet. Values of many bits: the sums must be the
+ * reference's bits, not just close. */
+static void test_depthwise(void)
+{
+	static const etype types[] = { ET_F32, ET_BF16, ET_F16 };
+	long n = env_long("HLOI_CONTRACT_CASES", 600) / 4;
+	int failed = 0, ran = 0;
+	fine_floats = 1;
+	for (long i = 0; i < n && failed < 5; i++) {
+		rng r = { (uint64_t)i * 104729 + 7 };
+		strbuf b = STRBUF_INIT;
+		etype t = types[rnd(&r, N_OF(types))];
+		int ns = 1 + rnd(&r, 2), n2 = ns + 2;
+		int64_t ch = 1 + rnd(&r, 3), mult = 1 + (rnd(&r, 4) == 0), batch = 1 + rnd(&r, 2);
+		int64_t isz[2], ksz[2], osz[2], st[2], lo[2], hi[2], rhd[2];
+		int rev[2], ok = 1;
+		for (int d = 0; d < ns; d++) {
+			/* the last dim is the row: often wider than 64 lanes */
+			isz[d] = d == ns - 1 ? 1 + rnd(&r, 80) : 1 + rnd(&r, 9);
+			ksz[d] = 1 + rnd(&r, 5);
+			st[d] = d == ns - 1 && rnd(&r, 2) ? 1 : 1 + rnd(&r, 3);
+			lo[d] = rnd(&r, 5) - 1;
+			hi[d] = rnd(&r, 5) - 1;
+			rhd[d] = 1 + (rnd(&r, 3) == 0);
+			rev[d] = rnd(&r, 3) == 0;
+			int64_t padded = isz[d] + lo[d] + hi[d], wd = (ksz[d] - 1) * rhd[d] + 1;
+			ok = ok && padded >= wd;
+			osz[d] = ok ? (padded - wd) / st[d] + 1 : 0;
+		}
+		if (!ok)
+			continue;
+		/* logical order b, f, spatial...; the layouts random */
+		int64_t id[4] = { batch, ch }, kd[4] = { 1, ch * mult }, od[4] = { batch, ch * mult };
+		for (int d = 0; d < ns; d++) {
+			id[2 + d] = isz[d];
+			kd[2 + d] = ksz[d];
+			od[2 + d] = osz[d];
+		}
+		const char *sp = ns == 1 ? "0" : "01";
+		sb_puts(&b, "HloModule t\nENTRY e {\n  a = ");
+		put_shape(&b, &r, t, n2, id);
+		sb_puts(&b, " parameter(0)\n  b = ");
+		put_shape(&b, &r, t, n2, kd);
+		sb_puts(&b, " parameter(1)\n  ROOT r = ");
+		put_shape(&b, &r, t, n2, od);
+		sb_puts(&b, " convolution(a, b), window={size=");
+		for (int d = 0; d < ns; d++)
+			sb_printf(&b, "%s%lld", d ? "x" : "", (long long)ksz[d]);
+		sb_puts(&b, " stride=");
+		for (int d = 0; d < ns; d++)
+			sb_printf(&b, "%s%lld", d ? "x" : "", (long long)st[d]);
+		sb_puts(&b, " pad=");
+		for (int d = 0; d < ns; d++)
+			sb_printf(&b, "%s%lld_%lld", d ? "x" : "", (long long)lo[d], (long long)hi[d]);
+		sb_puts(&b, " rhs_dilate=");
+		for (int d = 0; d < ns; d++)
+			sb_printf(&b, "%s%lld", d ? "x" : "", (long long)rhd[d]);
+		sb_puts(&b, " rhs_reversal=");
+		for (int d = 0; d < ns; d++)
+			sb_printf(&b, "%s%d", d ? "x" : "", rev[d]);
+		sb_printf(&b, "}, dim_labels=bf%s_io%s->bf%s, feature_group_count=%lld\n}\n", sp, sp, sp, (long long)ch);
+		int res = run_text(sb_str(&b), (uint64_t)i, rnd(&r, 4) == 0);
+		failed += res == 0;
+		ran += res == 1;
+		sb_free(&b);
+	}
+	fine_floats = 0;
+	CU_ASSERT_EQUAL(failed, 0);
+	CU_ASSERT(ran > n / 2);
+}
+
 /* The shape rule's result type without a written shape. */
 static etype inferred_type(const char *lt, const char *rt)
 {
@@ -509,6 +593,7 @@ static const unit_test contract_tests[] = {
 	{ "result_type", test_result_type },
 	{ "fixed", test_fixed },
 	{ "random", test_random },
+	{ "depthwise", test_depthwise },
 	{ NULL, NULL },
 };
 

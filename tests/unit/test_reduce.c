@@ -558,6 +558,53 @@ static void test_xla_sum(void)
 	sb_free(&in);
 }
 
+/* bf16 row maxima and minima (the fast engine's 16-lane kernels for rows
+ * of 64 elements and more): rows of -0 with a +0, all -0, +0 with a -0,
+ * mixed values with infinities, a NaN, all -inf; each result the
+ * reference's bits (a NaN any NaN), with init -0 and +-inf. */
+static void test_bf16_minmax(void)
+{
+	static const char *const ops[] = { "maximum", "minimum" };
+	static const char *const inits[] = { "-0", "-inf", "inf" };
+	static const char *const mixed[] = { "-1", "0.5", "-0", "0", "inf", "-inf", "3", "-3", "2.5" };
+	enum { R = 6, N = 200 };
+	strbuf in = STRBUF_INIT;
+	sb_puts(&in, "bf16[6,200] {");
+	for (int r = 0; r < R; r++) {
+		sb_puts(&in, r ? ", {" : "{");
+		for (int i = 0; i < N; i++) {
+			const char *v = r == 0 ? (i == 150 ? "0" : "-0")
+					: r == 1 ? "-0"
+					: r == 2 ? (i == 77 ? "-0" : "0")
+					: r == 3 ? mixed[(i * 7 + 3) % 9]
+					: r == 4 ? (i == 100 ? "nan" : mixed[(i * 5 + 1) % 9])
+						 : "-inf";
+			sb_printf(&in, "%s%s", i ? ", " : "", v);
+		}
+		sb_puts(&in, "}");
+	}
+	sb_puts(&in, "}");
+	for (int o = 0; o < 2; o++)
+		for (int k = 0; k < 3; k++) {
+			char text[512];
+			snprintf(text, sizeof text,
+				 "HloModule t\nf {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+				 "  ROOT s = bf16[] %s(a, b)\n}\nENTRY e {\n  x = bf16[6,200] parameter(0)\n"
+				 "  z = bf16[] constant(%s)\n  ROOT r = bf16[6] reduce(x, z), dimensions={1}, to_apply=f\n}\n",
+				 ops[o], inits[k]);
+			hloi_status st;
+			hloi_literal *fast = NULL, *ref = run_both(text, sb_str(&in), &fast, &st);
+			CU_ASSERT_EQUAL_FATAL(st, HLOI_OK);
+			for (int r = 0; r < R; r++) {
+				const char *a = (const char *)ref->data + 2 * r, *b = (const char *)fast->data + 2 * r;
+				CU_ASSERT(memcmp(a, b, 2) == 0 || (is_nan_el(ET_BF16, a) && is_nan_el(ET_BF16, b)));
+			}
+			literal_destroy(ref);
+			literal_destroy(fast);
+		}
+	sb_free(&in);
+}
+
 /* A computation the compiled program does not cover (a call inside) goes
  * through the driver per element, with the same values. */
 static void test_driver_path(void)
@@ -659,6 +706,7 @@ static const unit_test reduce_tests[] = {
 	{ "missing_dimensions", test_missing_dimensions },
 	{ "empty_branches", test_empty_branches },
 	{ "xla_sum", test_xla_sum },
+	{ "bf16_minmax", test_bf16_minmax },
 	{ "driver_path", test_driver_path },
 	{ "max_steps", test_max_steps },
 	{ "random", test_random },

@@ -30,6 +30,7 @@
 #include "eval/kernels/sparse.h"
 #include "eval/lib/dnnl.h"
 #include "eval/scalar/clones.h"
+#include "util/alloc.h"
 #include "util/checked.h"
 
 /* Bytes of the patch matrix of one chunk of rows. */
@@ -613,6 +614,273 @@ static void dw_lines(void *arg, int64_t lo, int64_t hi)
 	}
 }
 
+#if defined(__GNUC__)
+/* A spatial inner axis of unit stride and two spatial dims at most (NCHW's
+ * 3x3 depthwise convolutions): the lines above are short (a row of the
+ * image) and each of their window positions a call of a few vectors, so
+ * their bookkeeping outweighs the products. Here a task takes whole planes
+ * (batch, output feature): the plane of its channel is first widened to
+ * f32, once, into a buffer whose rows have room around them, so that a
+ * block of DW_LANES results of an output row loads each window position's
+ * inputs as one vector; the block's sums stay in registers across the
+ * window positions, which they take in the reference's order. A position
+ * whose input row is padding is skipped; in a block that reaches into the
+ * column padding the lanes there keep their sums unchanged (a select, not
+ * an added zero, so that a -0 sum and an infinite weight come out as the
+ * reference's). f32, bf16 and f16. */
+typedef int32_t dw_vi __attribute__((vector_size(DW_LANES * 4)));
+
+typedef struct dw_pos {
+	int64_t kr, kc;  /* the window position along the row and the column axes */
+	int64_t kk;      /* its row of the packed kernel */
+} dw_pos;
+
+typedef struct dw_plane_job {
+	const dw_job *lines;      /* the line kernel, for a plane whose buffer cannot be had */
+	int rows;                 /* whether there is a row axis */
+	int64_t ih, iw, oh, ow;   /* input and output sizes along the row and column axes */
+	int64_t xr, xc, yr, yc;   /* their strides in the lhs and the result */
+	int64_t sr, pr, dr;       /* the row axis's stride, low padding, window dilation */
+	int64_t pc, dc;           /* the column axis's low padding and window dilation */
+	int64_t lpad, width;      /* buffer: a row's elements before column 0, per row */
+	int np;
+	const dw_pos *pos;
+} dw_plane_job;
+
+/* n elements from x (stride xc) widened to f32 at dst. */
+static void dw_widen(etype t, float *dst, const char *x, int64_t xc, int64_t n)
+{
+	switch (t) {
+	case ET_F32:
+		for (int64_t i = 0; i < n; i++)
+			memcpy(dst + i, x + i * xc * 4, 4);
+		break;
+	case ET_BF16:
+		if (xc == 1)
+			for (int64_t i = 0; i < n; i++) {
+				uint16_t h;
+				memcpy(&h, x + i * 2, 2);
+				dst[i] = dw_bf16_f32(h);
+			}
+		else
+			for (int64_t i = 0; i < n; i++) {
+				uint16_t h;
+				memcpy(&h, x + i * xc * 2, 2);
+				dst[i] = dw_bf16_f32(h);
+			}
+		break;
+	default:
+		for (int64_t i = 0; i < n; i++) {
+			uint16_t h;
+			memcpy(&h, x + i * xc * 2, 2);
+			dst[i] = f16_to_f32(h);
+		}
+		break;
+	}
+}
+
+/* The n results of a block, *v, stored from y (stride yc) in type t.
+ * Vectors by address and always inline: a clone passing a vector by value
+ * to a function compiled for the baseline would pass it in another way
+ * than that function takes it (unoptimised builds do not inline). */
+static inline __attribute__((always_inline)) void dw_store(etype t, char *y, int64_t yc, const dw_vf *v, int64_t n)
+{
+	dw_vf a = *v;
+	if (t == ET_F32) {
+		if (yc == 1 && n == DW_LANES)
+			memcpy(y, &a, sizeof a);
+		else
+			for (int64_t i = 0; i < n; i++) {
+				float f = a[i];  /* clang takes no vector element's address */
+				memcpy(y + i * yc * 4, &f, 4);
+			}
+		return;
+	}
+	uint16_t h[DW_LANES];
+	if (t == ET_BF16) {
+		/* dw_f32_bf16 on each lane */
+		dw_vu u, r;
+		memcpy(&u, &a, sizeof u);
+		dw_vi nan = (u & 0x7fffffffu) > 0x7f800000u;
+		r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+		r = (r & ~(dw_vu)nan) | (((u >> 16) | 0x0040u) & (dw_vu)nan);
+		dw_vh hv = __builtin_convertvector(r, dw_vh);
+		memcpy(h, &hv, sizeof h);
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			h[i] = f32_to_f16(a[i]);
+	}
+	if (yc == 1 && n == DW_LANES)
+		memcpy(y, h, sizeof h);
+	else if (yc == 1)
+		memcpy(y, h, (size_t)n * 2);
+	else
+		for (int64_t i = 0; i < n; i++)
+			memcpy(y + i * yc * 2, &h[i], 2);
+}
+
+/* Blocks of a row computed together: their sums are independent chains
+ * of additions, which the core overlaps. */
+#define DW_UNROLL 4  /* as dw_plane_row writes it out */
+
+/* *a + x * w in the lanes of mask m, *a elsewhere */
+static inline __attribute__((always_inline)) void dw_step(dw_vf *acc, const float *x, const uint32_t *m, float w)
+{
+	dw_vf a = *acc;
+	dw_vf v, s;
+	dw_vu su, au, mv;
+	memcpy(&v, x, sizeof v);
+	memcpy(&mv, m, sizeof mv);
+	s = a + v * w;
+	memcpy(&su, &s, sizeof su);
+	memcpy(&au, &a, sizeof au);
+	au = (su & mv) | (au & ~mv);
+	memcpy(acc, &au, sizeof au);
+}
+
+/* Output row o of a plane into y: buf the widened input plane, w[p] the
+ * weight of window position p, mask[block][p] its lanes that are not
+ * column padding (the blocks rounded up to DW_UNROLL, the extra ones
+ * without lanes). */
+HLOI_CLONES static void dw_plane_row(const dw_plane_job *pj, etype t, const float *buf, const float *w,
+				     const uint32_t *mask, int64_t o, char *y, int yw)
+{
+	int np = pj->np;
+	int64_t at[DW_POS];  /* position p's input row o in buf, at column -off; -1: padding */
+	for (int p = 0; p < np; p++) {
+		const dw_pos *q = &pj->pos[p];
+		int64_t r = pj->rows ? o * pj->sr - pj->pr + q->kr * pj->dr : 0;
+		at[p] = r < 0 || r >= pj->ih ? -1 : r * pj->width + pj->lpad + q->kc * pj->dc - pj->pc;
+	}
+	for (int64_t b = 0, bi = 0; b < pj->ow; b += DW_UNROLL * DW_LANES, bi += DW_UNROLL) {
+		/* four named sums, not an array: gcc keeps an array in memory */
+		dw_vf a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+		for (int p = 0; p < np; p++) {
+			if (at[p] < 0)
+				continue;
+			const float *x = buf + at[p] + b;
+			const uint32_t *m = mask + (bi * np + p) * DW_LANES;
+			float wp = w[p];
+			dw_step(&a0, x, m, wp);
+			dw_step(&a1, x + DW_LANES, m + np * DW_LANES, wp);
+			dw_step(&a2, x + 2 * DW_LANES, m + 2 * np * DW_LANES, wp);
+			dw_step(&a3, x + 3 * DW_LANES, m + 3 * np * DW_LANES, wp);
+		}
+		dw_vf a[DW_UNROLL] = { a0, a1, a2, a3 };
+		for (int u = 0; u < DW_UNROLL; u++) {
+			int64_t bu = b + u * DW_LANES, n = pj->ow - bu < DW_LANES ? pj->ow - bu : DW_LANES;
+			if (n > 0)
+				dw_store(t, y + bu * pj->yc * yw, pj->yc, &a[u], n);
+		}
+	}
+}
+
+/* Planes [lo, hi): plane = (batch, output feature), row-major. */
+static void dw_planes(void *arg, int64_t lo, int64_t hi)
+{
+	const dw_plane_job *pj = arg;
+	const dw_job *j = pj->lines;
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	int xw = etype_byte_width(j->rt), np = pj->np;
+	int64_t nb = (pj->ow + DW_UNROLL * DW_LANES - 1) / (DW_UNROLL * DW_LANES) * DW_UNROLL;
+	size_t fl = (size_t)(pj->ih * pj->width + DW_LANES);
+	size_t bytes = (size_t)(nb * np) * DW_LANES * 4 + fl * sizeof(float);
+	uint32_t *mask = hloi_malloc(bytes);
+	if (!mask) {
+		/* the lines of these planes instead */
+		dw_lines((void *)j, lo * pj->oh, hi * pj->oh);
+		return;
+	}
+	float *buf = (float *)(mask + nb * np * DW_LANES);
+	memset(buf, 0, fl * sizeof(float));
+	for (int64_t bi = 0; bi < nb; bi++)
+		for (int p = 0; p < np; p++) {
+			/* lane l of block bi reads input column c0 + l */
+			int64_t c0 = bi * DW_LANES + pj->pos[p].kc * pj->dc - pj->pc;
+			for (int l = 0; l < DW_LANES; l++)
+				mask[(bi * np + p) * DW_LANES + l] =
+					bi * DW_LANES + l < pj->ow && c0 + l >= 0 && c0 + l < pj->iw ? ~0u : 0u;
+		}
+	int64_t m = g->cout_g, cur = -1;
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t ob = p / g->cout, feat = p % g->cout;
+		int64_t xbase = ob * j->ls[d->input_batch] + feat / m * j->ls[d->input_feature];
+		int64_t ybase = ob * j->os[d->output_batch] + feat * j->os[d->output_feature];
+		if (xbase != cur) {
+			for (int64_t r = 0; r < pj->ih; r++)
+				dw_widen(j->rt, buf + r * pj->width + pj->lpad, j->x + (xbase + r * pj->xr) * xw, pj->xc,
+					 pj->iw);
+			cur = xbase;
+		}
+		float w[DW_POS];
+		for (int q = 0; q < np; q++)
+			w[q] = ((const float *)j->w)[pj->pos[q].kk * g->cout + feat];
+		for (int64_t o = 0; o < pj->oh; o++)
+			dw_plane_row(pj, j->rt, buf, w, mask, o, j->y + (ybase + o * pj->yr) * xw, xw);
+	}
+	hloi_free(mask);
+}
+
+/* The plane kernel when it covers job j: 0 done, 1 not covered. */
+static int dw_plane_conv(engine *e, const dw_job *j)
+{
+	const conv_geom *g = j->g;
+	const conv_dims *d = g->d;
+	int a = j->inner;
+	if (a < 0 || g->ns > 2 || j->rt == ET_F64 || g->w[a].stride != 1)
+		return 1;
+	dw_plane_job pj;
+	memset(&pj, 0, sizeof pj);
+	pj.lines = j;
+	pj.rows = g->ns == 2;
+	int r = 1 - a;
+	pj.iw = g->isz[a];
+	pj.ow = g->osz[a];
+	pj.xc = j->ls[d->input_spatial[a]];
+	pj.yc = j->os[d->output_spatial[a]];
+	pj.pc = g->w[a].pad_lo;
+	pj.dc = g->w[a].rhs_dilate;
+	pj.ih = pj.oh = 1;
+	if (pj.rows) {
+		pj.ih = g->isz[r];
+		pj.oh = g->osz[r];
+		pj.xr = j->ls[d->input_spatial[r]];
+		pj.yr = j->os[d->output_spatial[r]];
+		pj.sr = g->w[r].stride;
+		pj.pr = g->w[r].pad_lo;
+		pj.dr = g->w[r].rhs_dilate;
+	}
+	/* lanes read columns -pc .. ob - 1 + (kc - 1) * dc - pc, ob the output
+	 * columns rounded up to whole groups of blocks */
+	int64_t kc = g->ksz[a], ob = (pj.ow + DW_UNROLL * DW_LANES - 1) / (DW_UNROLL * DW_LANES) * DW_UNROLL * DW_LANES;
+	int64_t hi = ob + (kc - 1) * pj.dc - pj.pc;
+	pj.lpad = pj.pc > 0 ? pj.pc : 0;
+	pj.width = pj.lpad + (hi > pj.iw ? hi : pj.iw);
+	if (pj.ih * pj.width > (1 << 20))
+		return 1;
+	dw_pos pos[DW_POS];
+	if (g->W > DW_POS)
+		return 1;
+	int64_t k[HLOI_MAX_RANK] = { 0 };
+	int np = 0;
+	do {
+		int64_t kk = 0;
+		for (int i = 0; i < g->ns; i++)
+			kk = kk * g->ksz[i] + (g->w[i].reversal ? g->ksz[i] - 1 - k[i] : k[i]);
+		pos[np].kc = k[a];
+		pos[np].kr = pj.rows ? k[r] : 0;
+		pos[np++].kk = kk;
+	} while (index_next(g->ns, g->ksz, k));
+	pj.np = np;
+	pj.pos = pos;
+	int64_t planes = g->nout * g->cout, work = pj.oh * pj.ow * g->W;
+	int64_t chunk = work > 0 ? 65536 / work : 1;
+	contract_parallel(e->threads, planes, chunk < 1 ? 1 : chunk, dw_planes, (void *)&pj);
+	return 0;
+}
+#endif
+
 /* The depthwise kernel when it covers the convolution: 0 done, 1 not
  * covered, -1 no room for the packed kernel. */
 static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, const hloi_literal *lhs,
@@ -669,7 +937,10 @@ static int depthwise_conv(engine *e, const conv_geom *g, hloi_literal *out, cons
 	j.w = wk->data;
 	int64_t lines = g->nout * (j.inner < 0 ? g->S : g->S / g->osz[j.inner] * g->cout);
 	int64_t work = j.len * g->W, chunk = work > 0 ? 65536 / work : 1;
-	contract_parallel(e->threads, lines, chunk < 1 ? 1 : chunk, dw_lines, &j);
+#if defined(__GNUC__)
+	if (dw_plane_conv(e, &j) != 0)
+#endif
+		contract_parallel(e->threads, lines, chunk < 1 ? 1 : chunk, dw_lines, &j);
 	value_drop(e, wk);
 	return 0;
 }
