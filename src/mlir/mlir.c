@@ -66,10 +66,16 @@ typedef struct comp {
 	const char *cap_param; /* the tuple parameter's name, once made */
 	size_t cap_insert;     /* where to write the capture parameters */
 	int done;
+	/* a while's condition or body: its state is its arguments and then
+	 * the values either region captures (the body passes them on) */
+	int is_while, is_body;
+	int nargs;
+	val **argv;
 } comp;
 
 typedef struct kv {
 	const char *key;
+	int used;            /* read by the lowering */
 	size_t vs, ve;       /* the value's text */
 	size_t at;
 } kv;
@@ -78,6 +84,7 @@ typedef struct region {
 	const char *name;    /* its computation */
 	int ncap;
 	val *caps[256];
+	struct comp *c;      /* a while's region, finished by the while */
 } region;
 
 #define MAXN 64
@@ -668,9 +675,34 @@ static void put_operands(strbuf *b, val *const *v, int n)
 static const kv *kv_of(const op *o, const char *a, const char *b)
 {
 	for (int k = 0; k < o->nkv; k++)
-		if (strcmp(o->kvs[k].key, a) == 0 || (b && strcmp(o->kvs[k].key, b) == 0))
+		if (strcmp(o->kvs[k].key, a) == 0 || (b && strcmp(o->kvs[k].key, b) == 0)) {
+			((op *)o)->kvs[k].used = 1;
 			return &o->kvs[k];
+		}
 	return NULL;
+}
+
+/* Attributes that do not change what an op computes on one CPU: precision
+ * and layout hints, sharding and frontend annotations. */
+static int ignorable(const char *key)
+{
+	static const char *const keys[] = { "precision_config", "precision", "result_accuracy", "has_side_effect",
+					    "backend_config", "api_version", "called_computations", "sharding",
+					    "algorithm", "known_expanding_dimensions", "known_nonexpanding_dimensions",
+					    "indices_are_sorted", "unique_indices", "is_stable", NULL };
+	for (int k = 0; keys[k]; k++)
+		if (strcmp(key, keys[k]) == 0)
+			return 1;
+	return strncmp(key, "mhlo.", 5) == 0 || strncmp(key, "jax.", 4) == 0;
+}
+
+/* Refuses an attribute the lowering did not read: its meaning would be
+ * lost, and the answer wrong. */
+static void unread_attrs(P *p, const op *o)
+{
+	for (int k = 0; k < o->nkv; k++)
+		if (!o->kvs[k].used && !ignorable(o->kvs[k].key))
+			die(p, o->kvs[k].at, "unsupported: attribute '%s' of op '%s'", o->kvs[k].key, o->name);
 }
 
 static int has_word(const op *o, const char *w)
@@ -1010,6 +1042,22 @@ static int64_t elems(const ty *t)
 	return n;
 }
 
+/* Skips to the `>` closing a `dense<`. */
+static void skip_to_close(P *p)
+{
+	int d = 0;
+	while (p->i < p->len) {
+		char c = p->t[p->i];
+		if (c == '<' || c == '[' || c == '(')
+			d++;
+		else if ((c == ']' || c == ')') || (c == '>' && d > 0))
+			d--;
+		else if (c == '>')
+			return;
+		p->i++;
+	}
+}
+
 /* The constant `dense<...>` at [s, e) (from `dense<` on) of type t as
  * instructions of c: a constant, or a scalar constant broadcast for a
  * splat. */
@@ -1026,7 +1074,12 @@ static val *emit_dense(P *p, comp *c, const char *mname, size_t s, const ty *t, 
 	ws(p);
 	strbuf lit = { 0 };
 	int splat = 0;
-	if (ch(p) == '"') {
+	if (elems(t) == 0) {
+		/* no elements: a zero broadcast to the shape */
+		skip_to_close(p);
+		sb_puts(&lit, t->et == ET_PRED ? "false" : etype_get_kind(t->et) == KIND_COMPLEX ? "(0, 0)" : "0");
+		splat = 1;
+	} else if (ch(p) == '"') {
 		size_t hs = p->i;
 		const char *h = string(p);
 		size_t hn = strlen(h);
@@ -1297,20 +1350,23 @@ static void parse_region(P *p, op *o, int mode, int nargs, const char *const *na
 	comp *save = p->cur;
 	p->cur = c;
 	if (mode == R_TUPLE) {
-		ty tt = { 0 };
-		tt.kind = 1;
-		tt.ntup = n;
-		tt.tup = alloc(p, sizeof(ty) * (size_t)(n ? n : 1));
+		/* the parameter and its elements are written by the while
+		 * (finish_while), once both regions' captures are known */
+		c->capturing = 1;
+		c->is_while = 1;
+		c->is_body = o->nreg == 2;
+		c->nargs = n;
+		c->argv = alloc(p, sizeof(val *) * (size_t)(n ? n : 1));
 		for (int k = 0; k < n; k++)
-			tt.tup[k] = at_[k];
-		val *prm = begin(p, c, NULL, "parameter", &tt, at);
-		c->b.len--; /* the '(' */
-		sb_puts(&c->b, "(0)");
-		end_line(p, c);
-		for (int k = 0; k < n; k++) {
-			begin(p, c, an[k], "get-tuple-element", &at_[k], at);
-			sb_printf(&c->b, "%s), index=%d", prm->hlo, k);
-			end_line(p, c);
+			c->argv[k] = define(p, c, an[k], new_name(p, "get-tuple-element", at), &at_[k], (size_t)-1);
+		if (c->is_body) {
+			/* the condition's captures come first, in its order */
+			comp *cond = o->reg[0].c;
+			for (int k = 0; k < cond->ncap; k++) {
+				c->caps[c->ncap++] = cond->caps[k];
+				define(p, c, fmt(p, "cap:%s", cond->caps[k]->mname),
+				       new_name(p, "get-tuple-element", at), &cond->caps[k]->t, (size_t)-1);
+			}
 		}
 	} else if (mode == R_SCALAR) {
 		for (int k = 0; k < n; k++) {
@@ -1350,6 +1406,43 @@ static void parse_region(P *p, op *o, int mode, int nargs, const char *const *na
 	}
 	p->cur = save;
 	r->name = new_name(p, "region", at);
+	r->c = c;
+	if (!c->is_while)
+		comp_finish(p, c, r->name, 0, at);
+}
+
+/* A while's region: its tuple parameter (the arguments, then the
+ * captures `caps`) and the elements before its text; then finished. */
+static void finish_while(P *p, region *r, val *const *caps, int ncap, size_t at)
+{
+	comp *c = r->c;
+	strbuf pre = { 0 };
+	ty tt = { 0 };
+	tt.kind = 1;
+	tt.ntup = c->nargs + ncap;
+	tt.tup = alloc(p, sizeof(ty) * (size_t)(tt.ntup ? tt.ntup : 1));
+	for (int k = 0; k < c->nargs; k++)
+		tt.tup[k] = c->argv[k]->t;
+	for (int k = 0; k < ncap; k++)
+		tt.tup[c->nargs + k] = caps[k]->t;
+	const char *pn = new_name(p, "parameter", at);
+	sb_printf(&pre, "  %s = ", pn);
+	put_shape(&pre, &tt);
+	sb_puts(&pre, " parameter(0)\n");
+	for (int k = 0; k < c->nargs; k++) {
+		sb_printf(&pre, "  %s = ", c->argv[k]->hlo);
+		put_shape(&pre, &c->argv[k]->t);
+		sb_printf(&pre, " get-tuple-element(%s), index=%d\n", pn, k);
+	}
+	for (int k = 0; k < c->ncap; k++) {
+		val *g = lookup_in(c, fmt(p, "cap:%s", c->caps[k]->mname));
+		sb_printf(&pre, "  %s = ", g->hlo);
+		put_shape(&pre, &g->t);
+		sb_printf(&pre, " get-tuple-element(%s), index=%d\n", pn, c->nargs + k);
+	}
+	sb_putn(&pre, c->b.s ? c->b.s : "", c->b.len);
+	sb_free(&c->b);
+	c->b = pre;
 	comp_finish(p, c, r->name, 0, at);
 }
 
@@ -1772,9 +1865,16 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 		put_operands(&c->b, ops, 2);
 		sb_printf(&c->b, "), custom_call_target=\"check.%s\", custom_call_has_side_effect=true", target);
 		const kv *x = kv_of(o, "max_ulp_difference", NULL);
+		const kv *tol = kv_of(o, "tolerance", NULL);
 		int64_t ulp = 0;
 		if (x && ints_in(p, x->vs, x->ve, &ulp, 1) == 1)
 			sb_printf(&c->b, ", backend_config=\"{max_ulp_difference = %" PRId64 "}\"", ulp);
+		else if (tol) {
+			size_t e = tol->vs;
+			while (e < tol->ve && p->t[e] != ':' && p->t[e] != ' ')
+				e++;
+			sb_printf(&c->b, ", backend_config=\"{tolerance = %.*s}\"", (int)(e - tol->vs), p->t + tol->vs);
+		}
 		end_line(p, c);
 		return;
 	}
@@ -1820,6 +1920,7 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 		else
 			window_attr(p, c, o, ops[0]->t.rank);
 		sb_printf(&c->b, ", to_apply=%s", rn);
+		unread_attrs(p, o);
 		end_line(p, c);
 		if (n > 1)
 			split_results(p, c, mname, v, n, o->at);
@@ -1827,7 +1928,21 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 	}
 	if (strcmp(s, "while") == 0) {
 		need_regions(p, o, 2);
-		val *t = make_tuple(p, c, o->ops, o->nops, o->at);
+		comp *body = o->reg[1].c;
+		if (o->reg[0].c->ncap > body->ncap)
+			die(p, o->at, "unsupported: the while's condition captures what its body does not read");
+		val *state[MAXN];
+		int ns = 0;
+		for (int k = 0; k < o->nops; k++)
+			state[ns++] = o->ops[k];
+		for (int k = 0; k < body->ncap; k++) {
+			if (ns == MAXN)
+				die(p, o->at, "a while with too many values");
+			state[ns++] = body->caps[k];
+		}
+		finish_while(p, &o->reg[0], body->caps, body->ncap, o->at);
+		finish_while(p, &o->reg[1], body->caps, body->ncap, o->at);
+		val *t = make_tuple(p, c, state, ns, o->at);
 		ty tt = t->t;
 		v = begin(p, c, NULL, "while", &tt, o->at);
 		sb_printf(&c->b, "%s), condition=%s, body=%s", t->hlo, o->reg[0].name, o->reg[1].name);
@@ -1910,6 +2025,7 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 				sb_puts(&c->b, ", unique_indices=true");
 			sb_printf(&c->b, ", to_apply=%s", o->reg[0].name);
 		}
+		unread_attrs(p, o);
 		end_line(p, c);
 		if (multi)
 			split_results(p, c, mname, v, nres, o->at);
@@ -2110,7 +2226,30 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 		x = kv_of(o, "indices_are_sorted", NULL);
 		if (x && strncmp(p->t + x->vs, "true", 4) == 0)
 			sb_puts(&c->b, ", indices_are_sorted=true");
+	} else if (strcmp(s, "triangular_solve") == 0) {
+		static const char *const flags[] = { "left_side", "lower", "unit_diagonal", NULL };
+		for (int k = 0; flags[k]; k++) {
+			const kv *x = kv_of(o, flags[k], NULL);
+			if (x && strncmp(p->t + x->vs, "true", 4) == 0)
+				sb_printf(&c->b, ", %s=true", flags[k]);
+		}
+		const kv *x = kv_of(o, "transpose_a", NULL);
+		sb_printf(&c->b, ", transpose_a=%s", x ? enum_word(p, x) : "NO_TRANSPOSE");
+	} else if (strcmp(s, "cholesky") == 0) {
+		const kv *x = kv_of(o, "lower", NULL);
+		if (x && strncmp(p->t + x->vs, "true", 4) == 0)
+			sb_puts(&c->b, ", lower=true");
+	} else if (strcmp(s, "fft") == 0) {
+		const kv *x = kv_of(o, "fft_type", "type");
+		if (!x)
+			die(p, o->at, "fft needs fft_type");
+		sb_printf(&c->b, ", fft_type=%s", enum_word(p, x));
+		put_ints_attr(p, c, o, "fft_length", "length", "fft_length", 1);
+	} else if (strcmp(s, "all_gather") == 0 || strcmp(s, "all_to_all") == 0 || strcmp(s, "collective_permute") == 0 ||
+		   strcmp(s, "collective_broadcast") == 0) {
+		die(p, o->at, "unsupported op '%s'", o->name);
 	}
+	unread_attrs(p, o);
 	end_line(p, c);
 	if (multi)
 		split_results(p, c, mname, v, nres, o->at);
@@ -2179,6 +2318,10 @@ static void parse_stmt(P *p, comp *c, int tuple_root, int *returned)
 	/* a reducer's arguments and regions written after the types */
 	for (;;) {
 		ws(p);
+		if (ch(p) == '{' && !opens_region(p)) {
+			parse_dict(p, o, "}"); /* an attribute dictionary after the types */
+			continue;
+		}
 		if (peek_word(p, "reducer")) {
 			p->i += 7;
 			/* (%a: t, %b: t) per input: the block takes every input's
@@ -2223,7 +2366,19 @@ static void parse_stmt(P *p, comp *c, int tuple_root, int *returned)
 	if (strcmp(s, "return") == 0 || strcmp(o->name, "func.return") == 0 || strcmp(o->name, "return") == 0) {
 		if (mname)
 			die(p, at, "return has no results");
-		if (o->nops == 1 && !tuple_root) {
+		if (c->is_body) {
+			/* the next state: the values returned, then the captures
+			 * unchanged */
+			val *all[2 * MAXN];
+			int n = 0;
+			for (int k = 0; k < o->nops; k++)
+				all[n++] = o->ops[k];
+			for (int k = 0; k < c->ncap && n < 2 * MAXN; k++)
+				all[n++] = lookup_in(c, fmt(p, "cap:%s", c->caps[k]->mname));
+			if (n > MAXN)
+				die(p, o->at, "a while with too many values");
+			mark_root(p, c, make_tuple(p, c, all, n, o->at));
+		} else if (o->nops == 1 && !tuple_root) {
 			mark_root(p, c, o->ops[0]);
 		} else {
 			val *t = make_tuple(p, c, o->ops, o->nops, o->at);
