@@ -41,8 +41,8 @@ typedef enum hloi_status {
 	HLOI_EIO = -6,          /* reading or writing a file failed */
 	HLOI_ESTOPPED = -7,     /* a run was stopped: its stop flag was set or it
 				   reached its step limit (hloi_run_options) */
-	HLOI_ECHECK = -8        /* since version 3: an assertion of the program
-				   failed (StableHLO's check.expect_*) */
+	HLOI_ECHECK = -8        /* an assertion of the program failed (StableHLO's
+				   check.expect_*, doc/stablehlo.md) */
 } hloi_status;
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
