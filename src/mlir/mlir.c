@@ -1614,13 +1614,21 @@ static void parse_types(P *p, op *o)
 	}
 }
 
+/* Whether the op's pretty type list (`: t1, t2`) is its results' types
+ * (ops whose results are their operands' types), not operands then result. */
+static int types_are_results(const op *o)
+{
+	const char *s = short_name(o->name);
+	return strcmp(s, "while") == 0 || strcmp(s, "optimization_barrier") == 0;
+}
+
 /* The k-th result type. */
 static const ty *result_type(P *p, const op *o, int k)
 {
 	if (o->nout > k)
 		return &o->out[k];
 	if (o->nout == 0 && o->ntypes > 0) {
-		if (strcmp(short_name(o->name), "while") == 0 && k < o->ntypes)
+		if (types_are_results(o) && k < o->ntypes)
 			return &o->in[k];
 		if (k == 0)
 			return &o->in[o->ntypes - 1];
@@ -1633,7 +1641,7 @@ static int result_count(const op *o)
 {
 	if (o->nout)
 		return o->nout;
-	if (strcmp(short_name(o->name), "while") == 0)
+	if (types_are_results(o))
 		return o->ntypes;
 	return o->ntypes ? 1 : 0;
 }
