@@ -2119,6 +2119,11 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 		x = kv_of(o, "mantissa_bits", "mantissa");
 		if (x)
 			ints_in(p, x->vs, x->ve, &m, 1);
+		/* the pretty form's `format = e5m10` */
+		x = kv_of(o, "format", NULL);
+		if (x && (x->ve - x->vs < 4 || p->t[x->vs] != 'e' ||
+			  sscanf(p->t + x->vs, "e%" SCNd64 "m%" SCNd64, &e, &m) != 2))
+			die(p, x->at, "expected a format eNmM");
 		sb_printf(&c->b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64, e, m);
 	} else if (strcmp(s, "rng_bit_generator") == 0) {
 		const kv *x = kv_of(o, "rng_algorithm", NULL);
