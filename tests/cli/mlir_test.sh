@@ -84,5 +84,19 @@ expect_err eltype 'func.func @main(%a: tensor<2xf7>) -> tensor<2xf7> {
 expect_err quant 'func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 1.0>>) -> tensor<2xf32> {
 }' "quant.mlir:1:30: error: unsupported: quantized types"
 
+# every prefix of a program: a located error (exit 3) or a program, never
+# another exit (a crash, a sanitizer report)
+f="$data/stablehlo/generic_forms.mlir"
+n=$(wc -c <"$f")
+i=1
+while [ $i -lt "$n" ]; do
+	head -c $i "$f" >"$tmp/prefix.mlir"
+	"$hloi" check "$tmp/prefix.mlir" >/dev/null 2>"$tmp/err"
+	rc=$?
+	{ [ $rc -eq 3 ] && grep -q "prefix.mlir:[0-9]*:[0-9]*: error:" "$tmp/err"; } || [ $rc -eq 0 ] ||
+		bad "prefix of $i bytes: exit $rc: $(head -2 "$tmp/err")"
+	i=$((i + 29))
+done
+
 [ $fail -eq 0 ] && echo "mlir: all passed"
 exit $((fail > 0))
