@@ -1184,7 +1184,18 @@ static void value_range(P *p, kv *x, int in_dict)
 		} else if ((c == ')' || c == ']' || c == '}' || c == '>') && !(c == '>' && p->i > 0 && p->t[p->i - 1] == '-')) {
 			if (d == 0)
 				break;
-			d--;
+			if (--d == 0 && !in_dict) {
+				/* a whole group ends the value unless `x [` or
+				 * `->` continues it; an attribute dictionary may
+				 * follow (`window = {...} {...}`) */
+				size_t j = p->i + 1;
+				while (j < p->len && (p->t[j] == ' ' || p->t[j] == '\t' || p->t[j] == '\n'))
+					j++;
+				if (j < p->len && p->t[j] == '{') {
+					p->i++;
+					break;
+				}
+			}
 		} else if (d == 0 && (c == ',' || (c == ':' && !in_dict))) {
 			break;
 		} else if (d == 0 && c == '\n' && !in_dict) {
@@ -1766,6 +1777,97 @@ static void window_attr(P *p, comp *c, const op *o, int rank)
 	sb_putc(&c->b, '}');
 }
 
+/* convolution's `dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`
+ * (or `#stablehlo.conv<...>`) as dim_labels, its `window = {stride = [..],
+ * pad = [[..]], lhs_dilate, rhs_dilate, reverse}` (or window_strides,
+ * padding, lhs_dilation, rhs_dilation, window_reversal) as HLO's window,
+ * the window's size being the kernel's spatial dimensions. */
+static void conv_attrs(P *p, comp *c, const op *o)
+{
+	const kv *dn = kv_of(o, "dim_numbers", "dimension_numbers");
+	if (!dn)
+		die(p, o->at, "convolution needs dim_numbers");
+	char lab[3][MAX_RANK + 1];
+	int g = -1, n = 0, inside = 0;
+	for (size_t i = dn->vs; i < dn->ve; i++) {
+		char ch_ = p->t[i];
+		if (ch_ == '[') {
+			if (++g == 3)
+				break;
+			n = 0;
+			inside = 1;
+		} else if (ch_ == ']') {
+			if (g >= 0 && g < 3)
+				lab[g][n] = 0;
+			inside = 0;
+		} else if (inside && isalnum((unsigned char)ch_)) {
+			if (n == MAX_RANK)
+				die(p, dn->at, "too many dimensions in dim_numbers");
+			lab[g][n++] = ch_;
+		}
+	}
+	if (g != 2)
+		die(p, dn->at, "unsupported: dim_numbers not written [..]x[..]->[..]");
+	int nsp = (int)strlen(lab[1]) - 2;
+	if (nsp < 0 || o->nops != 2 || (int)strlen(lab[1]) != o->ops[1]->t.rank)
+		die(p, dn->at, "dim_numbers do not match the kernel");
+	int64_t size[MAX_RANK], stride[MAX_RANK], pad[2 * MAX_RANK], lhs[MAX_RANK], rhs[MAX_RANK], rev[MAX_RANK];
+	for (int d = 0; d < nsp; d++) {
+		const char *q = strchr(lab[1], '0' + d);
+		if (!q)
+			die(p, dn->at, "the kernel has no spatial dimension %d", d);
+		size[d] = o->ops[1]->t.dims[q - lab[1]];
+		stride[d] = lhs[d] = rhs[d] = 1, rev[d] = 0, pad[2 * d] = pad[2 * d + 1] = 0;
+	}
+	const kv *w = kv_of(o, "window", NULL);
+	size_t vs, ve;
+	static const char *const wk[5] = { "stride", "pad", "lhs_dilate", "rhs_dilate", "reverse" };
+	static const char *const gk[5] = { "window_strides", "padding", "lhs_dilation", "rhs_dilation",
+					   "window_reversal" };
+	int64_t *dst[5] = { stride, pad, lhs, rhs, rev };
+	for (int k = 0; k < 5; k++) {
+		int max = k == 1 ? 2 * nsp : nsp;
+		if (w && sub_attr(p, w->vs, w->ve, wk[k], &vs, &ve))
+			ints_in(p, vs, ve, dst[k], max);
+		const kv *x = kv_of(o, gk[k], NULL);
+		if (x)
+			ints_in(p, x->vs, x->ve, dst[k], max);
+	}
+	if (nsp > 0) {
+		sb_puts(&c->b, ", window={size=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%" PRId64, d ? "x" : "", size[d]);
+		sb_puts(&c->b, " stride=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%" PRId64, d ? "x" : "", stride[d]);
+		sb_puts(&c->b, " pad=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%" PRId64 "_%" PRId64, d ? "x" : "", pad[2 * d], pad[2 * d + 1]);
+		sb_puts(&c->b, " lhs_dilate=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%" PRId64, d ? "x" : "", lhs[d]);
+		sb_puts(&c->b, " rhs_dilate=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%" PRId64, d ? "x" : "", rhs[d]);
+		sb_puts(&c->b, " rhs_reversal=");
+		for (int d = 0; d < nsp; d++)
+			sb_printf(&c->b, "%s%d", d ? "x" : "", rev[d] ? 1 : 0);
+		sb_putc(&c->b, '}');
+	}
+	sb_printf(&c->b, ", dim_labels=%s_%s->%s", lab[0], lab[1], lab[2]);
+	int64_t fg = 1, bg = 1;
+	const kv *x = kv_of(o, "feature_group_count", NULL);
+	if (x)
+		ints_in(p, x->vs, x->ve, &fg, 1);
+	x = kv_of(o, "batch_group_count", NULL);
+	if (x)
+		ints_in(p, x->vs, x->ve, &bg, 1);
+	if (fg != 1)
+		sb_printf(&c->b, ", feature_group_count=%" PRId64, fg);
+	if (bg != 1)
+		sb_printf(&c->b, ", batch_group_count=%" PRId64, bg);
+}
+
 /* `applies stablehlo.add`: the reducer (acc, x) -> op(acc, x) on scalars of
  * type et. */
 static const char *applies_region(P *p, const op *o, etype et)
@@ -2239,6 +2341,8 @@ static void lower(P *p, comp *c, op *o, const char *mname, int nres)
 		x = kv_of(o, "indices_are_sorted", NULL);
 		if (x && strncmp(p->t + x->vs, "true", 4) == 0)
 			sb_puts(&c->b, ", indices_are_sorted=true");
+	} else if (strcmp(s, "convolution") == 0) {
+		conv_attrs(p, c, o);
 	} else if (strcmp(s, "triangular_solve") == 0) {
 		static const char *const flags[] = { "left_side", "lower", "unit_diagonal", NULL };
 		for (int k = 0; flags[k]; k++) {

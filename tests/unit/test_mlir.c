@@ -113,6 +113,15 @@ static void test_ops(void)
 		   "  %0 = stablehlo.slice %a [1:4:2] : (tensor<4xf32>) -> tensor<2xf32>\n"
 		   "  return %0 : tensor<2xf32>\n}\n",
 		   "slice={[1:4:2]}");
+	/* convolution: dim_labels, and the window sized by the kernel */
+	expect_has("func.func @main(%a: tensor<1x4x4x2xf32>, %k: tensor<3x2x2x5xf32>) -> tensor<1x2x3x5xf32> {\n"
+		   "  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+		   "window = {stride = [2, 1], pad = [[0, 0], [0, 0]], reverse = [false, true]} "
+		   "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+		   "(tensor<1x4x4x2xf32>, tensor<3x2x2x5xf32>) -> tensor<1x2x3x5xf32>\n"
+		   "  return %0 : tensor<1x2x3x5xf32>\n}\n",
+		   "window={size=3x2 stride=2x1 pad=0_0x0_0 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x1}, "
+		   "dim_labels=b01f_01io->b01f");
 	/* several results: a tuple, then its elements */
 	expect_has("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
 		   "  %0:2 = stablehlo.optimization_barrier %a, %a : tensor<f32>, tensor<f32>\n"
