@@ -59,6 +59,8 @@ typedef struct val {
 typedef struct comp {
 	strbuf b;
 	val *vals;
+	val **tab;           /* vals by name: open addressing, hloi_malloc'd */
+	size_t cap, n;
 	struct comp *parent;
 	int capturing;       /* uses of outer values become captures */
 	int ncap;
@@ -129,8 +131,8 @@ typedef struct P {
 	int func_public[4096];
 	const char *entry;
 	comp *cur;
-	comp *all[1024];
-	int nall;
+	comp **all;          /* every computation made, hloi_malloc'd */
+	int nall, capall;
 	struct op *live[256]; /* ops being read (nested in regions) */
 	int nlive;
 } P;
@@ -565,12 +567,56 @@ static int type_list(P *p, ty *v, int max)
 
 /* --- values and emission ---------------------------------------------------- */
 
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
 static val *lookup_in(comp *c, const char *name)
 {
-	for (val *v = c->vals; v; v = v->next)
+	if (!c->cap)
+		return NULL;
+	for (size_t i = name_hash(name) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		val *v = c->tab[i];
+		if (!v)
+			return NULL;
 		if (strcmp(v->mname, name) == 0)
 			return v;
-	return NULL;
+	}
+}
+
+/* Enters v in c's table (a later value of the same name replaces it). */
+static void enter(P *p, comp *c, val *v)
+{
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		val **t = hloi_calloc(cap, sizeof *t);
+		if (!t) {
+			p->oom = 1;
+			longjmp(p->jb, 2);
+		}
+		for (size_t k = 0; k < c->cap; k++) {
+			val *w = c->tab[k];
+			if (!w)
+				continue;
+			size_t i = name_hash(w->mname) & (cap - 1);
+			while (t[i])
+				i = (i + 1) & (cap - 1);
+			t[i] = w;
+		}
+		hloi_free(c->tab);
+		c->tab = t;
+		c->cap = cap;
+	}
+	size_t i = name_hash(v->mname) & (c->cap - 1);
+	while (c->tab[i] && strcmp(c->tab[i]->mname, v->mname) != 0)
+		i = (i + 1) & (c->cap - 1);
+	if (!c->tab[i])
+		c->n++;
+	c->tab[i] = v;
 }
 
 static val *define(P *p, comp *c, const char *mname, const char *hlo, const ty *t, size_t line)
@@ -582,6 +628,7 @@ static val *define(P *p, comp *c, const char *mname, const char *hlo, const ty *
 	v->line = line;
 	v->next = c->vals;
 	c->vals = v;
+	enter(p, c, v);
 	return v;
 }
 
@@ -1300,8 +1347,16 @@ static void mark_root(P *p, comp *c, val *v)
 
 static comp *comp_new(P *p)
 {
-	if (p->nall == 1024)
-		die(p, p->i, "too many regions");
+	if (p->nall == p->capall) {
+		int cap = p->capall ? 2 * p->capall : 64;
+		comp **a = hloi_realloc(p->all, (size_t)cap * sizeof *a);
+		if (!a) {
+			p->oom = 1;
+			longjmp(p->jb, 2);
+		}
+		p->all = a;
+		p->capall = cap;
+	}
 	comp *c = hloi_calloc(1, sizeof *c);
 	if (!c) {
 		p->oom = 1;
@@ -2701,8 +2756,10 @@ hloi_status mlir_to_hlo(strbuf *hlo, size_t **offs, size_t *noffs, hloi_context 
 		hloi_free(p->live[k]);
 	for (int k = 0; k < p->nall; k++) {
 		sb_free(&p->all[k]->b);
+		hloi_free(p->all[k]->tab);
 		hloi_free(p->all[k]);
 	}
+	hloi_free(p->all);
 	arena_release(&p->a);
 	if (st == HLOI_OK) {
 		*hlo = p->out;
