@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,27 +92,22 @@ typedef struct region {
 
 #define MAXN 64
 typedef struct op {
+	/* the counts and scalars, zeroed for each op (up to `ops`); the
+	 * arrays after them are read only below their counts */
 	const char *name;    /* without the dialect's quotes */
 	size_t at;
 	int generic;
-	int nops;
+	int nops, nkv, nwords, nbr, nbind, nin, nout, ntypes, nreg;
+	const char *callee;   /* `@name` */
+	size_t dense_s, dense_e; /* a bare `dense<...>` item */
 	val *ops[MAXN];
 	size_t op_at[MAXN];
-	int nkv;
 	kv kvs[MAXN];
-	int nwords;
 	const char *words[MAXN];
-	int nbr;
 	size_t br_s[8], br_e[8];
-	int nbind;
 	const char *bind[MAXN]; /* while's `%iterArg = %x` names */
-	const char *callee;   /* `@name` */
-	int nin, nout;
-	ty in[MAXN], out[MAXN];
-	int ntypes;           /* a type list without `->` */
-	int nreg;
+	ty in[MAXN], out[MAXN];  /* nin/nout, or ntypes in `in` */
 	region reg[16];
-	size_t dense_s, dense_e; /* a bare `dense<...>` item */
 } op;
 
 typedef struct P {
@@ -133,8 +129,8 @@ typedef struct P {
 	comp *cur;
 	comp **all;          /* every computation made, hloi_malloc'd */
 	int nall, capall;
-	struct op *live[256]; /* ops being read (nested in regions) */
-	int nlive;
+	struct op *pool[256]; /* an op record per nesting depth, reused */
+	int nlive;            /* the depth */
 } P;
 
 static void die(P *p, size_t at, const char *fmt, ...) DIAG_PRINTF(3, 4);
@@ -1271,6 +1267,7 @@ static void parse_dict(P *p, op *o, const char *close)
 			die(p, at, "too many attributes");
 		kv *x = &o->kvs[o->nkv++];
 		x->key = k;
+		x->used = 0;
 		x->at = at;
 		if (eat(p, "=")) {
 			value_range(p, x, 1);
@@ -1385,6 +1382,8 @@ static void parse_region(P *p, op *o, int mode, int nargs, const char *const *na
 	if (o->nreg == 16)
 		die(p, p->i, "too many regions");
 	region *r = &o->reg[o->nreg++];
+	r->ncap = 0;
+	r->c = NULL;
 	comp *c = comp_new(p);
 	c->parent = p->cur;
 	c->capturing = mode == R_CAPTURE;
@@ -1625,6 +1624,7 @@ static void parse_items(P *p, op *o)
 					die(p, s, "too many attributes");
 				kv *x = &o->kvs[o->nkv++];
 				x->key = w;
+				x->used = 0;
 				x->at = s;
 				value_range(p, x, 0);
 				continue;
@@ -2433,12 +2433,17 @@ static void parse_stmt(P *p, comp *c, int tuple_root, int *returned)
 {
 	if (p->nlive == 256)
 		die(p, p->i, "regions nested too deep");
-	op *o = hloi_calloc(1, sizeof *o);
+	op *o = p->pool[p->nlive];
 	if (!o) {
-		p->oom = 1;
-		longjmp(p->jb, 2);
+		/* large (its arrays): made once per depth, not per op */
+		o = p->pool[p->nlive] = hloi_malloc(sizeof *o);
+		if (!o) {
+			p->oom = 1;
+			longjmp(p->jb, 2);
+		}
 	}
-	p->live[p->nlive++] = o; /* freed on an error by mlir_to_hlo */
+	memset(o, 0, offsetof(op, ops));
+	p->nlive++;
 	ws(p);
 	const char *mname = NULL;
 	int nres = 0, nlist = 0;
@@ -2576,7 +2581,6 @@ static void parse_stmt(P *p, comp *c, int tuple_root, int *returned)
 	}
 	p->cur = save;
 	p->nlive--;
-	hloi_free(o);
 }
 
 /* `func.func [public|private] @name(%a: t {attrs}, ...) -> (t {attrs}) attributes {...} { body }` */
@@ -2752,8 +2756,8 @@ hloi_status mlir_to_hlo(strbuf *hlo, size_t **offs, size_t *noffs, hloi_context 
 	}
 	if (p->oom)
 		st = HLOI_ENOMEM;
-	for (int k = 0; k < p->nlive; k++)
-		hloi_free(p->live[k]);
+	for (int k = 0; k < 256; k++)
+		hloi_free(p->pool[k]);
 	for (int k = 0; k < p->nall; k++) {
 		sb_free(&p->all[k]->b);
 		hloi_free(p->all[k]->tab);
