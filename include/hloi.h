@@ -39,8 +39,10 @@ typedef enum hloi_status {
 	HLOI_EUNSUPPORTED = -4, /* valid, but not something hloi evaluates */
 	HLOI_ENOMEM = -5,       /* allocation failed or the memory budget is exceeded */
 	HLOI_EIO = -6,          /* reading or writing a file failed */
-	HLOI_ESTOPPED = -7      /* a run was stopped: its stop flag was set or it
+	HLOI_ESTOPPED = -7,     /* a run was stopped: its stop flag was set or it
 				   reached its step limit (hloi_run_options) */
+	HLOI_ECHECK = -8        /* an assertion of the program failed (StableHLO's
+				   check.expect_*, doc/stablehlo.md) */
 } hloi_status;
 
 /* Short name of a status ("parse error", "type error", ...). Static string. */
@@ -290,7 +292,8 @@ typedef enum hloi_format {
 	HLOI_FORMAT_AUTO = 0, /* by extension, else by content */
 	HLOI_FORMAT_HLO,
 	HLOI_FORMAT_PB,
-	HLOI_FORMAT_PBTXT
+	HLOI_FORMAT_PBTXT,
+	HLOI_FORMAT_MLIR      /* StableHLO text (read only; doc/stablehlo.md) */
 } hloi_format;
 
 /* Parses HLO text (`len` bytes; NUL bytes inside are errors). `name` labels

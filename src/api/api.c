@@ -18,6 +18,7 @@
 #include "io/file.h"
 #include "io/npy.h"
 #include "ir/ir.h"
+#include "mlir/mlir.h"
 #include "proto/proto.h"
 #include "rewrite/lower.h"
 #include "text/dot.h"
@@ -670,6 +671,8 @@ static hloi_format format_from_path(const char *path)
 		return HLOI_FORMAT_PB;
 	if (str_has_suffix(path, ".pbtxt"))
 		return HLOI_FORMAT_PBTXT;
+	if (str_has_suffix(path, ".mlir"))
+		return HLOI_FORMAT_MLIR;
 	return HLOI_FORMAT_AUTO;
 }
 
@@ -691,6 +694,8 @@ static hloi_status load_taken(hloi_module **out, hloi_context *ctx, const char *
 		 * loader says so when it is not one). */
 		if (looks_like_pbtxt(text, len))
 			format = HLOI_FORMAT_PBTXT;
+		else if (mlir_looks_like(text, len))
+			format = HLOI_FORMAT_MLIR;
 		else if (looks_like_hlo(text, len))
 			format = HLOI_FORMAT_HLO;
 		else if (len > 0 && memchr(text, '\0', len) == NULL && !(text[0] & 0x80) &&
@@ -710,9 +715,12 @@ static hloi_status load_taken(hloi_module **out, hloi_context *ctx, const char *
 	case HLOI_FORMAT_PBTXT:
 		st = proto_load_text(out, ctx, path, text, len);
 		break;
+	case HLOI_FORMAT_MLIR:
+		st = mlir_parse_module(out, ctx, path, text, len);
+		break;
 	default:
 		diag_error_where(ctx, path,
-				 "cannot tell the program's format; name it .hlo, .pb or .pbtxt, or pass --format");
+				 "cannot tell the program's format; name it .hlo, .pb, .pbtxt or .mlir, or pass --format");
 		st = HLOI_EPARSE;
 		break;
 	}
@@ -824,6 +832,9 @@ hloi_status hloi_module_save(const hloi_module *m, hloi_context *ctx, const char
 		hloi_free(data);
 		return st;
 	}
+	case HLOI_FORMAT_MLIR:
+		diag_error_where(ctx, path, "hloi reads StableHLO (.mlir) but does not write it; write .hlo, .pb or .pbtxt");
+		return HLOI_EINVAL;
 	default:
 		diag_error_where(ctx, path, "cannot tell the output format; name it .hlo, .pb or .pbtxt");
 		return HLOI_EINVAL;

@@ -53,6 +53,41 @@ static int cc_check_identity(checker *c, instr *in, const char *name, etype t, s
 	return 0;
 }
 
+/* The check dialect's (actual, expected): two arrays of one type and
+ * dimensions. */
+static int check_pair(checker *c, instr *in, const char *name)
+{
+	char a[CK_SHAPE_TEXT], b[CK_SHAPE_TEXT];
+	if (!count_operands(c, in, name, 2))
+		return 1;
+	const shape *x = opnd(in, 0), *y = opnd(in, 1);
+	if (!shape_is_array(x) || !shape_is_array(y) || x->type != y->type || !shape_same_dims(x, y)) {
+		ck_error(c, in->op_at, "custom-call target '%s' compares arrays of one type and shape, not %s and %s",
+			 name, ck_shape(a, x), ck_shape(b, y));
+		return 1;
+	}
+	return 0;
+}
+
+static int cc_check_check_expect(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	if (check_pair(c, in, name))
+		return 1;
+	memset(want, 0, sizeof *want);
+	want->type = ET_TUPLE;
+	return 0;
+}
+
+static int cc_check_check_eq(checker *c, instr *in, const char *name, etype t, shape *want)
+{
+	(void)t;
+	if (check_pair(c, in, name))
+		return 1;
+	shape_make_array(want, ET_PRED, 0, NULL);
+	return 0;
+}
+
 /* AllocateBuffer(): no operand; the written shape, which it needs. */
 static int cc_check_allocate_buffer(checker *c, instr *in, const char *name, etype t, shape *want)
 {

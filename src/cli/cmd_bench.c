@@ -85,7 +85,7 @@ static const char help[] =
 	"                          instruction, as XLA's verifier with\n"
 	"                          allow_mixed_precision (converts made explicit)\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
-	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --format FORMAT         hlo, pb, pbtxt or mlir (default: by extension)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  --quiet                 no progress line (one shows on a terminal when\n"
 	"                          reading the inputs or the runs take over 2 s)\n"

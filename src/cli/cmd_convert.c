@@ -16,7 +16,7 @@ static const char help[] =
 	"does not type-check: a program hloi cannot run converts all the same.\n"
 	"\n"
 	"Options:\n"
-	"  --format FORMAT         hlo, pb or pbtxt: the format of IN\n"
+	"  --format FORMAT         hlo, pb, pbtxt or mlir: the format of IN\n"
 	"                          (default: by extension, else by content)\n"
 	"  --to FORMAT             hlo, pb or pbtxt: the format of OUT\n"
 	"                          (default: by extension; hlo for -)\n"

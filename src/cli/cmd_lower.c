@@ -22,7 +22,7 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"  --broadcast-mode MODE   xla or numpy, for modules that do not say\n"
-	"  --format FORMAT         hlo, pb or pbtxt (default: by extension)\n"
+	"  --format FORMAT         hlo, pb, pbtxt or mlir (default: by extension)\n"
 	"  --max-memory SIZE       memory ceiling in bytes, with optional K, M or G\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"
 	"  -h, --help              show this help\n"

@@ -118,7 +118,7 @@ static const char help[] =
 	"  --timeout SECONDS       stop a run that takes longer; exit 4\n"
 	"  --quiet                 no progress line (one shows on a terminal when\n"
 	"                          random inputs or the run take over 2 s)\n"
-	"  --format FORMAT         hlo, pb or pbtxt (default: by extension, else by\n"
+	"  --format FORMAT         hlo, pb, pbtxt or mlir (default: by extension, else by\n"
 	"                          content)\n"
 	"  --input_format FORMAT   the same (run_hlo_module's spelling)\n"
 	"  --color WHEN            auto, always or never, for diagnostics\n"

@@ -20,6 +20,8 @@ int cli_exit_code(hloi_status st)
 	case HLOI_EINVAL:
 	case HLOI_EUNSUPPORTED:
 		return EXIT_INVALID;
+	case HLOI_ECHECK:
+		return EXIT_MISMATCH;
 	case HLOI_ENOMEM:
 	case HLOI_EIO:
 	case HLOI_ESTOPPED:
@@ -74,6 +76,8 @@ int cli_parse_format(const char *s, hloi_format *out)
 		*out = HLOI_FORMAT_PB;
 	else if (strcmp(s, "pbtxt") == 0)
 		*out = HLOI_FORMAT_PBTXT;
+	else if (strcmp(s, "mlir") == 0)
+		*out = HLOI_FORMAT_MLIR;
 	else if (strcmp(s, "auto") == 0)
 		*out = HLOI_FORMAT_AUTO;
 	else

@@ -58,7 +58,7 @@ static int cli_common_option(int c, const char *arg, cli_io *io, const char *cmd
 	}
 	case CLI_OPT_FORMAT:
 		if (cli_parse_format(arg, format))
-			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb or pbtxt)", arg);
+			return cli_usage_error(io, cmd, "invalid --format '%s' (hlo, pb, pbtxt or mlir)", arg);
 		return 0;
 	case CLI_OPT_REPLICAS:
 	case CLI_OPT_PARTITIONS:

@@ -422,6 +422,7 @@ const char *hloi_status_name(hloi_status st)
 	case HLOI_ENOMEM: return "out of memory";
 	case HLOI_EIO: return "I/O error";
 	case HLOI_ESTOPPED: return "stopped";
+	case HLOI_ECHECK: return "check failed";
 	}
 	return "unknown status";
 }

@@ -16,11 +16,12 @@ core    util
 ir      core util
 io      core util
 text    ir core util
+mlir    text ir core util
 check   text ir core util
 rewrite check text ir core util
 proto   text ir core util
 eval    text ir core util
-api     rewrite check eval proto text io ir core util
+api     rewrite check eval proto mlir text io ir core util
 cli     api
 '
 

@@ -2,11 +2,180 @@
  * (ir/custom_calls.def, one cc_kernel_<rule> each, in this file and in
  * eval/lib/lapack.c), else the embedder's evaluate callback
  * (hloi_custom_call_register). Both engines run these kernels. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/float8.h"
+#include "core/half.h"
 #include "core/literal.h"
+#include "util/diag.h"
+#include "util/strbuf.h"
 #include "eval/kernels/kernel.h"
 #include "eval/lib/lapack.h"
+
+/* --- StableHLO's check dialect -------------------------------------------- */
+
+/* Element k of an array as a double (the real part of a complex; *im its
+ * imaginary part). */
+static double elem_f64(etype t, const void *p, double *im)
+{
+	*im = 0;
+	switch (t) {
+	case ET_F32: return *(const float *)p;
+	case ET_F64: return *(const double *)p;
+	case ET_F16: return f16_to_f32(*(const uint16_t *)p);
+	case ET_BF16: return bf16_to_f32(*(const uint16_t *)p);
+	case ET_C64: {
+		const float *c = p;
+		*im = c[1];
+		return c[0];
+	}
+	case ET_C128: {
+		const double *c = p;
+		*im = c[1];
+		return c[0];
+	}
+	default: {
+		const f8_format *f = f8_format_of(t);
+		return f ? f8_to_f64(f, *(const uint8_t *)p) : 0;
+	}
+	}
+}
+
+/* The float's bits as a sign-magnitude ordinal (StableHLO's ULP distance:
+ * the number of floats between two finite values). */
+static uint64_t float_bits(etype t, const void *p, int *neg)
+{
+	uint64_t u = 0;
+	int w = etype_byte_width(t);
+	memcpy(&u, p, (size_t)w);
+	int bits = etype_bit_width(t);
+	uint64_t sign = (uint64_t)1 << (bits - 1);
+	*neg = (u & sign) != 0;
+	return u & (sign - 1);
+}
+
+static uint64_t ulp_diff(etype t, const void *a, const void *b, double x, double y)
+{
+	int w = etype_byte_width(t);
+	if (memcmp(a, b, (size_t)w) == 0)
+		return 0;
+	if (isnan(x) && isnan(y))
+		return 0;
+	if (!isfinite(x) || !isfinite(y))
+		return UINT64_MAX;
+	int na, nb;
+	uint64_t ua = float_bits(t, a, &na), ub = float_bits(t, b, &nb);
+	if (na != nb)
+		return ua + ub;
+	return ua > ub ? ua - ub : ub - ua;
+}
+
+/* Whether one element pair passes the check `target`. */
+static int check_element(cc_target target, etype t, const void *a, const void *b, int64_t max_ulp, double tol)
+{
+	etype_kind k = etype_get_kind(t);
+	if (k != KIND_FLOAT && k != KIND_COMPLEX)
+		return memcmp(a, b, (size_t)etype_byte_width(t)) == 0;
+	double xi, yi;
+	double x = elem_f64(t, a, &xi), y = elem_f64(t, b, &yi);
+	if (target == CC_CHECK_EXPECT_CLOSE) {
+		if (k == KIND_COMPLEX) {
+			etype pt = t == ET_C64 ? ET_F32 : ET_F64;
+			int pw = etype_byte_width(pt);
+			uint64_t d0 = ulp_diff(pt, a, b, x, y);
+			uint64_t d1 = ulp_diff(pt, (const char *)a + pw, (const char *)b + pw, xi, yi);
+			return (d0 > d1 ? d0 : d1) <= (uint64_t)max_ulp;
+		}
+		return ulp_diff(t, a, b, x, y) <= (uint64_t)max_ulp;
+	}
+	if (target == CC_CHECK_EXPECT_ALMOST_EQ) {
+		/* equal, both NaN, or finite within the tolerance */
+		double p[2][2] = { { x, y }, { xi, yi } };
+		for (int j = 0; j < 2; j++) {
+			double u = p[j][0], v = p[j][1];
+			if (u == v || (isnan(u) && isnan(v)))
+				continue;
+			if (!isfinite(u) || !isfinite(v) || fabs(u - v) > tol)
+				return 0;
+		}
+		return 1;
+	}
+	/* expect_eq and eq: equal values (NaN equals NaN) */
+	return (x == y || (isnan(x) && isnan(y))) && (xi == yi || (isnan(xi) && isnan(yi)));
+}
+
+/* Compares the operands element by element; *first the first linear index
+ * that differs, or -1. */
+static int64_t check_first_diff(const instr *in, cc_target target, hloi_literal *const *ops)
+{
+	const shape *s = &ops[0]->shape;
+	int64_t n = 1, idx[HLOI_MAX_RANK] = { 0 };
+	for (int d = 0; d < s->rank; d++)
+		n *= s->dims[d];
+	int64_t max_ulp = 1;
+	double tol = 1e-4;
+	const char *cfg = instr_text(in, ATTR_BACKEND_CONFIG);
+	if (cfg) {
+		custom_call_config_int(cfg, "max_ulp_difference", &max_ulp);
+		const char *t = strstr(cfg, "tolerance = ");
+		if (t)
+			tol = strtod(t + 12, NULL);
+	}
+	for (int64_t k = 0; k < n; k++) {
+		if (!check_element(target, s->type, literal_element(ops[0], idx), literal_element(ops[1], idx), max_ulp, tol))
+			return k;
+		for (int d = s->rank - 1; d >= 0; d--) {
+			if (++idx[d] < s->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return -1;
+}
+
+static hloi_status cc_kernel_check_expect(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	cc_target target = (cc_target)custom_call_builtin(instr_text(in, ATTR_CUSTOM_CALL_TARGET));
+	int64_t k = check_first_diff(in, target, ops);
+	if (k >= 0) {
+		const shape *s = &ops[0]->shape;
+		int64_t idx[HLOI_MAX_RANK];
+		for (int d = s->rank - 1, r = 0; d >= 0; d--) {
+			idx[d] = k % s->dims[d];
+			k /= s->dims[d];
+			(void)r;
+		}
+		strbuf b = STRBUF_INIT;
+		sb_putc(&b, '{');
+		for (int d = 0; d < s->rank; d++)
+			sb_printf(&b, "%s%lld", d ? ", " : "", (long long)idx[d]);
+		sb_puts(&b, "}: ");
+		literal_print_element(&b, s->type, literal_element(ops[0], idx));
+		sb_puts(&b, " (actual) vs ");
+		literal_print_element(&b, s->type, literal_element(ops[1], idx));
+		sb_puts(&b, " (expected)");
+		size_t wn = 0;
+		const char *what = custom_call_unquote(instr_text(in, ATTR_CUSTOM_CALL_TARGET), &wn);
+		diag_error(e->ctx, e->m->src, in->at, "%.*s failed at index %s", (int)wn, what, b.s ? b.s : "");
+		sb_free(&b);
+		return HLOI_ECHECK;
+	}
+	hloi_literal *res;
+	return value_result(e, f, in, &res);
+}
+
+static hloi_status cc_kernel_check_eq(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
+{
+	(void)t;
+	hloi_literal *res;
+	hloi_status st = value_result(e, f, in, &res);
+	if (st == HLOI_OK)
+		*(uint8_t *)literal_element(res, NULL) = check_first_diff(in, CC_CHECK_EQ, ops) < 0;
+	return st;
+}
 
 static hloi_status cc_kernel_identity(engine *e, frame *f, const instr *in, hloi_literal *const *ops, etype t)
 {
@@ -130,7 +299,7 @@ static hloi_status call_user(engine *e, frame *f, const instr *in, hloi_literal 
 	size_t before = hloi_context_error_count(e->ctx);
 	st = u->evaluate(u->user_data, e->ctx, ops, (size_t)in->nops, res, instr_text(in, ATTR_BACKEND_CONFIG));
 	if (st != HLOI_OK) {
-		if (st > HLOI_OK || st < HLOI_ESTOPPED)
+		if (st > HLOI_OK || st < HLOI_ECHECK)
 			st = HLOI_EINVAL;
 		if (hloi_context_error_count(e->ctx) == before)
 			diag_error_where(e->ctx, NULL, "custom-call target '%s' failed (instruction '%s'): %s", u->target,

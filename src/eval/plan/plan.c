@@ -399,9 +399,15 @@ static void plan_reuse(eval_plan *p, plan_region *g)
 /* Instructions that run although nothing reads their value, as XLA runs
  * them (HloComputation::Accept visits the roots nothing reaches): the
  * transfers to and from the host, and send, recv and their -done, whose
- * effects reach other participants. */
+ * effects reach other participants; and the assertions of StableHLO's
+ * check dialect (custom-calls to check.expect_*), whose effect is to fail
+ * the run. */
 static int side_effect(const instr *in)
 {
+	if (in->op == OP_CUSTOM_CALL) {
+		int t = custom_call_builtin(instr_text(in, ATTR_CUSTOM_CALL_TARGET));
+		return t == CC_CHECK_EXPECT_EQ || t == CC_CHECK_EXPECT_ALMOST_EQ || t == CC_CHECK_EXPECT_CLOSE;
+	}
 	return opcode_has(in->op, OPF_SIDE_EFFECT);
 }
 
