@@ -264,7 +264,9 @@ static int all_reduce_slices(engine *e, const instr *in, hloi_literal *const *co
 {
 	const char *src[HLOI_MAX_PARTICIPANTS];
 	char *dst[HLOI_MAX_PARTICIPANTS];
-	if (n > HLOI_MAX_PARTICIPANTS)
+	/* distributed (mpi.h): the others' result slots are not here; each
+	 * member folds the whole array, in the same order */
+	if (n > HLOI_MAX_PARTICIPANTS || e->spmd->distributed)
 		return 1;
 	for (int k = 0; k < nops; k++) {
 		const hloi_literal *a0 = all[0][k];

@@ -23,6 +23,7 @@ typedef struct spmd_member {
 	int64_t id;                 /* flattened: replica * partitions + partition */
 	int64_t replica, partition;
 	int released;               /* failed because another participant did */
+	int distributed;            /* the others may run on other MPI ranks (mpi.h) */
 	const instr **seen;         /* collectives reached so far ... */
 	uint64_t *count;            /* ... and how many times */
 	int nseen, cap;
