@@ -163,9 +163,10 @@ HLOI_API hloi_status hloi_profile_write_trace(const hloi_profile *p, FILE *f);
 HLOI_API int hloi_mpi_launched(void);
 /* Opens Open MPI (libmpi.so.40, with dlopen) and initialises it: from then
  * on hloi_module_run_participants runs on this rank only the participants
- * it owns (participant p on rank p: as many ranks as participants), their
- * collectives and send/recv going over MPI, and leaves out[p] NULL for the
- * others. HLOI_EUNSUPPORTED (no Open MPI, MPICH) with a message in ctx. */
+ * it owns (np / ranks of them, in order: rank r the participants r * np /
+ * ranks onwards), their collectives and send/recv going over MPI, and
+ * leaves out[p] NULL for the others. HLOI_EUNSUPPORTED (no Open MPI,
+ * MPICH) with a message in ctx. */
 HLOI_API hloi_status hloi_mpi_start(hloi_context *ctx);
 /* This rank and the job's ranks: 0 and 1 when MPI is not started. */
 HLOI_API int hloi_mpi_rank(void);

@@ -101,9 +101,9 @@ static const char help[] =
 	"                          take the shared inputs\n"
 	"  --participant-infeed P:FILE\n"
 	"                          participant P's own infeed queue, as --infeed\n"
-	"  --distributed MODE      mpi: run as a rank of an MPI job, participant R on\n"
-	"                          rank R (the default under mpirun), or none: as one\n"
-	"                          process even under mpirun (doc/mpi.md)\n"
+	"  --distributed MODE      mpi: run as a rank of an MPI job, the participants\n"
+	"                          shared out evenly in order (the default under\n"
+	"                          mpirun), or none: as one process (doc/mpi.md)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --allow-mixed-precision accept floating-point types mixed in one\n"
@@ -677,9 +677,9 @@ int cmd_run(int argc, char **argv, cli_io *io)
 			goto cleanup;
 		}
 		a.mpi = 1;
-		if (np != (size_t)hloi_mpi_size()) {
+		if (np % (size_t)hloi_mpi_size()) {
 			rc = cli_usage_error(io, "run",
-					     "under MPI each rank runs one participant: the module runs as %zu participant%s and the job has %d ranks",
+					     "under MPI the ranks share the participants evenly: the module runs as %zu participant%s and the job has %d ranks",
 					     np, np == 1 ? "" : "s", hloi_mpi_size());
 			goto cleanup;
 		}

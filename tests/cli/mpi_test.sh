@@ -5,11 +5,13 @@
 # bf16, c64, f8e4m3fn, f32 (a reducer that is no monoid) and s32 give under
 # `mpirun -np N` what the thread runtime gives (--replicas N): the same
 # printed results and exit status, and byte for byte the same result files
-# (--output, one per participant, each written by its rank); NumPy checks
+# (--output, one per participant, each written by its rank), with one
+# participant per rank and with two (threads of one rank); NumPy checks
 # an all-reduce and an all-gather of inputs each rank reads for its own
-# participant alone (--participant-input); a rank whose input is bad ends
+# participants alone (--participant-input); a rank whose input is bad ends
 # every rank, naming itself; ranks that wait for one another end at
-# --timeout; a job of the wrong size is refused; the memory budget is per
+# --timeout; a job whose ranks cannot share the participants evenly is
+# refused; the memory budget is per
 # rank (a module the thread runtime refuses under --max-memory runs).
 # Skipped without Open MPI's mpirun. Each mpirun is bounded by a timeout.
 # Usage: mpi_test.sh HLOI TESTDATA
@@ -57,7 +59,7 @@ mpi() {
 }
 
 # same N DESCRIPTION ARGS...: `hloi run ARGS` and N ranks of it print the
-# same and exit alike
+# same and exit alike (N below the participants: several on each rank)
 same() {
 	n=$1
 	desc=$2
@@ -95,6 +97,9 @@ for f in "$data"/ops/collectives/*.hlo; do
 	esac
 	# shellcheck disable=SC2086
 	same "$n" "$(basename "$f")" $flags "$f"
+	# two participants on each rank, one thread each
+	# shellcheck disable=SC2086
+	[ "$n" -ge 4 ] && same $((n / 2)) "$(basename "$f") on $((n / 2)) ranks" $flags "$f"
 done
 
 # a module of XLA's tests with four partitions (its collectives in a loop)
@@ -149,6 +154,7 @@ ENTRY main {
 }
 HLO
 same 4 "types (printed)" --random-inputs=7 "$tmp/types.hlo"
+same 2 "types (printed) on 2 ranks" --random-inputs=7 "$tmp/types.hlo"
 for engine in fast reference; do
 	"$hloi" run --quiet --engine "$engine" --random-inputs=9 --output "$tmp/t.npy" "$tmp/types.hlo" 2>"$tmp/t.err" ||
 		bad "types ($engine): threads failed: $(head -3 "$tmp/t.err")"
@@ -232,7 +238,7 @@ else
 	bad "a deadlock between ranks: exit $rc, not 4 at --timeout"
 fi
 
-# a job of another size than the participants is refused
+# a job whose ranks cannot share the participants evenly is refused
 mpi 3 run --quiet "$data/ops/collectives/replicas.hlo" >"$tmp/m.out" 2>"$tmp/m.err"
 rc=$?
 if [ "$rc" = 2 ] && grep -q "the job has 3 ranks" "$tmp/m.err"; then

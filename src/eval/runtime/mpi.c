@@ -31,8 +31,13 @@
 #include "util/alloc.h"
 #include "util/diag.h"
 
-enum { TAG_END = 11, TAG_COLL = 12, TAG_P2P = 13, TAG_GATHER = 14 };
-enum { MPI_THREAD_SERIALIZED_ = 2 };
+/* Tags: a participant's END; a collective's and a send's messages from
+ * participant `src` to participant `dst` (of at most 256), so that the
+ * participants sharing a rank, each on a thread, receive only their own
+ * (Open MPI's tags go to 2^31 - 1 with its ob1 layer, 2^23 - 1 with UCX). */
+enum { TAG_GATHER = 14, TAG_END = 1024, TAG_COLL = 2048, TAG_P2P = 2048 + 65536 };
+#define TAG_PAIR(base, src, dst) ((int)(base) + (int)(src) * 256 + (int)(dst))
+enum { MPI_THREAD_SERIALIZED_ = 2, MPI_THREAD_MULTIPLE_ = 3 };
 #define CHUNK ((size_t)1 << 30) /* bytes per message: MPI counts are int */
 #define MAGIC_COLL 0x686c6f69636f6c6cULL
 #define MAGIC_P2P 0x686c6f6970327070ULL
@@ -56,9 +61,10 @@ static struct {
 	handle comm, byte;
 } fns;
 
-static int active, my_rank, nranks = 1;
-static int ends_pending;       /* a run's END messages from the others still to come */
-static uint8_t *ended;         /* by rank: its END of this run seen */
+static int active, my_rank, nranks = 1, threads_level;
+static int64_t run_np;         /* the participants of the run under way, or the last */
+static int ends_pending;       /* the last run's END messages still to be received */
+static uint8_t *ended;         /* by participant: its END of this run seen (atomic) */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static const int end_word = 1; /* what an END message holds */
 
@@ -150,9 +156,9 @@ hloi_status mpi_start(hloi_context *ctx)
 				 "libmpi.so.40 is not Open MPI's (no ompi_mpi_comm_world): hloi speaks Open MPI's ABI only");
 		return HLOI_EUNSUPPORTED;
 	}
-	/* the participants' threads call MPI, one at a time */
+	/* the participants' threads call MPI: at once when a rank runs several */
 	int provided = 0;
-	if (fns.Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED_, &provided) != 0) {
+	if (fns.Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE_, &provided) != 0) {
 		diag_error_where(ctx, NULL, "MPI_Init_thread failed");
 		return HLOI_EUNSUPPORTED;
 	}
@@ -161,9 +167,10 @@ hloi_status mpi_start(hloi_context *ctx)
 		fns.Abort(fns.comm, 1);
 		return HLOI_EUNSUPPORTED;
 	}
+	threads_level = provided;
 	fns.Comm_rank(fns.comm, &my_rank);
 	fns.Comm_size(fns.comm, &nranks);
-	ended = hloi_calloc((size_t)nranks, 1);
+	ended = hloi_calloc(HLOI_MAX_PARTICIPANTS, 1);
 	if (!ended) {
 		diag_error_where(ctx, NULL, "out of memory starting MPI");
 		fns.Abort(fns.comm, 1);
@@ -192,25 +199,26 @@ static void nap(unsigned spins)
 	nanosleep(&ts, NULL);
 }
 
-/* Whether rank r has ended its run (its END arrived). */
-static int rank_ended(int r)
+/* Whether participant p has ended its run (its END arrived). */
+static int participant_ended(int64_t p)
 {
-	if (r < 0 || r >= nranks)
+	if (p < 0 || p >= run_np)
 		return 0;
-	if (!ended[r]) {
+	if (!__atomic_load_n(&ended[p], __ATOMIC_RELAXED)) {
 		int flag = 0;
 		status s;
-		fns.Iprobe(r, TAG_END, fns.comm, &flag, &s);
-		ended[r] = (uint8_t)flag;
+		fns.Iprobe(mpi_owner(p, run_np), TAG_END + (int)p, fns.comm, &flag, &s);
+		if (flag)
+			__atomic_store_n(&ended[p], 1, __ATOMIC_RELAXED);
 	}
-	return ended[r];
+	return __atomic_load_n(&ended[p], __ATOMIC_RELAXED);
 }
 
 enum { W_DONE, W_ENDED, W_STOPPED };
 
-/* Waits for the requests; `peer` (or -1) is the rank whose END ends the
- * wait. */
-static int wait_all(handle *reqs, int n, int peer, const volatile int *stop)
+/* Waits for the requests; `peer` (or -1) is the participant whose END ends
+ * the wait. */
+static int wait_all(handle *reqs, int n, int64_t peer, const volatile int *stop)
 {
 	status s;
 	int left = n;
@@ -228,7 +236,7 @@ static int wait_all(handle *reqs, int n, int peer, const volatile int *stop)
 		}
 		if (!left)
 			return W_DONE;
-		if ((spins & 63) == 63 && peer >= 0 && rank_ended(peer)) {
+		if ((spins & 63) == 63 && peer >= 0 && participant_ended(peer)) {
 			/* what the peer sent before its END has been matched by now */
 			for (int i = 0; i < n; i++) {
 				int flag = 0;
@@ -246,9 +254,9 @@ static int wait_all(handle *reqs, int n, int peer, const volatile int *stop)
 	}
 }
 
-/* Waits until a message of `tag` from `peer` can be received; its size in
- * bytes in *count. With `watch`, peer's END ends the wait. */
-static int probe_for(int peer, int tag, int watch, int *count, const volatile int *stop)
+/* Waits until a message of `tag` from rank `peer` can be received; its size
+ * in bytes in *count. The END of participant `watch` (or -1) ends the wait. */
+static int probe_for(int peer, int tag, int64_t watch, int *count, const volatile int *stop)
 {
 	status s;
 	for (unsigned spins = 0;; spins++) {
@@ -258,7 +266,7 @@ static int probe_for(int peer, int tag, int watch, int *count, const volatile in
 			fns.Get_count(&s, fns.byte, count);
 			return W_DONE;
 		}
-		if ((spins & 63) == 63 && watch && rank_ended(peer)) {
+		if ((spins & 63) == 63 && watch >= 0 && participant_ended(watch)) {
 			fns.Iprobe(peer, tag, fns.comm, &flag, &s);
 			if (flag) {
 				fns.Get_count(&s, fns.byte, count);
@@ -387,9 +395,10 @@ hloi_status mpi_exchange(engine *e, const instr *in, uint64_t occ, const int64_t
 			continue;
 		int peer = mpi_owner(members[j], np);
 		handle *r = sreq + j * per;
-		fns.Isend(head, (int)(hw * sizeof *head), fns.byte, peer, TAG_COLL, fns.comm, &r[0]);
+		int tag = TAG_PAIR(TAG_COLL, members[rank], members[j]);
+		fns.Isend(head, (int)(hw * sizeof *head), fns.byte, peer, tag, fns.comm, &r[0]);
 		for (int i = 0, at = 1; i < nl; i++) {
-			post_buffer(mine[i]->data, mine[i]->nbytes, peer, TAG_COLL, 0, r + at);
+			post_buffer(mine[i]->data, mine[i]->nbytes, peer, tag, 0, r + at);
 			at += chunks_of(mine[i]->nbytes);
 		}
 	}
@@ -408,14 +417,15 @@ hloi_status mpi_exchange(engine *e, const instr *in, uint64_t occ, const int64_t
 		int tl = 0;
 		for (int k = 0; k < nvals; k++)
 			tl = leaves_of(got[j * nvals + k], theirs, tl, MAX_LEAVES);
-		int count = 0, w = probe_for(peer, TAG_COLL, 1, &count, stop);
+		int tag = TAG_PAIR(TAG_COLL, members[j], members[rank]);
+		int count = 0, w = probe_for(peer, tag, members[j], &count, stop);
 		if (w != W_DONE) {
 			st = wait_error(e, in, w, who);
 			break;
 		}
 		int same = (size_t)count == hw * sizeof *want && tl == nl;
 		if (same) {
-			fns.Irecv(want, count, fns.byte, peer, TAG_COLL, fns.comm, &rreq[0]);
+			fns.Irecv(want, count, fns.byte, peer, tag, fns.comm, &rreq[0]);
 			if ((w = wait_all(rreq, 1, -1, stop)) != W_DONE) {
 				st = wait_error(e, in, w, who);
 				break;
@@ -435,10 +445,10 @@ hloi_status mpi_exchange(engine *e, const instr *in, uint64_t occ, const int64_t
 			const uint64_t *l = want + 4 + (size_t)i * (1 + HLOI_MAX_RANK);
 			for (int d = 0; d < HLOI_MAX_RANK; d++)
 				theirs[i]->dynamic_size[d] = (int64_t)l[1 + d];
-			post_buffer(theirs[i]->data, theirs[i]->nbytes, peer, TAG_COLL, 1, rreq + at);
+			post_buffer(theirs[i]->data, theirs[i]->nbytes, peer, tag, 1, rreq + at);
 			at += chunks_of(theirs[i]->nbytes);
 		}
-		if ((w = wait_all(rreq, per - 1, peer, stop)) != W_DONE)
+		if ((w = wait_all(rreq, per - 1, members[j], stop)) != W_DONE)
 			st = wait_error(e, in, w, who);
 	}
 	if (st == HLOI_OK) {
@@ -544,8 +554,9 @@ hloi_status mpi_post(engine *e, const p2p_key *k, const instr *send, hloi_litera
 	ps->nreqs = nreq;
 	int peer = mpi_owner(k->to, np);
 	pthread_mutex_lock(&mu);
-	fns.Isend(h, P2P_WORDS * 8, fns.byte, peer, TAG_P2P, fns.comm, &ps->reqs[0]);
-	post_buffer(val->data, val->nbytes, peer, TAG_P2P, 0, ps->reqs + 1);
+	int tag = TAG_PAIR(TAG_P2P, k->from, k->to);
+	fns.Isend(h, P2P_WORDS * 8, fns.byte, peer, tag, fns.comm, &ps->reqs[0]);
+	post_buffer(val->data, val->nbytes, peer, tag, 0, ps->reqs + 1);
 	ps->next = sends;
 	sends = ps;
 	reap_sends(0);
@@ -560,9 +571,12 @@ hloi_status mpi_take(engine *e, const instr *in, const instr *recv, const p2p_ke
 	int peer = mpi_owner(k->from, np);
 	char from[128];
 	rank_name(from, sizeof from, e, k->from);
+	int tag = TAG_PAIR(TAG_P2P, k->from, k->to);
+	pthread_mutex_lock(&mu);
 	*msg = p2p_msg_take(&stash, k);
+	pthread_mutex_unlock(&mu);
 	while (!*msg) {
-		int count = 0, w = probe_for(peer, TAG_P2P, 1, &count, stop);
+		int count = 0, w = probe_for(peer, tag, k->from, &count, stop);
 		if (w == W_STOPPED) {
 			diag_error_where(e->ctx, NULL, "the run was stopped at '%s' (recv-done), waiting for %s", in->name,
 					 from);
@@ -581,7 +595,7 @@ hloi_status mpi_take(engine *e, const instr *in, const instr *recv, const p2p_ke
 			diag_error_where(e->ctx, NULL, "'%s' (recv-done): a message from %s is not a send's", in->name, from);
 			return HLOI_EINVAL;
 		}
-		fns.Irecv(h, count, fns.byte, peer, TAG_P2P, fns.comm, &req);
+		fns.Irecv(h, count, fns.byte, peer, tag, fns.comm, &req);
 		wait_all(&req, 1, -1, NULL);
 		shape s;
 		int64_t dims[HLOI_MAX_RANK] = { 0 };
@@ -611,13 +625,16 @@ hloi_status mpi_take(engine *e, const instr *in, const instr *recv, const p2p_ke
 			diag_error_where(e->ctx, NULL, "'%s' (recv-done): a message of more than 64 GiB", in->name);
 			return HLOI_EUNSUPPORTED;
 		}
-		post_buffer(val->data, val->nbytes, peer, TAG_P2P, 1, reqs);
+		post_buffer(val->data, val->nbytes, peer, tag, 1, reqs);
 		wait_all(reqs, nreq, -1, NULL);
 		p2p_key got = { (int64_t)h[1], (int64_t)h[2], (int64_t)h[3], h[4] };
 		/* the sender's name is not sent: recv-done's messages name the send by its recv */
-		if (p2p_msg_push(&stash, &got, recv, val))
+		pthread_mutex_lock(&mu);
+		int full = p2p_msg_push(&stash, &got, recv, val);
+		*msg = full ? NULL : p2p_msg_take(&stash, k);
+		pthread_mutex_unlock(&mu);
+		if (full)
 			return value_oom(e, (int64_t)sizeof(p2p_msg));
-		*msg = p2p_msg_take(&stash, k);
 	}
 	return HLOI_OK;
 }
@@ -667,7 +684,7 @@ static int gather_recv(hloi_literal *dst, int64_t p, int peer, const volatile in
 	uint64_t *h = hloi_malloc(hw * sizeof *h);
 	handle *reqs = hloi_calloc((size_t)nreq + 1, sizeof *reqs);
 	int count = 0, rc = -1;
-	if (!h || !reqs || probe_for(peer, TAG_GATHER, 0, &count, stop) != W_DONE || (size_t)count != hw * sizeof *h)
+	if (!h || !reqs || probe_for(peer, TAG_GATHER, -1, &count, stop) != W_DONE || (size_t)count != hw * sizeof *h)
 		goto out;
 	fns.Irecv(h, count, fns.byte, peer, TAG_GATHER, fns.comm, &reqs[0]);
 	if (wait_all(reqs, 1, -1, stop) != W_DONE || h[0] != MAGIC_GATHER || h[1] != (uint64_t)p)
@@ -715,53 +732,59 @@ hloi_status mpi_gather(hloi_context *ctx, hloi_literal **out, int64_t np, const 
 	return HLOI_OK;
 }
 
-/* The other ranks' END messages of the last run, received: every rank has
- * finished it. */
+/* Every participant's END of the last run, received: all have finished
+ * it. */
 static hloi_status collect_ends(hloi_context *ctx, const volatile int *stop)
 {
 	if (!ends_pending)
 		return HLOI_OK;
 	static int sink[1];
-	for (int r = 0; r < nranks; r++) {
-		if (r == my_rank)
-			continue;
+	for (int64_t p = 0; p < run_np; p++) {
 		handle req = NULL;
-		fns.Irecv(sink, (int)sizeof sink, fns.byte, r, TAG_END, fns.comm, &req);
+		fns.Irecv(sink, (int)sizeof sink, fns.byte, mpi_owner(p, run_np), TAG_END + (int)p, fns.comm, &req);
 		if (wait_all(&req, 1, -1, stop) != W_DONE) {
-			diag_error_where(ctx, NULL, "stopped waiting for rank %d to finish its run", r);
+			diag_error_where(ctx, NULL, "stopped waiting for participant %lld to finish its run", (long long)p);
 			return HLOI_ESTOPPED;
 		}
 	}
-	memset(ended, 0, (size_t)nranks);
+	memset(ended, 0, HLOI_MAX_PARTICIPANTS);
 	ends_pending = 0;
 	return HLOI_OK;
 }
 
-hloi_status mpi_run_begin(hloi_context *ctx, const volatile int *stop)
+hloi_status mpi_run_begin(hloi_context *ctx, int64_t np, const volatile int *stop)
 {
-	return collect_ends(ctx, stop);
+	hloi_status st = collect_ends(ctx, stop);
+	if (st != HLOI_OK)
+		return st;
+	if (np / nranks > 1 && threads_level < MPI_THREAD_MULTIPLE_) {
+		diag_error_where(ctx, NULL,
+				 "this MPI runs one thread at a time (level %d): run as many ranks as participants (%lld)",
+				 threads_level, (long long)np);
+		return HLOI_EUNSUPPORTED;
+	}
+	run_np = np;
+	ends_pending = 1;
+	return HLOI_OK;
 }
 
-void mpi_run_end(void)
+void mpi_participant_end(int64_t p)
 {
 	pthread_mutex_lock(&mu);
 	for (int r = 0; r < nranks; r++) {
-		if (r == my_rank)
-			continue;
 		pending_send *ps = hloi_calloc(1, sizeof *ps);
 		if (ps)
 			ps->reqs = hloi_calloc(1, sizeof *ps->reqs);
 		if (!ps || !ps->reqs) {
-			/* no END: the others cannot tell this rank is done */
+			/* no END: the others cannot tell this participant is done */
 			pthread_mutex_unlock(&mu);
 			mpi_abort(1);
 		}
 		ps->nreqs = 1;
-		fns.Isend(&end_word, (int)sizeof end_word, fns.byte, r, TAG_END, fns.comm, &ps->reqs[0]);
+		fns.Isend(&end_word, (int)sizeof end_word, fns.byte, r, TAG_END + (int)p, fns.comm, &ps->reqs[0]);
 		ps->next = sends;
 		sends = ps;
 	}
-	ends_pending = 1;
 	pthread_mutex_unlock(&mu);
 }
 

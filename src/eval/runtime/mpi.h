@@ -28,15 +28,17 @@ int mpi_active(void);
 /* This rank and the number of ranks (0 and 1 when not active). */
 int mpi_rank(void);
 int mpi_size(void);
-/* The rank that runs participant p of np (np a multiple of the ranks). */
+/* The rank that runs participant p of np (np a multiple of the ranks):
+ * each rank runs np / ranks of them, in order. */
 int mpi_owner(int64_t p, int64_t np);
 /* Ends every rank of the job with `code` (MPI_Abort). */
 void mpi_abort(int code);
-/* Before a distributed run: the other ranks' END of the last run received
- * (every rank has finished it). After a run whose participants on this
- * rank succeeded: END sent to every other rank. */
-hloi_status mpi_run_begin(hloi_context *ctx, const volatile int *stop);
-void mpi_run_end(void);
+/* Before a distributed run of np participants: every participant's END of
+ * the last run received (all have finished it). When participant p of
+ * this rank has ended its run successfully: its END sent to every rank
+ * (a failure ends the job instead). */
+hloi_status mpi_run_begin(hloi_context *ctx, int64_t np, const volatile int *stop);
+void mpi_participant_end(int64_t p);
 /* At the end of a successful run: tells every other rank this one is done,
  * waits for theirs, finalizes. */
 hloi_status mpi_finish(hloi_context *ctx, const volatile int *stop);

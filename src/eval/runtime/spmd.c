@@ -451,6 +451,9 @@ static void *participant_main(void *arg)
 	job *j = arg;
 	spmd *s = j->member.s;
 	j->st = j->run(j->m, j->ctx, j->inputs, j->ninputs, &j->opts, &j->member, &j->out);
+	/* the others learn it is done (a failure ends the job) */
+	if (j->member.distributed && j->st == HLOI_OK)
+		mpi_participant_end(j->member.id);
 	pthread_mutex_lock(&s->mu);
 	s->ended[j->member.id] = 1;
 	s->failed[j->member.id] = j->st != HLOI_OK;
@@ -519,20 +522,20 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 	s.n = n;
 	s.alive = n;
 	s.stop = opts && opts->version >= 2 ? opts->stop : NULL;
-	/* under MPI each rank runs its own participants: one each */
+	/* under MPI each rank runs its own participants, n / ranks of them */
 	int distributed = mpi_active(), local = (int)n;
 	if (distributed) {
-		if (n != mpi_size()) {
+		if (n % mpi_size()) {
 			diag_error_where(ctx, NULL,
-					 "under MPI, each rank runs one participant: the module runs as %lld participants (%lld replicas x %lld partitions) and the job has %d ranks",
+					 "under MPI, the ranks share the participants evenly: the module runs as %lld participants (%lld replicas x %lld partitions) and the job has %d ranks",
 					 (long long)n, (long long)m->replicas, (long long)m->partitions, mpi_size());
 			st = HLOI_EUNSUPPORTED;
 			goto destroy;
 		}
-		if ((st = mpi_run_begin(ctx, s.stop)) != HLOI_OK)
+		if ((st = mpi_run_begin(ctx, n, s.stop)) != HLOI_OK)
 			goto destroy;
-		local = 1;
-		s.alive = 1;
+		local = (int)(n / mpi_size());
+		s.alive = local;
 	}
 	/* the memory budget and the worker threads are shared out */
 	hloi_run_options each;
@@ -603,9 +606,7 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 	for (int64_t p = 0; p < n && st == HLOI_OK; p++)
 		if (jobs[p].ctx && jobs[p].ctx->ndiags)
 			gather_diags(ctx, jobs, p, m->partitions);
-	/* the other ranks learn this one is done (a failure ends the job) */
-	if (distributed && st == HLOI_OK)
-		mpi_run_end();
+
 	for (int64_t p = 0; p < n; p++) {
 		out[p] = jobs[p].out;
 		jobs[p].out = NULL;
