@@ -177,6 +177,9 @@ HLOI_API int hloi_mpi_owns(size_t p, size_t np);
  * for the participants of other ranks, of out[0]'s shape); the other ranks
  * send theirs. Every rank calls it. */
 HLOI_API hloi_status hloi_mpi_gather(hloi_context *ctx, hloi_literal **out, size_t np, const volatile int *stop);
+/* After a run: waits until every participant on every rank has ended it
+ * (each rank's participants tell the others when they end). */
+HLOI_API hloi_status hloi_mpi_wait_run(hloi_context *ctx, const volatile int *stop);
 /* Ends every rank of the job with exit code `code` (MPI_Abort); returns
  * only when MPI is not started. */
 HLOI_API void hloi_mpi_abort(int code);

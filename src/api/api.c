@@ -1490,3 +1490,8 @@ hloi_status hloi_mpi_finish(hloi_context *ctx, const volatile int *stop)
 {
 	return mpi_finish(ctx, stop);
 }
+
+hloi_status hloi_mpi_wait_run(hloi_context *ctx, const volatile int *stop)
+{
+	return mpi_active() ? mpi_run_wait(ctx, stop) : HLOI_OK;
+}

@@ -12,7 +12,8 @@
 # every rank, naming itself; ranks that wait for one another end at
 # --timeout; a job whose ranks cannot share the participants evenly is
 # refused; the memory budget is per
-# rank (a module the thread runtime refuses under --max-memory runs).
+# rank (a module the thread runtime refuses under --max-memory runs); hloi
+# bench reports once, from rank 0.
 # Skipped without Open MPI's mpirun. Each mpirun is bounded by a timeout.
 # Usage: mpi_test.sh HLOI TESTDATA
 set -u
@@ -274,6 +275,15 @@ if [ "$trc" = 4 ] && [ "$mrc" = 0 ] && cmp -s "$tmp/big.p3.npy" "$tmp/bigt.p3.np
 	ok
 else
 	bad "--max-memory per rank: threads exit $trc (want 4), ranks exit $mrc (want 0) or results differ"
+fi
+
+# hloi bench times the runs of all ranks; rank 0 alone reports
+mpi 2 bench --quiet --iterations 3 --json "$data/ops/collectives/replicas.hlo" >"$tmp/m.out" 2>"$tmp/m.err"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(wc -l <"$tmp/m.out")" = 1 ] && grep -q '"median_s":' "$tmp/m.out"; then
+	ok
+else
+	bad "bench on 2 ranks: exit $rc, $(head -2 "$tmp/m.out" "$tmp/m.err")"
 fi
 
 echo "mpi: $pass passed, $fail failed"

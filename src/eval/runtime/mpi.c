@@ -752,6 +752,11 @@ static hloi_status collect_ends(hloi_context *ctx, const volatile int *stop)
 	return HLOI_OK;
 }
 
+hloi_status mpi_run_wait(hloi_context *ctx, const volatile int *stop)
+{
+	return collect_ends(ctx, stop);
+}
+
 hloi_status mpi_run_begin(hloi_context *ctx, int64_t np, const volatile int *stop)
 {
 	hloi_status st = collect_ends(ctx, stop);

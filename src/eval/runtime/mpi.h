@@ -39,6 +39,9 @@ void mpi_abort(int code);
  * (a failure ends the job instead). */
 hloi_status mpi_run_begin(hloi_context *ctx, int64_t np, const volatile int *stop);
 void mpi_participant_end(int64_t p);
+/* After a run: every participant's END received (mpi_run_begin of the next
+ * run then has none to wait for). */
+hloi_status mpi_run_wait(hloi_context *ctx, const volatile int *stop);
 /* At the end of a successful run: tells every other rank this one is done,
  * waits for theirs, finalizes. */
 hloi_status mpi_finish(hloi_context *ctx, const volatile int *stop);
