@@ -104,6 +104,8 @@ static const char help[] =
 	"  --distributed MODE      mpi: run as a rank of an MPI job, the participants\n"
 	"                          shared out evenly in order (the default under\n"
 	"                          mpirun), or none: as one process (doc/mpi.md)\n"
+	"  --gather-output         under MPI, rank 0 writes every participant's\n"
+	"                          --output file (default: each rank its own)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --allow-mixed-precision accept floating-point types mixed in one\n"
@@ -160,6 +162,7 @@ typedef struct run_args {
 	int probing;        /* probe_start attached them to the run */
 	const char *distributed; /* --distributed: mpi, none; NULL: by the environment */
 	int mpi;            /* this process is a rank of an MPI job */
+	int gather_output;  /* --gather-output: rank 0 writes every result file */
 } run_args;
 
 /* --max-steps N */
@@ -211,6 +214,7 @@ static const cli_opt options[] = {
 	CLI_STRING_OPTION("outfeed", run_args, feed.outfeed),
 	CLI_CALL_OPTION("participant-input", CLI_REQUIRED_ARG, participant_input_option, 0),
 	CLI_STRING_OPTION("distributed", run_args, distributed),
+	CLI_FLAG_OPTION("gather-output", run_args, gather_output),
 	CLI_CALL_FIELD_OPTION("participant-infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 1, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-send", CLI_REQUIRED_ARG, feed_args_host_opt, 1, run_args, feed),
@@ -579,9 +583,20 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 	}
 	if ((rc = stopped(io, EXIT_OK)) != 0 || (rc = finish_outfeed(a, m, ctx, np, &mismatch, io)) != 0)
 		goto cleanup;
+	int gathered = a->mpi && (!a->output || a->print || a->gather_output);
+	if (gathered) {
+		/* rank 0 prints (or writes) every participant's result, as one
+		 * process would */
+		hloi_status gs = hloi_mpi_gather(ctx, res, np, cli_stop_pointer());
+		cli_print_diagnostics(io, ctx);
+		if (gs != HLOI_OK) {
+			rc = cli_exit_code(gs);
+			goto cleanup;
+		}
+	}
 	for (size_t p = 0; a->output && p < np; p++) {
-		if (!hloi_mpi_owns(p, np))
-			continue; /* the owning rank writes it */
+		if (a->mpi && (a->gather_output ? hloi_mpi_rank() != 0 : !hloi_mpi_owns(p, np)))
+			continue; /* rank 0 or the owning rank writes it */
 		char *path = cli_participant_path(a->output, p);
 		if (!path) {
 			fputs("hloi run: out of memory\n", io->err);
@@ -592,15 +607,6 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		free(path);
 		if (rc)
 			goto cleanup;
-	}
-	if (a->mpi && (!a->output || a->print)) {
-		/* rank 0 prints every participant's result, as one process would */
-		hloi_status gs = hloi_mpi_gather(ctx, res, np, cli_stop_pointer());
-		cli_print_diagnostics(io, ctx);
-		if (gs != HLOI_OK) {
-			rc = cli_exit_code(gs);
-			goto cleanup;
-		}
 	}
 	for (size_t p = 0; (!a->output || a->print) && (!a->mpi || hloi_mpi_rank() == 0) && p < np; p++) {
 		participant_name(name, sizeof name, m, p, np);

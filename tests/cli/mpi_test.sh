@@ -218,6 +218,18 @@ else
 	echo "NumPy not found: its check skipped"
 fi
 
+# --gather-output: rank 0 writes every participant's files, the same bytes
+mpi 2 run --quiet --random-inputs=9 --gather-output --output "$tmp/g.npy" "$tmp/types.hlo" 2>"$tmp/m.err" ||
+	bad "--gather-output: ranks failed: $(head -3 "$tmp/m.err")"
+"$hloi" run --quiet --random-inputs=9 --output "$tmp/t.npy" "$tmp/types.hlo" 2>"$tmp/t.err"
+for p in 0 1 2 3; do
+	if cmp -s "$tmp/t.p$p.0.npy" "$tmp/g.p$p.0.npy" && cmp -s "$tmp/t.p$p.7.npy" "$tmp/g.p$p.7.npy"; then
+		ok
+	else
+		bad "--gather-output: participant $p's files differ (or are missing)"
+	fi
+done
+
 # a rank whose input is bad ends every rank, naming itself
 printf 'not an array' >"$tmp/bad.npy"
 mpi 4 run --quiet --participant-input 0:"$tmp/in0.npy" --participant-input 1:"$tmp/bad.npy" \

@@ -8,7 +8,7 @@ _hloi_options() {
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
-		--infeed --outfeed --participant-input --participant-infeed --distributed --host-recv --host-send
+		--infeed --outfeed --participant-input --participant-infeed --distributed --gather-output --host-recv --host-send
 		--profile --top --trace --peak-gflops --bandwidth
 		--probe --probe-all --probe-dir --max-probe-bytes --compare-with --help" ;;
 	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
