@@ -38,9 +38,6 @@ bad() {
 	fail=$((fail + 1))
 	echo "FAIL: $*"
 }
-# Open MPI keeps what it allocates until the process ends: not hloi's leaks
-printf 'leak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libpmix.so\nleak:mca_\nleak:libhwloc.so\nleak:libevent\n' >"$tmp/lsan.supp"
-export LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 # without mpirun, a run of several participants never opens MPI (glibc's
 # dynamic linker names what it loads)
@@ -53,10 +50,14 @@ if LD_DEBUG=files "$hloi" run "$data/ops/collectives/replicas.hlo" >/dev/null 2>
 else
 	bad "replicas.hlo without mpirun failed"
 fi
+# Under ASan, the ranks leave leak checking aside: Open MPI keeps what its
+# plugins allocate past MPI_Finalize and unloads them, so that the leaks
+# cannot even be told apart by library (the runs in one process keep it).
 mpi() {
 	n=$1
 	shift
-	timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$n" "$hloi" "$@"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$n" "$hloi" "$@"
 }
 
 # same N DESCRIPTION ARGS...: `hloi run ARGS` and N ranks of it print the
