@@ -56,6 +56,7 @@
 #include "eval/kernels/kernel.h"
 #include "eval/kernels/movement.h"
 #include "eval/kernels/reduce.h"
+#include "eval/runtime/mpi.h"
 #include "eval/runtime/spmd.h"
 #include "ir/groups.h"
 #include "util/alloc.h"
@@ -614,6 +615,96 @@ static hloi_status collective_reduce(engine *e, const instr *in, hloi_literal *r
 	return st;
 }
 
+/* all-reduce across MPI ranks (distributed, mpi.h) of unpadded arrays
+ * whose operand and result share a layout: member `rank` receives its
+ * slice of every member's operand (elements [count * rank / n, count *
+ * (rank + 1) / n)), folds them in the group's order with reduce_members as
+ * the whole arrays are folded in one process (element by element: the
+ * same values), and sends the folded slice to every other member, which
+ * receives each member's into its result. Each rank moves about twice its
+ * operand, as MPI's own all-reduce does, and holds only slices of the
+ * others'. 1 when it does not apply (*st untouched). */
+static int all_reduce_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, hloi_status *st)
+{
+	for (int k = 0; k < in->nops; k++) {
+		const hloi_literal *a = ops[k], *r = slot(res, in->nops, k);
+		int64_t count = 0;
+		if (shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) ||
+		    shape_element_count(&a->shape, &count) || !plain_array(a, a->shape.type, count, &r->shape) ||
+		    !plain_array(r, a->shape.type, count, &r->shape))
+			return 1;
+	}
+	uint64_t occ;
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	size_t cells = (size_t)n;
+	hloi_literal **parts = hloi_calloc(cells, sizeof *parts);
+	hloi_literal *const **all = hloi_calloc(cells, sizeof *all);
+	const void **send = hloi_calloc(cells, sizeof *send);
+	void **recv = hloi_calloc(cells, sizeof *recv);
+	size_t *send_len = hloi_calloc(cells, sizeof *send_len), *recv_len = hloi_calloc(cells, sizeof *recv_len);
+	*st = parts && all && send && recv && send_len && recv_len ? HLOI_OK : value_oom(e, n * 48);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(res, in->nops, k), *acc = NULL;
+		etype t = a->shape.type;
+		int64_t count = 0, w = etype_byte_width(t);
+		shape_element_count(&a->shape, &count);
+		int64_t lo = count * rank / n, len = count * (rank + 1) / n - lo;
+		shape s1;
+		shape_make_array(&s1, t, 1, &len);
+		for (int64_t j = 0; j < n && *st == HLOI_OK; j++)
+			*st = value_new(e, &s1, &parts[j]);
+		if (*st != HLOI_OK)
+			goto next;
+		if (len > 0)
+			memcpy(parts[rank]->data, (const char *)a->data + lo * w, (size_t)(len * w));
+		for (int64_t j = 0; j < n; j++) {
+			int64_t jlo = count * j / n, jhi = count * (j + 1) / n;
+			send[j] = (const char *)a->data + jlo * w;
+			send_len[j] = (size_t)((jhi - jlo) * w);
+			recv[j] = parts[j]->data;
+			recv_len[j] = (size_t)(len * w);
+			all[j] = (hloi_literal *const *)&parts[j];
+		}
+		*st = mpi_alltoallv(e, in, occ, 2 * (uint64_t)k, members, n, rank, send, send_len, recv, recv_len,
+				    spmd_stop(e));
+		if (*st == HLOI_OK)
+			*st = reduce_members(e, in, (hloi_literal *const *const *)all, n, 0, &acc);
+		if (*st != HLOI_OK)
+			goto next;
+		if (len > 0)
+			memcpy((char *)r->data + lo * w, acc->data, (size_t)(len * w));
+		for (int64_t j = 0; j < n; j++) {
+			int64_t jlo = count * j / n, jhi = count * (j + 1) / n;
+			send[j] = acc->data;
+			send_len[j] = (size_t)(len * w);
+			recv[j] = (char *)r->data + jlo * w;
+			recv_len[j] = (size_t)((jhi - jlo) * w);
+		}
+		*st = mpi_alltoallv(e, in, occ, 2 * (uint64_t)k + 1, members, n, rank, send, send_len, recv, recv_len,
+				    spmd_stop(e));
+		memcpy(r->dynamic_size, a->dynamic_size, sizeof a->dynamic_size);
+next:
+		if (acc)
+			value_drop(e, acc);
+		for (int64_t j = 0; parts && j < n; j++) {
+			if (parts[j])
+				value_drop(e, parts[j]);
+			parts[j] = NULL;
+		}
+	}
+	hloi_free(parts);
+	hloi_free(all);
+	hloi_free(send);
+	hloi_free(recv);
+	hloi_free(send_len);
+	hloi_free(recv_len);
+	return 0;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -639,6 +730,11 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	/* all-reduce: each member publishes its result slots after its
 	 * operands, for the members to write their slices into */
 	int reduce_all = in->op == OP_ALL_REDUCE || in->op == OP_ALL_REDUCE_START;
+	hloi_status dst = HLOI_OK;
+	if (reduce_all && e->spmd->distributed && all_reduce_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
+		hloi_free(members);
+		return dst;
+	}
 	hloi_literal **pub = NULL;
 	if (reduce_all) {
 		pub = hloi_malloc((size_t)(2 * in->nops + 1) * sizeof *pub);

@@ -470,6 +470,82 @@ hloi_status mpi_exchange(engine *e, const instr *in, uint64_t occ, const int64_t
 	return st;
 }
 
+hloi_status mpi_alltoallv(engine *e, const instr *in, uint64_t occ, uint64_t phase, const int64_t *members, int64_t n,
+			  int64_t rank, const void *const *send, const size_t *send_len, void *const *recv,
+			  const size_t *recv_len, const volatile int *stop)
+{
+	int64_t np = e->m->replicas * e->m->partitions;
+	int per = 1;
+	for (int64_t j = 0; j < n; j++) {
+		int c = 1 + chunks_of(send_len[j] > recv_len[j] ? send_len[j] : recv_len[j]);
+		per = c > per ? c : per;
+	}
+	uint64_t *head = hloi_calloc((size_t)(4 * n + 4), sizeof *head);
+	handle *sreq = hloi_calloc((size_t)(n * per + 1), sizeof *sreq);
+	handle *rreq = hloi_calloc((size_t)per + 1, sizeof *rreq);
+	if (!head || !sreq || !rreq) {
+		hloi_free(head);
+		hloi_free(sreq);
+		hloi_free(rreq);
+		return value_oom(e, (int64_t)(4 * n + 4) * 8);
+	}
+	uint64_t check = name_hash(in->name) ^ (phase * 0x9e3779b97f4a7c15ULL), want[4];
+	hloi_status st = HLOI_OK;
+	char who[128];
+	for (int64_t j = 0; j < n; j++) {
+		if (j == rank)
+			continue;
+		int peer = mpi_owner(members[j], np), tag = TAG_PAIR(TAG_COLL, members[rank], members[j]);
+		uint64_t *h = head + 4 * j;
+		h[0] = MAGIC_COLL;
+		h[1] = check;
+		h[2] = occ;
+		h[3] = send_len[j];
+		handle *r = sreq + j * per;
+		fns.Isend(h, 4 * 8, fns.byte, peer, tag, fns.comm, &r[0]);
+		post_buffer((void *)send[j], send_len[j], peer, tag, 0, r + 1);
+	}
+	for (int64_t j = 0; j < n && st == HLOI_OK; j++) {
+		if (j == rank)
+			continue;
+		int peer = mpi_owner(members[j], np), tag = TAG_PAIR(TAG_COLL, members[j], members[rank]);
+		rank_name(who, sizeof who, e, members[j]);
+		int count = 0, w = probe_for(peer, tag, members[j], &count, stop);
+		if (w != W_DONE) {
+			st = wait_error(e, in, w, who);
+			break;
+		}
+		int same = count == (int)sizeof want;
+		if (same) {
+			fns.Irecv(want, count, fns.byte, peer, tag, fns.comm, &rreq[0]);
+			if ((w = wait_all(rreq, 1, -1, stop)) != W_DONE) {
+				st = wait_error(e, in, w, who);
+				break;
+			}
+			same = want[0] == MAGIC_COLL && want[1] == check && want[2] == occ && want[3] == recv_len[j];
+		}
+		if (!same) {
+			diag_error_where(e->ctx, NULL,
+					 "'%s' (%s), occurrence %llu: %s reached another collective or occurrence (deadlock)",
+					 in->name, opcode_name(in->op), (unsigned long long)occ + 1, who);
+			st = HLOI_EINVAL;
+			break;
+		}
+		post_buffer(recv[j], recv_len[j], peer, tag, 1, rreq);
+		if ((w = wait_all(rreq, chunks_of(recv_len[j]), members[j], stop)) != W_DONE)
+			st = wait_error(e, in, w, who);
+	}
+	if (st == HLOI_OK) {
+		int w = wait_all(sreq, (int)(n * per), -1, stop);
+		if (w != W_DONE)
+			st = wait_error(e, in, w, "the other members");
+	}
+	hloi_free(head);
+	hloi_free(sreq);
+	hloi_free(rreq);
+	return st;
+}
+
 /* Forgets the sends that have completed. Under mu. */
 static void reap_sends(int wait)
 {

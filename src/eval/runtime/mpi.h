@@ -55,6 +55,14 @@ hloi_status mpi_finish(hloi_context *ctx, const volatile int *stop);
 hloi_status mpi_exchange(engine *e, const instr *in, uint64_t occ, const int64_t *members, int64_t n, int64_t rank,
 			 hloi_literal *const *vals, int nvals, hloi_literal **got, const volatile int *stop);
 
+/* The same exchange of raw bytes, different for each member: send[j]
+ * (send_len[j] bytes) goes to member j and recv[j] takes recv_len[j] bytes
+ * from it (j != rank); `phase` tells apart the exchanges of one
+ * occurrence. */
+hloi_status mpi_alltoallv(engine *e, const instr *in, uint64_t occ, uint64_t phase, const int64_t *members, int64_t n,
+			  int64_t rank, const void *const *send, const size_t *send_len, void *const *recv,
+			  const size_t *recv_len, const volatile int *stop);
+
 /* send: the message for participant k->to on its rank; never waits. */
 hloi_status mpi_post(engine *e, const p2p_key *k, const instr *send, hloi_literal *val);
 /* recv-done: the message of key k from k->from's rank, waiting for it. */

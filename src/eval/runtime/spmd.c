@@ -134,6 +134,16 @@ static void deadline_in(struct timespec *ts, long ms)
 	}
 }
 
+int spmd_next_occurrence(engine *e, const instr *in, uint64_t *occ)
+{
+	return next_occurrence(e->spmd, in, occ);
+}
+
+const volatile int *spmd_stop(engine *e)
+{
+	return e->spmd->s->stop;
+}
+
 /* One participant per rank: the group's operands come over MPI; the
  * meeting is this member's alone. */
 static hloi_status arrive_distributed(engine *e, const instr *in, uint64_t occ, const int64_t *members, int64_t n,
