@@ -218,6 +218,52 @@ for n in 4 2; do
 	rm -f "$tmp"/arm.p*
 done
 
+# reduce-scatter: along the layout's most major dimension (each member
+# receiving its block alone) and along another, both layouts
+cat >"$tmp/rs.hlo" <<'HLO'
+HloModule rs, replica_count=4
+
+halve_add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  h = f32[] constant(0.5)
+  ah = f32[] multiply(a, h)
+  ROOT s = f32[] add(ah, b)
+}
+
+add_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[8,6]{1,0} parameter(0)
+  y = bf16[4,12]{0,1} parameter(1)
+  r0 = f32[2,6]{1,0} reduce-scatter(x), dimensions={0}, replica_groups={{2,0,3,1}}, to_apply=halve_add
+  r1 = f32[4,6]{1,0} reduce-scatter(x), dimensions={0}, replica_groups={{1,0},{3,2}}, to_apply=halve_add
+  r2 = f32[8,3]{1,0} reduce-scatter(x), dimensions={1}, replica_groups={{0,1},{2,3}}, to_apply=halve_add
+  r3 = bf16[4,3]{0,1} reduce-scatter(y), dimensions={1}, replica_groups={{3,1,2,0}}, to_apply=add_bf16
+  ROOT t = (f32[2,6]{1,0}, f32[4,6]{1,0}, f32[8,3]{1,0}, bf16[4,3]{0,1}) tuple(r0, r1, r2, r3)
+}
+HLO
+"$hloi" run --quiet --random-inputs=4 --output "$tmp/rst.npy" "$tmp/rs.hlo" 2>"$tmp/t.err" ||
+	bad "reduce-scatter: threads failed: $(head -3 "$tmp/t.err")"
+for n in 4 2; do
+	mpi "$n" run --quiet --random-inputs=4 --output "$tmp/rsm.npy" "$tmp/rs.hlo" 2>"$tmp/m.err" ||
+		bad "reduce-scatter on $n ranks failed: $(head -3 "$tmp/m.err")"
+	for p in 0 1 2 3; do
+		for k in 0 1 2 3; do
+			if cmp -s "$tmp/rst.p$p.$k.npy" "$tmp/rsm.p$p.$k.npy"; then
+				ok
+			else
+				bad "reduce-scatter on $n ranks: participant $p, element $k differs"
+			fi
+		done
+	done
+	rm -f "$tmp"/rsm.p*
+done
+
 # NumPy: each rank reads its participant's inputs alone
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 	cat >"$tmp/np.hlo" <<'HLO'

@@ -705,6 +705,80 @@ next:
 	return 0;
 }
 
+/* reduce-scatter across MPI ranks (distributed) of unpadded arrays whose
+ * operand and result share a layout in which the scattered dimension is
+ * the most major: block j of an operand is then a run of its bytes, and
+ * member `rank` receives only block `rank` of every member's operand and
+ * folds them in the group's order (reduce_members, element by element:
+ * the thread runtime's values). 1 when it does not apply. */
+static int reduce_scatter_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				      const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	for (int k = 0; k < in->nops; k++) {
+		const hloi_literal *a = ops[k], *r = slot(res, in->nops, k);
+		int64_t count = 0, rcount = 0;
+		if (d < 0 || shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) ||
+		    !a->shape.has_layout || a->shape.rank < 1 || d >= a->shape.rank ||
+		    a->shape.layout.minor_to_major[a->shape.rank - 1] != d ||
+		    shape_element_count(&a->shape, &count) || shape_element_count(&r->shape, &rcount) ||
+		    count != rcount * n || !plain_array(a, a->shape.type, count, &a->shape) ||
+		    !plain_array(r, a->shape.type, rcount, &a->shape))
+			return 1;
+	}
+	uint64_t occ;
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	size_t cells = (size_t)n;
+	hloi_literal **parts = hloi_calloc(cells, sizeof *parts);
+	hloi_literal *const **all = hloi_calloc(cells, sizeof *all);
+	const void **send = hloi_calloc(cells, sizeof *send);
+	void **recv = hloi_calloc(cells, sizeof *recv);
+	size_t *lens = hloi_calloc(cells, sizeof *lens);
+	*st = parts && all && send && recv && lens ? HLOI_OK : value_oom(e, n * 40);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(res, in->nops, k), *acc = NULL;
+		etype t = a->shape.type;
+		int64_t rcount = 0, w = etype_byte_width(t);
+		shape_element_count(&r->shape, &rcount);
+		size_t block = (size_t)(rcount * w);
+		shape s1;
+		shape_make_array(&s1, t, 1, &rcount);
+		for (int64_t j = 0; j < n && *st == HLOI_OK; j++)
+			*st = value_new(e, &s1, &parts[j]);
+		if (*st != HLOI_OK)
+			goto next;
+		if (block)
+			memcpy(parts[rank]->data, (const char *)a->data + (size_t)rank * block, block);
+		for (int64_t j = 0; j < n; j++) {
+			send[j] = (const char *)a->data + (size_t)j * block;
+			recv[j] = parts[j]->data;
+			lens[j] = block;
+			all[j] = (hloi_literal *const *)&parts[j];
+		}
+		*st = mpi_alltoallv(e, in, occ, (uint64_t)k, members, n, rank, send, lens, recv, lens, spmd_stop(e));
+		if (*st == HLOI_OK)
+			*st = reduce_members(e, in, (hloi_literal *const *const *)all, n, 0, &acc);
+		if (*st == HLOI_OK && block)
+			memcpy(r->data, acc->data, block);
+next:
+		if (acc)
+			value_drop(e, acc);
+		for (int64_t j = 0; parts && j < n; j++) {
+			if (parts[j])
+				value_drop(e, parts[j]);
+			parts[j] = NULL;
+		}
+	}
+	hloi_free(parts);
+	hloi_free(all);
+	hloi_free(send);
+	hloi_free(recv);
+	hloi_free(lens);
+	return 0;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -734,6 +808,14 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	if (reduce_all && e->spmd->distributed && all_reduce_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
 		hloi_free(members);
 		return dst;
+	}
+	if (in->op == OP_REDUCE_SCATTER && e->spmd->distributed) {
+		const int_list *sd = instr_ints(in, ATTR_DIMENSIONS);
+		if (sd && sd->n == 1 &&
+		    reduce_scatter_distributed(e, in, ops, res, members, n, rank, sd->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
 	}
 	hloi_literal **pub = NULL;
 	if (reduce_all) {
