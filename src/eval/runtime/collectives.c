@@ -779,6 +779,131 @@ next:
 	return 0;
 }
 
+/* Whether a and r are unpadded arrays of one type and layout, not
+ * dynamic, of `count` and `rcount` elements; with d >= 0, d is the most
+ * major dimension of the layout (a block along it is a run of bytes). */
+static int plain_pair(const hloi_literal *a, const hloi_literal *r, int64_t d, int64_t *count, int64_t *rcount)
+{
+	if (shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) || !a->shape.has_layout ||
+	    shape_element_count(&a->shape, count) || shape_element_count(&r->shape, rcount) ||
+	    !plain_array(a, a->shape.type, *count, &a->shape) || !plain_array(r, a->shape.type, *rcount, &a->shape))
+		return 0;
+	return d < 0 || (d < a->shape.rank && a->shape.layout.minor_to_major[a->shape.rank - 1] == d);
+}
+
+/* Raw bytes to and from each member (mpi_alltoallv) with the tables of
+ * n entries it takes, made and freed here. */
+typedef struct exchange {
+	const void **send;
+	void **recv;
+	size_t *send_len, *recv_len;
+} exchange;
+
+static hloi_status exchange_new(engine *e, exchange *x, int64_t n)
+{
+	x->send = hloi_calloc((size_t)n, sizeof *x->send);
+	x->recv = hloi_calloc((size_t)n, sizeof *x->recv);
+	x->send_len = hloi_calloc((size_t)n, sizeof *x->send_len);
+	x->recv_len = hloi_calloc((size_t)n, sizeof *x->recv_len);
+	return x->send && x->recv && x->send_len && x->recv_len ? HLOI_OK : value_oom(e, n * 32);
+}
+
+static void exchange_free(exchange *x)
+{
+	hloi_free(x->send);
+	hloi_free(x->recv);
+	hloi_free(x->send_len);
+	hloi_free(x->recv_len);
+}
+
+/* collective-permute across MPI ranks (distributed) of one unpadded array
+ * whose result shares its layout: the operand goes to the targets of this
+ * member's pairs alone, and the result comes from its source alone
+ * (zeros without one), instead of every member's operand to every member.
+ * 1 when it does not apply. */
+static int permute_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+			       const int64_t *members, int64_t n, int64_t rank, hloi_status *st)
+{
+	if (in->nops != 1 || instr_attr(in, ATTR_SLICE_SIZES))
+		return 1;
+	hloi_literal *a = ops[0], *r = in->op == OP_COLLECTIVE_PERMUTE_START ? res->elems[1] : res;
+	int64_t count = 0, rcount = 0;
+	if (!plain_pair(a, r, -1, &count, &rcount) || count != rcount)
+		return 1;
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	value_zero(res);
+	if (in->op == OP_COLLECTIVE_PERMUTE_START)
+		put_operands(res->elems[0], ops, 1);
+	int64_t src = permute_source(in, rank);
+	for (int64_t j = 0; j < n; j++) {
+		x.send[j] = a->data;
+		x.send_len[j] = permute_source(in, j) == rank ? a->nbytes : 0;
+		x.recv[j] = r->data;
+		x.recv_len[j] = j == src ? r->nbytes : 0;
+	}
+	if (src == rank && a->nbytes)
+		memcpy(r->data, a->data, a->nbytes);
+	*st = mpi_alltoallv(e, in, occ, 0, members, n, rank, x.send, x.send_len, x.recv, x.recv_len, spmd_stop(e));
+	exchange_free(&x);
+	return 0;
+}
+
+/* all-gather across MPI ranks (distributed) of unpadded arrays along the
+ * layout's most major dimension, result in the operand's layout: member
+ * j's operand is block j of the result, a run of its bytes, received
+ * straight into it. 1 when it does not apply. */
+static int all_gather_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	hloi_literal *out = in->op == OP_ALL_GATHER_START ? res->elems[1] : res;
+	for (int k = 0; k < in->nops; k++) {
+		int64_t count = 0, rcount = 0;
+		if (d < 0 || !plain_pair(ops[k], slot(out, in->nops, k), d, &count, &rcount) || rcount != count * n)
+			return 1;
+	}
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	if (in->op == OP_ALL_GATHER_START)
+		put_operands(res->elems[0], ops, in->nops);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(out, in->nops, k);
+		size_t block = a->nbytes;
+		for (int64_t j = 0; j < n; j++) {
+			x.send[j] = a->data;
+			x.send_len[j] = block;
+			x.recv[j] = (char *)r->data + (size_t)j * block;
+			x.recv_len[j] = block;
+		}
+		if (block)
+			memcpy((char *)r->data + (size_t)rank * block, a->data, block);
+		*st = mpi_alltoallv(e, in, occ, (uint64_t)k, members, n, rank, x.send, x.send_len, x.recv, x.recv_len,
+				    spmd_stop(e));
+		for (int i = 0; i < r->shape.rank; i++)
+			r->dynamic_size[i] = r->shape.dims[i];
+	}
+	exchange_free(&x);
+	return 0;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -808,6 +933,18 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	if (reduce_all && e->spmd->distributed && all_reduce_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
 		hloi_free(members);
 		return dst;
+	}
+	if ((in->op == OP_COLLECTIVE_PERMUTE || in->op == OP_COLLECTIVE_PERMUTE_START) && e->spmd->distributed &&
+	    permute_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
+		hloi_free(members);
+		return dst;
+	}
+	if ((in->op == OP_ALL_GATHER || in->op == OP_ALL_GATHER_START) && e->spmd->distributed) {
+		const int_list *gd = instr_ints(in, ATTR_DIMENSIONS);
+		if (gd && gd->n == 1 && all_gather_distributed(e, in, ops, res, members, n, rank, gd->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
 	}
 	if (in->op == OP_REDUCE_SCATTER && e->spmd->distributed) {
 		const int_list *sd = instr_ints(in, ATTR_DIMENSIONS);
