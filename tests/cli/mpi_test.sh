@@ -220,7 +220,8 @@ done
 
 # reduce-scatter and all-gather along the layout's most major dimension
 # (blocks that are runs of bytes, moved alone) and along another, both
-# layouts; collective-permute (moved between the pairs alone)
+# layouts; collective-permute (moved between the pairs alone); all-to-all
+# (each block to its member alone)
 cat >"$tmp/rs.hlo" <<'HLO'
 HloModule rs, replica_count=4
 
@@ -251,7 +252,10 @@ ENTRY main {
   g3 = bf16[4,48]{0,1} all-gather(y), dimensions={1}, replica_groups={{3,1,2,0}}
   p0 = f32[8,6]{1,0} collective-permute(x), source_target_pairs={{0,2},{2,3},{3,0}}
   p1 = bf16[4,12]{0,1} collective-permute(y), source_target_pairs={{1,1},{0,3}}
-  ROOT t = (f32[2,6]{1,0}, f32[4,6]{1,0}, f32[8,3]{1,0}, bf16[4,3]{0,1}, f32[32,6]{1,0}, f32[16,6]{1,0}, f32[8,12]{1,0}, bf16[4,48]{0,1}, f32[8,6]{1,0}, bf16[4,12]{0,1}) tuple(r0, r1, r2, r3, g0, g1, g2, g3, p0, p1)
+  a0 = f32[8,6]{1,0} all-to-all(x), dimensions={0}, replica_groups={{2,0,3,1}}
+  a1 = f32[8,6]{1,0} all-to-all(x), dimensions={1}, replica_groups={{1,0},{3,2}}
+  a2 = bf16[4,12]{0,1} all-to-all(y), dimensions={1}, replica_groups={{3,1,2,0}}
+  ROOT t = (f32[2,6]{1,0}, f32[4,6]{1,0}, f32[8,3]{1,0}, bf16[4,3]{0,1}, f32[32,6]{1,0}, f32[16,6]{1,0}, f32[8,12]{1,0}, bf16[4,48]{0,1}, f32[8,6]{1,0}, bf16[4,12]{0,1}, f32[8,6]{1,0}, f32[8,6]{1,0}, bf16[4,12]{0,1}) tuple(r0, r1, r2, r3, g0, g1, g2, g3, p0, p1, a0, a1, a2)
 }
 HLO
 "$hloi" run --quiet --random-inputs=4 --output "$tmp/rst.npy" "$tmp/rs.hlo" 2>"$tmp/t.err" ||
@@ -260,11 +264,11 @@ for n in 4 2; do
 	mpi "$n" run --quiet --random-inputs=4 --output "$tmp/rsm.npy" "$tmp/rs.hlo" 2>"$tmp/m.err" ||
 		bad "reduce-scatter on $n ranks failed: $(head -3 "$tmp/m.err")"
 	for p in 0 1 2 3; do
-		for k in 0 1 2 3 4 5 6 7 8 9; do
+		for k in 0 1 2 3 4 5 6 7 8 9 10 11 12; do
 			if cmp -s "$tmp/rst.p$p.$k.npy" "$tmp/rsm.p$p.$k.npy"; then
 				ok
 			else
-				bad "reduce-scatter, all-gather, permute on $n ranks: participant $p, element $k differs"
+				bad "reduce-scatter, all-gather, permute, all-to-all on $n ranks: participant $p, element $k differs"
 			fi
 		done
 	done

@@ -904,6 +904,46 @@ static int all_gather_distributed(engine *e, const instr *in, hloi_literal *cons
 	return 0;
 }
 
+/* all-to-all across MPI ranks (distributed) of one unpadded array along the
+ * layout's most major dimension, result in the operand's layout: block j
+ * of the operand, a run of its bytes, goes to member j alone, and member
+ * j's block `rank` comes straight into block j of the result. 1 when it
+ * does not apply. */
+static int all_to_all_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	int64_t count = 0, rcount = 0;
+	if (in->nops != 1 || d < 0 || !plain_pair(ops[0], res, d, &count, &rcount) || count != rcount ||
+	    ops[0]->shape.dims[d] % n)
+		return 1;
+	hloi_literal *a = ops[0];
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	size_t block = a->nbytes / (size_t)n;
+	for (int64_t j = 0; j < n; j++) {
+		x.send[j] = (const char *)a->data + (size_t)j * block;
+		x.send_len[j] = block;
+		x.recv[j] = (char *)res->data + (size_t)j * block;
+		x.recv_len[j] = block;
+	}
+	if (block)
+		memcpy((char *)res->data + (size_t)rank * block, (const char *)a->data + (size_t)rank * block, block);
+	*st = mpi_alltoallv(e, in, occ, 0, members, n, rank, x.send, x.send_len, x.recv, x.recv_len, spmd_stop(e));
+	for (int i = 0; i < res->shape.rank; i++)
+		res->dynamic_size[i] = res->shape.dims[i];
+	exchange_free(&x);
+	return 0;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -942,6 +982,13 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	if ((in->op == OP_ALL_GATHER || in->op == OP_ALL_GATHER_START) && e->spmd->distributed) {
 		const int_list *gd = instr_ints(in, ATTR_DIMENSIONS);
 		if (gd && gd->n == 1 && all_gather_distributed(e, in, ops, res, members, n, rank, gd->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
+	}
+	if (in->op == OP_ALL_TO_ALL && e->spmd->distributed) {
+		const int_list *ad = instr_ints(in, ATTR_DIMENSIONS);
+		if (ad && ad->n == 1 && all_to_all_distributed(e, in, ops, res, members, n, rank, ad->v[0], &dst) == 0) {
 			hloi_free(members);
 			return dst;
 		}
