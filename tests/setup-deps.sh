@@ -11,13 +11,14 @@
 # and by .ci/run. Prints what it installs. A test oracle that cannot be
 # installed is reported here and its tests report a skip; the build
 # packages are required. HLOI_SETUP_OPTIONAL=1 adds clang and libFuzzer
-# (tests/fuzz/run.sh).
+# (tests/fuzz/run.sh) and Open MPI (the multi-rank test, tests/cli/mpi_test.sh;
+# hloi opens libmpi.so.40 only under mpirun, doc/mpi.md).
 set -eu
 
 need="cmake ninja-build gcc pkg-config flex bison libfl-dev libcunit1-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libopenblas-dev libdnnl-dev"
 oracles="python3-numpy python3-dev python3-setuptools python3-pytest graphviz libxml2-utils man-db"
 if [ "${HLOI_SETUP_OPTIONAL:-}" = 1 ]; then
-	oracles="$oracles libclang-rt-14-dev clang"
+	oracles="$oracles libclang-rt-14-dev clang openmpi-bin"
 fi
 
 missing_of() {

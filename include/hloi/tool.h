@@ -156,6 +156,36 @@ HLOI_API hloi_status hloi_profile_print(const hloi_profile *p, const hloi_module
  * HLOI_EIO. */
 HLOI_API hloi_status hloi_profile_write_trace(const hloi_profile *p, FILE *f);
 
+/* --- Participants as MPI ranks (doc/mpi.md) -------------------------------- */
+
+/* Whether the environment says this process is one of several ranks of an
+ * MPI job (mpirun sets OMPI_COMM_WORLD_SIZE, or PMI_SIZE). */
+HLOI_API int hloi_mpi_launched(void);
+/* Opens Open MPI (libmpi.so.40, with dlopen) and initialises it: from then
+ * on hloi_module_run_participants runs on this rank only the participants
+ * it owns (np / ranks of them, in order: rank r the participants r * np /
+ * ranks onwards), their collectives and send/recv going over MPI, and
+ * leaves out[p] NULL for the others. HLOI_EUNSUPPORTED (no Open MPI,
+ * MPICH) with a message in ctx. */
+HLOI_API hloi_status hloi_mpi_start(hloi_context *ctx);
+/* This rank and the job's ranks: 0 and 1 when MPI is not started. */
+HLOI_API int hloi_mpi_rank(void);
+HLOI_API int hloi_mpi_size(void);
+/* Whether this rank runs participant p of np (always, without MPI). */
+HLOI_API int hloi_mpi_owns(size_t p, size_t np);
+/* After a run: every participant's result on rank 0 (out[p] made there
+ * for the participants of other ranks, of out[0]'s shape); the other ranks
+ * send theirs. Every rank calls it. */
+HLOI_API hloi_status hloi_mpi_gather(hloi_context *ctx, hloi_literal **out, size_t np, const volatile int *stop);
+/* After a run: waits until every participant on every rank has ended it
+ * (each rank's participants tell the others when they end). */
+HLOI_API hloi_status hloi_mpi_wait_run(hloi_context *ctx, const volatile int *stop);
+/* Ends every rank of the job with exit code `code` (MPI_Abort); returns
+ * only when MPI is not started. */
+HLOI_API void hloi_mpi_abort(int code);
+/* At the end: waits until every rank has finished, then finalizes MPI. */
+HLOI_API hloi_status hloi_mpi_finish(hloi_context *ctx, const volatile int *stop);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "core/literal.h"
 #include "core/shape.h"
 #include "eval/eval.h"
+#include "eval/runtime/mpi.h"
 #include "hloi.h"
 #include "hloi/tool.h"
 #include "io/file.h"
@@ -1459,4 +1460,49 @@ hloi_status hloi_literal_compare_worst(const hloi_literal *expected, const hloi_
 	}
 	sb_free(&w.line);
 	return st;
+}
+
+int hloi_mpi_launched(void)
+{
+	return mpi_launched();
+}
+
+hloi_status hloi_mpi_start(hloi_context *ctx)
+{
+	return mpi_start(ctx);
+}
+
+int hloi_mpi_rank(void)
+{
+	return mpi_rank();
+}
+
+int hloi_mpi_size(void)
+{
+	return mpi_size();
+}
+
+int hloi_mpi_owns(size_t p, size_t np)
+{
+	return !mpi_active() || mpi_owner((int64_t)p, (int64_t)np) == mpi_rank();
+}
+
+hloi_status hloi_mpi_gather(hloi_context *ctx, hloi_literal **out, size_t np, const volatile int *stop)
+{
+	return mpi_gather(ctx, out, (int64_t)np, stop);
+}
+
+void hloi_mpi_abort(int code)
+{
+	mpi_abort(code);
+}
+
+hloi_status hloi_mpi_finish(hloi_context *ctx, const volatile int *stop)
+{
+	return mpi_finish(ctx, stop);
+}
+
+hloi_status hloi_mpi_wait_run(hloi_context *ctx, const volatile int *stop)
+{
+	return mpi_active() ? mpi_run_wait(ctx, stop) : HLOI_OK;
 }

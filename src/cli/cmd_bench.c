@@ -166,6 +166,8 @@ static double now_s(void)
 /* The bytes of a value's buffers, a tuple's elements' included. */
 static uint64_t value_bytes(hloi_literal *lit)
 {
+	if (!lit)
+		return 0; /* another rank's participant */
 	size_t n = hloi_literal_tuple_size(lit);
 	uint64_t bytes = hloi_literal_size_bytes(lit);
 	for (size_t i = 0; i < n; i++)
@@ -209,6 +211,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	hloi_profile *prof = NULL;
 	char *pbuf = NULL;
 	size_t plen = 0;
+	int mpi = 0;        /* a rank of an MPI job */
 	cli_progress progress;
 	memset(&progress, 0, sizeof progress);
 	if (hloi_context_new(&ctx) != HLOI_OK) {
@@ -218,6 +221,22 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 	rc = program_load(&m, ctx, io, a.program, &a.prog, 1);
 	if (rc)
 		goto cleanup;
+	/* under mpirun, each rank runs its participants; rank 0 reports */
+	if (hloi_mpi_launched() && hloi_module_participant_count(m) > 1) {
+		hloi_status ms = hloi_mpi_start(ctx);
+		cli_print_diagnostics(io, ctx);
+		if (ms != HLOI_OK) {
+			rc = cli_exit_code(ms);
+			goto cleanup;
+		}
+		mpi = 1;
+		if (hloi_module_participant_count(m) % (size_t)hloi_mpi_size()) {
+			rc = cli_usage_error(io, "bench",
+					     "under MPI the ranks share the participants evenly: the module runs as %zu participants and the job has %d ranks",
+					     hloi_module_participant_count(m), hloi_mpi_size());
+			goto cleanup;
+		}
+	}
 	cli_progress_start(&progress, "bench", "reading the inputs", NULL, a.quiet);
 	rc = inputs_load(&inputs, &ninputs, &a.in, m, ctx, a.run.max_memory, 1, a.program, io, "bench");
 	if (rc == EXIT_OK && (a.in.random || (!a.in.nfiles && !a.in.inputs_file && !a.in.literals_file &&
@@ -314,6 +333,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			st = hloi_module_run_into(m, ctx, inputs, ninputs, &a.run, result);
 		else
 			st = hloi_module_run(m, ctx, inputs, ninputs, &a.run, &result);
+		/* a run ends when every rank's participants have ended it */
+		if (mpi && st == HLOI_OK)
+			st = hloi_mpi_wait_run(ctx, a.run.stop);
 		double t1 = now_s();
 		if (original) {
 			inputs[aliased] = original;
@@ -328,7 +350,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		}
 		for (size_t p = 0; p < np && np > 1; p++) {
 			if (i == 0)
-				bytes += value_bytes(outs[p]);
+				bytes += value_bytes(outs[p]) * (mpi ? (size_t)hloi_mpi_size() : 1);
 			hloi_literal_free(outs[p]);
 			outs[p] = NULL;
 		}
@@ -376,7 +398,9 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 		while (plen && pbuf[plen - 1] == '\n')
 			pbuf[--plen] = 0;
 	}
-	if (a.json)
+	if (mpi && hloi_mpi_rank() != 0)
+		; /* rank 0 reports */
+	else if (a.json)
 		fprintf(io->out,
 			"{\"median_s\":%.9f,\"min_s\":%.9f,\"max_s\":%.9f,\"bytes\":%llu,\"gbps\":%.3f,"
 			"\"engine\":\"%s\",\"threads\":%d,\"result\":\"%s\",\"peak_bytes\":%llu%s%s}\n",
@@ -392,7 +416,7 @@ int cmd_bench(int argc, char **argv, cli_io *io)
 			a.program, (long long)a.iterations, engine, threads, threads == 1 ? "" : "s",
 			reuse ? "reused" : carried ? "carried" : "fresh", median, times[0], times[k - 1], (unsigned long long)bytes, gbps,
 			(unsigned long long)peak);
-	if (prof) {
+	if (prof && (!mpi || hloi_mpi_rank() == 0)) {
 		profile_args rest = a.prof;
 		if (a.json)
 			rest.profile = 0;  /* printed above */
@@ -417,5 +441,19 @@ cleanup:
 	hloi_context_free(ctx);
 	input_args_release(&a.in);
 	feed_args_release(&a.feed);
+	if (mpi) {
+		/* a rank that fails ends the job: the others may wait for it */
+		if (rc != EXIT_OK) {
+			fprintf(io->err, "hloi bench: rank %d of %d failed (exit %d): ending every rank\n", hloi_mpi_rank(),
+				hloi_mpi_size(), rc);
+			hloi_mpi_abort(rc);
+		}
+		hloi_context *fin = NULL;
+		if (hloi_context_new(&fin) == HLOI_OK && hloi_mpi_finish(fin, NULL) != HLOI_OK) {
+			cli_print_diagnostics(io, fin);
+			rc = EXIT_RUNTIME;
+		}
+		hloi_context_free(fin);
+	}
 	return rc;
 }

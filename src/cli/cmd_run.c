@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hloi/tool.h"
 #include "feeds.h"
 #include "inputs.h"
 #include "opts.h"
@@ -100,6 +101,11 @@ static const char help[] =
 	"                          take the shared inputs\n"
 	"  --participant-infeed P:FILE\n"
 	"                          participant P's own infeed queue, as --infeed\n"
+	"  --distributed MODE      mpi: run as a rank of an MPI job, the participants\n"
+	"                          shared out evenly in order (the default under\n"
+	"                          mpirun), or none: as one process (doc/mpi.md)\n"
+	"  --gather-output         under MPI, rank 0 writes every participant's\n"
+	"                          --output file (default: each rank its own)\n"
 	"Checking and evaluation:\n"
 	"  --strict                accept exactly what XLA's verifier accepts\n"
 	"  --allow-mixed-precision accept floating-point types mixed in one\n"
@@ -154,6 +160,9 @@ typedef struct run_args {
 	probe_args probe;   /* --probe, --probe-all, --probe-dir, --compare-with */
 	probe_run probes;
 	int probing;        /* probe_start attached them to the run */
+	const char *distributed; /* --distributed: mpi, none; NULL: by the environment */
+	int mpi;            /* this process is a rank of an MPI job */
+	int gather_output;  /* --gather-output: rank 0 writes every result file */
 } run_args;
 
 /* --max-steps N */
@@ -204,6 +213,8 @@ static const cli_opt options[] = {
 	CLI_CALL_FIELD_OPTION("infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 0, run_args, feed),
 	CLI_STRING_OPTION("outfeed", run_args, feed.outfeed),
 	CLI_CALL_OPTION("participant-input", CLI_REQUIRED_ARG, participant_input_option, 0),
+	CLI_STRING_OPTION("distributed", run_args, distributed),
+	CLI_FLAG_OPTION("gather-output", run_args, gather_output),
 	CLI_CALL_FIELD_OPTION("participant-infeed", CLI_REQUIRED_ARG, feed_args_infeed_opt, 1, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-recv", CLI_REQUIRED_ARG, feed_args_host_opt, 0, run_args, feed),
 	CLI_CALL_FIELD_OPTION("host-send", CLI_REQUIRED_ARG, feed_args_host_opt, 1, run_args, feed),
@@ -229,6 +240,8 @@ static int parse_args(run_args *a, int argc, char **argv, cli_io *io)
 		if (e)
 			return e;
 	}
+	if (a->distributed && strcmp(a->distributed, "mpi") && strcmp(a->distributed, "none"))
+		return cli_usage_error(io, "run", "invalid --distributed '%s' (mpi or none)", a->distributed);
 	return input_args_validate(&a->in, io, "run");
 }
 
@@ -384,6 +397,8 @@ static int participant_inputs(hloi_literal ***flat_out, uint8_t **owned_out, siz
 		goto oom;
 	for (size_t p = 0; p < np; p++) {
 		input_args own;
+		if (!hloi_mpi_owns(p, np))
+			continue; /* another rank's participant */
 		int has_own = participant_files(a, p, &own);
 		if (has_own < 0)
 			goto oom;
@@ -512,7 +527,7 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		goto cleanup;
 	if (a->print_inputs)
 		for (size_t p = 0; p < np; p++)
-			for (size_t i = 0; i < n; i++) {
+			for (size_t i = 0; i < n && hloi_mpi_owns(p, np); i++) {
 				participant_name(name, sizeof name, m, p, np);
 				if (!printable(flat[p * n + i], "an argument", "run without --print-inputs", io)) {
 					rc = EXIT_RUNTIME;
@@ -548,6 +563,8 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 			goto cleanup;
 		for (size_t p = 0; p < np; p++) {
 			size_t bad = 0;
+			if (!hloi_mpi_owns(p, np))
+				continue;
 			const hloi_literal *expected = fast_first ? ref[p] : res[p], *actual = fast_first ? res[p] : ref[p];
 			st = hloi_literal_compare(expected, actual, ctx, 1e-3, 1e-3, io->err, 10, &bad);
 			cli_print_diagnostics(io, ctx);
@@ -566,7 +583,20 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 	}
 	if ((rc = stopped(io, EXIT_OK)) != 0 || (rc = finish_outfeed(a, m, ctx, np, &mismatch, io)) != 0)
 		goto cleanup;
+	int gathered = a->mpi && (!a->output || a->print || a->gather_output);
+	if (gathered) {
+		/* rank 0 prints (or writes) every participant's result, as one
+		 * process would */
+		hloi_status gs = hloi_mpi_gather(ctx, res, np, cli_stop_pointer());
+		cli_print_diagnostics(io, ctx);
+		if (gs != HLOI_OK) {
+			rc = cli_exit_code(gs);
+			goto cleanup;
+		}
+	}
 	for (size_t p = 0; a->output && p < np; p++) {
+		if (a->mpi && (a->gather_output ? hloi_mpi_rank() != 0 : !hloi_mpi_owns(p, np)))
+			continue; /* rank 0 or the owning rank writes it */
 		char *path = cli_participant_path(a->output, p);
 		if (!path) {
 			fputs("hloi run: out of memory\n", io->err);
@@ -578,7 +608,7 @@ static int run_participants(run_args *a, hloi_module *m, hloi_context *ctx, hloi
 		if (rc)
 			goto cleanup;
 	}
-	for (size_t p = 0; (!a->output || a->print) && p < np; p++) {
+	for (size_t p = 0; (!a->output || a->print) && (!a->mpi || hloi_mpi_rank() == 0) && p < np; p++) {
 		participant_name(name, sizeof name, m, p, np);
 		if (!printable(res[p], "the result", "write it with --output FILE.npy", io)) {
 			rc = EXIT_RUNTIME;
@@ -645,6 +675,21 @@ int cmd_run(int argc, char **argv, cli_io *io)
 	if ((rc = stopped(io, rc)) != 0)
 		goto cleanup;
 	size_t np = hloi_module_participant_count(m);
+	if (a.distributed ? !strcmp(a.distributed, "mpi") : hloi_mpi_launched()) {
+		hloi_status ms = hloi_mpi_start(ctx);
+		cli_print_diagnostics(io, ctx);
+		if (ms != HLOI_OK) {
+			rc = cli_exit_code(ms);
+			goto cleanup;
+		}
+		a.mpi = 1;
+		if (np % (size_t)hloi_mpi_size()) {
+			rc = cli_usage_error(io, "run",
+					     "under MPI the ranks share the participants evenly: the module runs as %zu participant%s and the job has %d ranks",
+					     np, np == 1 ? "" : "s", hloi_mpi_size());
+			goto cleanup;
+		}
+	}
 	if ((rc = probe_start(&a.probes, &a.probe, m, np, &a.run, io)) != 0)
 		goto cleanup;
 	a.probing = a.run.probe != NULL;
@@ -817,5 +862,19 @@ cleanup:
 	feed_lists_free(a.out2, a.fd.np);
 	feeds_free(&a.fd);
 	free(a.pinputs);
+	if (a.mpi) {
+		/* a rank that fails ends the job: the others may wait for it */
+		if (rc != EXIT_OK) {
+			fprintf(io->err, "hloi run: rank %d of %d failed (exit %d): ending every rank\n", hloi_mpi_rank(),
+				hloi_mpi_size(), rc);
+			hloi_mpi_abort(rc);
+		}
+		hloi_context *fin = NULL;
+		if (hloi_context_new(&fin) == HLOI_OK && hloi_mpi_finish(fin, NULL) != HLOI_OK) {
+			cli_print_diagnostics(io, fin);
+			rc = EXIT_RUNTIME;
+		}
+		hloi_context_free(fin);
+	}
 	return rc;
 }

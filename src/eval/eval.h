@@ -31,7 +31,8 @@
  *             conditional, scan, the step count), custom_call.c (the
  *             custom-call targets' registry), data, movement, dynamic, ...
  *   runtime/  participants and the host: spmd (participants on threads,
- *             rendezvous), collectives, sendrecv, feeds (infeed, outfeed)
+ *             rendezvous), collectives, sendrecv, feeds (infeed, outfeed),
+ *             mpi (participants as MPI ranks)
  *   eval/     the driver: run.c runs a plan step by step, a fused region
  *             through fast/, any other instruction through the kernel table
  *             (ir/opcodes.def's `eval` column), frees values after their

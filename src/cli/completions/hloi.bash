@@ -8,7 +8,7 @@ _hloi_options() {
 	run) echo "--input --inputs --random-inputs --input_literals_file --output --print --print-inputs
 		--print_literals --output_literals_file --dump-plan --strict --allow-mixed-precision --broadcast-mode --engine --compare --threads
 		--max-memory --max-steps --timeout --quiet --format --input_format --color --replicas --partitions
-		--infeed --outfeed --participant-input --participant-infeed --host-recv --host-send
+		--infeed --outfeed --participant-input --participant-infeed --distributed --gather-output --host-recv --host-send
 		--profile --top --trace --peak-gflops --bandwidth
 		--probe --probe-all --probe-dir --max-probe-bytes --compare-with --help" ;;
 	check) echo "--strict --allow-mixed-precision --broadcast-mode --format --max-memory --color --replicas --partitions --help" ;;
@@ -58,6 +58,7 @@ _hloi() {
 	case $prev in
 	--format | --input_format | --to) COMPREPLY=($(compgen -W "hlo pb pbtxt" -- "$cur")); return ;;
 	--engine) COMPREPLY=($(compgen -W "fast reference" -- "$cur")); return ;;
+	--distributed) COMPREPLY=($(compgen -W "mpi none" -- "$cur")); return ;;
 	--broadcast-mode) COMPREPLY=($(compgen -W "xla numpy" -- "$cur")); return ;;
 	--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
 	--input) _hloi_files "$cur" npy txt inputs; return ;;

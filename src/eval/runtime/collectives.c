@@ -56,6 +56,7 @@
 #include "eval/kernels/kernel.h"
 #include "eval/kernels/movement.h"
 #include "eval/kernels/reduce.h"
+#include "eval/runtime/mpi.h"
 #include "eval/runtime/spmd.h"
 #include "ir/groups.h"
 #include "util/alloc.h"
@@ -264,7 +265,9 @@ static int all_reduce_slices(engine *e, const instr *in, hloi_literal *const *co
 {
 	const char *src[HLOI_MAX_PARTICIPANTS];
 	char *dst[HLOI_MAX_PARTICIPANTS];
-	if (n > HLOI_MAX_PARTICIPANTS)
+	/* distributed (mpi.h): the others' result slots are not here; each
+	 * member folds the whole array, in the same order */
+	if (n > HLOI_MAX_PARTICIPANTS || e->spmd->distributed)
 		return 1;
 	for (int k = 0; k < nops; k++) {
 		const hloi_literal *a0 = all[0][k];
@@ -612,6 +615,335 @@ static hloi_status collective_reduce(engine *e, const instr *in, hloi_literal *r
 	return st;
 }
 
+/* all-reduce across MPI ranks (distributed, mpi.h) of unpadded arrays
+ * whose operand and result share a layout: member `rank` receives its
+ * slice of every member's operand (elements [count * rank / n, count *
+ * (rank + 1) / n)), folds them in the group's order with reduce_members as
+ * the whole arrays are folded in one process (element by element: the
+ * same values), and sends the folded slice to every other member, which
+ * receives each member's into its result. Each rank moves about twice its
+ * operand, as MPI's own all-reduce does, and holds only slices of the
+ * others'. 1 when it does not apply (*st untouched). */
+static int all_reduce_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, hloi_status *st)
+{
+	for (int k = 0; k < in->nops; k++) {
+		const hloi_literal *a = ops[k], *r = slot(res, in->nops, k);
+		int64_t count = 0;
+		if (shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) ||
+		    shape_element_count(&a->shape, &count) || !plain_array(a, a->shape.type, count, &r->shape) ||
+		    !plain_array(r, a->shape.type, count, &r->shape))
+			return 1;
+	}
+	uint64_t occ;
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	size_t cells = (size_t)n;
+	hloi_literal **parts = hloi_calloc(cells, sizeof *parts);
+	hloi_literal *const **all = hloi_calloc(cells, sizeof *all);
+	const void **send = hloi_calloc(cells, sizeof *send);
+	void **recv = hloi_calloc(cells, sizeof *recv);
+	size_t *send_len = hloi_calloc(cells, sizeof *send_len), *recv_len = hloi_calloc(cells, sizeof *recv_len);
+	*st = parts && all && send && recv && send_len && recv_len ? HLOI_OK : value_oom(e, n * 48);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(res, in->nops, k), *acc = NULL;
+		etype t = a->shape.type;
+		int64_t count = 0, w = etype_byte_width(t);
+		shape_element_count(&a->shape, &count);
+		int64_t lo = count * rank / n, len = count * (rank + 1) / n - lo;
+		shape s1;
+		shape_make_array(&s1, t, 1, &len);
+		for (int64_t j = 0; j < n && *st == HLOI_OK; j++)
+			*st = value_new(e, &s1, &parts[j]);
+		if (*st != HLOI_OK)
+			goto next;
+		if (len > 0)
+			memcpy(parts[rank]->data, (const char *)a->data + lo * w, (size_t)(len * w));
+		for (int64_t j = 0; j < n; j++) {
+			int64_t jlo = count * j / n, jhi = count * (j + 1) / n;
+			send[j] = (const char *)a->data + jlo * w;
+			send_len[j] = (size_t)((jhi - jlo) * w);
+			recv[j] = parts[j]->data;
+			recv_len[j] = (size_t)(len * w);
+			all[j] = (hloi_literal *const *)&parts[j];
+		}
+		*st = mpi_alltoallv(e, in, occ, 2 * (uint64_t)k, members, n, rank, send, send_len, recv, recv_len,
+				    spmd_stop(e));
+		if (*st == HLOI_OK)
+			*st = reduce_members(e, in, (hloi_literal *const *const *)all, n, 0, &acc);
+		if (*st != HLOI_OK)
+			goto next;
+		if (len > 0)
+			memcpy((char *)r->data + lo * w, acc->data, (size_t)(len * w));
+		for (int64_t j = 0; j < n; j++) {
+			int64_t jlo = count * j / n, jhi = count * (j + 1) / n;
+			send[j] = acc->data;
+			send_len[j] = (size_t)(len * w);
+			recv[j] = (char *)r->data + jlo * w;
+			recv_len[j] = (size_t)((jhi - jlo) * w);
+		}
+		*st = mpi_alltoallv(e, in, occ, 2 * (uint64_t)k + 1, members, n, rank, send, send_len, recv, recv_len,
+				    spmd_stop(e));
+		memcpy(r->dynamic_size, a->dynamic_size, sizeof a->dynamic_size);
+next:
+		if (acc)
+			value_drop(e, acc);
+		for (int64_t j = 0; parts && j < n; j++) {
+			if (parts[j])
+				value_drop(e, parts[j]);
+			parts[j] = NULL;
+		}
+	}
+	hloi_free(parts);
+	hloi_free(all);
+	hloi_free(send);
+	hloi_free(recv);
+	hloi_free(send_len);
+	hloi_free(recv_len);
+	return 0;
+}
+
+/* reduce-scatter across MPI ranks (distributed) of unpadded arrays whose
+ * operand and result share a layout in which the scattered dimension is
+ * the most major: block j of an operand is then a run of its bytes, and
+ * member `rank` receives only block `rank` of every member's operand and
+ * folds them in the group's order (reduce_members, element by element:
+ * the thread runtime's values). 1 when it does not apply. */
+static int reduce_scatter_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				      const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	for (int k = 0; k < in->nops; k++) {
+		const hloi_literal *a = ops[k], *r = slot(res, in->nops, k);
+		int64_t count = 0, rcount = 0;
+		if (d < 0 || shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) ||
+		    !a->shape.has_layout || a->shape.rank < 1 || d >= a->shape.rank ||
+		    a->shape.layout.minor_to_major[a->shape.rank - 1] != d ||
+		    shape_element_count(&a->shape, &count) || shape_element_count(&r->shape, &rcount) ||
+		    count != rcount * n || !plain_array(a, a->shape.type, count, &a->shape) ||
+		    !plain_array(r, a->shape.type, rcount, &a->shape))
+			return 1;
+	}
+	uint64_t occ;
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	size_t cells = (size_t)n;
+	hloi_literal **parts = hloi_calloc(cells, sizeof *parts);
+	hloi_literal *const **all = hloi_calloc(cells, sizeof *all);
+	const void **send = hloi_calloc(cells, sizeof *send);
+	void **recv = hloi_calloc(cells, sizeof *recv);
+	size_t *lens = hloi_calloc(cells, sizeof *lens);
+	*st = parts && all && send && recv && lens ? HLOI_OK : value_oom(e, n * 40);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(res, in->nops, k), *acc = NULL;
+		etype t = a->shape.type;
+		int64_t rcount = 0, w = etype_byte_width(t);
+		shape_element_count(&r->shape, &rcount);
+		size_t block = (size_t)(rcount * w);
+		shape s1;
+		shape_make_array(&s1, t, 1, &rcount);
+		for (int64_t j = 0; j < n && *st == HLOI_OK; j++)
+			*st = value_new(e, &s1, &parts[j]);
+		if (*st != HLOI_OK)
+			goto next;
+		if (block)
+			memcpy(parts[rank]->data, (const char *)a->data + (size_t)rank * block, block);
+		for (int64_t j = 0; j < n; j++) {
+			send[j] = (const char *)a->data + (size_t)j * block;
+			recv[j] = parts[j]->data;
+			lens[j] = block;
+			all[j] = (hloi_literal *const *)&parts[j];
+		}
+		*st = mpi_alltoallv(e, in, occ, (uint64_t)k, members, n, rank, send, lens, recv, lens, spmd_stop(e));
+		if (*st == HLOI_OK)
+			*st = reduce_members(e, in, (hloi_literal *const *const *)all, n, 0, &acc);
+		if (*st == HLOI_OK && block)
+			memcpy(r->data, acc->data, block);
+next:
+		if (acc)
+			value_drop(e, acc);
+		for (int64_t j = 0; parts && j < n; j++) {
+			if (parts[j])
+				value_drop(e, parts[j]);
+			parts[j] = NULL;
+		}
+	}
+	hloi_free(parts);
+	hloi_free(all);
+	hloi_free(send);
+	hloi_free(recv);
+	hloi_free(lens);
+	return 0;
+}
+
+/* Whether a and r are unpadded arrays of one type and layout, not
+ * dynamic, of `count` and `rcount` elements; with d >= 0, d is the most
+ * major dimension of the layout (a block along it is a run of bytes). */
+static int plain_pair(const hloi_literal *a, const hloi_literal *r, int64_t d, int64_t *count, int64_t *rcount)
+{
+	if (shape_is_tuple(&a->shape) || shape_is_tuple(&r->shape) || literal_is_dynamic(a) || !a->shape.has_layout ||
+	    shape_element_count(&a->shape, count) || shape_element_count(&r->shape, rcount) ||
+	    !plain_array(a, a->shape.type, *count, &a->shape) || !plain_array(r, a->shape.type, *rcount, &a->shape))
+		return 0;
+	return d < 0 || (d < a->shape.rank && a->shape.layout.minor_to_major[a->shape.rank - 1] == d);
+}
+
+/* Raw bytes to and from each member (mpi_alltoallv) with the tables of
+ * n entries it takes, made and freed here. */
+typedef struct exchange {
+	const void **send;
+	void **recv;
+	size_t *send_len, *recv_len;
+} exchange;
+
+static hloi_status exchange_new(engine *e, exchange *x, int64_t n)
+{
+	x->send = hloi_calloc((size_t)n, sizeof *x->send);
+	x->recv = hloi_calloc((size_t)n, sizeof *x->recv);
+	x->send_len = hloi_calloc((size_t)n, sizeof *x->send_len);
+	x->recv_len = hloi_calloc((size_t)n, sizeof *x->recv_len);
+	return x->send && x->recv && x->send_len && x->recv_len ? HLOI_OK : value_oom(e, n * 32);
+}
+
+static void exchange_free(exchange *x)
+{
+	hloi_free(x->send);
+	hloi_free(x->recv);
+	hloi_free(x->send_len);
+	hloi_free(x->recv_len);
+}
+
+/* collective-permute across MPI ranks (distributed) of one unpadded array
+ * whose result shares its layout: the operand goes to the targets of this
+ * member's pairs alone, and the result comes from its source alone
+ * (zeros without one), instead of every member's operand to every member.
+ * 1 when it does not apply. */
+static int permute_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+			       const int64_t *members, int64_t n, int64_t rank, hloi_status *st)
+{
+	if (in->nops != 1 || instr_attr(in, ATTR_SLICE_SIZES))
+		return 1;
+	hloi_literal *a = ops[0], *r = in->op == OP_COLLECTIVE_PERMUTE_START ? res->elems[1] : res;
+	int64_t count = 0, rcount = 0;
+	if (!plain_pair(a, r, -1, &count, &rcount) || count != rcount)
+		return 1;
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	value_zero(res);
+	if (in->op == OP_COLLECTIVE_PERMUTE_START)
+		put_operands(res->elems[0], ops, 1);
+	int64_t src = permute_source(in, rank);
+	for (int64_t j = 0; j < n; j++) {
+		x.send[j] = a->data;
+		x.send_len[j] = permute_source(in, j) == rank ? a->nbytes : 0;
+		x.recv[j] = r->data;
+		x.recv_len[j] = j == src ? r->nbytes : 0;
+	}
+	if (src == rank && a->nbytes)
+		memcpy(r->data, a->data, a->nbytes);
+	*st = mpi_alltoallv(e, in, occ, 0, members, n, rank, x.send, x.send_len, x.recv, x.recv_len, spmd_stop(e));
+	exchange_free(&x);
+	return 0;
+}
+
+/* all-gather across MPI ranks (distributed) of unpadded arrays along the
+ * layout's most major dimension, result in the operand's layout: member
+ * j's operand is block j of the result, a run of its bytes, received
+ * straight into it. 1 when it does not apply. */
+static int all_gather_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	hloi_literal *out = in->op == OP_ALL_GATHER_START ? res->elems[1] : res;
+	for (int k = 0; k < in->nops; k++) {
+		int64_t count = 0, rcount = 0;
+		if (d < 0 || !plain_pair(ops[k], slot(out, in->nops, k), d, &count, &rcount) || rcount != count * n)
+			return 1;
+	}
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	if (in->op == OP_ALL_GATHER_START)
+		put_operands(res->elems[0], ops, in->nops);
+	for (int k = 0; k < in->nops && *st == HLOI_OK; k++) {
+		hloi_literal *a = ops[k], *r = slot(out, in->nops, k);
+		size_t block = a->nbytes;
+		for (int64_t j = 0; j < n; j++) {
+			x.send[j] = a->data;
+			x.send_len[j] = block;
+			x.recv[j] = (char *)r->data + (size_t)j * block;
+			x.recv_len[j] = block;
+		}
+		if (block)
+			memcpy((char *)r->data + (size_t)rank * block, a->data, block);
+		*st = mpi_alltoallv(e, in, occ, (uint64_t)k, members, n, rank, x.send, x.send_len, x.recv, x.recv_len,
+				    spmd_stop(e));
+		for (int i = 0; i < r->shape.rank; i++)
+			r->dynamic_size[i] = r->shape.dims[i];
+	}
+	exchange_free(&x);
+	return 0;
+}
+
+/* all-to-all across MPI ranks (distributed) of one unpadded array along the
+ * layout's most major dimension, result in the operand's layout: block j
+ * of the operand, a run of its bytes, goes to member j alone, and member
+ * j's block `rank` comes straight into block j of the result. 1 when it
+ * does not apply. */
+static int all_to_all_distributed(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res,
+				  const int64_t *members, int64_t n, int64_t rank, int64_t d, hloi_status *st)
+{
+	int64_t count = 0, rcount = 0;
+	if (in->nops != 1 || d < 0 || !plain_pair(ops[0], res, d, &count, &rcount) || count != rcount ||
+	    ops[0]->shape.dims[d] % n)
+		return 1;
+	hloi_literal *a = ops[0];
+	uint64_t occ;
+	exchange x;
+	memset(&x, 0, sizeof x);
+	if (spmd_next_occurrence(e, in, &occ)) {
+		*st = value_oom(e, 16);
+		return 0;
+	}
+	if ((*st = exchange_new(e, &x, n)) != HLOI_OK) {
+		exchange_free(&x);
+		return 0;
+	}
+	size_t block = a->nbytes / (size_t)n;
+	for (int64_t j = 0; j < n; j++) {
+		x.send[j] = (const char *)a->data + (size_t)j * block;
+		x.send_len[j] = block;
+		x.recv[j] = (char *)res->data + (size_t)j * block;
+		x.recv_len[j] = block;
+	}
+	if (block)
+		memcpy((char *)res->data + (size_t)rank * block, (const char *)a->data + (size_t)rank * block, block);
+	*st = mpi_alltoallv(e, in, occ, 0, members, n, rank, x.send, x.send_len, x.recv, x.recv_len, spmd_stop(e));
+	for (int i = 0; i < res->shape.rank; i++)
+		res->dynamic_size[i] = res->shape.dims[i];
+	exchange_free(&x);
+	return 0;
+}
+
 /* A collective among several participants: meet the group, compute this
  * member's result into res from everyone's operands, leave. */
 static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *const *ops, hloi_literal *res)
@@ -637,6 +969,38 @@ static hloi_status collective_spmd(engine *e, const instr *in, hloi_literal *con
 	/* all-reduce: each member publishes its result slots after its
 	 * operands, for the members to write their slices into */
 	int reduce_all = in->op == OP_ALL_REDUCE || in->op == OP_ALL_REDUCE_START;
+	hloi_status dst = HLOI_OK;
+	if (reduce_all && e->spmd->distributed && all_reduce_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
+		hloi_free(members);
+		return dst;
+	}
+	if ((in->op == OP_COLLECTIVE_PERMUTE || in->op == OP_COLLECTIVE_PERMUTE_START) && e->spmd->distributed &&
+	    permute_distributed(e, in, ops, res, members, n, rank, &dst) == 0) {
+		hloi_free(members);
+		return dst;
+	}
+	if ((in->op == OP_ALL_GATHER || in->op == OP_ALL_GATHER_START) && e->spmd->distributed) {
+		const int_list *gd = instr_ints(in, ATTR_DIMENSIONS);
+		if (gd && gd->n == 1 && all_gather_distributed(e, in, ops, res, members, n, rank, gd->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
+	}
+	if (in->op == OP_ALL_TO_ALL && e->spmd->distributed) {
+		const int_list *ad = instr_ints(in, ATTR_DIMENSIONS);
+		if (ad && ad->n == 1 && all_to_all_distributed(e, in, ops, res, members, n, rank, ad->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
+	}
+	if (in->op == OP_REDUCE_SCATTER && e->spmd->distributed) {
+		const int_list *sd = instr_ints(in, ATTR_DIMENSIONS);
+		if (sd && sd->n == 1 &&
+		    reduce_scatter_distributed(e, in, ops, res, members, n, rank, sd->v[0], &dst) == 0) {
+			hloi_free(members);
+			return dst;
+		}
+	}
 	hloi_literal **pub = NULL;
 	if (reduce_all) {
 		pub = hloi_malloc((size_t)(2 * in->nops + 1) * sizeof *pub);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "eval/lib/blas.h"
+#include "eval/runtime/mpi.h"
 #include "eval/runtime/spmd.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -24,6 +25,8 @@ struct spmd_meet {
 	int complete;
 	hloi_literal *const **vals; /* by rank; NULL until the member arrives */
 	int64_t *members;
+	hloi_literal **remote;      /* distributed: the others' operands (mpi_exchange) */
+	int nremote;
 };
 
 struct spmd {
@@ -131,6 +134,48 @@ static void deadline_in(struct timespec *ts, long ms)
 	}
 }
 
+int spmd_next_occurrence(engine *e, const instr *in, uint64_t *occ)
+{
+	return next_occurrence(e->spmd, in, occ);
+}
+
+const volatile int *spmd_stop(engine *e)
+{
+	return e->spmd->s->stop;
+}
+
+/* One participant per rank: the group's operands come over MPI; the
+ * meeting is this member's alone. */
+static hloi_status arrive_distributed(engine *e, const instr *in, uint64_t occ, const int64_t *members, int64_t n,
+				      int64_t rank, hloi_literal *const *vals, hloi_literal *const *const **all,
+				      spmd_meet **meet)
+{
+	spmd_meet *t = hloi_calloc(1, sizeof *t);
+	if (t) {
+		t->vals = hloi_calloc((size_t)n, sizeof *t->vals);
+		t->remote = hloi_calloc((size_t)(n * in->nops) + 1, sizeof *t->remote);
+	}
+	if (!t || !t->vals || !t->remote) {
+		if (t)
+			hloi_free(t->remote);
+		meet_free(t);
+		return value_oom(e, (int64_t)sizeof *t);
+	}
+	t->nremote = (int)(n * in->nops);
+	hloi_status st = mpi_exchange(e, in, occ, members, n, rank, vals, in->nops, t->remote, e->spmd->s->stop);
+	if (st != HLOI_OK) {
+		hloi_free(t->remote);
+		meet_free(t);
+		return st;
+	}
+	for (int64_t j = 0; j < n; j++)
+		t->vals[j] = j == rank ? vals : (hloi_literal *const *)t->remote + j * in->nops;
+	t->size = n;
+	*all = (hloi_literal *const *const *)t->vals;
+	*meet = t;
+	return HLOI_OK;
+}
+
 hloi_status spmd_arrive(engine *e, const instr *in, const int64_t *members, int64_t n, int64_t rank,
 			hloi_literal *const *vals, hloi_literal *const *const **all, spmd_meet **meet)
 {
@@ -142,6 +187,8 @@ hloi_status spmd_arrive(engine *e, const instr *in, const int64_t *members, int6
 	*meet = NULL;
 	if (next_occurrence(me, in, &occ))
 		return value_oom(e, (int64_t)sizeof(uint64_t));
+	if (me->distributed)
+		return arrive_distributed(e, in, occ, members, n, rank, vals, all, meet);
 	pthread_mutex_lock(&s->mu);
 	if (s->abort) {
 		pthread_mutex_unlock(&s->mu);
@@ -225,6 +272,14 @@ void spmd_depart(engine *e, spmd_meet *t)
 	spmd *s = e->spmd->s;
 	if (!t)
 		return;
+	if (t->remote) {
+		for (int k = 0; k < t->nremote; k++)
+			if (t->remote[k])
+				value_drop(e, t->remote[k]);
+		hloi_free(t->remote);
+		meet_free(t);
+		return;
+	}
 	pthread_mutex_lock(&s->mu);
 	if (++t->departed == t->size)
 		pthread_cond_broadcast(&s->cv);
@@ -293,6 +348,9 @@ void p2p_msg_free_all(p2p_msg **list)
 hloi_status spmd_post(engine *e, const p2p_key *k, const instr *send, hloi_literal *val)
 {
 	spmd *s = e->spmd->s;
+	int64_t np = e->m->replicas * e->m->partitions;
+	if (e->spmd->distributed && mpi_owner(k->to, np) != mpi_rank())
+		return mpi_post(e, k, send, val);
 	pthread_mutex_lock(&s->mu);
 	int rc = p2p_msg_push(&s->msgs, k, send, val);
 	if (rc == 0 && s->waiting[k->to] && key_eq(&s->waits[k->to], k)) {
@@ -324,6 +382,8 @@ hloi_status spmd_take(engine *e, const instr *in, const instr *recv, const p2p_k
 	name_of(to, sizeof to, s, k->to, parts);
 	hloi_status st = HLOI_OK;
 	*msg = NULL;
+	if (me->distributed && mpi_owner(k->from, s->n) != mpi_rank())
+		return mpi_take(e, in, recv, k, msg, s->stop);
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		*msg = p2p_msg_take(&s->msgs, k);
@@ -401,6 +461,9 @@ static void *participant_main(void *arg)
 	job *j = arg;
 	spmd *s = j->member.s;
 	j->st = j->run(j->m, j->ctx, j->inputs, j->ninputs, &j->opts, &j->member, &j->out);
+	/* the others learn it is done (a failure ends the job) */
+	if (j->member.distributed && j->st == HLOI_OK)
+		mpi_participant_end(j->member.id);
 	pthread_mutex_lock(&s->mu);
 	s->ended[j->member.id] = 1;
 	s->failed[j->member.id] = j->st != HLOI_OK;
@@ -469,13 +532,28 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 	s.n = n;
 	s.alive = n;
 	s.stop = opts && opts->version >= 2 ? opts->stop : NULL;
+	/* under MPI each rank runs its own participants, n / ranks of them */
+	int distributed = mpi_active(), local = (int)n;
+	if (distributed) {
+		if (n % mpi_size()) {
+			diag_error_where(ctx, NULL,
+					 "under MPI, the ranks share the participants evenly: the module runs as %lld participants (%lld replicas x %lld partitions) and the job has %d ranks",
+					 (long long)n, (long long)m->replicas, (long long)m->partitions, mpi_size());
+			st = HLOI_EUNSUPPORTED;
+			goto destroy;
+		}
+		if ((st = mpi_run_begin(ctx, n, s.stop)) != HLOI_OK)
+			goto destroy;
+		local = (int)(n / mpi_size());
+		s.alive = local;
+	}
 	/* the memory budget and the worker threads are shared out */
 	hloi_run_options each;
 	eval_options_copy(&each, opts);
 	uint64_t budget = each.max_memory ? each.max_memory : eval_default_budget();
-	each.max_memory = budget / (uint64_t)n ? budget / (uint64_t)n : 1;
+	each.max_memory = budget / (uint64_t)local ? budget / (uint64_t)local : 1;
 	int threads_all = each.threads > 0 ? each.threads : online_cores();
-	each.threads = threads_all / (int)n > 0 ? threads_all / (int)n : 1;
+	each.threads = threads_all / local > 0 ? threads_all / local : 1;
 	blas_threads(each.threads);
 	for (int64_t p = 0; p < n; p++) {
 		job *j = &jobs[p];
@@ -483,6 +561,7 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 		j->member.id = p;
 		j->member.replica = p / m->partitions;
 		j->member.partition = p % m->partitions;
+		j->member.distributed = distributed;
 		j->m = m;
 		j->run = run;
 		j->inputs = inputs + (size_t)p * ninputs;
@@ -497,6 +576,8 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 		}
 	}
 	for (int64_t p = 0; p < n; p++) {
+		if (distributed && mpi_owner(p, n) != mpi_rank())
+			continue;
 		if (pthread_create(&threads[p], NULL, participant_main, &jobs[p]) != 0) {
 			/* those started are released: this one ends failed */
 			diag_error_where(ctx, NULL, "cannot start a thread for participant %lld of %lld", (long long)p,
@@ -535,6 +616,7 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 	for (int64_t p = 0; p < n && st == HLOI_OK; p++)
 		if (jobs[p].ctx && jobs[p].ctx->ndiags)
 			gather_diags(ctx, jobs, p, m->partitions);
+
 	for (int64_t p = 0; p < n; p++) {
 		out[p] = jobs[p].out;
 		jobs[p].out = NULL;
@@ -550,6 +632,7 @@ hloi_status spmd_run(module *m, hloi_context *ctx, hloi_literal *const *inputs, 
 		meet_free(t);
 	}
 	p2p_msg_free_all(&s.msgs);
+destroy:
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 cleanup:

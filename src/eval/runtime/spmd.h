@@ -23,6 +23,7 @@ typedef struct spmd_member {
 	int64_t id;                 /* flattened: replica * partitions + partition */
 	int64_t replica, partition;
 	int released;               /* failed because another participant did */
+	int distributed;            /* the others may run on other MPI ranks (mpi.h) */
 	const instr **seen;         /* collectives reached so far ... */
 	uint64_t *count;            /* ... and how many times */
 	int nseen, cap;
@@ -38,6 +39,12 @@ typedef struct spmd_meet spmd_meet;
  * ended or failed, a deadlock, the run was stopped, out of memory. */
 hloi_status spmd_arrive(engine *e, const instr *in, const int64_t *members, int64_t n, int64_t rank,
 			hloi_literal *const *vals, hloi_literal *const *const **all, spmd_meet **meet);
+/* This member's occurrence count of collective `in` (from 0), counted up:
+ * for a collective that does not meet through spmd_arrive (distributed
+ * all-reduce, collectives.c). -1 out of memory. */
+int spmd_next_occurrence(engine *e, const instr *in, uint64_t *occ);
+/* The run's stop flag (or NULL). */
+const volatile int *spmd_stop(engine *e);
 /* Waits until every member has read, then leaves the rendezvous. */
 void spmd_depart(engine *e, spmd_meet *meet);
 
