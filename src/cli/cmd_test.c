@@ -1146,6 +1146,21 @@ static const cli_opt options[] = {
 	CLI_OPTIONS_END,
 };
 
+/* Goldens pin results bit for bit, and LAPACK's results round as
+ * OpenBLAS's kernels do, which OpenBLAS picks by CPU (and hloi, unless told,
+ * from the CPU's features: doc/performance.md). So that a golden written
+ * on one machine passes on another, hloi test runs OpenBLAS's Haswell
+ * (AVX2) kernels wherever the CPU has AVX2 and FMA, unless
+ * OPENBLAS_CORETYPE says otherwise. */
+static void pin_blas_kernels(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		(void)setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+#endif
+}
+
 int cmd_test(int argc, char **argv, cli_io *io)
 {
 	test_args a = { 0, 0, 0, 0, 1, 1, 300, NULL };
@@ -1159,6 +1174,7 @@ int cmd_test(int argc, char **argv, cli_io *io)
 	const char *junit = a.junit;
 	if (optind >= argc)
 		return cli_usage_error(io, "test", "missing PATH");
+	pin_blas_kernels();
 	if (test_case_outputs_dir && mkdir(test_case_outputs_dir, 0777) != 0 && errno != EEXIST) {
 		fprintf(io->err, "hloi test: cannot make %s: %s\n", test_case_outputs_dir, strerror(errno));
 		return EXIT_RUNTIME;

@@ -277,6 +277,10 @@ static void prog_run(const apply_prog *p, uint64_t *st)
 
 /* --- the applier --------------------------------------------------------------- */
 
+/* 8-byte words of the driver's state per parameter or result: the widest
+ * element type (c128) is 16 bytes. */
+#define DRIVER_WORDS 2
+
 hloi_status applier_init(applier *a, engine *e, const computation *comp)
 {
 	memset(a, 0, sizeof *a);
@@ -298,8 +302,9 @@ hloi_status applier_init(applier *a, engine *e, const computation *comp)
 		a->nslots = a->prog->nslots;
 		return HLOI_OK;
 	}
-	/* the driver: parameters then results in the state */
-	a->nslots = a->nparams + a->nresults;
+	/* the driver: parameters then results in the state, two words each
+	 * (a c128 is 16 bytes) */
+	a->nslots = DRIVER_WORDS * (a->nparams + a->nresults);
 	a->args = hloi_calloc((size_t)a->nparams + 1, sizeof *a->args);
 	if (!a->args)
 		goto oom;
@@ -346,9 +351,15 @@ void apply_convert(etype dt, void *out, etype st, const void *in)
 		sc_convert(dt, out, st, in);
 }
 
+/* Where parameter k lives in a state. */
+static uint64_t *param_at(const applier *a, uint64_t *st, int k)
+{
+	return &st[a->prog ? k : DRIVER_WORDS * k];
+}
+
 void applier_param(const applier *a, uint64_t *st, int k, etype t, const void *p)
 {
-	apply_convert(a->ptype[k], &st[k], t, p);
+	apply_convert(a->ptype[k], param_at(a, st, k), t, p);
 }
 
 void applier_result_to(const applier *a, const uint64_t *st, int r, etype t, void *out)
@@ -358,12 +369,12 @@ void applier_result_to(const applier *a, const uint64_t *st, int r, etype t, voi
 
 void applier_param_from_result(const applier *a, uint64_t *st, int k, int r)
 {
-	memcpy(&st[k], applier_result(a, st, r), (size_t)etype_byte_width(a->ptype[k]));
+	memcpy(param_at(a, st, k), applier_result(a, st, r), (size_t)etype_byte_width(a->ptype[k]));
 }
 
 const void *applier_result(const applier *a, const uint64_t *st, int r)
 {
-	return &st[a->prog ? a->prog->result_slot[r] : a->nparams + r];
+	return &st[a->prog ? a->prog->result_slot[r] : DRIVER_WORDS * (a->nparams + r)];
 }
 
 hloi_status applier_run(applier *a, uint64_t *st)
@@ -374,7 +385,7 @@ hloi_status applier_run(applier *a, uint64_t *st)
 	}
 	engine *e = a->e;
 	for (int k = 0; k < a->nparams; k++)
-		memcpy(a->args[k]->data, &st[k], (size_t)etype_byte_width(a->ptype[k]));
+		memcpy(a->args[k]->data, param_at(a, st, k), (size_t)etype_byte_width(a->ptype[k]));
 	if (e->depth >= EVAL_MAX_DEPTH) {
 		diag_error_where(e->ctx, NULL, "calls nested deeper than %d (computation '%s')", EVAL_MAX_DEPTH,
 				 a->comp->name);
@@ -391,7 +402,7 @@ hloi_status applier_run(applier *a, uint64_t *st)
 		return s;
 	for (int k = 0; k < a->nresults; k++) {
 		const hloi_literal *v = shape_is_tuple(&r->shape) ? r->elems[k] : r;
-		memcpy(&st[a->nparams + k], v->data, (size_t)etype_byte_width(a->rtype[k]));
+		memcpy(&st[DRIVER_WORDS * (a->nparams + k)], v->data, (size_t)etype_byte_width(a->rtype[k]));
 	}
 	if (owned)
 		value_drop(e, r);
