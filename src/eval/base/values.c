@@ -17,8 +17,10 @@
  * plan's (`hloi plan`). An array leaving the pool is not freed while the
  * budget has room for it: it joins the kept arrays (below), outside
  * `live` and the peak. A value of a size that no spare array has takes
- * one of another size (the smallest large enough, else the largest),
- * remapped to its size (hloi_aligned_resize: the pages it has stay), and
+ * one of another size (the largest not larger, else the smallest larger:
+ * a shrunk array gives its tail's pages back, to be faulted in again by
+ * the next that grows), remapped to its size (hloi_aligned_resize: the
+ * pages it keeps stay), and
  * a tuple's arrays are taken and given back one by one, so that a
  * training step's mix of sizes (batch-norm's tuples among them) needs no
  * new pages once one step has run.
@@ -314,15 +316,16 @@ hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 			*out = reuse(lit, s);
 			return HLOI_OK;
 		}
-	/* else a spare array of another size, remapped: the smallest at
-	 * least as large, or the largest (only what it lacks is new memory) */
+	/* else a spare array of another size, remapped: the largest not
+	 * larger (only what it lacks is new memory), else the smallest larger
+	 * (shrinking gives pages back) */
 	if (!shape_is_tuple(s) && s->has_layout && bytes >= EVAL_SPARE_MIN && e->nkept + e->npool > 0) {
 		hloi_literal *best = NULL;
 		int at = -1;
 		for (int k = 0; k < e->nkept + e->npool; k++) {
 			hloi_literal *c = k < e->nkept ? e->kept[k] : e->pool[k - e->nkept];
 			int64_t n = (int64_t)c->nbytes, b = best ? (int64_t)best->nbytes : 0;
-			if (!best || (n >= bytes ? b < bytes || n < b : b < bytes && n > b)) {
+			if (!best || (n <= bytes ? b > bytes || n > b : b > bytes && n < b)) {
 				best = c;
 				at = k;
 			}
