@@ -301,6 +301,23 @@ void *hloi_aligned_alloc(size_t n)
 	return p;
 }
 
+void *hloi_aligned_resize(void *p, size_t n)
+{
+	if (!p)
+		return hloi_aligned_alloc(n);
+	if (n > SIZE_MAX - 64)
+		return failed(n);
+	unsigned char *q = p;
+	unsigned char *raw = hloi_realloc(q - q[-1], n + 64);
+	if (!raw)
+		return NULL;
+	size_t off = 64 - (size_t)((uintptr_t)raw % 64);
+	q = raw + off;
+	q[-1] = (unsigned char)off;
+	alloc_advise_huge(q, n);
+	return q;
+}
+
 void hloi_aligned_free(void *p)
 {
 	if (!p)

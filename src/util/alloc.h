@@ -16,6 +16,11 @@ char *hloi_strndup(const char *s, size_t n);
 /* 64-byte aligned buffers for array data; free with hloi_aligned_free. */
 void *hloi_aligned_alloc(size_t n);
 void hloi_aligned_free(void *p);
+/* Block p (from hloi_aligned_alloc) made n bytes long, its contents lost;
+ * NULL when that fails (p is then still held). A large block keeps its
+ * pages (the C library remaps them), so a value that takes a spare array
+ * of another size faults in only what it adds. */
+void *hloi_aligned_resize(void *p, size_t n);
 
 /* Test hook: after `n` more successful allocations, every allocation fails
  * (n < 0 disables). alloc_count() is the number of allocations attempted since

@@ -787,6 +787,53 @@ static void test_buffer_pool(void)
 	unload(&p);
 }
 
+/* Spare arrays across sizes and tuples: a batch-norm's tuple gives its
+ * arrays back one by one, values of sizes no spare array has take one of
+ * another size; each run (the first, and those that take the previous
+ * run's arrays) gives the values of a run of a freshly loaded module, on
+ * both engines, with the same peak. */
+static void test_buffer_pool_sizes(void)
+{
+	static const char text[] =
+		"ENTRY e {\n  x = f32[4,8,32,32] parameter(0)\n  s = f32[8] parameter(1)\n  o = f32[8] parameter(2)\n"
+		"  bn = (f32[4,8,32,32], f32[8], f32[8]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1\n"
+		"  y = f32[4,8,32,32] get-tuple-element(bn), index=0\n  m = f32[8] get-tuple-element(bn), index=1\n"
+		"  a = f32[4,8,32,32]{2,3,1,0} add(y, x)\n"
+		"  t = f32[4,8,32,24] slice(a), slice={[0:4],[0:8],[0:32],[0:24]}\n"
+		"  u = f32[4,8,32,24]{2,3,1,0} multiply(t, t)\n"
+		"  bn2 = (f32[4,8,32,24], f32[8], f32[8]) batch-norm-training(u, s, o), epsilon=0.001, feature_index=1\n"
+		"  v = f32[4,8,32,24] get-tuple-element(bn2), index=0\n"
+		"  c = f32[4,8,64,32] concatenate(a, a), dimensions={2}\n"
+		"  w = f32[4,8,64,32]{2,3,1,0} negate(c)\n"
+		"  ROOT r = (f32[4,8,32,24], f32[4,8,64,32], f32[8]) tuple(v, w, m)\n}\n";
+	for (int engine = 0; engine < 2; engine++) {
+		prog p, q;
+		load(&p, text);
+		load(&q, text);
+		hloi_literal **in = NULL, *ref = NULL;
+		size_t n = 0;
+		CU_ASSERT_EQUAL_FATAL(eval_random_inputs(&in, &n, p.m, p.ctx, 3), HLOI_OK);
+		hloi_run_options o = HLOI_RUN_OPTIONS_INIT;
+		o.engine = engine ? HLOI_ENGINE_REFERENCE : HLOI_ENGINE_FAST;
+		eval_stats s0, s;
+		CU_ASSERT_EQUAL_FATAL(eval_module_tuned(q.m, q.ctx, in, n, &o, NULL, NULL, &ref, &s0), HLOI_OK);
+		for (int run = 0; run < 3; run++) {
+			hloi_literal *out = NULL;
+			CU_ASSERT_EQUAL_FATAL(eval_module_tuned(p.m, p.ctx, in, n, &o, NULL, NULL, &out, &s), HLOI_OK);
+			CU_ASSERT_EQUAL(s.peak_bytes, s0.peak_bytes);
+			CU_ASSERT_EQUAL_FATAL(out->nelems, 3);
+			for (int k = 0; k < 3; k++)
+				CU_ASSERT(out->elems[k]->nbytes == ref->elems[k]->nbytes &&
+					  memcmp(out->elems[k]->data, ref->elems[k]->data, ref->elems[k]->nbytes) == 0);
+			literal_destroy(out);
+		}
+		literal_destroy(ref);
+		hloi_literal_array_free(in, n);
+		unload(&p);
+		unload(&q);
+	}
+}
+
 static void test_run_into(void)
 {
 	prog p;
@@ -1651,6 +1698,7 @@ static const unit_test engine_tests[] = {
 	{ "memory_budget", test_memory_budget },
 	{ "buffer_reuse", test_buffer_reuse },
 	{ "buffer_pool", test_buffer_pool },
+	{ "buffer_pool_sizes", test_buffer_pool_sizes },
 	{ "run_into", test_run_into },
 	{ "conform_input", test_conform_input },
 	{ "elided_constant", test_elided_constant },

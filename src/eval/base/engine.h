@@ -22,7 +22,7 @@
 #define EVAL_MAX_DEPTH 64
 
 /* Freed arrays an engine keeps for reuse at most (values.c). */
-#define EVAL_POOL_MAX 16
+#define EVAL_POOL_MAX 1024
 
 /* The state of one rng-get-and-update-state or rng instruction in a run
  * (eval/kernels/rng.c). */

@@ -7,19 +7,31 @@
  * The pool: a freed array (EVAL_SPARE_MIN bytes or more) is kept, up to
  * EVAL_POOL_MAX of them (the oldest goes first), for the next value of
  * exactly its size, whose pages are then already there (fresh pages cost
- * the kernel's zeroing, a fifth of a convolution network's step). Pooled
- * arrays stay counted in `live` and in the budget; they never raise the
- * peak: before a new buffer or the executor's scratch would take `live`
- * above the most held so far, pooled arrays are freed (oldest first) until
- * it does not or none is left, so the peak is at most what it would be
- * without the pool, and within the plan's (`hloi plan`).
+ * the kernel's zeroing, which on a virtual machine also faults the host's
+ * memory in: 40% of a MobileNetV2 training step's time when every step
+ * took new pages). Pooled arrays stay counted in `live` and in the budget;
+ * they never raise the peak: before a new buffer or the executor's
+ * scratch would take `live` above the most held so far, pooled arrays
+ * leave the pool (oldest first) until it does not or none is left, so the
+ * peak is at most what it would be without the pool, and within the
+ * plan's (`hloi plan`). An array leaving the pool is not freed while the
+ * budget has room for it: it joins the kept arrays (below), outside
+ * `live` and the peak. A value of a size that no spare array has takes
+ * one of another size (the largest not larger, else the smallest larger:
+ * a shrunk array gives its tail's pages back, to be faulted in again by
+ * the next that grows), remapped to its size (hloi_aligned_resize: the
+ * pages it keeps stay), and
+ * a tuple's arrays are taken and given back one by one, so that a
+ * training step's mix of sizes (batch-norm's tuples among them) needs no
+ * new pages once one step has run.
  *
  * At the end of a run the pool goes to the module (value_pool_keep), at
  * most EVAL_POOL_MAX arrays and at most the run's peak of values in bytes
  * (memory the run held at once anyway), and the next run takes it
  * (value_pool_take): a value of a kept array's size takes that array,
  * counted then as a new buffer; the others are freed first when the
- * budget needs their memory. hloi_module_free frees what is kept. */
+ * budget needs their memory (the kept arrays and `live` together stay
+ * within the budget). hloi_module_free frees what is kept. */
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -118,28 +130,36 @@ hloi_status value_oom(engine *e, int64_t bytes)
 	return HLOI_ENOMEM;
 }
 
-/* Frees pooled array k. */
-static void pool_evict(engine *e, int k)
+/* Takes pooled array k out of `live`: it moves to the kept arrays when
+ * `bytes` more and they fit in the budget (keep), else it is freed. */
+static void pool_evict(engine *e, int k, int keep, uint64_t bytes)
 {
 	hloi_literal *lit = e->pool[k];
 	e->live -= (uint64_t)lit->nbytes;
-	literal_destroy(lit);
 	memmove(&e->pool[k], &e->pool[k + 1], (size_t)(e->npool - k - 1) * sizeof *e->pool);
 	e->npool--;
+	uint64_t after = e->live + bytes + e->kept_bytes + (uint64_t)lit->nbytes;
+	if (keep && e->nkept < EVAL_POOL_MAX && after >= e->live && after <= e->budget) {
+		e->kept[e->nkept++] = lit;
+		e->kept_bytes += (uint64_t)lit->nbytes;
+		return;
+	}
+	literal_destroy(lit);
 }
 
-/* Frees pooled arrays, oldest first, until `bytes` more fit under the peak
- * so far and the budget (or none is left). */
+/* Takes pooled arrays out of `live`, oldest first, until `bytes` more fit
+ * under the peak so far and the budget (or none is left): they go on as
+ * kept arrays while the budget has room for them. */
 static void pool_make_room(engine *e, uint64_t bytes)
 {
 	while (e->npool > 0 && (e->live + bytes > e->peak || e->live + bytes > e->budget || e->live + bytes < e->live))
-		pool_evict(e, 0);
+		pool_evict(e, 0, 1, bytes);
 }
 
 void value_free_spare(engine *e)
 {
 	while (e->npool > 0)
-		pool_evict(e, e->npool - 1);
+		pool_evict(e, e->npool - 1, 0, 0);
 	while (e->nkept > 0)
 		kept_free(e, e->nkept - 1);
 }
@@ -217,6 +237,45 @@ static hloi_literal *reuse(hloi_literal *lit, const shape *s)
 	return lit;
 }
 
+/* A tuple of new values (value_new's tuple case): the same literal as
+ * literal_create_uninit's, its arrays taken one by one, so that they come
+ * from the pool and go back to it (a batch-norm's results). */
+static hloi_status tuple_new(engine *e, const shape *s, hloi_literal **out)
+{
+	size_t n = s->ntuple > 0 ? (size_t)s->ntuple : 0;
+	hloi_literal *t = hloi_calloc(1, sizeof *t);
+	if (!t)
+		return value_oom(e, (int64_t)sizeof *t);
+	t->shape = *s;
+	t->shape.ntuple = (int)n;
+	t->shape.tuple = NULL;
+	t->nelems = n;
+	if (n == 0) {
+		*out = t;
+		return HLOI_OK;
+	}
+	t->elems = hloi_calloc(n, sizeof *t->elems);
+	t->tuple_shapes = hloi_calloc(n, sizeof *t->tuple_shapes);
+	if (!t->elems || !t->tuple_shapes) {
+		literal_destroy(t);
+		return value_oom(e, (int64_t)(n * sizeof *t->elems));
+	}
+	for (size_t i = 0; i < n; i++) {
+		hloi_status st = value_new(e, &s->tuple[i], &t->elems[i]);
+		if (st != HLOI_OK) {
+			t->shape.tuple = t->tuple_shapes;
+			t->shape.ntuple = (int)i;
+			t->nelems = i;
+			value_drop(e, t);
+			return st;
+		}
+		t->tuple_shapes[i] = t->elems[i]->shape;
+	}
+	t->shape.tuple = t->tuple_shapes;
+	*out = t;
+	return HLOI_OK;
+}
+
 /* A new value of shape `s`, within the budget: a pooled array when its
  * buffer has the size asked for (it is still counted in e->live), the
  * newest first. Its elements are left unset; padding holds the padding
@@ -224,6 +283,8 @@ static hloi_literal *reuse(hloi_literal *lit, const shape *s)
 hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 {
 	int64_t bytes = value_bytes(s);
+	if (shape_is_tuple(s) && bytes >= 0)
+		return tuple_new(e, s, out);
 	if (!shape_is_tuple(s) && s->has_layout && bytes >= EVAL_SPARE_MIN) {
 		for (int k = e->npool - 1; k >= 0; k--) {
 			if ((int64_t)e->pool[k]->nbytes != bytes)
@@ -255,6 +316,38 @@ hloi_status value_new(engine *e, const shape *s, hloi_literal **out)
 			*out = reuse(lit, s);
 			return HLOI_OK;
 		}
+	/* else a spare array of another size, remapped: the largest not
+	 * larger (only what it lacks is new memory), else the smallest larger
+	 * (shrinking gives pages back) */
+	if (!shape_is_tuple(s) && s->has_layout && bytes >= EVAL_SPARE_MIN && e->nkept + e->npool > 0) {
+		hloi_literal *best = NULL;
+		int at = -1;
+		for (int k = 0; k < e->nkept + e->npool; k++) {
+			hloi_literal *c = k < e->nkept ? e->kept[k] : e->pool[k - e->nkept];
+			int64_t n = (int64_t)c->nbytes, b = best ? (int64_t)best->nbytes : 0;
+			if (!best || (n <= bytes ? b > bytes || n > b : b > bytes && n < b)) {
+				best = c;
+				at = k;
+			}
+		}
+		size_t old = best->nbytes;
+		void *d = hloi_aligned_resize(best->data, (size_t)bytes);
+		if (d) {
+			if (at < e->nkept) {
+				e->kept_bytes -= (uint64_t)old;
+				e->kept[at] = e->kept[--e->nkept];
+			} else {
+				at -= e->nkept;
+				e->live -= (uint64_t)old;
+				memmove(&e->pool[at], &e->pool[at + 1], (size_t)(e->npool - at - 1) * sizeof *e->pool);
+				e->npool--;
+			}
+			best->data = d;
+			best->nbytes = (size_t)bytes;
+			*out = reuse(best, s);
+			return HLOI_OK;
+		}
+	}
 	st = literal_create_uninit(out, s);
 	if (st != HLOI_OK) {
 		e->live -= (uint64_t)bytes;
@@ -274,10 +367,24 @@ void value_drop(engine *e, hloi_literal *lit)
 {
 	if (!lit)
 		return;
-	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
+	/* a tuple's arrays one by one, into the pool (tuple_new) */
+	if (shape_is_tuple(&lit->shape) && lit->nelems == (size_t)lit->shape.ntuple && !lit->borrowed) {
+		for (size_t i = 0; i < lit->nelems; i++) {
+			if (lit->elems[i]) {
+				value_drop(e, lit->elems[i]);
+				lit->elems[i] = NULL;
+			} else {
+				int64_t b = value_bytes(&lit->shape.tuple[i]);
+				e->live -= b > 0 ? (uint64_t)b : 0;
+			}
+		}
+		literal_destroy(lit);
+		return;
+	}
+	if (!shape_is_tuple(&lit->shape) && lit->data && !lit->borrowed && !lit->elided && (int64_t)lit->nbytes >= EVAL_SPARE_MIN &&
 	    value_bytes(&lit->shape) == (int64_t)lit->nbytes) {
 		if (e->npool == EVAL_POOL_MAX)
-			pool_evict(e, 0);
+			pool_evict(e, 0, 1, 0);
 		e->pool[e->npool++] = lit;
 		return;
 	}
