@@ -101,6 +101,15 @@ hloi_status kernel_transpose(const kernel_ctx *kc)
 	const instr *in = kc->in;
 	hloi_literal *const *ops = kc->ops;
 	hloi_literal *dest = kc->dest;
+	int pos = in->position;
+	if (!dest && f->plan && f->plan->view[pos] && ops[0] && !shape_is_tuple(&ops[0]->shape) &&
+	    plan_transpose_is_view(&ops[0]->shape, in->result, instr_ints(in, ATTR_DIMENSIONS))) {
+		hloi_status st = value_view(e, in->result, ops[0], &f->vals[pos]);
+		if (st != HLOI_OK)
+			return st;
+		f->owned[pos] = VAL_SHELL;
+		return HLOI_OK;
+	}
 	return kernel_array(e, f, in, ops, dest, 0, fill_transpose);
 }
 

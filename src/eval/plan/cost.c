@@ -265,7 +265,7 @@ void cost_step(const eval_plan *p, int s, op_cost *c)
 	if (st->kind == STEP_INSTR) {
 		cost_instr(comp->instrs[st->pos], c);
 		if (p->view && p->view[st->pos])
-			c->bytes = 0;  /* a reshape that is a view of its operand's buffer */
+			c->bytes = 0;  /* a reshape or transpose that is a view of its operand's buffer */
 		return;
 	}
 	const plan_region *g = &p->regions[st->region];

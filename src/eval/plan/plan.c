@@ -84,6 +84,46 @@ int plan_reshape_is_view(const shape *op, const shape *res)
 	return 1;
 }
 
+int plan_transpose_is_view(const shape *op, const shape *res, const int_list *perm)
+{
+	if (!perm || shape_is_tuple(op) || shape_is_tuple(res) || op->type != res->type || op->rank != res->rank ||
+	    perm->n != res->rank || op->layout.n_padded || res->layout.n_padded || !index_is_strided(op) ||
+	    !index_is_strided(res))
+		return 0;
+	/* result dimension j is operand dimension perm[j]: the same bytes when
+	 * the operand's non-1 dimensions, minor first, are those of the
+	 * result mapped through perm, in the same order */
+	int a[HLOI_MAX_RANK], b[HLOI_MAX_RANK], na = 0, nb = 0;
+	for (int i = 0; i < op->rank; i++) {
+		int d = (int)op->layout.minor_to_major[i];
+		if (op->dims[d] != 1)
+			a[na++] = d;
+		int r = (int)res->layout.minor_to_major[i];
+		if (r < 0 || r >= perm->n || perm->v[r] < 0 || perm->v[r] >= op->rank)
+			return 0;
+		if (res->dims[r] != 1)
+			b[nb++] = (int)perm->v[r];
+	}
+	if (na != nb)
+		return 0;
+	for (int i = 0; i < na; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+int plan_instr_is_view(const instr *in)
+{
+	if (in->nops != 1)
+		return 0;
+	const shape *op = in->ops[0].def->result;
+	if (in->op == OP_RESHAPE)
+		return plan_reshape_is_view(op, in->result);
+	if (in->op == OP_TRANSPOSE)
+		return plan_transpose_is_view(op, in->result, instr_ints(in, ATTR_DIMENSIONS));
+	return 0;
+}
+
 /* Whether user u reads operand k at the elements it writes: the same dims,
  * the identity map (no dimension stretched). */
 static int identity_read(const instr *u, int k)
@@ -107,6 +147,9 @@ int eval_is_elementwise(opcode op)
 static int fusible(const instr *in, int generic)
 {
 	fx_member m;
+	/* a transpose that keeps every byte where it is is a view, not a copy */
+	if (in->op == OP_TRANSPOSE && plan_instr_is_view(in))
+		return 0;
 	if (!eval_is_elementwise(in->op) || !opcode_is_evaluated(in->op) || shape_is_tuple(in->result) ||
 	    (in->op == OP_BITCAST_CONVERT && in->nops == 1 && in->ops[0].def->result->rank != in->result->rank) ||
 	    in->result->rank > HLOI_MAX_RANK || !shape_is_static(in->result))
@@ -340,7 +383,7 @@ static int buffer_of(const eval_plan *p, int pos)
 		const instr *in = comp->instrs[pos];
 		if (p->value[pos] != PV_SHARED)
 			return pos;
-		if (in->op == OP_RESHAPE || in->op == OP_OPTIMIZATION_BARRIER) {
+		if (in->op == OP_RESHAPE || in->op == OP_TRANSPOSE || in->op == OP_OPTIMIZATION_BARRIER) {
 			pos = in->ops[0].def->position;
 		} else if (in->op == OP_GET_TUPLE_ELEMENT) {
 			/* the tuple, through the barriers that pass it on */
@@ -580,7 +623,8 @@ hloi_status plan_build(eval_plan **out, const computation *comp, int fused, int 
 			p->value[i] = PV_SHARED;
 			break;
 		case OP_RESHAPE:
-			p->view[i] = fused && plan_reshape_is_view(in->ops[0].def->result, in->result);
+		case OP_TRANSPOSE:
+			p->view[i] = fused && plan_instr_is_view(in);
 			p->value[i] = p->view[i] ? PV_SHARED : PV_OWNED;
 			break;
 		default:
@@ -927,7 +971,7 @@ void plan_print(strbuf *b, const eval_plan *p, int threads, const fast_tuning *t
 			sb_puts(b, "  (no copy)");
 			break;
 		case PV_SHARED:
-			sb_puts(b, in->op == OP_RESHAPE ? "  (a view of its operand's buffer)"
+			sb_puts(b, in->op == OP_RESHAPE || in->op == OP_TRANSPOSE ? "  (a view of its operand's buffer)"
 							: "  (shares its operands' buffers)");
 			break;
 		default:

@@ -120,6 +120,12 @@ int eval_is_elementwise(opcode op);
  * position (the same bytes, no padding), so that its value can share the
  * operand's buffer. */
 int plan_reshape_is_view(const shape *op, const shape *res);
+/* Whether a transpose by `perm` from `op` to `res` keeps every element at
+ * its buffer position (a transpose whose result layout undoes it, as XLA's
+ * layout assignment writes for a dot's operand). */
+int plan_transpose_is_view(const shape *op, const shape *res, const int_list *perm);
+/* Whether `in` (a reshape or transpose) is such a view of its operand. */
+int plan_instr_is_view(const instr *in);
 
 /* The walk the executor would take for region r (strides from the
  * instructions' shapes): for the printed plan and the peak. */
